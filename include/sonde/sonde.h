@@ -1,0 +1,108 @@
+/* sonde: the C API of the monitoring library (libsonde).
+ *
+ * Monitoring starts by itself when libsonde is loaded (configured by a file
+ * and SONDE_* environment variables, see docs/configuration.md) and stops at
+ * exit, flushing everything. Probes cost almost nothing when monitoring or
+ * the operation is disabled.
+ *
+ *   static sonde_op op = SONDE_OP_INIT("checkout");
+ *   sonde_begin(&op);
+ *   ...
+ *   if (failed) sonde_failed(&op, "out of stock"); else sonde_end(&op);
+ *
+ * Every sonde_begin must be paired with exactly one sonde_end or
+ * sonde_failed on the same thread; mismatched ends are ignored (and counted),
+ * so that a missed end never corrupts the rest of the trace.
+ */
+#ifndef SONDE_SONDE_H
+#define SONDE_SONDE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(SONDE_BUILDING_LIBRARY)
+#define SONDE_API __attribute__((visibility("default")))
+#else
+#define SONDE_API
+#endif
+
+/* A static operation descriptor. Declare one per probe site with
+ * static storage; libsonde fills in `id` and `state` on first use. */
+typedef struct sonde_op {
+  const char* name;        /* operation name as it appears in traces */
+  const char* file;        /* source file, may be NULL */
+  int line;                /* source line, 0 if unknown */
+  volatile uint32_t id;    /* assigned by libsonde; 0 until registered */
+  volatile uint8_t state;  /* 0 unregistered, 1 enabled, 2 disabled */
+  uint8_t reserved[3];
+} sonde_op;
+
+#define SONDE_OP_INIT(op_name) {(op_name), __FILE__, __LINE__, 0, 0, {0, 0, 0}}
+
+SONDE_API void sonde_begin(sonde_op* op);
+SONDE_API void sonde_end(sonde_op* op);
+/* Ends the operation as failed; `cause` is copied (may be NULL). */
+SONDE_API void sonde_failed(sonde_op* op, const char* cause);
+
+/* ---- Control ---------------------------------------------------------- */
+
+/* 1 if monitoring is active (configured and not disabled). */
+SONDE_API int sonde_is_enabled(void);
+/* Turns all probes on or off at run time. */
+SONDE_API void sonde_set_enabled(int enabled);
+/* Replaces the include/exclude patterns (Kieker's adaptive-monitoring lines:
+ * "+pattern" includes, "-pattern" excludes, "#" comments, one per line; the
+ * last matching line wins). Returns 0, or -1 with a message in `error`. */
+SONDE_API int sonde_set_patterns(const char* lines, char* error, size_t error_size);
+/* Writes everything recorded so far to the log (blocking, bounded by the
+ * writer's progress). Returns 0 on success. */
+SONDE_API int sonde_flush(void);
+/* Stops monitoring, flushes and closes the log. Called automatically at exit. */
+SONDE_API void sonde_shutdown(void);
+
+/* Session id recorded in this thread's subsequent traces (copied). */
+SONDE_API void sonde_set_session_id(const char* session_id);
+
+/* ---- Trace context propagation --------------------------------------- */
+
+/* A captured position in a trace, to be continued in another thread or process. */
+typedef struct sonde_context {
+  uint64_t trace_id;
+  int32_t order_index; /* order index of the last event before the capture */
+  uint32_t flags;      /* 1: valid */
+} sonde_context;
+
+/* Captures the calling thread's current trace position. Outside a trace the
+ * result is invalid (flags == 0). */
+SONDE_API sonde_context sonde_context_capture(void);
+/* The next trace started on this thread becomes a child of `ctx`
+ * (parentTraceId/parentOrderId in its TraceMetadata). */
+SONDE_API void sonde_context_continue(const sonde_context* ctx);
+/* Writes a W3C traceparent header value ("00-<32 hex>-<16 hex>-01", 55
+ * characters plus NUL) for `ctx`. Returns 0, or -1 if ctx is invalid or the
+ * buffer is smaller than 56 bytes. */
+SONDE_API int sonde_context_inject(const sonde_context* ctx, char* out, size_t out_size);
+/* Parses a traceparent value. Returns 0 and fills `ctx`, or -1 if malformed. */
+SONDE_API int sonde_context_extract(const char* traceparent, sonde_context* ctx);
+
+/* ---- Counters --------------------------------------------------------- */
+
+typedef struct sonde_stats {
+  uint64_t events_recorded; /* events probes put into buffers */
+  uint64_t events_written;  /* events the writer has written */
+  uint64_t events_dropped;  /* events lost to the drop policy or write errors */
+  uint64_t buffers_written;
+  uint64_t write_errors;
+} sonde_stats;
+
+SONDE_API sonde_stats sonde_get_stats(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SONDE_SONDE_H */

@@ -1,0 +1,2 @@
+// Removed once the analysis layer has real sources.
+namespace sonde::analysis {}

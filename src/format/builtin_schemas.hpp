@@ -1,0 +1,11 @@
+// Declares the table of built-in schemas (defined in builtin_schemas.cpp).
+#pragma once
+#include "format/schema.hpp"
+#include <span>
+namespace sonde::format {
+// Schemas beyond the core flow records, each list in its own file:
+// further Kieker record types (builtin_schemas_kieker.cpp) and the system
+// sampler records (builtin_schemas_system.cpp).
+std::span<const RecordSchema* const> kieker_extra_schemas();
+std::span<const RecordSchema* const> system_schemas();
+}  // namespace sonde::format

@@ -1,0 +1,38 @@
+// Reads any log sonde understands into Kieker-shaped records: a native
+// `.sonde` file, a directory of them, or a Kieker filesystem log directory
+// (kieker.map + .dat/.bin files). Native thread events are expanded into
+// TraceMetadata / BeforeOperationEvent / AfterOperationEvent /
+// AfterOperationFailedEvent records with Kieker's trace semantics.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format/record.hpp"
+
+namespace sonde::format {
+
+struct LogReadStats {
+  bool ok = true;
+  std::vector<std::string> errors;    // each names the file, position and reason
+  std::vector<std::string> warnings;  // e.g. skipped unknown record types, truncated files
+  uint64_t records = 0;               // records delivered to the sink
+  uint64_t skipped = 0;               // records that could not be delivered (unknown type, ...)
+  uint64_t lost_reported = 0;         // events the monitor reported as lost while writing
+  std::vector<std::string> files;     // data files read, in order
+};
+
+enum class LogKind { kUnknown, kNative, kKiekerDirectory };
+
+LogKind detect_log_kind(const std::string& path);
+
+// Reads the log at `path` (file or directory). Never throws on bad input.
+LogReadStats read_log(const std::string& path, RecordSink& sink);
+
+// Reads a Kieker filesystem log directory (implemented with the Kieker codecs).
+LogReadStats read_kieker_directory(const std::string& dir, RecordSink& sink);
+// Reads one native file, expanding events into Kieker-shaped records.
+LogReadStats read_native_as_records(const std::string& path, RecordSink& sink);
+
+}  // namespace sonde::format

@@ -1,0 +1,408 @@
+#include "format/native_reader.hpp"
+
+#include <lz4.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "format/string_pool.hpp"
+#include "format/varint.hpp"
+
+namespace sonde::format {
+
+using native::EventKind;
+using native::Tag;
+
+namespace {
+
+uint32_t load_u32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+struct ClockCalibration {
+  uint64_t tsc = 0;
+  int64_t epoch_ns = 0;
+  double ns_per_tick = 1.0;
+  int64_t to_ns(uint64_t t) const {
+    double d = (static_cast<double>(static_cast<int64_t>(t - tsc))) * ns_per_tick;
+    return epoch_ns + static_cast<int64_t>(std::llround(d));
+  }
+};
+
+class Decoder {
+ public:
+  Decoder(NativeVisitor& v, NativeReadResult& r) : visitor_(v), result_(r) {}
+
+  // Decodes one chunk's payload. Returns an error message or "".
+  std::string decode(const uint8_t* data, size_t size, uint32_t expected_items) {
+    ByteCursor c{data, data + size};
+    uint32_t items = 0;
+    while (!c.at_end()) {
+      auto tag = static_cast<Tag>(c.u8());
+      ++items;
+      std::string err = decode_item(tag, c);
+      if (!err.empty()) return err;
+      if (!c.ok) return "item " + std::to_string(items) + " is truncated";
+    }
+    if (items != expected_items) {
+      return "chunk holds " + std::to_string(items) + " items, header says " +
+             std::to_string(expected_items);
+    }
+    return "";
+  }
+
+ private:
+  std::string_view string_ref(uint64_t id, std::string& err) {
+    if (id >= strings_.size()) {
+      err = "reference to undefined string " + std::to_string(id);
+      return {};
+    }
+    return strings_[id];
+  }
+
+  std::string decode_item(Tag tag, ByteCursor& c) {
+    std::string err;
+    switch (tag) {
+      case Tag::kMeta: {
+        std::string_view k = pool_.intern(c.str());
+        std::string_view v = pool_.intern(c.str());
+        if (c.ok) visitor_.on_meta(k, v);
+        return "";
+      }
+      case Tag::kString: {
+        uint64_t id = c.varint();
+        std::string_view s = c.str();
+        if (!c.ok) return "";
+        if (id != strings_.size()) return "string id " + std::to_string(id) + " out of sequence";
+        strings_.push_back(pool_.intern(s));
+        return "";
+      }
+      case Tag::kSchema: return decode_schema(c);
+      case Tag::kRecord: return decode_record(c);
+      case Tag::kThread: {
+        NativeThread t;
+        t.index = static_cast<uint32_t>(c.varint());
+        t.os_tid = c.varint();
+        t.name = pool_.intern(c.str());
+        if (c.ok) visitor_.on_thread(t);
+        return "";
+      }
+      case Tag::kOperation: {
+        NativeOperation op;
+        op.id = static_cast<uint32_t>(c.varint());
+        op.name = string_ref(c.varint(), err);
+        op.kind = static_cast<native::OperationKind>(c.u8());
+        op.module = string_ref(c.varint(), err);
+        op.address = c.varint();
+        op.file = string_ref(c.varint(), err);
+        op.line = static_cast<uint32_t>(c.varint());
+        if (!err.empty()) return err;
+        if (c.ok) visitor_.on_operation(op);
+        return "";
+      }
+      case Tag::kEvents: return decode_events(c);
+      case Tag::kClock: {
+        clock_.tsc = c.varint();
+        clock_.epoch_ns = c.svarint();
+        clock_.ns_per_tick = c.f64();
+        if (c.ok && !(clock_.ns_per_tick > 0 && std::isfinite(clock_.ns_per_tick))) {
+          return "clock calibration has an invalid tick length";
+        }
+        has_clock_ = true;
+        return "";
+      }
+      case Tag::kLoss: {
+        uint32_t thread = static_cast<uint32_t>(c.varint());
+        uint64_t n = c.varint();
+        std::string_view reason = string_ref(c.varint(), err);
+        if (!err.empty()) return err;
+        if (c.ok) {
+          result_.lost_reported += n;
+          visitor_.on_loss(thread, n, reason);
+        }
+        return "";
+      }
+      case Tag::kEnd:
+        result_.end_events_written = c.varint();
+        result_.end_events_lost = c.varint();
+        if (c.ok) result_.clean_end = true;
+        return "";
+    }
+    return "unknown item tag " + std::to_string(static_cast<int>(tag));
+  }
+
+  std::string decode_schema(ByteCursor& c) {
+    std::string err;
+    uint64_t id = c.varint();
+    std::string_view class_name = string_ref(c.varint(), err);
+    uint64_t n = c.varint();
+    if (!c.ok) return "";
+    if (!err.empty()) return err;
+    if (id != schemas_.size()) return "schema id " + std::to_string(id) + " out of sequence";
+    if (n > 4096) return "schema with " + std::to_string(n) + " fields";
+    auto schema = std::make_unique<RecordSchema>();
+    schema->class_name = std::string(class_name);
+    for (uint64_t i = 0; i < n; ++i) {
+      auto type = static_cast<FieldType>(c.u8());
+      std::string_view name = string_ref(c.varint(), err);
+      if (!err.empty()) return err;
+      if (to_string(type) == "?") return "schema field of unknown type";
+      schema->fields.push_back({std::string(name), type});
+    }
+    // Prefer the built-in definition when it matches, so that consumers can
+    // compare schema pointers with the well-known ones.
+    const RecordSchema* builtin = find_builtin_schema(schema->class_name);
+    if (builtin != nullptr && builtin->fields.size() == schema->fields.size()) {
+      bool same = true;
+      for (size_t i = 0; i < n; ++i) same = same && builtin->fields[i].type == schema->fields[i].type;
+      if (same) {
+        schemas_.push_back(builtin);
+        return "";
+      }
+    }
+    schemas_.push_back(schema.get());
+    owned_schemas_.push_back(std::move(schema));
+    return "";
+  }
+
+  std::string decode_record(ByteCursor& c) {
+    std::string err;
+    uint64_t sid = c.varint();
+    if (!c.ok) return "";
+    if (sid >= schemas_.size()) return "record of undefined schema " + std::to_string(sid);
+    const RecordSchema* schema = schemas_[sid];
+    record_.schema = schema;
+    record_.logging_timestamp = c.svarint();
+    record_.values.resize(schema->fields.size());
+    for (size_t i = 0; i < schema->fields.size() && c.ok; ++i) {
+      switch (schema->fields[i].type) {
+        case FieldType::kDouble:
+        case FieldType::kFloat: record_.values[i] = c.f64(); break;
+        case FieldType::kBool: record_.values[i] = c.u8() != 0; break;
+        case FieldType::kString: record_.values[i] = string_ref(c.varint(), err); break;
+        case FieldType::kStringArray: {
+          uint64_t n = c.varint();
+          if (n > static_cast<uint64_t>(c.end - c.p)) return "string array longer than its chunk";
+          std::vector<std::string_view> a;
+          for (uint64_t k = 0; k < n && c.ok; ++k) a.push_back(string_ref(c.varint(), err));
+          record_.values[i] = std::move(a);
+          break;
+        }
+        default: record_.values[i] = c.svarint(); break;
+      }
+      if (!err.empty()) return err;
+    }
+    if (!c.ok) return "";
+    ++result_.records;
+    visitor_.on_record(record_);
+    return "";
+  }
+
+  std::string decode_events(ByteCursor& c) {
+    std::string err;
+    NativeEvent e{};
+    e.thread = static_cast<uint32_t>(c.varint());
+    uint64_t count = c.varint();
+    uint64_t tsc = c.varint();
+    if (!c.ok) return "";
+    if (!has_clock_) return "events before any clock calibration";
+    // Each event takes at least two bytes; a larger count is corrupt.
+    if (count > static_cast<uint64_t>(c.end - c.p)) return "event block count exceeds chunk";
+    for (uint64_t i = 0; i < count && c.ok; ++i) {
+      uint64_t head = c.varint();
+      tsc += head >> 3;
+      e.kind = static_cast<EventKind>(head & 7);
+      e.tsc = tsc;
+      e.time_ns = clock_.to_ns(tsc);
+      e.cause = {};
+      switch (e.kind) {
+        case EventKind::kEnter:
+        case EventKind::kExit: e.op = static_cast<uint32_t>(c.varint()); break;
+        case EventKind::kExitFailed:
+          e.op = static_cast<uint32_t>(c.varint());
+          e.cause = string_ref(c.varint(), err);
+          break;
+        case EventKind::kTraceBegin:
+          e.trace_id = c.varint();
+          e.parent_trace_id = c.svarint();
+          e.parent_order_id = static_cast<int32_t>(c.svarint());
+          break;
+        case EventKind::kLost:
+          e.lost = c.varint();
+          result_.lost_reported += e.lost;
+          break;
+        default: return "unknown event kind " + std::to_string(head & 7);
+      }
+      if (!err.empty()) return err;
+      if (!c.ok) return "";
+      ++result_.events;
+      visitor_.on_event(e);
+    }
+    return "";
+  }
+
+  NativeVisitor& visitor_;
+  NativeReadResult& result_;
+  StringPool pool_;
+  std::vector<std::string_view> strings_;
+  std::vector<const RecordSchema*> schemas_;
+  std::vector<std::unique_ptr<RecordSchema>> owned_schemas_;
+  Record record_;
+  ClockCalibration clock_;
+  bool has_clock_ = false;
+};
+
+// Pulls bytes from a file or a memory range.
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Reads exactly n bytes; returns how many were available.
+  virtual size_t read(char* out, size_t n) = 0;
+};
+
+class FileSource : public Source {
+ public:
+  explicit FileSource(std::ifstream& in) : in_(in) {}
+  size_t read(char* out, size_t n) override {
+    in_.read(out, static_cast<std::streamsize>(n));
+    return static_cast<size_t>(in_.gcount());
+  }
+
+ private:
+  std::ifstream& in_;
+};
+
+class MemorySource : public Source {
+ public:
+  explicit MemorySource(std::string_view bytes) : bytes_(bytes) {}
+  size_t read(char* out, size_t n) override {
+    size_t k = std::min(n, bytes_.size() - pos_);
+    std::memcpy(out, bytes_.data() + pos_, k);
+    pos_ += k;
+    return k;
+  }
+
+ private:
+  std::string_view bytes_;
+  size_t pos_ = 0;
+};
+
+NativeReadResult read_from(Source& src, NativeVisitor& visitor, const std::string& name) {
+  NativeReadResult result;
+  auto fail = [&](uint64_t offset, const std::string& why) {
+    result.ok = false;
+    result.error = name + ": offset " + std::to_string(offset) + ": " + why;
+    return result;
+  };
+  char header[native::kFileHeaderSize];
+  size_t got = src.read(header, sizeof header);
+  result.file_bytes = got;
+  if (got < native::kFileHeaderSize ||
+      std::string_view(header, native::kFileMagic.size()) != native::kFileMagic) {
+    return fail(0, "not a sonde native log (bad magic)");
+  }
+  uint16_t version;
+  std::memcpy(&version, header + 8, 2);
+  if (version != native::kVersion) {
+    return fail(8, "unsupported native format version " + std::to_string(version));
+  }
+  Decoder decoder(visitor, result);
+  std::vector<char> stored;
+  std::vector<char> raw;
+  uint64_t offset = native::kFileHeaderSize;
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx_guard(dctx, ZSTD_freeDCtx);
+  for (;;) {
+    char ch[native::kChunkHeaderSize];
+    got = src.read(ch, sizeof ch);
+    result.file_bytes += got;
+    if (got == 0) break;
+    if (got < sizeof ch) {
+      result.truncated = true;
+      result.truncated_bytes = got;
+      break;
+    }
+    if (load_u32(ch) != native::kChunkMagic) return fail(offset, "bad chunk magic");
+    auto codec = static_cast<native::Codec>(ch[4]);
+    uint32_t raw_size = load_u32(ch + 8);
+    uint32_t stored_size = load_u32(ch + 12);
+    uint32_t items = load_u32(ch + 16);
+    uint32_t crc = load_u32(ch + 20);
+    if (raw_size > native::kMaxChunkRawSize || stored_size > native::kMaxChunkRawSize) {
+      return fail(offset, "chunk size " + std::to_string(raw_size) + " exceeds the limit");
+    }
+    stored.resize(stored_size);
+    got = src.read(stored.data(), stored_size);
+    result.file_bytes += got;
+    if (got < stored_size) {
+      result.truncated = true;
+      result.truncated_bytes = sizeof ch + got;
+      break;
+    }
+    uint32_t actual = static_cast<uint32_t>(
+        crc32(0, reinterpret_cast<const Bytef*>(stored.data()), static_cast<uInt>(stored_size)));
+    if (actual != crc) return fail(offset, "chunk checksum mismatch");
+    const char* payload = stored.data();
+    if (codec == native::Codec::kZstd) {
+      raw.resize(raw_size);
+      size_t n = ZSTD_decompressDCtx(dctx, raw.data(), raw.size(), stored.data(), stored.size());
+      if (ZSTD_isError(n) || n != raw_size) return fail(offset, "chunk does not decompress (zstd)");
+      payload = raw.data();
+    } else if (codec == native::Codec::kLz4) {
+      raw.resize(raw_size);
+      int n = LZ4_decompress_safe(stored.data(), raw.data(), static_cast<int>(stored_size),
+                                  static_cast<int>(raw_size));
+      if (n < 0 || static_cast<uint32_t>(n) != raw_size) {
+        return fail(offset, "chunk does not decompress (lz4)");
+      }
+      payload = raw.data();
+    } else if (codec != native::Codec::kNone) {
+      return fail(offset, "unknown chunk codec " + std::to_string(static_cast<int>(codec)));
+    } else if (stored_size != raw_size) {
+      return fail(offset, "uncompressed chunk with mismatching sizes");
+    }
+    std::string err =
+        decoder.decode(reinterpret_cast<const uint8_t*>(payload), raw_size, items);
+    if (!err.empty()) return fail(offset, err);
+    ++result.chunks;
+    offset += sizeof ch + stored_size;
+  }
+  result.ok = true;
+  return result;
+}
+
+}  // namespace
+
+NativeReadResult read_native_file(const std::string& path, NativeVisitor& visitor) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    NativeReadResult r;
+    r.error = "cannot open " + path + ": " + std::strerror(errno);
+    return r;
+  }
+  FileSource src(in);
+  return read_from(src, visitor, path);
+}
+
+NativeReadResult read_native_bytes(std::string_view bytes, NativeVisitor& visitor,
+                                   const std::string& name) {
+  MemorySource src(bytes);
+  return read_from(src, visitor, name);
+}
+
+bool looks_like_native_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[8] = {};
+  in.read(magic, sizeof magic);
+  return in.gcount() == 8 && std::string_view(magic, 8) == native::kFileMagic;
+}
+
+}  // namespace sonde::format

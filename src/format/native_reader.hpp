@@ -1,0 +1,80 @@
+// Reads sonde's native log chunk by chunk with bounded memory. Every problem
+// (bad magic, truncated chunk, CRC mismatch, corrupt item) is reported with
+// the file offset; chunks before the problem are delivered intact.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "format/native_format.hpp"
+#include "format/record.hpp"
+
+namespace sonde::format {
+
+struct NativeOperation {
+  uint32_t id;
+  std::string_view name;
+  native::OperationKind kind;
+  std::string_view module;
+  uint64_t address;
+  std::string_view file;
+  uint32_t line;
+};
+
+struct NativeThread {
+  uint32_t index;
+  uint64_t os_tid;
+  std::string_view name;
+};
+
+struct NativeEvent {
+  native::EventKind kind;
+  uint32_t thread;
+  int64_t time_ns;           // converted with the chunk's clock calibration
+  uint64_t tsc;              // raw timer value
+  uint32_t op = 0;           // enter/exit/failed
+  std::string_view cause;    // failed
+  uint64_t trace_id = 0;     // trace begin
+  int64_t parent_trace_id = -1;
+  int32_t parent_order_id = -1;
+  uint64_t lost = 0;         // lost marker
+};
+
+// Callbacks for every item kind. Views stay valid for the reader's lifetime.
+class NativeVisitor {
+ public:
+  virtual ~NativeVisitor() = default;
+  virtual void on_meta(std::string_view /*key*/, std::string_view /*value*/) {}
+  virtual void on_thread(const NativeThread& /*t*/) {}
+  virtual void on_operation(const NativeOperation& /*op*/) {}
+  virtual void on_event(const NativeEvent& /*e*/) {}
+  virtual void on_record(const Record& /*r*/) {}
+  virtual void on_loss(uint32_t /*thread*/, uint64_t /*events*/, std::string_view /*reason*/) {}
+};
+
+struct NativeReadResult {
+  bool ok = false;            // false: an error stopped reading (see error)
+  std::string error;          // names the file, the offset and the reason
+  bool clean_end = false;     // the END item was present (the writer closed the log)
+  bool truncated = false;     // the file ends inside a chunk (e.g. the program was killed)
+  uint64_t truncated_bytes = 0;
+  uint64_t chunks = 0;
+  uint64_t events = 0;
+  uint64_t records = 0;
+  uint64_t lost_reported = 0;     // sum of LOSS items and lost markers
+  uint64_t end_events_written = 0;  // totals the writer stored in END
+  uint64_t end_events_lost = 0;
+  uint64_t file_bytes = 0;
+};
+
+// Reads `path`, calling `visitor` for every item in file order.
+NativeReadResult read_native_file(const std::string& path, NativeVisitor& visitor);
+// Reads an in-memory log (tests, fuzzing).
+NativeReadResult read_native_bytes(std::string_view bytes, NativeVisitor& visitor,
+                                   const std::string& name = "<memory>");
+
+// True if the file starts with the native magic.
+bool looks_like_native_file(const std::string& path);
+
+}  // namespace sonde::format

@@ -1,0 +1,274 @@
+#include "format/native_writer.hpp"
+
+#include <lz4.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <cstring>
+
+#include "format/varint.hpp"
+
+namespace sonde::format {
+
+using native::EventKind;
+using native::Tag;
+
+namespace {
+
+void put_u16(std::string& out, uint16_t v) { out.append(reinterpret_cast<const char*>(&v), 2); }
+void put_u32(std::string& out, uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); }
+void put_f64(std::string& out, double v) { out.append(reinterpret_cast<const char*>(&v), 8); }
+
+}  // namespace
+
+NativeWriter::NativeWriter(ByteSink& sink, NativeWriterOptions options)
+    : sink_(sink), options_(options) {
+  payload_.reserve(options_.chunk_target + (64u << 10));
+  if (options_.codec == native::Codec::kZstd) zstd_ctx_ = ZSTD_createCCtx();
+}
+
+NativeWriter::~NativeWriter() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(zstd_ctx_)); }
+
+bool NativeWriter::begin() {
+  std::string header(native::kFileMagic);
+  put_u16(header, native::kVersion);
+  put_u16(header, 0);
+  put_u32(header, 0);
+  if (!sink_.write(header.data(), header.size())) {
+    failed_ = true;
+    error_ = sink_.error();
+    return false;
+  }
+  bytes_written_ += header.size();
+  return true;
+}
+
+uint32_t NativeWriter::string_id(std::string_view s) {
+  auto [it, inserted] = strings_.try_emplace(std::string(s), static_cast<uint32_t>(strings_.size()));
+  if (inserted) {
+    item(Tag::kString);
+    put_varint(payload_, it->second);
+    put_str(payload_, s);
+  }
+  return it->second;
+}
+
+void NativeWriter::meta(std::string_view key, std::string_view value) {
+  item(Tag::kMeta);
+  put_str(payload_, key);
+  put_str(payload_, value);
+}
+
+void NativeWriter::thread(uint32_t index, uint64_t os_tid, std::string_view name) {
+  item(Tag::kThread);
+  put_varint(payload_, index);
+  put_varint(payload_, os_tid);
+  put_str(payload_, name);
+}
+
+void NativeWriter::operation(uint32_t id, std::string_view name, native::OperationKind kind,
+                             std::string_view module, uint64_t address, std::string_view file,
+                             uint32_t line) {
+  uint32_t name_id = string_id(name);
+  uint32_t module_id = string_id(module);
+  uint32_t file_id = string_id(file);
+  item(Tag::kOperation);
+  put_varint(payload_, id);
+  put_varint(payload_, name_id);
+  payload_.push_back(static_cast<char>(kind));
+  put_varint(payload_, module_id);
+  put_varint(payload_, address);
+  put_varint(payload_, file_id);
+  put_varint(payload_, line);
+}
+
+void NativeWriter::clock(uint64_t tsc, int64_t epoch_ns, double ns_per_tick) {
+  item(Tag::kClock);
+  put_varint(payload_, tsc);
+  put_varint(payload_, zigzag(epoch_ns));
+  put_f64(payload_, ns_per_tick);
+}
+
+void NativeWriter::loss(uint32_t thread, uint64_t events, std::string_view reason) {
+  uint32_t reason_id = string_id(reason);
+  item(Tag::kLoss);
+  put_varint(payload_, thread);
+  put_varint(payload_, events);
+  put_varint(payload_, reason_id);
+}
+
+uint32_t NativeWriter::schema_id(const RecordSchema& schema) {
+  auto it = schemas_.find(&schema);
+  if (it != schemas_.end()) return it->second;
+  uint32_t id = static_cast<uint32_t>(schemas_.size());
+  schemas_.emplace(&schema, id);
+  uint32_t class_id = string_id(schema.class_name);
+  std::vector<uint32_t> name_ids;
+  for (const FieldSpec& f : schema.fields) name_ids.push_back(string_id(f.name));
+  item(Tag::kSchema);
+  put_varint(payload_, id);
+  put_varint(payload_, class_id);
+  put_varint(payload_, schema.fields.size());
+  for (size_t i = 0; i < schema.fields.size(); ++i) {
+    payload_.push_back(static_cast<char>(schema.fields[i].type));
+    put_varint(payload_, name_ids[i]);
+  }
+  return id;
+}
+
+void NativeWriter::record(const Record& r) {
+  uint32_t sid = schema_id(*r.schema);
+  // Intern the strings first: STRING items must precede the record using them.
+  std::vector<uint32_t> ids;
+  for (const Value& v : r.values) {
+    if (auto* s = std::get_if<std::string_view>(&v)) {
+      ids.push_back(string_id(*s));
+    } else if (auto* a = std::get_if<std::vector<std::string_view>>(&v)) {
+      for (std::string_view e : *a) ids.push_back(string_id(e));
+    }
+  }
+  item(Tag::kRecord);
+  put_varint(payload_, sid);
+  put_varint(payload_, zigzag(r.logging_timestamp));
+  size_t next_id = 0;
+  for (size_t i = 0; i < r.values.size(); ++i) {
+    const Value& v = r.values[i];
+    switch (r.schema->fields[i].type) {
+      case FieldType::kDouble:
+      case FieldType::kFloat: put_f64(payload_, std::get<double>(v)); break;
+      case FieldType::kBool: payload_.push_back(std::get<bool>(v) ? 1 : 0); break;
+      case FieldType::kString: put_varint(payload_, ids[next_id++]); break;
+      case FieldType::kStringArray: {
+        const auto& a = std::get<std::vector<std::string_view>>(v);
+        put_varint(payload_, a.size());
+        for (size_t k = 0; k < a.size(); ++k) put_varint(payload_, ids[next_id++]);
+        break;
+      }
+      default: put_varint(payload_, zigzag(std::get<int64_t>(v))); break;
+    }
+  }
+}
+
+void NativeWriter::begin_events(uint32_t thread, uint64_t base_tsc) {
+  block_.clear();
+  block_thread_ = thread;
+  block_count_ = 0;
+  block_base_tsc_ = base_tsc;
+  block_last_tsc_ = base_tsc;
+  block_open_ = true;
+}
+
+void NativeWriter::event_head(uint64_t tsc, EventKind kind) {
+  // Timestamps within a thread only grow; a clock step backwards (non-TSC
+  // timers can do that) is stored as a zero delta rather than wrapping.
+  uint64_t delta = tsc >= block_last_tsc_ ? tsc - block_last_tsc_ : 0;
+  if (tsc >= block_last_tsc_) block_last_tsc_ = tsc;
+  put_varint(block_, (delta << 3) | static_cast<uint64_t>(kind));
+  ++block_count_;
+}
+
+void NativeWriter::event(uint64_t tsc, EventKind kind, uint32_t op) {
+  event_head(tsc, kind);
+  put_varint(block_, op);
+}
+
+void NativeWriter::exit_failed(uint64_t tsc, uint32_t op, uint32_t cause_string_id) {
+  event_head(tsc, EventKind::kExitFailed);
+  put_varint(block_, op);
+  put_varint(block_, cause_string_id);
+}
+
+void NativeWriter::trace_begin(uint64_t tsc, uint64_t trace_id, int64_t parent_trace_id,
+                               int32_t parent_order_id) {
+  event_head(tsc, EventKind::kTraceBegin);
+  put_varint(block_, trace_id);
+  put_varint(block_, zigzag(parent_trace_id));
+  put_varint(block_, zigzag(parent_order_id));
+}
+
+void NativeWriter::lost(uint64_t tsc, uint64_t count) {
+  event_head(tsc, EventKind::kLost);
+  put_varint(block_, count);
+}
+
+void NativeWriter::end_events() {
+  if (!block_open_) return;
+  block_open_ = false;
+  if (block_count_ == 0) return;
+  item(Tag::kEvents);
+  put_varint(payload_, block_thread_);
+  put_varint(payload_, block_count_);
+  put_varint(payload_, block_base_tsc_);
+  payload_.append(block_);
+}
+
+bool NativeWriter::flush(bool force) {
+  if (failed_) return false;
+  if (payload_.empty()) return true;
+  if (!force && payload_.size() < options_.chunk_target) return true;
+  return write_chunk();
+}
+
+bool NativeWriter::finish(uint64_t events_written, uint64_t events_lost) {
+  end_events();
+  item(Tag::kEnd);
+  put_varint(payload_, events_written);
+  put_varint(payload_, events_lost);
+  bool ok = flush(true);
+  if (ok && !sink_.sync()) {
+    failed_ = true;
+    error_ = sink_.error();
+    return false;
+  }
+  return ok;
+}
+
+bool NativeWriter::write_chunk() {
+  const char* stored = payload_.data();
+  size_t stored_size = payload_.size();
+  native::Codec codec = options_.codec;
+  if (codec == native::Codec::kZstd) {
+    compressed_.resize(ZSTD_compressBound(payload_.size()));
+    size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_ctx_), compressed_.data(),
+                                 compressed_.size(), payload_.data(), payload_.size(),
+                                 options_.level);
+    if (ZSTD_isError(n)) {
+      codec = native::Codec::kNone;  // store raw rather than lose the chunk
+    } else {
+      stored = compressed_.data();
+      stored_size = n;
+    }
+  } else if (codec == native::Codec::kLz4) {
+    compressed_.resize(LZ4_compressBound(static_cast<int>(payload_.size())));
+    int n = LZ4_compress_fast(payload_.data(), compressed_.data(),
+                              static_cast<int>(payload_.size()),
+                              static_cast<int>(compressed_.size()), std::max(1, options_.level));
+    if (n <= 0) {
+      codec = native::Codec::kNone;
+    } else {
+      stored = compressed_.data();
+      stored_size = static_cast<size_t>(n);
+    }
+  }
+  std::string header;
+  put_u32(header, native::kChunkMagic);
+  header.push_back(static_cast<char>(codec));
+  header.append(3, '\0');
+  put_u32(header, static_cast<uint32_t>(payload_.size()));
+  put_u32(header, static_cast<uint32_t>(stored_size));
+  put_u32(header, items_);
+  put_u32(header, static_cast<uint32_t>(
+                      crc32(0, reinterpret_cast<const Bytef*>(stored), static_cast<uInt>(stored_size))));
+  if (!sink_.write(header.data(), header.size()) || !sink_.write(stored, stored_size)) {
+    failed_ = true;
+    error_ = sink_.error();
+    return false;
+  }
+  bytes_written_ += header.size() + stored_size;
+  ++chunks_;
+  payload_.clear();
+  items_ = 0;
+  return true;
+}
+
+}  // namespace sonde::format

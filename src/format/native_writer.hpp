@@ -1,0 +1,96 @@
+// Writes sonde's native log: a file header, then self-contained chunks of
+// items (strings, schemas, operations, thread event blocks, records), each
+// compressed and protected by a count and a CRC so that a truncated file is
+// readable up to its last complete chunk. Layout: docs/formats/native.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "format/byte_sink.hpp"
+#include "format/native_format.hpp"
+#include "format/record.hpp"
+
+namespace sonde::format {
+
+struct NativeWriterOptions {
+  native::Codec codec = native::Codec::kZstd;
+  int level = 1;                       // zstd level (lz4: acceleration)
+  size_t chunk_target = 1u << 20;      // flush a chunk once its raw payload exceeds this
+};
+
+class NativeWriter {
+ public:
+  NativeWriter(ByteSink& sink, NativeWriterOptions options = {});
+  ~NativeWriter();
+  NativeWriter(const NativeWriter&) = delete;
+  NativeWriter& operator=(const NativeWriter&) = delete;
+
+  // Writes the file header. Must be called once, first.
+  bool begin();
+
+  uint32_t string_id(std::string_view s);  // interns; emits a STRING item on first use
+  void meta(std::string_view key, std::string_view value);
+  void thread(uint32_t index, uint64_t os_tid, std::string_view name);
+  void operation(uint32_t id, std::string_view name, native::OperationKind kind,
+                 std::string_view module, uint64_t address, std::string_view file, uint32_t line);
+  void clock(uint64_t tsc, int64_t epoch_ns, double ns_per_tick);
+  void loss(uint32_t thread, uint64_t events, std::string_view reason);
+  void record(const Record& r);
+
+  // One block of events from one thread; events are delta-encoded against
+  // the previous event's timestamp within the block.
+  void begin_events(uint32_t thread, uint64_t base_tsc);
+  void enter(uint64_t tsc, uint32_t op) { event(tsc, native::EventKind::kEnter, op); }
+  void exit(uint64_t tsc, uint32_t op) { event(tsc, native::EventKind::kExit, op); }
+  void exit_failed(uint64_t tsc, uint32_t op, uint32_t cause_string_id);
+  void trace_begin(uint64_t tsc, uint64_t trace_id, int64_t parent_trace_id,
+                   int32_t parent_order_id);
+  void lost(uint64_t tsc, uint64_t count);
+  void end_events();
+
+  // Compresses and writes the pending chunk if it has reached the target size
+  // (or always, with force). Returns false once the sink has failed.
+  bool flush(bool force = false);
+  // Writes the END item and the last chunk.
+  bool finish(uint64_t events_written, uint64_t events_lost);
+
+  bool failed() const { return failed_; }
+  const std::string& error() const { return error_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+  uint64_t chunks_written() const { return chunks_; }
+
+ private:
+  void event(uint64_t tsc, native::EventKind kind, uint32_t op);
+  void event_head(uint64_t tsc, native::EventKind kind);
+  void item(native::Tag tag) {
+    payload_.push_back(static_cast<char>(tag));
+    ++items_;
+  }
+  uint32_t schema_id(const RecordSchema& schema);
+  bool write_chunk();
+
+  ByteSink& sink_;
+  NativeWriterOptions options_;
+  std::string payload_;
+  uint32_t items_ = 0;
+  std::string block_;  // events of the open block
+  uint32_t block_thread_ = 0;
+  uint64_t block_count_ = 0;
+  uint64_t block_base_tsc_ = 0;
+  uint64_t block_last_tsc_ = 0;
+  bool block_open_ = false;
+  std::unordered_map<std::string, uint32_t> strings_;
+  std::unordered_map<const RecordSchema*, uint32_t> schemas_;
+  std::string compressed_;
+  void* zstd_ctx_ = nullptr;
+  bool failed_ = false;
+  std::string error_;
+  uint64_t bytes_written_ = 0;
+  uint64_t chunks_ = 0;
+};
+
+}  // namespace sonde::format

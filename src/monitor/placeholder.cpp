@@ -1,0 +1,2 @@
+// Removed once the monitor has real sources.
+namespace sonde::monitor {}

@@ -1,13 +1,67 @@
-// Placeholder list; filled in by the system schema work.
-#include <vector>
+// sonde's own sampler records. The monitored process has no Kieker record;
+// interfaces and block devices get records shaped after what /proc reports
+// (cumulative counters, busy-time fraction) rather than Kieker's Sigar-shaped
+// NetworkUtilizationRecord and DiskUsageRecord (link speed, carrier, queue).
+// CPU and memory/swap use Kieker's CPUUtilizationRecord and MemSwapUsageRecord
+// (builtin_schemas_kieker.cpp). Fields, units and sources: docs/samplers.md.
+//
+// Conventions shared by all four: `timestamp` is epoch nanoseconds, like the
+// trace events; sizes are bytes; rates are per second over the sampling period.
+#include <array>
 
 #include "format/builtin_schemas.hpp"
 
 namespace sonde::format {
+namespace {
+
+using T = FieldType;
+
+// Built on first use rather than at namespace scope so that a lookup made
+// during another file's static initialisation cannot see unconstructed schemas.
+std::array<RecordSchema, 4> make_schemas() {
+  return {RecordSchema{"sonde.record.system.ProcessCpuRecord",
+                       {{"timestamp", T::kInt64},
+                        {"hostname", T::kString},
+                        {"pid", T::kInt32},
+                        {"userSeconds", T::kDouble},
+                        {"systemSeconds", T::kDouble},
+                        {"utilization", T::kDouble},
+                        {"threads", T::kInt32}}},
+          RecordSchema{"sonde.record.system.ProcessMemoryRecord",
+                       {{"timestamp", T::kInt64},
+                        {"hostname", T::kString},
+                        {"pid", T::kInt32},
+                        {"rssBytes", T::kInt64},
+                        {"vmSizeBytes", T::kInt64},
+                        {"peakRssBytes", T::kInt64}}},
+          RecordSchema{"sonde.record.system.NetworkInterfaceRecord",
+                       {{"timestamp", T::kInt64},
+                        {"hostname", T::kString},
+                        {"interfaceName", T::kString},
+                        {"rxBytesPerSecond", T::kDouble},
+                        {"txBytesPerSecond", T::kDouble},
+                        {"rxPacketsPerSecond", T::kDouble},
+                        {"txPacketsPerSecond", T::kDouble},
+                        {"rxBytesTotal", T::kInt64},
+                        {"txBytesTotal", T::kInt64}}},
+          RecordSchema{"sonde.record.system.DiskIoRecord",
+                       {{"timestamp", T::kInt64},
+                        {"hostname", T::kString},
+                        {"deviceName", T::kString},
+                        {"readBytesPerSecond", T::kDouble},
+                        {"writeBytesPerSecond", T::kDouble},
+                        {"readsPerSecond", T::kDouble},
+                        {"writesPerSecond", T::kDouble},
+                        {"ioTimeFraction", T::kDouble}}}};
+}
+
+}  // namespace
 
 std::span<const RecordSchema* const> system_schemas() {
-  static const std::vector<const RecordSchema*> none;
-  return none;
+  static const std::array<RecordSchema, 4> schemas = make_schemas();
+  static const std::array<const RecordSchema*, 4> pointers = {&schemas[0], &schemas[1], &schemas[2],
+                                                              &schemas[3]};
+  return pointers;
 }
 
 }  // namespace sonde::format

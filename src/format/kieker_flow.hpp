@@ -1,0 +1,74 @@
+// Turns per-thread enter/exit streams into Kieker flow records with Kieker's
+// trace semantics (anchor-kieker-moobench.md §1.3): a TraceMetadata when a
+// trace begins, then Before/After/AfterFailed events whose order indexes
+// count 0, 1, 2, … across both kinds. Events lost while writing leave a gap
+// in the order indexes, so Kieker's reconstruction rejects the trace
+// instead of presenting an incomplete one as whole.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "format/native_format.hpp"
+#include "format/record.hpp"
+#include "format/string_pool.hpp"
+
+namespace sonde::format {
+
+struct FlowEvent {
+  native::EventKind kind;
+  int64_t time_ns = 0;
+  uint32_t op = 0;
+  std::string_view cause;
+  uint64_t trace_id = 0;
+  int64_t parent_trace_id = -1;
+  int32_t parent_order_id = -1;
+  uint64_t lost = 0;
+};
+
+class KiekerFlowBuilder {
+ public:
+  KiekerFlowBuilder(RecordSink& sink, StringPool& pool);
+
+  void set_host(std::string_view host) { host_ = pool_.intern(host); }
+  void define_operation(uint32_t op, std::string_view name, std::string_view module);
+  void define_thread(uint32_t thread, uint64_t os_tid);
+  // Emits a KiekerMetadataRecord (once per log, before the first trace).
+  bool metadata(std::string_view version, std::string_view controller, int64_t time_ns);
+  // Returns false when the sink asks to stop.
+  bool event(uint32_t thread, const FlowEvent& e);
+
+  uint64_t inherited_exits() const { return inherited_exits_; }
+
+ private:
+  struct Thread {
+    uint64_t os_tid = 0;
+    uint64_t trace_id = 0;
+    int64_t order = 0;
+    uint32_t depth = 0;
+    bool in_trace = false;
+  };
+  struct Operation {
+    std::string_view signature;
+    std::string_view component;
+  };
+  bool emit_operation_event(const RecordSchema* schema, Thread& t, const FlowEvent& e);
+
+  RecordSink& sink_;
+  StringPool& pool_;
+  std::string_view host_ = "<default-host>";
+  std::unordered_map<uint32_t, Operation> ops_;
+  std::unordered_map<uint32_t, Thread> threads_;
+  Record record_;
+  const RecordSchema* metadata_;
+  const RecordSchema* trace_;
+  const RecordSchema* before_;
+  const RecordSchema* after_;
+  const RecordSchema* failed_;
+  uint64_t inherited_exits_ = 0;
+};
+
+}  // namespace sonde::format

@@ -1,0 +1,115 @@
+// Kieker's string registry and its on-disk form, kieker.map (anchor §2.2).
+// One registry serves a whole log directory or one TCP connection: record
+// type ids and (.bin, TCP) string field values are ids into it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "format/log_reader.hpp"
+#include "format/schema.hpp"
+#include "format/string_pool.hpp"
+
+namespace sonde::format::kieker {
+
+// Escapes `\`, CR and LF so that Kieker's reader (FSUtil.decodeNewline)
+// gives back the original value; Kieker's own writer omits this step.
+std::string encode_map_value(std::string_view value);
+// Undoes encode_map_value; unknown escapes and a trailing `\` stay as they are.
+std::string decode_map_value(std::string_view text);
+// Appends one kieker.map line, `$<id>=<encoded value>\n`.
+void append_map_line(std::string& out, int32_t id, std::string_view value);
+
+// The record type a type id stands for; schema is null when sonde has no
+// built-in schema for the class.
+struct KiekerType {
+  std::string_view class_name;
+  const RecordSchema* schema = nullptr;
+};
+
+// Reading side: id -> string. Values are interned in the pool given at
+// construction, which must outlive the registry and every record read.
+class ReaderRegistry {
+ public:
+  explicit ReaderRegistry(StringPool& pool) : pool_(pool) {}
+
+  enum class AddResult { kAdded, kSame, kConflict };
+  // Adds an entry. A second entry for an id keeps the first value: records
+  // written before the duplicate line were written against it.
+  AddResult add(int32_t id, std::string_view value);
+  // Adds or replaces an entry (TCP: the latest registration wins).
+  void set(int32_t id, std::string_view value);
+  // Returns false if the id is not registered (or negative).
+  bool find(int32_t id, std::string_view* value) const;
+  // The type a record header id stands for, or null if the id is unknown.
+  const KiekerType* type(int32_t id);
+  size_t size() const { return count_; }
+
+ private:
+  static constexpr int32_t kDenseLimit = 1 << 22;  // larger ids go to the hash map
+  std::string_view* slot(int32_t id);
+  const std::string_view* slot(int32_t id) const;
+
+  StringPool& pool_;
+  std::vector<std::string_view> dense_;
+  std::vector<uint8_t> present_;
+  std::unordered_map<int32_t, std::string_view> sparse_;
+  std::unordered_map<int32_t, KiekerType> types_;
+  size_t count_ = 0;
+};
+
+// Writing side: string -> id, assigning 0, 1, 2, ... in first-use order as
+// Kieker's WriterRegistry does. New entries are those with id >= a size()
+// taken before encoding, so callers can emit them before the record.
+class WriterRegistry {
+ public:
+  int32_t id(std::string_view s);
+  int32_t size() const { return static_cast<int32_t>(by_id_.size()); }
+  std::string_view value(int32_t id) const { return by_id_[static_cast<size_t>(id)]; }
+
+ private:
+  StringPool pool_;
+  std::unordered_map<std::string_view, int32_t> ids_;
+  std::vector<std::string_view> by_id_;
+};
+
+// Parses the text of a map file into `registry`. Empty lines are ignored;
+// the `$` is optional; the value starts after the first `=`. Each malformed
+// line or conflicting duplicate id appends an error naming `file` and the
+// line number; parsing continues. Returns the number of entries added.
+size_t parse_map_text(std::string_view text, std::string_view file, ReaderRegistry& registry,
+                      std::vector<std::string>& errors);
+// Reads and parses a map file. Returns false (with an error) if it cannot be read.
+bool read_map_file(const std::string& path, ReaderRegistry& registry,
+                   std::vector<std::string>& errors);
+
+// Reporting shared by the .dat and .bin stream decoders: messages are
+// prefixed with the file name, errors are capped per file so that a garbage
+// file cannot flood memory, and unknown record classes give one warning per
+// class with a count instead of one per record.
+class FileReport {
+ public:
+  static constexpr size_t kMaxErrors = 100;
+
+  FileReport(std::string file, LogReadStats& stats) : file_(std::move(file)), stats_(stats) {}
+  const std::string& file() const { return file_; }
+  LogReadStats& stats() { return stats_; }
+  // `where` is a position such as "line 7" or "offset 120".
+  void error(std::string_view where, std::string_view reason);
+  void warning(std::string_view text);
+  void unknown_class(std::string_view class_name);
+  // Emits the per-class warnings and the count of errors beyond the cap.
+  // `unknown_note` is appended to each unknown-class warning.
+  void finish(std::string_view unknown_note);
+
+ private:
+  std::string file_;
+  LogReadStats& stats_;
+  size_t errors_ = 0;
+  std::vector<std::pair<std::string, uint64_t>> unknown_;
+};
+
+}  // namespace sonde::format::kieker

@@ -1,0 +1,150 @@
+#include "format/log_reader.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "format/kieker_flow.hpp"
+#include "format/native_reader.hpp"
+#include "format/string_pool.hpp"
+
+namespace sonde::format {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Expands a native log into Kieker-shaped records.
+class NativeExpander final : public NativeVisitor {
+ public:
+  explicit NativeExpander(RecordSink& sink) : sink_(sink), flow_(sink, pool_) {}
+
+  void on_meta(std::string_view key, std::string_view value) override {
+    if (key == "host") flow_.set_host(value);
+    if (key == "application") application_ = std::string(value);
+    if (key == "start_epoch_ns") start_ns_ = std::atoll(std::string(value).c_str());
+  }
+  void on_thread(const NativeThread& t) override {
+    ensure_metadata();
+    flow_.define_thread(t.index, t.os_tid);
+  }
+  void on_operation(const NativeOperation& op) override {
+    flow_.define_operation(op.id, op.name, op.module);
+  }
+  void on_event(const NativeEvent& e) override {
+    if (stopped_) return;
+    ensure_metadata();
+    FlowEvent f{e.kind, e.time_ns, e.op, e.cause, e.trace_id, e.parent_trace_id, e.parent_order_id,
+                e.lost};
+    if (!flow_.event(e.thread, f)) stopped_ = true;
+    ++delivered_;
+  }
+  void on_record(const Record& r) override {
+    if (stopped_) return;
+    ensure_metadata();
+    if (!sink_.on_record(r)) stopped_ = true;
+    ++delivered_;
+  }
+  void on_loss(uint32_t, uint64_t, std::string_view) override {}
+
+  uint64_t delivered() const { return delivered_; }
+
+ private:
+  void ensure_metadata() {
+    if (metadata_sent_) return;
+    metadata_sent_ = true;
+    if (!flow_.metadata("sonde-native-1", application_.empty() ? "sonde" : application_, start_ns_)) {
+      stopped_ = true;
+    }
+  }
+
+  RecordSink& sink_;
+  StringPool pool_;
+  KiekerFlowBuilder flow_;
+  std::string application_;
+  int64_t start_ns_ = -1;
+  bool metadata_sent_ = false;
+  bool stopped_ = false;
+  uint64_t delivered_ = 0;
+};
+
+}  // namespace
+
+LogKind detect_log_kind(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    for (const auto& entry : fs::directory_iterator(path, ec)) {
+      if (entry.path().extension() == ".map") return LogKind::kKiekerDirectory;
+    }
+    for (const auto& entry : fs::directory_iterator(path, ec)) {
+      if (entry.path().extension() == ".sonde") return LogKind::kNative;
+    }
+    return LogKind::kUnknown;
+  }
+  return looks_like_native_file(path) ? LogKind::kNative : LogKind::kUnknown;
+}
+
+LogReadStats read_native_as_records(const std::string& path, RecordSink& sink) {
+  LogReadStats stats;
+  NativeExpander expander(sink);
+  NativeReadResult r = read_native_file(path, expander);
+  stats.files.push_back(path);
+  stats.records = expander.delivered();
+  stats.lost_reported = std::max(r.lost_reported, r.end_events_lost);
+  if (!r.ok) {
+    stats.ok = false;
+    stats.errors.push_back(r.error);
+  }
+  if (r.truncated) {
+    stats.warnings.push_back(path + ": file ends inside a chunk (" +
+                             std::to_string(r.truncated_bytes) +
+                             " bytes cut off, e.g. the program was killed); read up to the last "
+                             "complete chunk");
+  } else if (r.ok && !r.clean_end) {
+    stats.warnings.push_back(path + ": log was not closed (no END item); it may be incomplete");
+  }
+  if (stats.lost_reported != 0) {
+    stats.warnings.push_back(path + ": the monitor reported " + std::to_string(stats.lost_reported) +
+                             " lost events");
+  }
+  return stats;
+}
+
+LogReadStats read_log(const std::string& path, RecordSink& sink) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    LogReadStats s;
+    s.ok = false;
+    s.errors.push_back(path + ": no such file or directory");
+    return s;
+  }
+  switch (detect_log_kind(path)) {
+    case LogKind::kKiekerDirectory: return read_kieker_directory(path, sink);
+    case LogKind::kNative: {
+      if (!fs::is_directory(path, ec)) return read_native_as_records(path, sink);
+      std::vector<std::string> files;
+      for (const auto& entry : fs::directory_iterator(path, ec)) {
+        if (entry.path().extension() == ".sonde") files.push_back(entry.path().string());
+      }
+      std::sort(files.begin(), files.end());
+      LogReadStats total;
+      for (const std::string& f : files) {
+        LogReadStats s = read_native_as_records(f, sink);
+        total.ok = total.ok && s.ok;
+        total.records += s.records;
+        total.skipped += s.skipped;
+        total.lost_reported += s.lost_reported;
+        total.errors.insert(total.errors.end(), s.errors.begin(), s.errors.end());
+        total.warnings.insert(total.warnings.end(), s.warnings.begin(), s.warnings.end());
+        total.files.insert(total.files.end(), s.files.begin(), s.files.end());
+      }
+      return total;
+    }
+    case LogKind::kUnknown: break;
+  }
+  LogReadStats s;
+  s.ok = false;
+  s.errors.push_back(path + ": not a sonde native log or a Kieker log directory (no kieker.map)");
+  return s;
+}
+
+}  // namespace sonde::format

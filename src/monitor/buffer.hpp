@@ -1,0 +1,88 @@
+// Event buffers and the lock-free hand-off between probes and the writer.
+//
+// Each thread owns up to `buffers_per_thread` buffers. It fills one, pushes
+// it onto the global full-buffer stack (one CAS per buffer, never per event)
+// and takes the next from its own return ring, which only the writer fills:
+// single producer, single consumer, so no locks and no ABA. Buffers of
+// exited threads go to a recycled pool that new threads draw from.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "monitor/raw_event.hpp"
+
+namespace sonde::monitor {
+
+struct ThreadChannel;
+
+struct Buffer {
+  Buffer* next = nullptr;          // link in the full stack / recycled pool
+  ThreadChannel* channel = nullptr;
+  RawEvent* events = nullptr;      // capacity() events, pre-faulted
+  size_t capacity = 0;
+  size_t used = 0;                 // set at hand-off
+  bool final = false;              // the thread exited after this buffer
+};
+
+// Allocates a buffer with its pages touched so that probes never page-fault
+// on it. Returns nullptr when memory is exhausted.
+Buffer* allocate_buffer(size_t capacity_events);
+void free_buffer(Buffer* b);
+
+// Bounded single-producer single-consumer ring of buffer pointers.
+class ReturnRing {
+ public:
+  static constexpr size_t kCapacity = 64;
+  bool push(Buffer* b) {  // writer side
+    size_t h = head_.load(std::memory_order_relaxed);
+    if (h - tail_.load(std::memory_order_acquire) == kCapacity) return false;
+    slots_[h % kCapacity] = b;
+    head_.store(h + 1, std::memory_order_release);
+    return true;
+  }
+  Buffer* pop() {  // owning thread side
+    size_t t = tail_.load(std::memory_order_relaxed);
+    if (t == head_.load(std::memory_order_acquire)) return nullptr;
+    Buffer* b = slots_[t % kCapacity];
+    tail_.store(t + 1, std::memory_order_release);
+    return b;
+  }
+
+ private:
+  alignas(64) std::atomic<size_t> head_{0};
+  alignas(64) std::atomic<size_t> tail_{0};
+  Buffer* slots_[kCapacity] = {};
+};
+
+// Multi-producer stack of full buffers; the writer takes all at once and
+// restores FIFO order, which keeps each thread's buffers in sequence.
+class FullStack {
+ public:
+  void push(Buffer* b) {
+    Buffer* head = head_.load(std::memory_order_relaxed);
+    do {
+      b->next = head;
+    } while (!head_.compare_exchange_weak(head, b, std::memory_order_release,
+                                          std::memory_order_relaxed));
+  }
+  // Returns the buffers pushed so far, oldest first.
+  Buffer* take_all() {
+    Buffer* b = head_.exchange(nullptr, std::memory_order_acquire);
+    Buffer* reversed = nullptr;
+    while (b != nullptr) {
+      Buffer* next = b->next;
+      b->next = reversed;
+      reversed = b;
+      b = next;
+    }
+    return reversed;
+  }
+  bool empty() const { return head_.load(std::memory_order_relaxed) == nullptr; }
+
+ private:
+  std::atomic<Buffer*> head_{nullptr};
+};
+
+}  // namespace sonde::monitor

@@ -1,0 +1,246 @@
+#include "monitor/config.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace sonde::monitor {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string bad(std::string_view key, std::string_view value, std::string_view expected) {
+  return "config key '" + std::string(key) + "': invalid value '" + std::string(value) +
+         "' (expected " + std::string(expected) + ")";
+}
+
+bool parse_u32(std::string_view v, uint32_t min, uint32_t max, uint32_t* out) {
+  uint64_t x = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || ptr != v.data() + v.size() || x < min || x > max) return false;
+  *out = static_cast<uint32_t>(x);
+  return true;
+}
+
+bool parse_bool(std::string_view v, bool* out) {
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return *out = true, true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return *out = false, true;
+  return false;
+}
+
+std::vector<std::string> split_list(std::string_view v) {
+  std::vector<std::string> out;
+  while (!v.empty()) {
+    size_t comma = v.find(',');
+    std::string_view item = trim(v.substr(0, comma));
+    if (!item.empty()) out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    v.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<ConfigKey>& config_keys() {
+  static const std::vector<ConfigKey> keys = {
+      {"enabled", "monitor at all (true/false)"},
+      {"out", "directory for logs"},
+      {"writer", "native | kieker-dat | kieker-bin | tcp | null"},
+      {"mode", "async | sync"},
+      {"policy", "block | drop (when all of a thread's buffers are full)"},
+      {"buffer_events", "events per buffer (64..16777216)"},
+      {"buffers_per_thread", "buffers per thread (2..64)"},
+      {"block_timeout_ms", "block policy: longest wait for a free buffer before dropping"},
+      {"timer", "auto | tsc | monotonic"},
+      {"compression", "native writer: zstd | lz4 | none"},
+      {"compression_level", "zstd level 1..19 (lz4: acceleration)"},
+      {"tcp_host", "tcp writer: IPv4 address of the receiver"},
+      {"tcp_port", "tcp writer: port"},
+      {"tcp_retry_ms", "tcp writer: first reconnect delay"},
+      {"tcp_retry_max_ms", "tcp writer: longest reconnect delay"},
+      {"tcp_buffer_bytes", "tcp writer: bytes kept while disconnected"},
+      {"patterns", "include/exclude rules, ';'-separated (+glob / -glob)"},
+      {"patterns_file", "adaptive monitoring file, re-read when it changes"},
+      {"patterns_reload_ms", "how often patterns_file is checked"},
+      {"samplers", "comma list: cpu, memory, process, network, disk, all"},
+      {"sampler_period_ms", "sampling period"},
+      {"flush_interval_ms", "how often partial buffers are written"},
+      {"fork", "follow (child writes its own log) | stop (child is not monitored)"},
+      {"crash_flush_timeout_ms", "longest wait for the final flush on a fatal signal"},
+      {"kieker_max_entries_per_file", "Kieker writers: records per data file"},
+      {"hostname", "host name recorded in traces"},
+      {"application", "application name recorded in the log"},
+      {"summary", "print a summary line to stderr at exit (true/false)"},
+  };
+  return keys;
+}
+
+std::string apply_config(Config& c, std::string_view key, std::string_view value) {
+  value = trim(value);
+  uint32_t u = 0;
+  if (key == "enabled") return parse_bool(value, &c.enabled) ? "" : bad(key, value, "true or false");
+  if (key == "summary") return parse_bool(value, &c.summary) ? "" : bad(key, value, "true or false");
+  if (key == "out") {
+    if (value.empty()) return bad(key, value, "a directory");
+    c.out_dir = value;
+    return "";
+  }
+  if (key == "writer") {
+    if (value == "native") c.writer = WriterKind::kNative;
+    else if (value == "kieker-dat") c.writer = WriterKind::kKiekerDat;
+    else if (value == "kieker-bin") c.writer = WriterKind::kKiekerBin;
+    else if (value == "tcp") c.writer = WriterKind::kTcp;
+    else if (value == "null") c.writer = WriterKind::kNull;
+    else return bad(key, value, "native, kieker-dat, kieker-bin, tcp or null");
+    return "";
+  }
+  if (key == "mode") {
+    if (value == "async") c.synchronous = false;
+    else if (value == "sync") c.synchronous = true;
+    else return bad(key, value, "async or sync");
+    return "";
+  }
+  if (key == "policy") {
+    if (value == "block") c.policy = FullPolicy::kBlock;
+    else if (value == "drop") c.policy = FullPolicy::kDrop;
+    else return bad(key, value, "block or drop");
+    return "";
+  }
+  if (key == "fork") {
+    if (value == "follow") c.fork = ForkPolicy::kFollow;
+    else if (value == "stop") c.fork = ForkPolicy::kStop;
+    else return bad(key, value, "follow or stop");
+    return "";
+  }
+  if (key == "timer") {
+    if (value == "auto") c.timer = TimerChoice::kAuto;
+    else if (value == "tsc") c.timer = TimerChoice::kTsc;
+    else if (value == "monotonic") c.timer = TimerChoice::kMonotonic;
+    else return bad(key, value, "auto, tsc or monotonic");
+    return "";
+  }
+  if (key == "compression") {
+    if (value != "zstd" && value != "lz4" && value != "none") return bad(key, value, "zstd, lz4 or none");
+    c.compression = value;
+    return "";
+  }
+  struct U32Key {
+    std::string_view name;
+    uint32_t min, max;
+    uint32_t* target;
+  };
+  const U32Key u32_keys[] = {
+      {"buffer_events", 64, 1u << 24, &c.buffer_events},
+      {"buffers_per_thread", 2, 64, &c.buffers_per_thread},
+      {"block_timeout_ms", 0, 3600000, &c.block_timeout_ms},
+      {"tcp_retry_ms", 1, 3600000, &c.tcp_retry_ms},
+      {"tcp_retry_max_ms", 1, 3600000, &c.tcp_retry_max_ms},
+      {"tcp_buffer_bytes", 4096, 1u << 30, &c.tcp_buffer_bytes},
+      {"patterns_reload_ms", 10, 3600000, &c.patterns_reload_ms},
+      {"sampler_period_ms", 10, 3600000, &c.sampler_period_ms},
+      {"flush_interval_ms", 1, 3600000, &c.flush_interval_ms},
+      {"crash_flush_timeout_ms", 0, 60000, &c.crash_flush_timeout_ms},
+      {"kieker_max_entries_per_file", 1, 1u << 30, &c.kieker_max_entries_per_file},
+  };
+  for (const U32Key& k : u32_keys) {
+    if (key != k.name) continue;
+    if (!parse_u32(value, k.min, k.max, k.target)) {
+      return bad(key, value,
+                 "an integer from " + std::to_string(k.min) + " to " + std::to_string(k.max));
+    }
+    return "";
+  }
+  if (key == "compression_level") {
+    if (!parse_u32(value, 1, 19, &u)) return bad(key, value, "an integer from 1 to 19");
+    c.compression_level = static_cast<int>(u);
+    return "";
+  }
+  if (key == "tcp_port") {
+    if (!parse_u32(value, 1, 65535, &u)) return bad(key, value, "a port from 1 to 65535");
+    c.tcp_port = static_cast<uint16_t>(u);
+    return "";
+  }
+  if (key == "tcp_host") {
+    c.tcp_host = value;
+    return "";
+  }
+  if (key == "patterns") {
+    c.patterns = value;
+    return "";
+  }
+  if (key == "patterns_file") {
+    c.patterns_file = value;
+    return "";
+  }
+  if (key == "samplers") {
+    c.samplers = split_list(value);
+    return "";
+  }
+  if (key == "hostname") {
+    c.hostname = value;
+    return "";
+  }
+  if (key == "application") {
+    c.application = value;
+    return "";
+  }
+  return "unknown config key '" + std::string(key) + "'";
+}
+
+std::string apply_config_text(Config& c, std::string_view text, std::string_view origin) {
+  std::istringstream in{std::string(text)};
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::string_view l = trim(line);
+    if (l.empty() || l.front() == '#') continue;
+    size_t eq = l.find('=');
+    std::string where = std::string(origin) + ":" + std::to_string(number) + ": ";
+    if (eq == std::string_view::npos) return where + "expected 'key = value', got '" + std::string(l) + "'";
+    std::string err = apply_config(c, trim(l.substr(0, eq)), l.substr(eq + 1));
+    if (!err.empty()) return where + err;
+  }
+  return "";
+}
+
+std::string load_config(Config& c) {
+  std::string path;
+  if (const char* p = std::getenv("SONDE_CONFIG"); p != nullptr && *p != '\0') {
+    path = p;
+    std::ifstream in(path);
+    if (!in) return "cannot read config file " + path + " (from SONDE_CONFIG)";
+  } else if (std::ifstream probe("sonde.conf"); probe) {
+    path = "sonde.conf";
+  }
+  if (!path.empty()) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (std::string err = apply_config_text(c, text.str(), path); !err.empty()) return err;
+  }
+  // SONDE_<KEY> overrides the file; SONDE_CONFIG itself is not a key.
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    if (entry.substr(0, 6) != "SONDE_") continue;
+    size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string key(entry.substr(6, eq - 6));
+    if (key == "CONFIG") continue;
+    for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::string err = apply_config(c, key, entry.substr(eq + 1));
+    if (!err.empty()) return "environment SONDE_" + std::string(entry.substr(6, eq - 6)) + ": " + err;
+  }
+  return "";
+}
+
+}  // namespace sonde::monitor

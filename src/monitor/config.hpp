@@ -1,0 +1,67 @@
+// Monitoring configuration: built-in defaults, then a config file
+// (SONDE_CONFIG or ./sonde.conf), then SONDE_<KEY> environment variables.
+// Every key is documented in docs/configuration.md. A bad key or value is an
+// error that names it; the controller then disables monitoring and the
+// program runs on unmonitored.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sonde::monitor {
+
+enum class WriterKind { kNative, kKiekerDat, kKiekerBin, kTcp, kNull };
+enum class FullPolicy { kBlock, kDrop };
+enum class ForkPolicy { kFollow, kStop };
+enum class TimerChoice { kAuto, kTsc, kMonotonic };
+
+struct Config {
+  bool enabled = true;
+  std::string out_dir = "sonde-logs";
+  WriterKind writer = WriterKind::kNative;
+  bool synchronous = false;          // write from the probing thread at each buffer hand-off
+  FullPolicy policy = FullPolicy::kBlock;
+  uint32_t buffer_events = 16384;    // events per buffer (16 bytes each)
+  uint32_t buffers_per_thread = 8;
+  uint32_t block_timeout_ms = 10000; // block policy: longest wait before dropping (never deadlock)
+  TimerChoice timer = TimerChoice::kAuto;
+  std::string compression = "zstd";  // zstd | lz4 | none
+  int compression_level = 1;
+  std::string tcp_host = "127.0.0.1";
+  uint16_t tcp_port = 10133;
+  uint32_t tcp_retry_ms = 500;       // first reconnect delay; doubles up to tcp_retry_max_ms
+  uint32_t tcp_retry_max_ms = 8000;
+  uint32_t tcp_buffer_bytes = 16u << 20;  // bytes kept while the peer is away; beyond: counted loss
+  std::string patterns;              // inline "+a;-b" rules
+  std::string patterns_file;         // Kieker-style adaptive monitoring file
+  uint32_t patterns_reload_ms = 1000;
+  std::vector<std::string> samplers; // cpu, memory, process, network, disk, all
+  uint32_t sampler_period_ms = 1000;
+  uint32_t flush_interval_ms = 1000; // partial buffers of idle threads reach the log this often
+  ForkPolicy fork = ForkPolicy::kFollow;
+  uint32_t crash_flush_timeout_ms = 2000;
+  uint32_t kieker_max_entries_per_file = 25000;
+  std::string hostname;              // default: gethostname()
+  std::string application;          // default: program name
+  bool summary = true;               // print a one-line summary to stderr at exit
+};
+
+struct ConfigKey {
+  std::string_view name;
+  std::string_view description;
+};
+const std::vector<ConfigKey>& config_keys();
+
+// Applies one key. Returns "" or an error naming the key and the bad value.
+std::string apply_config(Config& c, std::string_view key, std::string_view value);
+
+// Parses `key = value` lines ('#' comments). Returns "" or the first error,
+// naming the file and line.
+std::string apply_config_text(Config& c, std::string_view text, std::string_view origin);
+
+// Loads defaults, the config file and the environment. Returns "" or the first error.
+std::string load_config(Config& c);
+
+}  // namespace sonde::monitor

@@ -1,0 +1,663 @@
+#include "monitor/controller.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "monitor/channel.hpp"
+#include "monitor/function_filter.hpp"
+#include "monitor/patterns.hpp"
+#include "monitor/process_info.hpp"
+#include "monitor/sampling.hpp"
+#include "monitor/writer_core.hpp"
+
+namespace sonde::monitor {
+
+thread_local ThreadState t_state [[gnu::tls_model("initial-exec")]];
+std::atomic<uint8_t> g_mode{kModeOff};
+
+namespace {
+
+// Where a thread without a buffer points: cur == end, limit == begin, so
+// every bounds check fails and nothing is ever written here.
+RawEvent g_no_buffer[kBufferSlack];
+
+struct State {
+  Config config;
+  std::mutex channels_mu;                 // channel list; never taken on the hot path
+  std::vector<ThreadChannel*> channels;   // live and not yet drained
+  std::vector<Buffer*> recycled;          // buffers of exited threads
+  uint32_t next_thread_index = 0;
+  FullStack full;
+  std::atomic<uint64_t> next_trace_block{0};
+  uint64_t trace_base = 0;
+  std::unique_ptr<WriterCore> core;
+  std::mutex core_mu;                     // sync mode and shutdown
+  std::thread writer;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> crash_request{false};
+  std::atomic<bool> crash_done{false};
+  std::atomic<bool> flush_request{false};
+  std::atomic<uint64_t> flush_generation{0};
+  std::atomic<uint64_t> recorded{0};
+  std::atomic<uint64_t> buffers_written{0};
+  std::atomic<uint64_t> lost_unreported{0};
+  pid_t writer_tid = 0;
+  std::mutex patterns_mu;
+  PatternSet patterns;
+  std::atomic<uint8_t> op_generation{1};
+  bool closed = false;
+};
+
+State& state() {
+  static State* s = new State;  // never destroyed: probes may run during exit
+  return *s;
+}
+
+std::once_flag g_start_once;
+pthread_key_t g_thread_key;
+constexpr uint64_t kTraceBlock = 4096;
+
+void hand_off(ThreadState& t, bool final);
+void writer_loop();
+void install_crash_handlers();
+void on_fork_prepare();
+void on_fork_parent();
+void on_fork_child();
+
+void thread_exit(void* arg) {
+  auto* ch = static_cast<ThreadChannel*>(arg);
+  ThreadState& t = t_state;
+  if (t.status == kThreadActive && t.channel == ch) {
+    hand_off(t, /*final=*/true);
+    t.status = kThreadOff;
+  }
+}
+
+void set_no_buffer(ThreadState& t) {
+  t.buffer = nullptr;
+  t.limit = g_no_buffer;
+  t.cur.store(g_no_buffer + kBufferSlack, std::memory_order_relaxed);
+}
+
+// Gives the current buffer (even partly filled) to the writer.
+void hand_off(ThreadState& t, bool final) {
+  State& s = state();
+  ThreadChannel* ch = t.channel;
+  Buffer* b = t.buffer;
+  if (b == nullptr) {
+    if (final) {
+      // No buffer to carry the final flag: report the loss count directly.
+      s.lost_unreported.fetch_add(t.pending_lost, std::memory_order_relaxed);
+      ch->lost_total.fetch_add(t.pending_lost, std::memory_order_relaxed);
+      t.pending_lost = 0;
+      ch->exited.store(true, std::memory_order_release);
+    }
+    return;
+  }
+  RawEvent* cur = t.cur.load(std::memory_order_relaxed);
+  if (final && t.pending_lost != 0 && cur < b->events + b->capacity) {
+    cur = mark_lost(t, cur, now_raw());
+  }
+  b->used = static_cast<size_t>(cur - b->events);
+  b->final = final;
+  t.buffer = nullptr;
+  ch->current.store(nullptr, std::memory_order_relaxed);
+  set_no_buffer(t);
+  if (s.config.synchronous) {
+    std::lock_guard lock(s.core_mu);
+    if (s.core) {
+      size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
+      s.core->consume(*ch, b->events + from, b->events + b->used);
+    }
+    ch->partial_buffer = nullptr;
+    s.recorded.fetch_add(b->used, std::memory_order_relaxed);
+    s.buffers_written.fetch_add(1, std::memory_order_relaxed);
+    if (final) {
+      std::lock_guard clock(s.channels_mu);
+      s.recycled.push_back(b);
+    } else {
+      ch->returns.push(b);
+    }
+    if (final) ch->exited.store(true, std::memory_order_release);
+    return;
+  }
+  ch->handed_off.fetch_add(1, std::memory_order_release);
+  if (final) ch->exited.store(true, std::memory_order_release);
+  s.full.push(b);
+}
+
+bool take_buffer(ThreadState& t, Buffer* b) {
+  t.buffer = b;
+  b->channel = t.channel;
+  b->used = 0;
+  b->final = false;
+  t.limit = b->events + b->capacity - kBufferSlack;
+  t.cur.store(b->events, std::memory_order_release);
+  t.channel->current.store(b, std::memory_order_release);
+  return true;
+}
+
+Buffer* new_buffer_for(ThreadChannel* ch) {
+  State& s = state();
+  {
+    std::lock_guard lock(s.channels_mu);
+    if (!s.recycled.empty()) {
+      Buffer* b = s.recycled.back();
+      s.recycled.pop_back();
+      ++ch->buffers_owned;
+      return b;
+    }
+  }
+  Buffer* b = allocate_buffer(s.config.buffer_events);
+  if (b != nullptr) ++ch->buffers_owned;
+  return b;
+}
+
+}  // namespace
+
+std::atomic<uint8_t> g_op_tag{2};
+
+bool operation_monitored(std::string_view name) {
+  State& s = state();
+  std::lock_guard lock(s.patterns_mu);
+  return s.patterns.monitored(name);
+}
+
+std::string set_patterns(std::string_view text) {
+  State& s = state();
+  PatternSet next;
+  if (std::string err = next.parse(text); !err.empty()) return err;
+  {
+    std::lock_guard lock(s.patterns_mu);
+    s.patterns = next;
+  }
+  // New generation: every manual probe re-evaluates on its next call.
+  uint8_t g = s.op_generation.load();
+  g = g >= 120 ? 1 : g + 1;
+  s.op_generation.store(g);
+  g_op_tag.store(static_cast<uint8_t>(g * 2));
+  rebuild_function_filter(next);
+  return "";
+}
+
+const Config& current_config() { return state().config; }
+
+bool activate_thread(ThreadState& t) {
+  if (t.status == kThreadOff) return false;
+  ensure_started();
+  State& s = state();
+  if (g_mode.load(std::memory_order_relaxed) != kModeOn) return false;
+  if (t.channel == nullptr) {
+    auto* ch = new ThreadChannel;
+    ch->os_tid = static_cast<uint64_t>(syscall(SYS_gettid));
+    char name[32] = {};
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    ch->name = name;
+    ch->state = &t;
+    {
+      std::lock_guard lock(s.channels_mu);
+      ch->index = s.next_thread_index++;
+      s.channels.push_back(ch);
+    }
+    t.channel = ch;
+    pthread_setspecific(g_thread_key, ch);
+  }
+  if (t.shadow == nullptr) {
+    t.shadow_capacity = 256;
+    t.shadow = static_cast<uint64_t*>(std::malloc(t.shadow_capacity * sizeof(uint64_t)));
+    if (t.shadow == nullptr) {
+      t.shadow_capacity = 0;
+      t.status = kThreadOff;
+      return false;
+    }
+  }
+  if (t.buffer == nullptr) {
+    Buffer* b = new_buffer_for(t.channel);
+    if (b == nullptr) {
+      set_no_buffer(t);
+    } else {
+      take_buffer(t, b);
+    }
+  }
+  t.status = kThreadActive;
+  return true;
+}
+
+RawEvent* next_buffer(ThreadState& t) {
+  State& s = state();
+  ThreadChannel* ch = t.channel;
+  if (t.buffer != nullptr) hand_off(t, /*final=*/false);
+  if (Buffer* b = ch->returns.pop()) return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
+  if (ch->buffers_owned < s.config.buffers_per_thread) {
+    if (Buffer* b = new_buffer_for(ch)) return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
+  }
+  if (s.config.policy == FullPolicy::kBlock && g_mode.load(std::memory_order_relaxed) != kModeShutdown &&
+      !s.config.synchronous) {
+    // Block until the writer returns a buffer; bounded so that a stuck
+    // writer can never deadlock the program (then we drop and count).
+    timespec nap{0, 20000};
+    uint64_t waited_ns = 0;
+    uint64_t limit_ns = uint64_t{s.config.block_timeout_ms} * 1000000;
+    while (waited_ns < limit_ns) {
+      if (Buffer* b = ch->returns.pop()) return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
+      nanosleep(&nap, nullptr);
+      waited_ns += static_cast<uint64_t>(nap.tv_nsec);
+      if (nap.tv_nsec < 1000000) nap.tv_nsec *= 2;
+    }
+  }
+  ch->lost_total.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
+bool grow_shadow(ThreadState& t) {
+  constexpr uint32_t kMaxDepth = 1u << 22;
+  if (t.shadow_capacity >= kMaxDepth) {
+    t.pending_lost += 2;  // this call's enter and exit
+    return false;
+  }
+  uint32_t cap = t.shadow_capacity * 2;
+  auto* grown = static_cast<uint64_t*>(std::realloc(t.shadow, cap * sizeof(uint64_t)));
+  if (grown == nullptr) {
+    t.pending_lost += 2;
+    return false;
+  }
+  t.shadow = grown;
+  t.shadow_capacity = cap;
+  return true;
+}
+
+RawEvent* begin_trace(ThreadState& t, RawEvent* p) {
+  State& s = state();
+  if ((t.trace_id & (kTraceBlock - 1)) == 0) {
+    t.trace_id = s.trace_base + s.next_trace_block.fetch_add(kTraceBlock, std::memory_order_relaxed);
+  }
+  p->a = t.trace_id++;
+  p->b = pack(RawKind::kTraceBegin, 0);
+  ++p;
+  if (t.has_parent) {
+    p->a = t.parent_trace_id;
+    p->b = pack(RawKind::kTraceParent, static_cast<uint64_t>(t.parent_order_id + 1));
+    ++p;
+    t.has_parent = 0;
+  }
+  t.order = 0;
+  return p;
+}
+
+RawEvent* mark_lost(ThreadState& t, RawEvent* p, uint64_t now) {
+  p->a = now;
+  p->b = pack(RawKind::kLost, t.pending_lost);
+  if (t.channel != nullptr) t.channel->lost_total.fetch_add(t.pending_lost, std::memory_order_relaxed);
+  t.pending_lost = 0;
+  return p + 1;
+}
+
+// ---------------------------------------------------------------------------
+// The writer thread.
+
+namespace {
+
+void drain_full(State& s) {
+  for (Buffer* b = s.full.take_all(); b != nullptr;) {
+    Buffer* next = b->next;
+    ThreadChannel* ch = b->channel;
+    size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
+    s.core->consume(*ch, b->events + from, b->events + b->used);
+    ch->partial_buffer = nullptr;
+    ch->partial_done = 0;
+    ++ch->processed;
+    s.recorded.fetch_add(b->used, std::memory_order_relaxed);
+    s.buffers_written.fetch_add(1, std::memory_order_relaxed);
+    if (b->final || !ch->returns.push(b)) {
+      std::lock_guard lock(s.channels_mu);
+      s.recycled.push_back(b);
+    }
+    b = next;
+  }
+}
+
+// Writes what live threads have put into their current buffers, so idle
+// threads' events reach the log, and everything does before a crash.
+void drain_partial(State& s) {
+  std::lock_guard lock(s.channels_mu);
+  for (ThreadChannel* ch : s.channels) {
+    if (ch->exited.load(std::memory_order_acquire) || ch->state == nullptr) continue;
+    RawEvent* cur = ch->state->cur.load(std::memory_order_acquire);
+    Buffer* b = ch->current.load(std::memory_order_acquire);
+    // Only when every earlier buffer is written and the snapshot is consistent.
+    if (b == nullptr || ch->handed_off.load(std::memory_order_acquire) != ch->processed) continue;
+    if (cur < b->events || cur > b->events + b->capacity) continue;
+    size_t upto = static_cast<size_t>(cur - b->events);
+    size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
+    if (upto <= from) continue;
+    s.core->consume(*ch, b->events + from, b->events + upto);
+    s.recorded.fetch_add(upto - from, std::memory_order_relaxed);
+    ch->partial_buffer = b;
+    ch->partial_done = upto;
+  }
+}
+
+// Frees channels of exited threads whose buffers are all written.
+void reap_channels(State& s) {
+  std::lock_guard lock(s.channels_mu);
+  for (size_t i = 0; i < s.channels.size();) {
+    ThreadChannel* ch = s.channels[i];
+    if (ch->exited.load(std::memory_order_acquire) &&
+        ch->handed_off.load(std::memory_order_acquire) == ch->processed) {
+      while (Buffer* b = ch->returns.pop()) s.recycled.push_back(b);
+      s.channels[i] = s.channels.back();
+      s.channels.pop_back();
+      delete ch;
+    } else {
+      ++i;
+    }
+  }
+}
+
+void report_thread_losses(State& s) {
+  uint64_t lost = s.lost_unreported.exchange(0);
+  if (lost != 0) s.core->report_loss(UINT32_MAX, lost, "dropped on exited threads");
+}
+
+void final_drain(State& s, bool closing) {
+  std::lock_guard lock(s.core_mu);
+  if (!s.core || s.closed) return;
+  drain_full(s);
+  drain_partial(s);
+  report_thread_losses(s);
+  if (closing) {
+    // Events dropped on threads still running and not yet marked in a buffer.
+    std::lock_guard clock(s.channels_mu);
+    for (ThreadChannel* ch : s.channels) {
+      if (ch->state != nullptr && !ch->exited.load() && ch->state->pending_lost != 0) {
+        s.core->report_loss(ch->index, ch->state->pending_lost, "dropped, not yet marked at exit");
+      }
+    }
+  }
+  s.core->flush(true);
+}
+
+void writer_loop() {
+  State& s = state();
+  s.writer_tid = static_cast<pid_t>(syscall(SYS_gettid));
+  t_state.status = kThreadOff;  // the writer never records itself
+  pthread_setname_np(pthread_self(), "sonde-writer");
+  auto now_ms = [] { return monotonic_ns_now() / 1000000; };
+  int64_t next_flush = now_ms() + s.config.flush_interval_ms;
+  int64_t next_clock = now_ms() + 100;
+  int64_t clock_period = 100;
+  Sampling sampling(s.config, [&](const format::Record& r) { s.core->record(r); });
+  while (!s.stop.load(std::memory_order_acquire)) {
+    bool idle = s.full.empty();
+    {
+      std::lock_guard lock(s.core_mu);
+      drain_full(s);
+      int64_t t = now_ms();
+      if (s.crash_request.load(std::memory_order_acquire)) {
+        drain_partial(s);
+        report_thread_losses(s);
+        s.core->flush(true);
+        s.crash_done.store(true, std::memory_order_release);
+        s.crash_request.store(false);
+      }
+      if (s.flush_request.exchange(false) || t >= next_flush) {
+        drain_partial(s);
+        report_thread_losses(s);
+        s.core->flush(true);
+        next_flush = t + s.config.flush_interval_ms;
+        s.flush_generation.fetch_add(1);
+      }
+      if (t >= next_clock) {
+        s.core->refresh_clock();
+        // Pairs further apart give a better tick estimate; 1 s is plenty.
+        clock_period = std::min<int64_t>(clock_period * 2, 1000);
+        next_clock = t + clock_period;
+      }
+      sampling.poll(t);
+      reap_channels(s);
+    }
+    poll_patterns_file();
+    if (idle) {
+      timespec nap{0, 200000};
+      nanosleep(&nap, nullptr);
+    }
+  }
+}
+
+void print_summary(State& s) {
+  if (!s.config.summary || !s.core) return;
+  Totals t = current_totals();
+  std::fprintf(stderr, "sonde: %llu events written, %llu lost, log: %s\n",
+               static_cast<unsigned long long>(t.written), static_cast<unsigned long long>(t.dropped),
+               s.core->writer().location().c_str());
+  if (t.dropped != 0) {
+    std::fprintf(stderr, "sonde: WARNING: %llu events were lost (policy %s%s)\n",
+                 static_cast<unsigned long long>(t.dropped),
+                 s.config.policy == FullPolicy::kBlock ? "block" : "drop",
+                 s.core->writer().failed() ? ", write error" : "");
+  }
+}
+
+void start_writer(State& s) {
+  ProcessInfo info = describe_process(s.config);
+  s.core = std::make_unique<WriterCore>(s.config, make_event_writer(s.config), info);
+  if (std::string err = s.core->open(); !err.empty()) {
+    std::fprintf(stderr, "sonde: monitoring disabled: %s\n", err.c_str());
+    s.core.reset();
+    g_mode.store(kModeOff);
+    return;
+  }
+  s.writer = std::thread(writer_loop);
+}
+
+void at_exit_handler() { shutdown_monitoring(); }
+
+void start() {
+  State& s = state();
+  pthread_key_create(&g_thread_key, thread_exit);
+  std::string err = load_config(s.config);
+  if (!err.empty()) {
+    std::fprintf(stderr, "sonde: monitoring disabled: %s\n", err.c_str());
+    return;
+  }
+  if (!s.config.enabled) return;
+  std::string patterns = s.config.patterns;
+  if (!s.config.patterns_file.empty()) {
+    std::ifstream in(s.config.patterns_file);
+    if (!in) {
+      std::fprintf(stderr, "sonde: monitoring disabled: cannot read patterns_file %s\n",
+                   s.config.patterns_file.c_str());
+      return;
+    }
+    patterns.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  if (std::string perr = set_patterns(patterns); !perr.empty()) {
+    std::fprintf(stderr, "sonde: monitoring disabled: %s\n", perr.c_str());
+    return;
+  }
+  select_timer(s.config.timer != TimerChoice::kMonotonic);
+  if (s.config.timer == TimerChoice::kTsc && g_timer != TimerKind::kTsc) {
+    std::fprintf(stderr, "sonde: timer=tsc requested but the TSC is not invariant; using clock_monotonic\n");
+  }
+  // Trace ids: a random high half per process, blocks of the low half per thread.
+  uint64_t seed = static_cast<uint64_t>(epoch_ns_now()) ^ (static_cast<uint64_t>(getpid()) << 20);
+  seed ^= seed >> 33;
+  seed *= 0xff51afd7ed558ccdULL;
+  seed ^= seed >> 33;
+  s.trace_base = (seed & 0x7fffffff00000000ULL) | 0x100000000ULL;
+  s.next_trace_block.store(kTraceBlock);  // ids with low bits 0 would look unset
+  start_writer(s);
+  if (!s.core) return;
+  install_crash_handlers();
+  pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
+  std::atexit(at_exit_handler);
+  g_mode.store(kModeOn);
+}
+
+}  // namespace
+
+void ensure_started() { std::call_once(g_start_once, start); }
+
+void shutdown_monitoring() {
+  State& s = state();
+  uint8_t expected = g_mode.load();
+  if (expected == kModeShutdown) return;
+  g_mode.store(kModeShutdown);
+  // Hand off this thread's buffer so its events are written in order.
+  ThreadState& t = t_state;
+  if (t.status == kThreadActive && t.buffer != nullptr) {
+    hand_off(t, /*final=*/false);
+  }
+  if (s.writer.joinable()) {
+    s.stop.store(true, std::memory_order_release);
+    s.writer.join();
+  }
+  final_drain(s, /*closing=*/true);
+  std::lock_guard lock(s.core_mu);
+  if (s.core && !s.closed) {
+    s.core->close();
+    s.closed = true;
+    print_summary(s);
+  }
+}
+
+bool flush_now() {
+  State& s = state();
+  if (g_mode.load() != kModeOn) return false;
+  ThreadState& t = t_state;
+  if (t.status == kThreadActive && t.buffer != nullptr) hand_off(t, false), next_buffer(t);
+  uint64_t gen = s.flush_generation.load();
+  s.flush_request.store(true);
+  for (int i = 0; i < 5000 && s.flush_generation.load() == gen; ++i) {
+    timespec nap{0, 1000000};
+    nanosleep(&nap, nullptr);
+  }
+  return s.flush_generation.load() != gen;
+}
+
+Totals current_totals() {
+  State& s = state();
+  Totals t;
+  t.recorded = s.recorded.load();
+  t.buffers = s.buffers_written.load();
+  std::lock_guard lock(s.core_mu);
+  if (s.core) {
+    t.written = s.core->events_written();
+    t.dropped = s.core->events_lost();
+    t.write_errors = s.core->writer().failed() ? 1 : 0;
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------------------
+// Fatal signals: ask the writer to write everything, wait (bounded), re-raise.
+
+namespace {
+
+constexpr int kFatalSignals[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
+struct sigaction g_previous[32];
+
+void crash_handler(int sig, siginfo_t* info, void* context) {
+  State& s = state();
+  g_mode.store(kModeShutdown, std::memory_order_relaxed);
+  if (static_cast<pid_t>(syscall(SYS_gettid)) != s.writer_tid && s.writer.joinable()) {
+    // This thread's current buffer is published through cur; the writer
+    // reads it in drain_partial. Only async-signal-safe calls from here on.
+    s.crash_request.store(true, std::memory_order_release);
+    timespec nap{0, 1000000};
+    for (uint32_t waited = 0; waited < s.config.crash_flush_timeout_ms; ++waited) {
+      if (s.crash_done.load(std::memory_order_acquire)) break;
+      nanosleep(&nap, nullptr);
+    }
+  }
+  // Restore the previous disposition and re-raise, so the program dies as
+  // it would have (core dump, exit status) or its own handler runs.
+  struct sigaction& prev = g_previous[sig];
+  if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction != nullptr) {
+    prev.sa_sigaction(sig, info, context);
+    return;
+  }
+  sigaction(sig, &prev, nullptr);
+  raise(sig);
+}
+
+void install_crash_handlers() {
+  struct sigaction sa {};
+  sa.sa_sigaction = crash_handler;
+  sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : kFatalSignals) sigaction(sig, &sa, &g_previous[sig]);
+}
+
+// ---------------------------------------------------------------------------
+// fork(): the child either writes its own log or stops monitoring.
+
+void on_fork_prepare() {
+  // Hold the channel lock across fork so the child never inherits it locked
+  // by a thread that does not exist there.
+  state().channels_mu.lock();
+  state().core_mu.lock();
+}
+
+void on_fork_parent() {
+  state().core_mu.unlock();
+  state().channels_mu.unlock();
+}
+
+void on_fork_child() {
+  State& s = state();
+  s.core_mu.unlock();
+  s.channels_mu.unlock();
+  ThreadState& t = t_state;
+  // The parent writes everything it recorded; the child forgets it.
+  new (&s.full) FullStack();
+  s.channels.clear();
+  // The parent's writer thread does not exist here; its std::thread object
+  // is still "joinable", and destroying or assigning it would terminate.
+  new (&s.writer) std::thread();
+  s.core.reset();
+  s.stop.store(false);
+  s.closed = false;
+  s.recorded.store(0);
+  s.buffers_written.store(0);
+  if (s.config.fork == ForkPolicy::kStop) {
+    g_mode.store(kModeOff);
+    t.status = kThreadOff;
+    return;
+  }
+  // Keep this thread's shadow stack (its frames still return) but start a
+  // fresh channel, buffer and trace whose parent is where the fork happened.
+  uint64_t parent_trace = t.depth > 0 ? t.trace_id - 1 : 0;
+  int32_t parent_order = static_cast<int32_t>(t.order) - 1;
+  t.channel = nullptr;
+  t.buffer = nullptr;
+  t.status = kThreadNew;
+  t.trace_id = 0;  // fresh id block: the parent keeps using its own
+  s.trace_base ^= (static_cast<uint64_t>(getpid()) << 40) & 0x7fffff0000000000ULL;
+  s.next_thread_index = 0;
+  start_writer(s);
+  if (!s.core) return;
+  if (activate_thread(t) && t.depth > 0 && t.buffer != nullptr) {
+    t.has_parent = 1;
+    t.parent_trace_id = parent_trace;
+    t.parent_order_id = parent_order;
+    RawEvent* p = begin_trace(t, t.cur.load(std::memory_order_relaxed));
+    t.cur.store(p, std::memory_order_release);
+  }
+}
+
+}  // namespace
+
+}  // namespace sonde::monitor

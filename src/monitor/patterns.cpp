@@ -1,0 +1,61 @@
+#include "monitor/patterns.hpp"
+
+namespace sonde::monitor {
+
+bool glob_match(std::string_view glob, std::string_view text) {
+  // Iterative matcher with one backtrack point: linear in practice and no
+  // recursion, so hostile patterns cannot blow the stack.
+  size_t g = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (g < glob.size() && (glob[g] == '?' || glob[g] == text[t])) {
+      ++g;
+      ++t;
+    } else if (g < glob.size() && glob[g] == '*') {
+      star = g++;
+      mark = t;
+    } else if (star != std::string_view::npos) {
+      g = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (g < glob.size() && glob[g] == '*') ++g;
+  return g == glob.size();
+}
+
+std::string PatternSet::parse(std::string_view text) {
+  std::vector<PatternRule> rules;
+  int line_no = 0;
+  while (!text.empty()) {
+    size_t end = text.find_first_of("\n;");
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    ++line_no;
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) {
+      line.remove_suffix(1);
+    }
+    if (line.empty() || line.front() == '#') continue;
+    if (line.front() != '+' && line.front() != '-') {
+      return "pattern line " + std::to_string(line_no) + " '" + std::string(line) +
+             "' must start with '+' (include) or '-' (exclude)";
+    }
+    std::string_view glob = line.substr(1);
+    while (!glob.empty() && glob.front() == ' ') glob.remove_prefix(1);
+    if (glob.empty()) return "pattern line " + std::to_string(line_no) + " has no pattern";
+    rules.push_back({line.front() == '+', std::string(glob)});
+  }
+  rules_ = std::move(rules);
+  return "";
+}
+
+bool PatternSet::monitored(std::string_view name) const {
+  bool result = true;
+  for (const PatternRule& r : rules_) {
+    if (glob_match(r.glob, name)) result = r.include;
+  }
+  return result;
+}
+
+}  // namespace sonde::monitor

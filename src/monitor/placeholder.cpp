@@ -1,2 +1,0 @@
-// Removed once the monitor has real sources.
-namespace sonde::monitor {}

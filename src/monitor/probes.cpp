@@ -1,0 +1,127 @@
+// The probe entry points: the C API, the C++ exception hook and the
+// -finstrument-functions hooks. All of them funnel into probe_path.hpp.
+#include <dlfcn.h>
+
+#include <cstring>
+#include <cxxabi.h>
+#include <exception>
+#include <typeinfo>
+
+#include "monitor/controller.hpp"
+#include "monitor/function_filter.hpp"
+#include "monitor/probe_path.hpp"
+#include "monitor/registry.hpp"
+#include "sonde/sonde.h"
+#include "sonde/sonde.hpp"
+
+using namespace sonde::monitor;
+
+namespace {
+
+[[gnu::noinline]] bool manual_op_monitored_slow(sonde_op* op) {
+  ensure_started();
+  if (g_mode.load(std::memory_order_relaxed) != kModeOn) return false;
+  register_operation(op);
+  return __atomic_load_n(&op->state, __ATOMIC_ACQUIRE) == op_enabled_tag();
+}
+
+// The two tags are re-read per call: a pattern reload changes them, which
+// sends every descriptor back through registration once.
+inline bool manual_op_monitored(sonde_op* op) {
+  uint8_t s = __atomic_load_n(&op->state, __ATOMIC_RELAXED);
+  uint8_t on = op_enabled_tag();
+  if (s == on) [[likely]] return true;
+  if (s == on + 1) return false;
+  return manual_op_monitored_slow(op);
+}
+
+}  // namespace
+
+extern "C" {
+
+SONDE_API void sonde_begin(sonde_op* op) {
+  if (g_mode.load(std::memory_order_relaxed) != kModeOn) [[unlikely]] {
+    if (g_mode.load(std::memory_order_relaxed) != kModeOff) return;
+    ensure_started();
+    if (g_mode.load(std::memory_order_relaxed) != kModeOn) return;
+  }
+  if (!manual_op_monitored(op)) return;
+  probe_enter(RawKind::kEnterOp, op->id, op->id | kOpTag);
+}
+
+SONDE_API void sonde_end(sonde_op* op) {
+  if (g_mode.load(std::memory_order_relaxed) == kModeShutdown) return;
+  probe_exit(RawKind::kExitOp, op->id, op->id | kOpTag);
+}
+
+SONDE_API void sonde_failed(sonde_op* op, const char* cause) {
+  if (g_mode.load(std::memory_order_relaxed) == kModeShutdown) return;
+  ThreadState& t = t_state;
+  // Intern only when this frame is really open: interning takes a lock.
+  if (t.depth == 0 || (t.shadow[t.depth - 1] & ~kDroppedTag) != (op->id | kOpTag)) return;
+  probe_exit(RawKind::kFailOp, op->id, op->id | kOpTag, intern_cause(cause));
+}
+
+SONDE_API int sonde_is_enabled(void) {
+  ensure_started();
+  return g_mode.load() == kModeOn ? 1 : 0;
+}
+
+SONDE_API void sonde_set_enabled(int enabled) {
+  ensure_started();
+  uint8_t m = g_mode.load();
+  if (m == kModeShutdown) return;
+  // Off only stops new enters; open frames still record their exits.
+  g_mode.store(enabled ? kModeOn : kModeOff);
+}
+
+SONDE_API int sonde_set_patterns(const char* lines, char* error, size_t error_size) {
+  ensure_started();
+  std::string err = set_patterns(lines != nullptr ? lines : "");
+  if (err.empty()) return 0;
+  if (error != nullptr && error_size > 0) {
+    std::strncpy(error, err.c_str(), error_size - 1);
+    error[error_size - 1] = '\0';
+  }
+  return -1;
+}
+
+SONDE_API int sonde_flush(void) { return flush_now() ? 0 : -1; }
+SONDE_API void sonde_shutdown(void) { shutdown_monitoring(); }
+
+SONDE_API sonde_stats sonde_get_stats(void) {
+  Totals t = current_totals();
+  sonde_stats s{};
+  s.events_recorded = t.recorded;
+  s.events_written = t.written;
+  s.events_dropped = t.dropped;
+  s.buffers_written = t.buffers;
+  s.write_errors = t.write_errors;
+  return s;
+}
+
+// -finstrument-functions hooks. glibc defines no-op versions, so programs
+// built with the flag link without sonde and pick these up via LD_PRELOAD.
+[[gnu::no_instrument_function]] SONDE_API void __cyg_profile_func_enter(void* fn, void* /*site*/) {
+  if (g_mode.load(std::memory_order_relaxed) != kModeOn) [[unlikely]] {
+    if (g_mode.load(std::memory_order_relaxed) != kModeOff) return;
+    ensure_started();
+    if (g_mode.load(std::memory_order_relaxed) != kModeOn) return;
+  }
+  auto address = reinterpret_cast<uint64_t>(fn);
+  const FunctionFilter* filter = g_function_filter.load(std::memory_order_acquire);
+  if (filter != nullptr && !filter->allows(address)) return;
+  probe_enter(RawKind::kEnterFn, address, address);
+}
+
+[[gnu::no_instrument_function]] SONDE_API void __cyg_profile_func_exit(void* fn, void* /*site*/) {
+  if (g_mode.load(std::memory_order_relaxed) == kModeShutdown) return;
+  auto address = reinterpret_cast<uint64_t>(fn);
+  probe_exit(RawKind::kExitFn, address, address);
+}
+
+}  // extern "C"
+
+// Starts monitoring when libsonde is loaded (linked or LD_PRELOADed).
+[[gnu::constructor]] static void sonde_library_loaded() { ensure_started(); }
+[[gnu::destructor]] static void sonde_library_unloaded() { shutdown_monitoring(); }

@@ -1,0 +1,31 @@
+#include "monitor/sampling.hpp"
+
+#include <cstdio>
+
+#include "monitor/clock.hpp"
+#include "monitor/process_info.hpp"
+#include "monitor/samplers/make_samplers.hpp"
+
+namespace sonde::monitor {
+
+Sampling::Sampling(const Config& config, Emit emit) : config_(config), emit_(std::move(emit)) {
+  if (config_.samplers.empty()) return;
+  std::string error;
+  samplers_ = samplers::make_samplers(config_.samplers, describe_process(config_).hostname, &error);
+  if (!error.empty()) std::fprintf(stderr, "sonde: samplers: %s\n", error.c_str());
+}
+
+Sampling::~Sampling() = default;
+
+void Sampling::poll(int64_t now_ms) {
+  if (samplers_.empty() || now_ms < next_ms_) return;
+  next_ms_ = now_ms + config_.sampler_period_ms;
+  int64_t now_ns = epoch_ns_now();
+  for (auto& s : samplers_) {
+    out_.clear();
+    s->sample(now_ns, out_);
+    for (const format::Record& r : out_) emit_(r);
+  }
+}
+
+}  // namespace sonde::monitor

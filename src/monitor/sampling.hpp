@@ -1,0 +1,32 @@
+// Runs the configured samplers on the writer thread every sampler period.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "format/record.hpp"
+#include "monitor/config.hpp"
+
+namespace sonde::monitor {
+
+namespace samplers {
+class Sampler;
+}
+
+class Sampling {
+ public:
+  using Emit = std::function<void(const format::Record&)>;
+  Sampling(const Config& config, Emit emit);
+  ~Sampling();
+  void poll(int64_t now_ms);
+
+ private:
+  const Config& config_;
+  Emit emit_;
+  std::vector<std::unique_ptr<samplers::Sampler>> samplers_;
+  std::vector<format::Record> out_;
+  int64_t next_ms_ = 0;
+};
+
+}  // namespace sonde::monitor

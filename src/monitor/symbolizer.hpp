@@ -1,0 +1,38 @@
+// Turns function addresses into demangled names, modules and source lines,
+// off the hot path (writer thread), with elfutils' libdwfl over this
+// process's own mappings. Static functions resolve through .symtab; code in
+// libraries loaded later is found by re-reading the mappings on a miss.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace sonde::monitor {
+
+struct Symbol {
+  std::string name;    // demangled; "0x…" if unknown
+  std::string module;  // path of the ELF file, "" if unknown
+  uint64_t offset = 0; // address relative to the module's load base
+  std::string file;    // source file from DWARF, "" without debug info
+  uint32_t line = 0;
+  bool resolved = false;
+};
+
+class Symbolizer {
+ public:
+  Symbolizer();
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  Symbol resolve(uint64_t address);
+
+ private:
+  bool report();
+  struct Impl;
+  Impl* impl_;
+};
+
+std::string demangle(const char* name);
+
+}  // namespace sonde::monitor

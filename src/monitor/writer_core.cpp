@@ -1,0 +1,176 @@
+#include "monitor/writer_core.hpp"
+
+#include <cstdio>
+
+#include "monitor/registry.hpp"
+
+namespace sonde::monitor {
+
+using format::native::EventKind;
+
+WriterCore::WriterCore(const Config& config, std::unique_ptr<EventWriter> writer,
+                       ProcessInfo process)
+    : config_(config), writer_(std::move(writer)), process_(std::move(process)) {}
+
+std::string WriterCore::open() {
+  calibration_.start();
+  std::string err = writer_->open(process_);
+  if (err.empty()) writer_->clock(calibration_);
+  return err;
+}
+
+uint32_t WriterCore::function_op(uint64_t address) {
+  auto [it, inserted] = function_ops_.try_emplace(address, next_op_);
+  if (!inserted) return it->second;
+  ++next_op_;
+  if (!symbolizer_) symbolizer_ = std::make_unique<Symbolizer>();
+  Symbol s = symbolizer_->resolve(address);
+  OperationInfo op;
+  op.id = it->second;
+  op.name = s.name;
+  op.kind = format::native::OperationKind::kFunction;
+  op.module = s.module;
+  op.address = s.offset;
+  op.file = s.file;
+  op.line = s.line;
+  writer_->operation(op);
+  return op.id;
+}
+
+uint32_t WriterCore::manual_op(uint64_t id) {
+  auto [it, inserted] = manual_ops_.try_emplace(id, next_op_);
+  if (!inserted) return it->second;
+  ++next_op_;
+  ManualOperation m;
+  OperationInfo op;
+  op.id = it->second;
+  op.kind = format::native::OperationKind::kManual;
+  if (lookup_operation(static_cast<uint32_t>(id), &m)) {
+    op.name = m.name;
+    op.file = m.file;
+    op.line = static_cast<uint32_t>(m.line);
+  } else {
+    op.name = "<unregistered operation " + std::to_string(id) + ">";
+  }
+  op.module = process_.executable;
+  writer_->operation(op);
+  return op.id;
+}
+
+void WriterCore::announce(ThreadChannel& ch) {
+  if (ch.announced) return;
+  ch.announced = true;
+  writer_->thread({ch.index, ch.os_tid, ch.name});
+}
+
+void WriterCore::consume(ThreadChannel& ch, const RawEvent* begin, const RawEvent* end) {
+  if (begin == end) return;
+  announce(ch);
+  Decode& d = decode_[ch.index];
+  scratch_.clear();
+  uint64_t probe_events = 0;
+  for (const RawEvent* e = begin; e < end; ++e) {
+    RawKind kind = kind_of(e->b);
+    uint64_t payload = payload_of(e->b);
+    DecodedEvent out{};
+    switch (kind) {
+      case RawKind::kEnterFn:
+      case RawKind::kEnterOp:
+        out.kind = EventKind::kEnter;
+        out.time = e->a;
+        out.op = kind == RawKind::kEnterFn ? function_op(payload) : manual_op(payload);
+        ++d.depth;
+        ++probe_events;
+        break;
+      case RawKind::kExitFn:
+      case RawKind::kExitOp:
+      case RawKind::kFailFn:
+      case RawKind::kFailOp: {
+        bool failed = kind == RawKind::kFailFn || kind == RawKind::kFailOp;
+        bool has_cause = failed && e + 1 < end && kind_of(e[1].b) == RawKind::kCause;
+        if (d.depth == 0) {
+          // A frame entered before a fork, returning in the child: its enter
+          // is in the parent's log, so the child's log leaves it out.
+          ++inherited_exits_;
+          if (has_cause) ++e;
+          continue;
+        }
+        --d.depth;
+        ++probe_events;
+        out.kind = failed ? EventKind::kExitFailed : EventKind::kExit;
+        out.time = e->a;
+        bool fn = kind == RawKind::kExitFn || kind == RawKind::kFailFn;
+        out.op = fn ? function_op(payload) : manual_op(payload);
+        if (has_cause) {
+          ++e;
+          out.cause = static_cast<uint32_t>(e->a);
+        }
+        break;
+      }
+      case RawKind::kTraceBegin:
+        out.kind = EventKind::kTraceBegin;
+        out.trace_id = e->a;
+        if (e + 1 < end && kind_of(e[1].b) == RawKind::kTraceParent) {
+          ++e;
+          out.parent_trace_id = static_cast<int64_t>(e->a);
+          out.parent_order_id = static_cast<int32_t>(payload_of(e->b)) - 1;
+        }
+        // The next event (the trace's first enter) carries the time; the
+        // block encoding needs a time per event, so borrow it.
+        out.time = e + 1 < end ? e[1].a : (scratch_.empty() ? 0 : scratch_.back().time);
+        d.in_trace = true;
+        d.depth = 0;
+        break;
+      case RawKind::kLost:
+        out.kind = EventKind::kLost;
+        out.time = e->a;
+        out.lost = payload;
+        lost_ += payload;
+        break;
+      default:
+        continue;  // kCause without its failed exit, or garbage: nothing to write
+    }
+    scratch_.push_back(out);
+  }
+  if (writer_->failed()) {
+    lost_ += probe_events;
+  } else {
+    writer_->events(ch.index, scratch_.data(), scratch_.size());
+    if (writer_->failed()) {
+      lost_ += probe_events;
+    } else {
+      written_ += probe_events;
+    }
+  }
+  if (writer_->failed() && !reported_failure_) {
+    reported_failure_ = true;
+    std::fprintf(stderr, "sonde: writing the log failed: %s; further events are counted as lost\n",
+                 writer_->error().c_str());
+  }
+}
+
+void WriterCore::record(const format::Record& r) {
+  if (!writer_->failed()) writer_->record(r);
+}
+
+void WriterCore::report_loss(uint32_t thread, uint64_t events, std::string_view reason) {
+  if (events == 0) return;
+  lost_ += events;
+  if (!writer_->failed()) writer_->loss(thread, events, reason);
+}
+
+void WriterCore::refresh_clock() {
+  calibration_.refine();
+  if (!writer_->failed()) writer_->clock(calibration_);
+}
+
+void WriterCore::flush(bool force) {
+  if (!writer_->failed()) writer_->flush(force);
+}
+
+void WriterCore::close() {
+  refresh_clock();
+  writer_->close(written_, lost_);
+}
+
+}  // namespace sonde::monitor

@@ -1,0 +1,62 @@
+// The writer thread's work, independent of how it is scheduled: decodes raw
+// per-thread events, names operations on first use, keeps the counts that
+// make loss visible, and feeds the configured EventWriter.
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "monitor/channel.hpp"
+#include "monitor/clock.hpp"
+#include "monitor/symbolizer.hpp"
+#include "monitor/writers/event_writer.hpp"
+
+namespace sonde::monitor {
+
+class WriterCore {
+ public:
+  WriterCore(const Config& config, std::unique_ptr<EventWriter> writer, ProcessInfo process);
+  // Returns "" or the error that keeps the log from being written.
+  std::string open();
+
+  // Consumes one run of a thread's events; runs of a thread must arrive in order.
+  void consume(ThreadChannel& ch, const RawEvent* begin, const RawEvent* end);
+  void record(const format::Record& r);
+  // Lost events that never reached a buffer (counted by the thread).
+  void report_loss(uint32_t thread, uint64_t events, std::string_view reason);
+  void refresh_clock();
+  void flush(bool force);
+  void close();
+
+  uint64_t events_written() const { return written_; }
+  uint64_t events_lost() const { return lost_; }
+  uint64_t inherited_exits() const { return inherited_exits_; }
+  const EventWriter& writer() const { return *writer_; }
+
+ private:
+  struct Decode {
+    uint32_t depth = 0;
+    bool in_trace = false;
+  };
+  uint32_t function_op(uint64_t address);
+  uint32_t manual_op(uint64_t id);
+  void announce(ThreadChannel& ch);
+
+  const Config& config_;
+  std::unique_ptr<EventWriter> writer_;
+  ProcessInfo process_;
+  Calibration calibration_;
+  std::unique_ptr<Symbolizer> symbolizer_;
+  std::unordered_map<uint64_t, uint32_t> function_ops_;
+  std::unordered_map<uint64_t, uint32_t> manual_ops_;
+  uint32_t next_op_ = 0;
+  std::unordered_map<uint32_t, Decode> decode_;
+  std::vector<DecodedEvent> scratch_;
+  uint64_t written_ = 0;
+  uint64_t lost_ = 0;
+  uint64_t inherited_exits_ = 0;
+  bool reported_failure_ = false;
+};
+
+}  // namespace sonde::monitor

@@ -50,15 +50,33 @@ void encode_bin_record(const Record& r, int32_t type_id, WriterRegistry& strings
   for (size_t i = 0; i < fields.size() && i < r.values.size(); ++i) {
     const Value& v = r.values[i];
     switch (fields[i].type) {
-      case FieldType::kInt32: put_be<int32_t>(out, static_cast<int32_t>(value_or<int64_t>(v, 0))); break;
-      case FieldType::kInt64: put_be<int64_t>(out, value_or<int64_t>(v, 0)); break;
-      case FieldType::kShort: put_be<int16_t>(out, static_cast<int16_t>(value_or<int64_t>(v, 0))); break;
-      case FieldType::kChar: put_be<uint16_t>(out, static_cast<uint16_t>(value_or<int64_t>(v, 0))); break;
-      case FieldType::kByte: out += static_cast<char>(value_or<int64_t>(v, 0)); break;
-      case FieldType::kBool: out += static_cast<char>(value_or<bool>(v, false) ? 1 : 0); break;
-      case FieldType::kDouble: put_be<double>(out, value_or<double>(v, 0)); break;
-      case FieldType::kFloat: put_be<float>(out, static_cast<float>(value_or<double>(v, 0))); break;
-      case FieldType::kString: put_be<int32_t>(out, strings.id(value_or<std::string_view>(v, {}))); break;
+      case FieldType::kInt32:
+        put_be<int32_t>(out, static_cast<int32_t>(value_or<int64_t>(v, 0)));
+        break;
+      case FieldType::kInt64:
+        put_be<int64_t>(out, value_or<int64_t>(v, 0));
+        break;
+      case FieldType::kShort:
+        put_be<int16_t>(out, static_cast<int16_t>(value_or<int64_t>(v, 0)));
+        break;
+      case FieldType::kChar:
+        put_be<uint16_t>(out, static_cast<uint16_t>(value_or<int64_t>(v, 0)));
+        break;
+      case FieldType::kByte:
+        out += static_cast<char>(value_or<int64_t>(v, 0));
+        break;
+      case FieldType::kBool:
+        out += static_cast<char>(value_or<bool>(v, false) ? 1 : 0);
+        break;
+      case FieldType::kDouble:
+        put_be<double>(out, value_or<double>(v, 0));
+        break;
+      case FieldType::kFloat:
+        put_be<float>(out, static_cast<float>(value_or<double>(v, 0)));
+        break;
+      case FieldType::kString:
+        put_be<int32_t>(out, strings.id(value_or<std::string_view>(v, {})));
+        break;
       case FieldType::kStringArray: {
         const auto* items = std::get_if<std::vector<std::string_view>>(&v);
         put_be<int32_t>(out, items ? static_cast<int32_t>(items->size()) : 0);
@@ -115,15 +133,33 @@ BinStatus decode_bin_record(std::string_view data, ReaderRegistry& registry, Rec
     }
     Value& v = out.values[i];
     switch (t) {
-      case FieldType::kInt32: v = int64_t{get_be<int32_t>(p + pos)}; break;
-      case FieldType::kInt64: v = get_be<int64_t>(p + pos); break;
-      case FieldType::kShort: v = int64_t{get_be<int16_t>(p + pos)}; break;
-      case FieldType::kChar: v = int64_t{get_be<uint16_t>(p + pos)}; break;
-      case FieldType::kByte: v = int64_t{static_cast<int8_t>(p[pos])}; break;
-      case FieldType::kBool: v = p[pos] == 1; break;  // as Kieker: only 1 is true
-      case FieldType::kDouble: v = get_be<double>(p + pos); break;
-      case FieldType::kFloat: v = static_cast<double>(get_be<float>(p + pos)); break;
-      case FieldType::kString: v = string_at(pos); break;
+      case FieldType::kInt32:
+        v = int64_t{get_be<int32_t>(p + pos)};
+        break;
+      case FieldType::kInt64:
+        v = get_be<int64_t>(p + pos);
+        break;
+      case FieldType::kShort:
+        v = int64_t{get_be<int16_t>(p + pos)};
+        break;
+      case FieldType::kChar:
+        v = int64_t{get_be<uint16_t>(p + pos)};
+        break;
+      case FieldType::kByte:
+        v = int64_t{static_cast<int8_t>(p[pos])};
+        break;
+      case FieldType::kBool:
+        v = p[pos] == 1;
+        break;  // as Kieker: only 1 is true
+      case FieldType::kDouble:
+        v = get_be<double>(p + pos);
+        break;
+      case FieldType::kFloat:
+        v = static_cast<double>(get_be<float>(p + pos));
+        break;
+      case FieldType::kString:
+        v = string_at(pos);
+        break;
       case FieldType::kStringArray: {
         const int32_t count = get_be<int32_t>(p + pos);
         if (count < 0) {
@@ -131,7 +167,8 @@ BinStatus decode_bin_record(std::string_view data, ReaderRegistry& registry, Rec
                     "' has negative length " + std::to_string(count);
           return BinStatus::kBadArray;
         }
-        const size_t need = pos + 4 + 4 * static_cast<size_t>(count) + fixed_size_from(schema, i + 1);
+        const size_t need =
+            pos + 4 + 4 * static_cast<size_t>(count) + fixed_size_from(schema, i + 1);
         if (need > n) {
           *size = need;
           return BinStatus::kNeedMore;
@@ -200,8 +237,11 @@ bool BinStreamDecoder::feed(std::string_view chunk) {
         halt("record type " + detail_ + " has no built-in schema" + std::string(kNoLength), false);
         break;
       case BinStatus::kUnknownTypeId:
-      case BinStatus::kBadArray: halt(detail_ + std::string(kNoLength), true); break;
-      case BinStatus::kNeedMore: break;
+      case BinStatus::kBadArray:
+        halt(detail_ + std::string(kNoLength), true);
+        break;
+      case BinStatus::kNeedMore:
+        break;
     }
     if (stopped_) return false;
   }
@@ -231,7 +271,7 @@ bool BinStreamDecoder::finish() {
   }
   buf_.clear();
   pos_ = 0;
-  report_.finish("");
+  report_.finish();
   return !stopped_;
 }
 

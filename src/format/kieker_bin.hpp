@@ -17,8 +17,7 @@ namespace sonde::format::kieker {
 // Appends the header and payload of `r`. String values get ids from
 // `strings`; ids >= a strings.size() taken before the call are new and must
 // reach the reader (kieker.map, TCP registry frame) before this record.
-void encode_bin_record(const Record& r, int32_t type_id, WriterRegistry& strings,
-                       std::string& out);
+void encode_bin_record(const Record& r, int32_t type_id, WriterRegistry& strings, std::string& out);
 
 enum class BinStatus {
   kOk,

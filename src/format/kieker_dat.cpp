@@ -179,8 +179,8 @@ void append_utf8(std::string& out, uint32_t cp) {
 
 // A Java char is one UTF-16 unit, written as itself.
 bool append_dat_char(std::string& out, int64_t c) {
-  bool bad = c < 0 || c > 0xFFFF || (c >= 0xD800 && c <= 0xDFFF) || c == ';' || c == '\r' ||
-             c == '\n';
+  bool bad =
+      c < 0 || c > 0xFFFF || (c >= 0xD800 && c <= 0xDFFF) || c == ';' || c == '\r' || c == '\n';
   if (bad) {
     out += kDatSubstitute;
     return true;
@@ -213,16 +213,30 @@ size_t encode_dat_line(const Record& r, int32_t type_id, std::string& out) {
     const Value& v = r.values[i];
     out += ';';
     switch (fields[i].type) {
-      case FieldType::kInt32: append_int(out, static_cast<int32_t>(value_or<int64_t>(v, 0))); break;
-      case FieldType::kInt64: append_int(out, value_or<int64_t>(v, 0)); break;
-      case FieldType::kShort: append_int(out, static_cast<int16_t>(value_or<int64_t>(v, 0))); break;
-      case FieldType::kByte: append_int(out, static_cast<int8_t>(value_or<int64_t>(v, 0))); break;
-      case FieldType::kChar: altered += append_dat_char(out, value_or<int64_t>(v, 0)); break;
-      case FieldType::kDouble: append_java_double(out, value_or<double>(v, 0)); break;
+      case FieldType::kInt32:
+        append_int(out, static_cast<int32_t>(value_or<int64_t>(v, 0)));
+        break;
+      case FieldType::kInt64:
+        append_int(out, value_or<int64_t>(v, 0));
+        break;
+      case FieldType::kShort:
+        append_int(out, static_cast<int16_t>(value_or<int64_t>(v, 0)));
+        break;
+      case FieldType::kByte:
+        append_int(out, static_cast<int8_t>(value_or<int64_t>(v, 0)));
+        break;
+      case FieldType::kChar:
+        altered += append_dat_char(out, value_or<int64_t>(v, 0));
+        break;
+      case FieldType::kDouble:
+        append_java_double(out, value_or<double>(v, 0));
+        break;
       case FieldType::kFloat:
         append_java_float(out, static_cast<float>(value_or<double>(v, 0)));
         break;
-      case FieldType::kBool: out += value_or<bool>(v, false) ? "true" : "false"; break;
+      case FieldType::kBool:
+        out += value_or<bool>(v, false) ? "true" : "false";
+        break;
       case FieldType::kString:
         altered += append_dat_string(out, value_or<std::string_view>(v, {}));
         break;
@@ -278,7 +292,8 @@ class LineCursor {
     size_t len = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : 1;
     if (pos_ + len > s_.size()) len = 1;
     uint32_t cp = len == 1 ? lead : len == 2 ? (lead & 0x1F) : (lead & 0x0F);
-    for (size_t i = 1; i < len; ++i) cp = (cp << 6) | (static_cast<unsigned char>(s_[pos_ + i]) & 0x3F);
+    for (size_t i = 1; i < len; ++i)
+      cp = (cp << 6) | (static_cast<unsigned char>(s_[pos_ + i]) & 0x3F);
     pos_ += len;
     if (pos_ == s_.size()) {
       more_ = false;
@@ -307,10 +322,18 @@ bool parse_number(FieldType t, std::string_view s, Value& out) {
   int64_t i = 0;
   bool ok = false;
   switch (t) {
-    case FieldType::kInt32: ok = parse_java_int<int32_t>(s, &i); break;
-    case FieldType::kInt64: ok = parse_java_int<int64_t>(s, &i); break;
-    case FieldType::kShort: ok = parse_java_int<int16_t>(s, &i); break;
-    case FieldType::kByte: ok = parse_java_int<int8_t>(s, &i); break;
+    case FieldType::kInt32:
+      ok = parse_java_int<int32_t>(s, &i);
+      break;
+    case FieldType::kInt64:
+      ok = parse_java_int<int64_t>(s, &i);
+      break;
+    case FieldType::kShort:
+      ok = parse_java_int<int16_t>(s, &i);
+      break;
+    case FieldType::kByte:
+      ok = parse_java_int<int8_t>(s, &i);
+      break;
     case FieldType::kDouble: {
       double d = 0;
       if (!parse_java_double(s, &d)) return false;
@@ -336,7 +359,8 @@ bool parse_number(FieldType t, std::string_view s, Value& out) {
       out = eq("true");
       return true;
     }
-    default: return false;
+    default:
+      return false;
   }
   if (ok) out = i;
   return ok;
@@ -380,15 +404,17 @@ DatStatus decode_dat_line(std::string_view line, ReaderRegistry& registry, Strin
   for (size_t i = 0; i < schema.fields.size(); ++i) {
     const FieldSpec& f = schema.fields[i];
     auto bad = [&](std::string_view text) {
-      return malformed("field '" + f.name + "' (" + std::string(to_string(f.type)) + "): " +
-                       quoted(text) + " is not a valid value");
+      return malformed("field '" + f.name + "' (" + std::string(to_string(f.type)) +
+                       "): " + quoted(text) + " is not a valid value");
     };
     if (!c.more()) {
       return malformed("line ends before field '" + f.name + "' (" + std::to_string(i + 1) +
                        " of " + std::to_string(schema.fields.size()) + ")");
     }
     switch (f.type) {
-      case FieldType::kString: out.values[i] = pool.intern(c.value()); break;
+      case FieldType::kString:
+        out.values[i] = pool.intern(c.value());
+        break;
       case FieldType::kChar: {
         int64_t ch = 0;
         if (!c.character(&ch)) return bad(c.rest());
@@ -427,31 +453,43 @@ DatStatus decode_dat_line(std::string_view line, ReaderRegistry& registry, Strin
 
 bool DatStreamDecoder::feed(std::string_view chunk) {
   while (!stopped_ && !chunk.empty()) {
-    size_t nl = chunk.find('\n');
+    const size_t nl = chunk.find('\n');
+    const std::string_view piece = chunk.substr(0, nl);
+    chunk.remove_prefix(nl == std::string_view::npos ? chunk.size() : nl + 1);
+    if (!overlong_ && partial_.size() + piece.size() > kMaxDatLine) {
+      // Not a .dat line (binary data?): skip to the next newline, report once.
+      overlong_ = true;
+      partial_.clear();
+      ++report_.stats().skipped;
+      report_.error("line " + std::to_string(line_no_ + 1),
+                    "longer than " + std::to_string(kMaxDatLine) + " bytes; skipped");
+    }
     if (nl == std::string_view::npos) {
-      partial_.append(chunk);
+      if (!overlong_) partial_.append(piece);
       return true;
     }
-    if (partial_.empty()) {
-      line(chunk.substr(0, nl));
+    if (overlong_) {
+      ++line_no_;
+      overlong_ = false;
+    } else if (partial_.empty()) {
+      line(piece, false);
     } else {
-      partial_.append(chunk.substr(0, nl));
-      line(partial_);
+      partial_.append(piece);
+      line(partial_, false);
       partial_.clear();
     }
-    chunk.remove_prefix(nl + 1);
   }
   return !stopped_;
 }
 
 bool DatStreamDecoder::finish() {
-  if (!stopped_ && !partial_.empty()) line(partial_);
+  if (!stopped_ && !partial_.empty() && !overlong_) line(partial_, true);
   partial_.clear();
-  report_.finish("");
+  report_.finish();
   return !stopped_;
 }
 
-bool DatStreamDecoder::line(std::string_view text) {
+bool DatStreamDecoder::line(std::string_view text, bool unterminated) {
   ++line_no_;
   if (text.empty() || text == "\r") return true;
   LogReadStats& stats = report_.stats();
@@ -460,9 +498,19 @@ bool DatStreamDecoder::line(std::string_view text) {
       ++stats.records;
       if (!sink_.on_record(record_)) stopped_ = true;
       break;
-    case DatStatus::kUnknownClass: report_.unknown_class(detail_); break;
-    case DatStatus::kUnknownTypeId:
+    case DatStatus::kUnknownClass:
+      report_.unknown_class(detail_);
+      break;
     case DatStatus::kMalformed:
+      if (unterminated) {
+        // A last line without its newline is what a killed writer leaves.
+        ++stats.skipped;
+        report_.warning("line " + std::to_string(line_no_) +
+                        ": file ends inside a line (truncated): " + detail_);
+        break;
+      }
+      [[fallthrough]];
+    case DatStatus::kUnknownTypeId:
       ++stats.skipped;
       report_.error("line " + std::to_string(line_no_), detail_);
       break;

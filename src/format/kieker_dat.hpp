@@ -46,12 +46,16 @@ enum class DatStatus {
 DatStatus decode_dat_line(std::string_view line, ReaderRegistry& registry, StringPool& pool,
                           Record& out, std::string* detail);
 
+// Longer lines are not Kieker's (a binary file named .dat?) and are skipped
+// rather than buffered.
+inline constexpr size_t kMaxDatLine = size_t{16} << 20;
+
 // Decodes a .dat stream fed in arbitrary chunks (lines may straddle chunks).
-// Malformed lines are reported with their line number and skipped.
+// Malformed lines are reported with their line number and skipped; an
+// unparsable last line without a newline is reported as truncation.
 class DatStreamDecoder {
  public:
-  DatStreamDecoder(ReaderRegistry& registry, StringPool& pool, RecordSink& sink,
-                   FileReport& report)
+  DatStreamDecoder(ReaderRegistry& registry, StringPool& pool, RecordSink& sink, FileReport& report)
       : registry_(registry), pool_(pool), sink_(sink), report_(report) {}
 
   // Returns false once the sink has asked to stop.
@@ -61,7 +65,7 @@ class DatStreamDecoder {
   uint64_t lines() const { return line_no_; }
 
  private:
-  bool line(std::string_view text);
+  bool line(std::string_view text, bool unterminated);
 
   ReaderRegistry& registry_;
   StringPool& pool_;
@@ -72,6 +76,7 @@ class DatStreamDecoder {
   std::string detail_;
   uint64_t line_no_ = 0;
   bool stopped_ = false;
+  bool overlong_ = false;
 };
 
 }  // namespace sonde::format::kieker

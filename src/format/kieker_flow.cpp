@@ -27,8 +27,14 @@ bool KiekerFlowBuilder::metadata(std::string_view version, std::string_view cont
                                  int64_t time_ns) {
   reset_to_defaults(record_, metadata_);
   record_.logging_timestamp = time_ns;
-  record_.values = {pool_.intern(version), pool_.intern(controller), host_, int64_t{1}, false,
-                    int64_t{0}, std::string_view("NANOSECONDS"), int64_t{0}};
+  record_.values = {pool_.intern(version),
+                    pool_.intern(controller),
+                    host_,
+                    int64_t{1},
+                    false,
+                    int64_t{0},
+                    std::string_view("NANOSECONDS"),
+                    int64_t{0}};
   return sink_.on_record(record_);
 }
 

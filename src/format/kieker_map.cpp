@@ -1,5 +1,6 @@
 #include "format/kieker_map.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -14,10 +15,17 @@ std::string encode_map_value(std::string_view value) {
   out.reserve(value.size());
   for (char c : value) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      default: out += c;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -34,9 +42,15 @@ std::string decode_map_value(std::string_view text) {
     }
     char d = text[++i];
     switch (d) {
-      case '\\': out += '\\'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
+      case '\\':
+        out += '\\';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
       default:  // Kieker keeps unknown escapes verbatim
         out += c;
         out += d;
@@ -59,10 +73,8 @@ std::string_view* ReaderRegistry::slot(int32_t id) {
 
 const std::string_view* ReaderRegistry::slot(int32_t id) const {
   if (id < 0) return nullptr;
-  if (id < kDenseLimit) {
-    auto i = static_cast<size_t>(id);
-    return i < present_.size() && present_[i] ? &dense_[i] : nullptr;
-  }
+  auto i = static_cast<size_t>(id);
+  if (i < present_.size() && present_[i]) return &dense_[i];
   auto it = sparse_.find(id);
   return it == sparse_.end() ? nullptr : &it->second;
 }
@@ -84,11 +96,11 @@ void ReaderRegistry::set(int32_t id, std::string_view value) {
     return;
   }
   ++count_;
-  if (id >= kDenseLimit) {
+  auto i = static_cast<size_t>(id);
+  if (i >= dense_.size() && i >= std::max(kDenseMin, 2 * count_)) {
     sparse_[id] = stored;
     return;
   }
-  auto i = static_cast<size_t>(id);
   if (i >= dense_.size()) {
     dense_.resize(i + 1);
     present_.resize(i + 1, 0);
@@ -108,7 +120,7 @@ const KiekerType* ReaderRegistry::type(int32_t id) {
   if (auto it = types_.find(id); it != types_.end()) return &it->second;
   std::string_view name;
   if (!find(id, &name)) return nullptr;
-  return &types_.emplace(id, KiekerType{name, find_builtin_schema(name)}).first->second;
+  return &types_.emplace(id, KiekerType{name, lookup_(name)}).first->second;
 }
 
 int32_t WriterRegistry::id(std::string_view s) {
@@ -142,8 +154,8 @@ size_t parse_map_text(std::string_view text, std::string_view file, ReaderRegist
 
     size_t eq = line.find('=');
     if (eq == std::string_view::npos) {
-      errors.push_back(where(file, line_no) + "malformed map entry (no '='): " +
-                       std::string(line.substr(0, 80)));
+      errors.push_back(where(file, line_no) +
+                       "malformed map entry (no '='): " + std::string(line.substr(0, 80)));
       continue;
     }
     std::string_view key = line.substr(0, eq);
@@ -157,8 +169,11 @@ size_t parse_map_text(std::string_view text, std::string_view file, ReaderRegist
     }
     std::string value = decode_map_value(line.substr(eq + 1));
     switch (registry.add(id, value)) {
-      case ReaderRegistry::AddResult::kAdded: ++added; break;
-      case ReaderRegistry::AddResult::kSame: break;
+      case ReaderRegistry::AddResult::kAdded:
+        ++added;
+        break;
+      case ReaderRegistry::AddResult::kSame:
+        break;
       case ReaderRegistry::AddResult::kConflict: {
         std::string_view first;
         registry.find(id, &first);
@@ -209,10 +224,10 @@ void FileReport::unknown_class(std::string_view class_name) {
   unknown_.emplace_back(std::string(class_name), 1);
 }
 
-void FileReport::finish(std::string_view unknown_note) {
+void FileReport::finish() {
   for (const auto& [name, count] : unknown_) {
     warning("skipped " + std::to_string(count) + " record(s) of type " + name +
-            " (no built-in schema)" + std::string(unknown_note));
+            " (no built-in schema)");
   }
   unknown_.clear();
   if (errors_ > kMaxErrors) {

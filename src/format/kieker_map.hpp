@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "format/log_reader.hpp"
@@ -34,7 +35,11 @@ struct KiekerType {
 // construction, which must outlive the registry and every record read.
 class ReaderRegistry {
  public:
-  explicit ReaderRegistry(StringPool& pool) : pool_(pool) {}
+  using SchemaLookup = const RecordSchema* (*)(std::string_view class_name);
+  // `lookup` maps class names to schemas; tests and callers with their own
+  // record types can pass something other than the built-in table.
+  explicit ReaderRegistry(StringPool& pool, SchemaLookup lookup = find_builtin_schema)
+      : pool_(pool), lookup_(lookup) {}
 
   enum class AddResult { kAdded, kSame, kConflict };
   // Adds an entry. A second entry for an id keeps the first value: records
@@ -49,11 +54,14 @@ class ReaderRegistry {
   size_t size() const { return count_; }
 
  private:
-  static constexpr int32_t kDenseLimit = 1 << 22;  // larger ids go to the hash map
+  // Ids go to a vector while it stays at most twice as long as the number
+  // of entries (or this minimum), so a stray huge id cannot allocate much.
+  static constexpr size_t kDenseMin = 1 << 16;
   std::string_view* slot(int32_t id);
   const std::string_view* slot(int32_t id) const;
 
   StringPool& pool_;
+  SchemaLookup lookup_;
   std::vector<std::string_view> dense_;
   std::vector<uint8_t> present_;
   std::unordered_map<int32_t, std::string_view> sparse_;
@@ -102,8 +110,7 @@ class FileReport {
   void warning(std::string_view text);
   void unknown_class(std::string_view class_name);
   // Emits the per-class warnings and the count of errors beyond the cap.
-  // `unknown_note` is appended to each unknown-class warning.
-  void finish(std::string_view unknown_note);
+  void finish();
 
  private:
   std::string file_;

@@ -114,7 +114,9 @@ TcpDecoder::Step TcpDecoder::frame(RecordSink& sink) {
                    "cannot continue");
       return Step::kStop;
     case BinStatus::kBadString:
-    case BinStatus::kBadArray: fail(at, detail_); return Step::kStop;
+    case BinStatus::kBadArray:
+      fail(at, detail_);
+      return Step::kStop;
   }
   return Step::kStop;
 }

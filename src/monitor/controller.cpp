@@ -436,9 +436,12 @@ void writer_loop() {
   }
 }
 
+// Called with core_mu held.
 void print_summary(State& s) {
   if (!s.config.summary || !s.core) return;
-  Totals t = current_totals();
+  Totals t;
+  t.written = s.core->events_written();
+  t.dropped = s.core->events_lost();
   std::fprintf(stderr, "sonde: %llu events written, %llu lost, log: %s\n",
                static_cast<unsigned long long>(t.written), static_cast<unsigned long long>(t.dropped),
                s.core->writer().location().c_str());

@@ -4,6 +4,7 @@
 // generic format::Records that go into the same log as the trace events.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <string>
@@ -15,6 +16,7 @@
 
 namespace sonde::monitor::samplers {
 
+// Not thread-safe: each sampler has one caller, the writer thread.
 class Sampler {
  public:
   virtual ~Sampler() = default;
@@ -45,6 +47,7 @@ class Sampler {
   // A path below the /proc root, e.g. path("stat") -> "/proc/stat".
   std::string path(std::string_view relative) const;
   // Owned copies of strings that records point to (cpu ids, device names).
+  // Grows by each distinct name ever seen, which is small in practice.
   std::string_view intern(std::string_view s) { return strings_.intern(s); }
 
   // Adds a problem to last_error(); several are joined with "; ".
@@ -60,10 +63,10 @@ class Sampler {
     try {
       body();
     } catch (const std::exception& e) {
-      out.resize(before, format::Record{});
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
       add_error(e.what());
     } catch (...) {
-      out.resize(before, format::Record{});
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
       add_error("unknown exception");
     }
   }

@@ -1,0 +1,46 @@
+#include "analysis/distribution.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sonde::analysis {
+
+double quantile_sorted(std::span<const int64_t> sorted, double p) {
+  if (sorted.empty()) return 0;
+  p = std::clamp(p, 0.0, 1.0);
+  const double h = static_cast<double>(sorted.size() - 1) * p;
+  const size_t lo = static_cast<size_t>(std::floor(h));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = h - static_cast<double>(lo);
+  const double a = static_cast<double>(sorted[lo]);
+  const double b = static_cast<double>(sorted[hi]);
+  return a + frac * (b - a);
+}
+
+DistributionSummary summarize(std::vector<int64_t>& samples) {
+  DistributionSummary s;
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  s.count = samples.size();
+  s.min = samples.front();
+  s.max = samples.back();
+  // Sum in int64 (exact; 2^63 ns is 292 years), mean and deviation in double
+  // with a second pass, which stays accurate when the mean is large.
+  for (int64_t v : samples) s.total += v;
+  s.mean = static_cast<double>(s.total) / static_cast<double>(s.count);
+  if (s.count > 1) {
+    double squares = 0;
+    for (int64_t v : samples) {
+      const double d = static_cast<double>(v) - s.mean;
+      squares += d * d;
+    }
+    s.stddev = std::sqrt(squares / static_cast<double>(s.count - 1));
+  }
+  s.median = quantile_sorted(samples, 0.5);
+  s.p90 = quantile_sorted(samples, 0.90);
+  s.p95 = quantile_sorted(samples, 0.95);
+  s.p99 = quantile_sorted(samples, 0.99);
+  return s;
+}
+
+}  // namespace sonde::analysis

@@ -1,0 +1,108 @@
+#include "analysis/operation_signature.hpp"
+
+namespace sonde::analysis {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Bracket depth bookkeeping shared by the scanners: '<' '(' open, '>' ')'
+// close. Clamped at 0 so that "operator<" cannot make the rest unreadable.
+void step_depth(char c, int& depth, bool forward) {
+  const bool opens = forward ? (c == '<' || c == '(') : (c == '>' || c == ')');
+  const bool closes = forward ? (c == '>' || c == ')') : (c == '<' || c == '(');
+  if (opens) ++depth;
+  if (closes && depth > 0) --depth;
+}
+
+// Splits "a.b.C.name" or "ns::C<T>::name" at the last separator outside brackets.
+void split_qualified(std::string_view q, std::string_view& owner, std::string_view& name) {
+  size_t sep = std::string_view::npos;
+  size_t sep_len = 0;
+  int depth = 0;
+  for (size_t i = 0; i < q.size(); ++i) {
+    const char c = q[i];
+    if (depth == 0) {
+      if (c == '.') {
+        sep = i;
+        sep_len = 1;
+      } else if (c == ':' && i + 1 < q.size() && q[i + 1] == ':') {
+        sep = i;
+        sep_len = 2;
+        ++i;
+        continue;
+      }
+    }
+    step_depth(c, depth, true);
+  }
+  if (sep == std::string_view::npos) {
+    owner = {};
+    name = q;
+  } else {
+    owner = q.substr(0, sep);
+    name = q.substr(sep + sep_len);
+  }
+}
+
+}  // namespace
+
+SignatureParts split_operation_signature(std::string_view signature) {
+  SignatureParts parts;
+  const std::string_view sig = trim(signature);
+  // The parameter list ends at the last ')'; walk back to its matching '('.
+  size_t head_end = sig.size();
+  const size_t close = sig.rfind(')');
+  if (close != std::string_view::npos) {
+    int depth = 0;
+    for (size_t i = close + 1; i-- > 0;) {
+      if (sig[i] == ')') ++depth;
+      if (sig[i] == '(' && --depth == 0) {
+        head_end = i;
+        parts.has_parentheses = true;
+        parts.parameters = trim(sig.substr(i + 1, close - i - 1));
+        break;
+      }
+    }
+  }
+  const std::string_view head = trim(sig.substr(0, head_end));
+  // The qualified name is the last whitespace-separated token outside brackets.
+  size_t name_begin = 0;
+  int depth = 0;
+  for (size_t i = head.size(); i-- > 0;) {
+    const char c = head[i];
+    if (depth == 0 && is_space(c)) {
+      name_begin = i + 1;
+      break;
+    }
+    step_depth(c, depth, false);
+  }
+  parts.prefix = trim(head.substr(0, name_begin));
+  split_qualified(head.substr(name_begin), parts.qualified_class, parts.name);
+  return parts;
+}
+
+std::string_view class_of_signature(std::string_view signature, std::string_view fallback) {
+  const SignatureParts parts = split_operation_signature(signature);
+  return parts.qualified_class.empty() ? fallback : parts.qualified_class;
+}
+
+std::string short_operation_label(std::string_view signature) {
+  const SignatureParts parts = split_operation_signature(signature);
+  std::string label(parts.name);
+  if (parts.has_parentheses) label += parts.parameters.empty() ? "()" : "(..)";
+  return label;
+}
+
+std::string_view short_class_label(std::string_view qualified_class) {
+  std::string_view owner;
+  std::string_view name;
+  split_qualified(trim(qualified_class), owner, name);
+  return name;
+}
+
+}  // namespace sonde::analysis

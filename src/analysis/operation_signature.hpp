@@ -1,0 +1,32 @@
+// Splits operation signatures into their parts. Java signatures as Kieker
+// records them ("public static void a.b.Class.name(java.lang.String[])"),
+// bare ones ("a.b.Class.name(boolean)") and C++ ones
+// ("int ns::Tpl<int, char>::name(int) const") all work: the qualified name is
+// split at the last "." or "::" outside template brackets and parentheses.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace sonde::analysis {
+
+struct SignatureParts {
+  std::string_view prefix;           // modifiers and return type ("public static void"), may be empty
+  std::string_view qualified_class;  // "a.b.Class" or "ns::Tpl<int, char>", empty if none
+  std::string_view name;             // operation name ("getBook")
+  std::string_view parameters;       // between the parentheses, empty if none
+  bool has_parentheses = false;
+};
+
+// Views into `signature`. Never fails: what cannot be parsed ends up in `name`.
+SignatureParts split_operation_signature(std::string_view signature);
+
+// Class part of a signature; `fallback` when there is none.
+std::string_view class_of_signature(std::string_view signature, std::string_view fallback = {});
+
+// Short labels, as Kieker's --short-labels: "getBook(..)" / "getBook()" and
+// the last segment of a qualified class name ("Catalog").
+std::string short_operation_label(std::string_view signature);
+std::string_view short_class_label(std::string_view qualified_class);
+
+}  // namespace sonde::analysis

@@ -1,2 +1,0 @@
-// Removed once the analysis layer has real sources.
-namespace sonde::analysis {}

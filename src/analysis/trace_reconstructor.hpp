@@ -1,0 +1,137 @@
+// Streaming trace reconstruction: a RecordSink that groups records by trace
+// id and hands each trace to a TraceSink the moment it is complete, so memory
+// holds only the traces still open. Flow events (TraceMetadata +
+// Before/After events) and OperationExecutionRecords are reconstructed into
+// the same Trace model (trace_model.hpp).
+//
+// Open traces are bounded: past `max_open_traces`, the least recently active
+// trace is closed; with a timeout, a trace idle that long (in log time: the
+// newest timestamp seen so far) is closed. Traces closed before they are
+// complete, and complete ones whose content is inconsistent, are reported as
+// InvalidTrace with reasons, never dropped silently.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <variant>
+
+#include "analysis/event_trace_buffer.hpp"
+#include "analysis/execution_record_buffer.hpp"
+#include "analysis/trace_model.hpp"
+#include "format/record.hpp"
+#include "format/string_pool.hpp"
+
+namespace sonde::analysis {
+
+struct ReconstructionOptions {
+  // Synthesise missing after events (Kieker's --repair-event-based-traces):
+  // an after event closes the executions left open above its own, and at the
+  // end of input every still-open execution is closed. Lost events (gaps in
+  // the order indices) cannot be repaired.
+  bool repair_event_traces = false;
+  // Close an OperationExecutionRecord trace as soon as its entry execution
+  // (eoi 0, ess 0) and all eois below the highest one have arrived. The entry
+  // is written last, when it returns, so this is safe for logs written in
+  // order; set false to wait for the timeout or the end of input as Kieker does.
+  bool close_execution_traces_on_entry = true;
+  // Bound on traces open at once; 0 = unbounded.
+  size_t max_open_traces = 1'000'000;
+  // Close traces without a record for this long (ns of log time); 0 = never.
+  int64_t trace_timeout_ns = 0;
+};
+
+struct ReconstructionStats {
+  uint64_t records = 0;            // all records seen
+  uint64_t flow_records = 0;       // TraceMetadata and trace events
+  uint64_t execution_records = 0;  // OperationExecutionRecords
+  uint64_t log_metadata_records = 0;  // KiekerMetadataRecords (describe the log, not a trace)
+  uint64_t ignored_records = 0;    // records trace analysis does not use
+  std::map<std::string, uint64_t> ignored_by_type;  // class name -> count
+  uint64_t valid_traces = 0;
+  uint64_t invalid_traces = 0;
+  uint64_t evicted_traces = 0;     // closed by max_open_traces
+  uint64_t timed_out_traces = 0;   // closed by trace_timeout_ns
+  uint64_t reopened_trace_ids = 0;  // records for a trace id closed shortly before
+  size_t peak_open_traces = 0;
+};
+
+class TraceReconstructor : public format::RecordSink {
+ public:
+  // Trace strings are interned in `strings` (a new pool if null), which must
+  // outlive every use of the traces and of what sinks keep from them.
+  explicit TraceReconstructor(TraceSink& sink, ReconstructionOptions options = {},
+                              std::shared_ptr<format::StringPool> strings = nullptr);
+
+  bool on_record(const format::Record& record) override;
+
+  // End of input: closes every open trace, in ascending trace-id order (as
+  // Kieker does, for deterministic output). Call once, after the last record.
+  void finish();
+
+  const ReconstructionStats& stats() const { return stats_; }
+  size_t open_traces() const { return open_.size(); }
+  const std::shared_ptr<format::StringPool>& strings() const { return strings_; }
+
+ private:
+  enum class RecordRole : uint8_t {
+    kTraceMetadata,
+    kFlowEvent,
+    kExecutionRecord,
+    kLogMetadata,
+    kIgnored,
+  };
+  struct Layout {
+    RecordRole role = RecordRole::kIgnored;
+    FlowEventKind event_kind = FlowEventKind::kOther;
+    // Field indices (-1 = absent), meaning depends on the role.
+    int trace_id = -1, thread_id = -1, session = -1, host = -1, parent_trace_id = -1,
+        parent_order_id = -1, timestamp = -1, order_index = -1, operation = -1, component = -1,
+        cause = -1, tin = -1, tout = -1, eoi = -1, ess = -1;
+  };
+  struct OpenKey {
+    int64_t trace_id;
+    bool execution_records;  // the two record families are separate traces, as in Kieker
+    bool operator==(const OpenKey&) const = default;
+  };
+  struct OpenKeyHash {
+    size_t operator()(const OpenKey& k) const noexcept {
+      return std::hash<int64_t>()(k.trace_id) ^ (k.execution_records ? 0x9e3779b9u : 0u);
+    }
+  };
+  struct OpenTrace {
+    std::variant<EventTraceBuffer, ExecutionRecordBuffer> buffer;
+    std::list<OpenKey>::iterator lru_position;
+    int64_t last_active = 0;  // log time of its latest record
+    bool reopened = false;    // its id had been closed shortly before
+  };
+
+  const Layout& layout_of(const format::RecordSchema* schema);
+  std::string_view intern(const format::Record& r, int field);
+  OpenTrace& open_trace(const OpenKey& key);
+  void close(const OpenKey& key, CloseCause cause);
+  void advance_clock(int64_t timestamp);
+  void enforce_bounds();
+  void remember_closed(const OpenKey& key);
+
+  TraceSink& sink_;
+  ReconstructionOptions options_;
+  std::shared_ptr<format::StringPool> strings_;
+  ReconstructionStats stats_;
+  std::unordered_map<const format::RecordSchema*, Layout> layouts_;
+  std::unordered_map<OpenKey, OpenTrace, OpenKeyHash> open_;
+  std::list<OpenKey> lru_;  // front = most recently active
+  // Newest timestamp seen (log time). Starts at 0 and only grows, so every
+  // last_active lies in [0, now_] and now_ - last_active cannot overflow.
+  int64_t now_ = 0;
+  // Recently closed trace ids (bounded FIFO), to flag late records.
+  std::deque<OpenKey> closed_order_;
+  std::unordered_set<OpenKey, OpenKeyHash> closed_;
+};
+
+}  // namespace sonde::analysis

@@ -1,0 +1,460 @@
+// `sonde run`: runs a program under monitoring and says where its log went.
+// libsonde is preloaded (LD_PRELOAD) and configured through SONDE_*
+// environment variables, so neither the program nor its build changes. The
+// program is exec'd directly (no shell); its exit status becomes ours.
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+
+namespace sonde::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Exit statuses of sonde's own failures, as env(1) and timeout(1) use them, so
+// that they rarely collide with the program's.
+constexpr int kSetupFailed = 125;
+constexpr int kCannotExecute = 127;
+
+const int kForwardedSignalNumbers[] = {SIGINT, SIGTERM, SIGHUP};
+
+struct RunOptions {
+  std::string out;
+  std::string writer;
+  std::string config;
+  std::vector<std::string> sets;
+  bool no_preload = false;
+  std::vector<std::string> command;
+};
+
+// A problem found before the program starts; the message is printed as is.
+struct SetupError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string trim(std::string s) {
+  const char* space = " \t\r\n";
+  size_t begin = s.find_first_not_of(space);
+  if (begin == std::string::npos) return "";
+  return s.substr(begin, s.find_last_not_of(space) - begin + 1);
+}
+
+// ---- Locating libsonde ------------------------------------------------------
+
+// Installed layout first (<prefix>/bin/sonde next to <prefix>/<libdir>), so an
+// installed sonde never picks up a stale build tree; then the build tree.
+fs::path find_libsonde() {
+  std::vector<fs::path> candidates;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  fs::path libdir(SONDE_INSTALL_LIBDIR);
+  if (libdir.is_absolute()) {
+    candidates.push_back(libdir / "libsonde.so");
+  } else if (!ec) {
+    candidates.push_back(exe.parent_path().parent_path() / libdir / "libsonde.so");
+  }
+  candidates.push_back(fs::path(SONDE_BUILD_LIBDIR) / "libsonde.so");
+  std::string tried;
+  for (const fs::path& candidate : candidates) {
+    if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal();
+    tried += "\n  " + candidate.string();
+  }
+  throw SetupError("cannot find libsonde.so; looked in:" + tried +
+                   "\n(use --no-preload if the program links libsonde itself)");
+}
+
+// ---- Settings ---------------------------------------------------------------
+
+// --set key=value pairs in order; a later one for the same key wins.
+std::map<std::string, std::string> parse_sets(const RunOptions& o) {
+  std::map<std::string, std::string> sets;
+  for (const std::string& item : o.sets) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      throw SetupError("--set '" + item + "': expected key=value, e.g. --set buffer_events=4096");
+    }
+    std::string key = trim(item.substr(0, eq));
+    if (key.empty()) throw SetupError("--set '" + item + "': the key is empty");
+    // SONDE_CONFIG names the file rather than being a key; --config checks it.
+    if (key == "config") throw SetupError("--set config=...: use --config FILE instead");
+    sets[key] = trim(item.substr(eq + 1));
+  }
+  // --out and --writer are shorthands for --set out=/writer=; both at once is ambiguous.
+  auto shorthand = [&sets](const char* key, const std::string& value) {
+    if (value.empty()) return;
+    auto it = sets.find(key);
+    if (it != sets.end() && it->second != value) {
+      throw SetupError(std::string("--") + key + " and --set " + key + "= disagree; give one");
+    }
+    sets[key] = value;
+  };
+  shorthand("out", o.out);
+  shorthand("writer", o.writer);
+  return sets;
+}
+
+// The value a config file gives `key` (the last line wins, as in libsonde), or "".
+// Only "out" and "writer" are read here, to know where the log will go.
+std::string config_file_value(const fs::path& file, const std::string& key) {
+  std::ifstream in(file);
+  std::string line, value;
+  while (std::getline(in, line)) {
+    line = trim(line);
+    size_t eq = line.find('=');
+    if (line.empty() || line.front() == '#' || eq == std::string::npos) continue;
+    if (trim(line.substr(0, eq)) == key) value = trim(line.substr(eq + 1));
+  }
+  return value;
+}
+
+// What libsonde will use for `key`: --set (or its shorthand), then the
+// environment, then the config file, then the built-in default.
+std::string effective_setting(const std::map<std::string, std::string>& sets,
+                              const std::optional<fs::path>& config_file, const std::string& key,
+                              const std::string& fallback) {
+  if (auto it = sets.find(key); it != sets.end()) return it->second;
+  std::string env_name = "SONDE_" + key;
+  for (char& ch : env_name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (const char* env = std::getenv(env_name.c_str()); env != nullptr && *env != '\0') return env;
+  if (config_file) {
+    if (std::string v = config_file_value(*config_file, key); !v.empty()) return v;
+  }
+  return fallback;
+}
+
+// The config file libsonde will read: --config, SONDE_CONFIG, or ./sonde.conf.
+std::optional<fs::path> resolve_config(const RunOptions& o) {
+  std::string path = o.config;
+  bool explicit_file = true;
+  if (path.empty()) {
+    const char* env = std::getenv("SONDE_CONFIG");
+    path = env != nullptr ? env : "";
+  }
+  if (path.empty()) {
+    explicit_file = false;
+    path = "sonde.conf";
+  }
+  std::error_code ec;
+  if (!explicit_file) {
+    if (!fs::is_regular_file(path, ec)) return std::nullopt;
+    return fs::absolute(path, ec);
+  }
+  const std::string origin = o.config.empty() ? " (from SONDE_CONFIG)" : "";
+  if (!fs::exists(path, ec)) throw SetupError("config file '" + path + "' does not exist" + origin);
+  if (!fs::is_regular_file(path, ec))
+    throw SetupError("config file '" + path + "' is not a file" + origin);
+  if (std::ifstream probe(path); !probe) {
+    throw SetupError("cannot read config file '" + path + "': " + std::strerror(errno) + origin);
+  }
+  return fs::absolute(path, ec).lexically_normal();
+}
+
+// Creates `dir` and proves it writable by creating a file in it: permission
+// bits say nothing for root, and a read-only mount only shows on writing.
+void prepare_out_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw SetupError("cannot create output directory '" + dir.string() + "': " + ec.message());
+  if (!fs::is_directory(dir, ec)) {
+    throw SetupError("output directory '" + dir.string() + "' is not a directory");
+  }
+  std::string probe = (dir / ".sonde-run-XXXXXX").string();
+  int fd = mkstemp(probe.data());
+  if (fd < 0) {
+    throw SetupError("cannot write to output directory '" + dir.string() +
+                     "': " + std::strerror(errno));
+  }
+  close(fd);
+  unlink(probe.c_str());
+}
+
+void set_env(const std::string& name, const std::string& value) {
+  if (setenv(name.c_str(), value.c_str(), 1) != 0) {
+    throw SetupError("cannot set " + name + ": " + std::strerror(errno));
+  }
+}
+
+void preload(const fs::path& lib) {
+  const std::string path = lib.string();
+  // ld.so splits LD_PRELOAD at spaces and colons; such a path cannot be preloaded.
+  if (path.find_first_of(" :") != std::string::npos) {
+    throw SetupError("cannot preload '" + path + "': its path contains a space or colon");
+  }
+  const char* existing = std::getenv("LD_PRELOAD");
+  std::string value = path;
+  if (existing != nullptr && *existing != '\0') value += std::string(":") + existing;
+  set_env("LD_PRELOAD", value);
+}
+
+// ---- Running the program ----------------------------------------------------
+
+// Read by the signal handler: lock-free, so async-signal-safe.
+std::atomic<pid_t> g_child{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free);
+
+void forward_signal(int sig, siginfo_t* info, void*) {
+  int saved_errno = errno;
+  pid_t child = g_child.load();
+  // A terminal's ^C or hang-up (sent by the kernel) already reaches the
+  // child, which shares our process group; forwarding it would deliver it
+  // twice. Signals a process sent to sonde alone (kill, timeout) are forwarded.
+  if (child > 0 && info->si_code != SI_KERNEL && info->si_pid != child) kill(child, sig);
+  errno = saved_errno;
+}
+
+// Installs the forwarders and returns the signals it installed them for. A
+// signal ignored when sonde started (nohup, background jobs) stays ignored,
+// so that the program inherits that as it would without sonde.
+std::vector<int> install_forwarders() {
+  std::vector<int> installed;
+  for (int sig : kForwardedSignalNumbers) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa {};
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, nullptr) == 0) installed.push_back(sig);
+  }
+  return installed;
+}
+
+struct Launch {
+  pid_t pid = -1;
+  int exec_errno = 0;  // non-zero: the program could not be executed
+};
+
+Launch launch(const std::vector<std::string>& command) {
+  std::vector<char*> argv;
+  for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+
+  // The child reports a failed exec through this pipe; a successful exec
+  // closes it (O_CLOEXEC), so the parent reads end-of-file.
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw SetupError(std::string("pipe: ") + std::strerror(errno));
+
+  // Signals stay blocked until g_child is set, so none arrives unforwarded.
+  sigset_t forwarded, previous;
+  sigemptyset(&forwarded);
+  for (int sig : kForwardedSignalNumbers) sigaddset(&forwarded, sig);
+  sigprocmask(SIG_BLOCK, &forwarded, &previous);
+  std::vector<int> installed = install_forwarders();
+
+  pid_t pid = fork();
+  if (pid == 0) {
+    // The forwarders mean nothing in the child (exec would reset them anyway).
+    for (int sig : installed) signal(sig, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
+    close(fds[0]);
+    execvp(argv[0], argv.data());
+    int err = errno;
+    ssize_t ignored = write(fds[1], &err, sizeof err);
+    (void)ignored;
+    _exit(kCannotExecute);
+  }
+  int fork_errno = errno;
+  if (pid > 0) g_child.store(pid);
+  sigprocmask(SIG_SETMASK, &previous, nullptr);
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    throw SetupError(std::string("fork: ") + std::strerror(fork_errno));
+  }
+
+  Launch result{pid, 0};
+  ssize_t n;
+  do {
+    n = read(fds[0], &result.exec_errno, sizeof result.exec_errno);
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(sizeof result.exec_errno)) result.exec_errno = 0;
+  close(fds[0]);
+  return result;
+}
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return status;
+}
+
+std::string describe_signal(int sig) {
+  std::string text = "signal " + std::to_string(sig);
+  const char* abbrev = sigabbrev_np(sig);
+  const char* description = sigdescr_np(sig);
+  if (abbrev != nullptr && description != nullptr) {
+    text += std::string(" (SIG") + abbrev + ": " + description + ")";
+  }
+  return text;
+}
+
+// ---- Reporting the logs -------------------------------------------------------
+
+using Snapshot = std::map<std::string, fs::file_time_type>;
+
+// Names and modification times of the visible entries of `dir`.
+Snapshot snapshot(const fs::path& dir) {
+  Snapshot entries;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.empty() || name.front() == '.') continue;
+    entries[name] = it->last_write_time(ec);
+  }
+  return entries;
+}
+
+// True if `name` holds "-<pid>" not followed by another digit
+// (app-1234.sonde, kieker-app-1234/, but not app-12345.sonde).
+bool names_pid(const std::string& name, pid_t pid) {
+  const std::string tag = "-" + std::to_string(pid);
+  for (size_t at = name.find(tag); at != std::string::npos; at = name.find(tag, at + 1)) {
+    size_t after = at + tag.size();
+    if (after == name.size() || !std::isdigit(static_cast<unsigned char>(name[after]))) return true;
+  }
+  return false;
+}
+
+// Entries created or modified during the run: the program's own log (named
+// after its pid) and those of processes it forked. Comparing with a snapshot
+// rather than a start time avoids the file system's coarse timestamps.
+void report_logs(const fs::path& dir, const Snapshot& before, pid_t pid, bool preloaded) {
+  std::vector<std::string> own, others;
+  for (const auto& [name, mtime] : snapshot(dir)) {
+    auto old = before.find(name);
+    if (old != before.end() && old->second == mtime) continue;
+    (names_pid(name, pid) ? own : others).push_back((dir / name).string());
+  }
+  for (const std::string& path : own) std::cerr << "sonde: log written to " << path << "\n";
+  for (const std::string& path : others) {
+    std::cerr << "sonde: log written to " << path
+              << " (by another process during the run, e.g. a forked child)\n";
+  }
+  if (own.empty() && others.empty()) {
+    std::cerr << "sonde: no log was written to " << dir.string() << " for process " << pid
+              << ": the program has no probes (SONDE_SCOPE, sonde_begin, or "
+                 "-finstrument-functions)"
+              << (preloaded ? ", is statically linked" : " or does not link libsonde")
+              << ", or monitoring was disabled (see libsonde's messages above)\n";
+  }
+}
+
+// ---- The command ------------------------------------------------------------
+
+int run(const RunOptions& o) {
+  std::map<std::string, std::string> sets = parse_sets(o);
+  std::optional<fs::path> config_file = resolve_config(o);
+  const std::string writer = effective_setting(sets, config_file, "writer", "native");
+  std::error_code ec;
+  const fs::path out = fs::absolute(effective_setting(sets, config_file, "out", "sonde-logs"), ec)
+                           .lexically_normal();
+  // tcp and null write no files, so they need no directory.
+  const bool writes_files = writer != "tcp" && writer != "null";
+  if (writes_files) prepare_out_dir(out);
+
+  if (!o.no_preload) preload(find_libsonde());
+  // SONDE_OUT is always set, absolute, so libsonde writes where we look.
+  sets["out"] = out.string();
+  if (!o.config.empty()) set_env("SONDE_CONFIG", config_file->string());
+  for (const auto& [key, value] : sets) {
+    std::string name = "SONDE_" + key;
+    for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    set_env(name, value);
+  }
+
+  const Snapshot before = writes_files ? snapshot(out) : Snapshot{};
+  Launch child = launch(o.command);
+  const std::string& program = o.command.front();
+  if (child.exec_errno != 0) {
+    wait_for(child.pid);
+    std::cerr << "sonde: cannot execute '" << program << "': " << std::strerror(child.exec_errno)
+              << "\n";
+    if (program.find('=') != std::string::npos && program.find('/') == std::string::npos) {
+      std::cerr << "sonde: (each --set takes one key=value; repeat --set for more, and put -- "
+                   "before the program)\n";
+    }
+    return kCannotExecute;
+  }
+
+  int status = wait_for(child.pid);
+  int exit_code = 0;
+  if (status < 0) {
+    std::cerr << "sonde: lost track of '" << program << "' (pid " << child.pid
+              << "): " << std::strerror(errno) << "\n";
+    exit_code = kSetupFailed;
+  } else if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    std::cerr << "sonde: '" << program << "' was killed by " << describe_signal(sig)
+              << (WCOREDUMP(status) ? ", core dumped" : "") << "\n";
+    exit_code = 128 + sig;
+  } else {
+    exit_code = WEXITSTATUS(status);
+  }
+
+  if (writes_files) {
+    report_logs(out, before, child.pid, !o.no_preload);
+  } else {
+    std::cerr << "sonde: writer '" << writer << "' writes no log file"
+              << (writer == "tcp" ? " (records went to the TCP receiver)" : "") << "\n";
+  }
+  return exit_code;
+}
+
+void setup(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<RunOptions>();
+  app.add_option("--out", o->out,
+                 "Directory for the log, created if missing (default: the config's 'out', else "
+                 "./sonde-logs)");
+  app.add_option("--writer", o->writer, "native | kieker-dat | kieker-bin | tcp | null")
+      ->check(CLI::IsMember({"native", "kieker-dat", "kieker-bin", "tcp", "null"}));
+  app.add_option("--config", o->config, "Config file of 'key = value' lines (sets SONDE_CONFIG)");
+  app.add_option("--set", o->sets,
+                 "Set one config key for this run (SONDE_<KEY>), e.g. --set buffer_events=4096; "
+                 "repeatable")
+      ->allow_extra_args(false);
+  app.add_flag("--no-preload", o->no_preload,
+               "Do not preload libsonde (for programs linked with it)");
+  app.add_option("command", o->command, "The program and its arguments")->required();
+  // Everything from the program's name on belongs to the program, even options.
+  app.positionals_at_end();
+  app.footer(
+      "Example: sonde run --out logs -- ./server --port 8080\n"
+      "Exit status: the program's; 128+N if signal N killed it; 127 if it cannot be executed; "
+      "125 if sonde run itself fails.");
+  app.callback([o, &exit_code] {
+    try {
+      exit_code = run(*o);
+    } catch (const SetupError& e) {
+      std::cerr << "sonde run: " << e.what() << "\n";
+      exit_code = kSetupFailed;
+    }
+  });
+}
+
+}  // namespace
+
+SONDE_COMMAND("run", "Run a program under monitoring (preloads libsonde) and report its log",
+              setup);
+
+}  // namespace sonde::cli

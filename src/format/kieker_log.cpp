@@ -1,0 +1,324 @@
+#include "format/kieker_log.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <functional>
+#include <system_error>
+
+#include "format/byte_sink.hpp"
+#include "format/kieker_bin.hpp"
+#include "format/kieker_dat.hpp"
+#include "format/log_reader.hpp"
+
+namespace sonde::format {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kBufferFlush = 64 * 1024;  // Kieker's default bufferSize
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// kieker-<yyyyMMdd-HHmmssSSS>-UTC-<NNN><ext>, as RotatingLogFilePoolHandler names files.
+std::string data_file_name(uint32_t counter, KiekerLogMode mode) {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  tm utc{};
+  gmtime_r(&now.tv_sec, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
+  char name[96];
+  std::snprintf(name, sizeof name, "kieker-%s%03ld-UTC-%03u%s", stamp, now.tv_nsec / 1000000,
+                counter, mode == KiekerLogMode::kDat ? ".dat" : ".bin");
+  return name;
+}
+
+}  // namespace
+
+KiekerLogWriter::KiekerLogWriter(std::string directory, KiekerLogMode mode,
+                                 uint64_t max_entries_per_file)
+    : dir_(std::move(directory)),
+      mode_(mode),
+      max_entries_(std::max<uint64_t>(1, max_entries_per_file)) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) {
+    fail("cannot create log directory " + dir_ + ": " + ec.message());
+    return;
+  }
+  map_path_ = (fs::path(dir_) / "kieker.map").string();
+  map_fd_ = ::open(map_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (map_fd_ < 0) fail("cannot create " + map_path_ + ": " + errno_text(errno));
+}
+
+KiekerLogWriter::~KiekerLogWriter() { close(); }
+
+bool KiekerLogWriter::fail(std::string message) {
+  if (!failed_) error_ = std::move(message);
+  failed_ = true;
+  return false;
+}
+
+bool KiekerLogWriter::drain(int fd, const std::string& path, std::string& buffer) {
+  if (buffer.empty()) return true;
+  int err = write_all(fd, buffer.data(), buffer.size());
+  buffer.clear();
+  if (err != 0) return fail("cannot write " + path + ": " + errno_text(err));
+  return true;
+}
+
+bool KiekerLogWriter::start_data_file() {
+  if (!close_data_file()) return false;
+  ++file_counter_;
+  data_path_ = (fs::path(dir_) / data_file_name(file_counter_, mode_)).string();
+  data_fd_ = ::open(data_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (data_fd_ < 0) return fail("cannot create " + data_path_ + ": " + errno_text(errno));
+  entries_in_file_ = 0;
+  return true;
+}
+
+bool KiekerLogWriter::close_data_file() {
+  if (data_fd_ < 0) return true;
+  bool ok = flush();
+  if (::close(data_fd_) != 0 && ok)
+    ok = fail("cannot close " + data_path_ + ": " + errno_text(errno));
+  data_fd_ = -1;
+  return ok;
+}
+
+bool KiekerLogWriter::write(const Record& r) {
+  if (failed_) return false;
+  if (closed_) {
+    error_ = "writer for " + dir_ + " is closed";
+    return false;
+  }
+  if (!values_match_schema(r)) {
+    error_ = "record of type " + (r.schema ? r.schema->class_name : std::string("<none>")) +
+             " does not match its schema; not written";
+    return false;
+  }
+  if (data_fd_ < 0 || entries_in_file_ >= max_entries_) {
+    if (!start_data_file()) return false;
+  }
+  const int32_t known = registry_.size();
+  const int32_t type_id = registry_.id(r.schema->class_name);
+  if (mode_ == KiekerLogMode::kDat) {
+    altered_ += kieker::encode_dat_line(r, type_id, data_buf_);
+  } else {
+    kieker::encode_bin_record(r, type_id, registry_, data_buf_);
+  }
+  for (int32_t id = known; id < registry_.size(); ++id) {
+    kieker::append_map_line(map_buf_, id, registry_.value(id));
+  }
+  ++entries_in_file_;
+  ++records_;
+  if (data_buf_.size() >= kBufferFlush) return flush();
+  return true;
+}
+
+bool KiekerLogWriter::flush() {
+  if (failed_) return false;
+  if (map_fd_ >= 0 && !drain(map_fd_, map_path_, map_buf_)) return false;
+  if (data_fd_ >= 0 && !drain(data_fd_, data_path_, data_buf_)) return false;
+  return true;
+}
+
+bool KiekerLogWriter::close() {
+  if (closed_) return !failed_;
+  closed_ = true;
+  close_data_file();
+  if (map_fd_ >= 0) {
+    if (::close(map_fd_) != 0) fail("cannot close " + map_path_ + ": " + errno_text(errno));
+    map_fd_ = -1;
+  }
+  return !failed_;
+}
+
+// ---------------------------------------------------------------------------
+// Reading
+
+namespace {
+
+enum class DataKind { kNone, kDat, kBin, kSniff, kUnsupported };
+
+struct DataFile {
+  DataKind kind = DataKind::kNone;
+  bool gzip = false;
+  std::string compression;  // for kUnsupported
+};
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Only .dat and .bin are data, optionally behind a compression extension;
+// a bare .gz is what Kieker's current GZip filter writes.
+DataFile classify(std::string_view name) {
+  for (auto [ext, label] :
+       {std::pair{".xz", "xz"}, {".zip", "zip"}, {".df", "deflate"}, {".bz2", "bzip2"}}) {
+    if (ends_with(name, ext)) return {DataKind::kUnsupported, false, label};
+  }
+  bool gz = ends_with(name, ".gz");
+  if (gz) name.remove_suffix(3);
+  if (ends_with(name, ".dat")) return {DataKind::kDat, gz, ""};
+  if (ends_with(name, ".bin")) return {DataKind::kBin, gz, ""};
+  if (gz) return {DataKind::kSniff, true, ""};
+  return {};
+}
+
+using ChunkFn = std::function<bool(std::string_view)>;
+
+// Feeds the file to `fn` in chunks. Returns "" or an error message.
+std::string read_plain(const std::string& path, const ChunkFn& fn) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "cannot open " + path + ": " + errno_text(errno);
+  std::string buf(1 << 20, '\0');
+  std::string err;
+  for (;;) {
+    ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) err = "cannot read " + path + ": " + errno_text(errno);
+    if (n <= 0 || !fn(std::string_view(buf.data(), static_cast<size_t>(n)))) break;
+  }
+  ::close(fd);
+  return err;
+}
+
+// As read_plain for gzip data. `warning` receives a truncated-stream note.
+std::string read_gzip(const std::string& path, const ChunkFn& fn, std::string& warning) {
+  gzFile gz = gzopen(path.c_str(), "rb");
+  if (gz == nullptr) return "cannot open " + path + ": " + errno_text(errno);
+  gzbuffer(gz, 1 << 17);
+  std::string buf(1 << 20, '\0');
+  std::string err;
+  for (;;) {
+    int n = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
+    if (n < 0) {
+      int code = 0;
+      const char* msg = gzerror(gz, &code);
+      err = path + ": corrupt gzip data: " + (msg ? msg : "?");
+      break;
+    }
+    if (n == 0 || !fn(std::string_view(buf.data(), static_cast<size_t>(n)))) break;
+  }
+  int code = 0;
+  gzerror(gz, &code);
+  if (err.empty() && code == Z_BUF_ERROR) warning = path + ": gzip stream is truncated";
+  gzclose(gz);
+  return err;
+}
+
+// The first bytes of the file, to tell compressions apart.
+std::string file_head(const std::string& path) {
+  std::string head(4, '\0');
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  ssize_t n = ::read(fd, head.data(), head.size());
+  ::close(fd);
+  head.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return head;
+}
+
+class KiekerDirectoryReader {
+ public:
+  KiekerDirectoryReader(RecordSink& sink, LogReadStats& stats) : sink_(sink), stats_(stats) {}
+
+  // Returns false once the sink asked to stop.
+  bool read_data_file(const std::string& path, DataFile f) {
+    if (f.gzip) {
+      std::string head = file_head(path);
+      if (head.rfind("BZh", 0) == 0) {
+        f = {DataKind::kUnsupported, false, "bzip2 (Kieker's BZip2 filter names its files .gz)"};
+      } else if (head.size() >= 2 && (head[0] != '\x1f' || head[1] != '\x8b')) {
+        stats_.ok = false;
+        stats_.errors.push_back(path + ": not gzip data despite the .gz extension");
+        return true;
+      }
+    }
+    if (f.kind == DataKind::kUnsupported) {
+      stats_.warnings.push_back(path + ": unsupported compression (" + f.compression +
+                                "); file skipped");
+      return true;
+    }
+    stats_.files.push_back(path);
+    kieker::FileReport report(path, stats_);
+    kieker::DatStreamDecoder dat(registry_, pool_, sink_, report);
+    kieker::BinStreamDecoder bin(registry_, sink_, report);
+    DataKind kind = f.kind;
+    bool go = true;
+    ChunkFn fn = [&](std::string_view chunk) {
+      if (kind == DataKind::kSniff) kind = chunk.front() == '$' ? DataKind::kDat : DataKind::kBin;
+      go = kind == DataKind::kDat ? dat.feed(chunk) : bin.feed(chunk);
+      return go;
+    };
+    std::string warning;
+    std::string err = f.gzip ? read_gzip(path, fn, warning) : read_plain(path, fn);
+    if (!err.empty()) {
+      stats_.ok = false;
+      stats_.errors.push_back(err);
+    }
+    if (!warning.empty()) stats_.warnings.push_back(warning);
+    if (kind == DataKind::kBin) {
+      bin.finish();
+    } else {
+      dat.finish();
+    }
+    return go;
+  }
+
+  kieker::ReaderRegistry& registry() { return registry_; }
+
+ private:
+  RecordSink& sink_;
+  LogReadStats& stats_;
+  StringPool pool_;
+  kieker::ReaderRegistry registry_{pool_};
+};
+
+}  // namespace
+
+LogReadStats read_kieker_directory(const std::string& dir, RecordSink& sink) {
+  LogReadStats stats;
+  auto fatal = [&](std::string message) {
+    stats.ok = false;
+    stats.errors.push_back(std::move(message));
+    return stats;
+  };
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return fatal(dir + ": not a directory");
+  std::vector<std::string> names;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec)) names.push_back(it->path().filename().string());
+  }
+  if (ec) return fatal("cannot list " + dir + ": " + ec.message());
+  std::sort(names.begin(), names.end());
+
+  KiekerDirectoryReader reader(sink, stats);
+  bool has_map = false;
+  for (const std::string& name : names) {
+    if (!ends_with(name, ".map")) continue;
+    has_map = true;
+    size_t before = stats.errors.size();
+    kieker::read_map_file((fs::path(dir) / name).string(), reader.registry(), stats.errors);
+    if (stats.errors.size() != before) stats.ok = false;
+  }
+  if (!has_map) return fatal(dir + ": no .map file, so this is not a Kieker log directory");
+
+  for (const std::string& name : names) {
+    DataFile f = classify(name);
+    if (f.kind == DataKind::kNone) continue;
+    if (!reader.read_data_file((fs::path(dir) / name).string(), f)) break;
+  }
+  return stats;
+}
+
+}  // namespace sonde::format

@@ -1,0 +1,107 @@
+// Builds Kieker-shaped records in code and collects the traces a
+// TraceReconstructor hands on, so reconstruction tests read like the logs
+// they stand for.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "analysis/trace_model.hpp"
+#include "format/record.hpp"
+#include "format/schema.hpp"
+
+namespace sonde::analysis::testing {
+
+class RecordFeeder {
+ public:
+  explicit RecordFeeder(format::RecordSink& sink) : sink_(sink) {}
+
+  void metadata(int64_t trace, const std::string& host = "host", int64_t thread = 1) {
+    format::Record r = make(format::kieker_class::kTraceMetadata);
+    r.values = {trace, thread, str("<no-session-id>"), str(host), trace, int64_t{-1}};
+    sink_.on_record(r);
+  }
+  void before(int64_t trace, int32_t order, int64_t ts, const std::string& op,
+              const std::string& cls = "C") {
+    event(format::kieker_class::kBeforeOperation, trace, order, ts, op, cls);
+  }
+  void after(int64_t trace, int32_t order, int64_t ts, const std::string& op,
+             const std::string& cls = "C") {
+    event(format::kieker_class::kAfterOperation, trace, order, ts, op, cls);
+  }
+  void failed(int64_t trace, int32_t order, int64_t ts, const std::string& op,
+              const std::string& cause, const std::string& cls = "C") {
+    format::Record r = make(format::kieker_class::kAfterOperationFailed);
+    r.values = {ts, trace, int64_t{order}, str(op), str(cls), str(cause)};
+    sink_.on_record(r);
+  }
+  // A CallOperationEvent: takes an order index, makes no execution (yet).
+  void call(int64_t trace, int32_t order, int64_t ts, const std::string& caller,
+            const std::string& callee) {
+    format::Record r = make(format::kieker_class::kCallOperation);
+    r.values = {ts, trace, int64_t{order}, str(caller), str("C"), str(callee), str("C")};
+    sink_.on_record(r);
+  }
+  void execution(int64_t trace, const std::string& op, int64_t tin, int64_t tout, int32_t eoi,
+                 int32_t ess, const std::string& host = "host") {
+    format::Record r = make(format::kieker_class::kOperationExecution);
+    r.values = {str(op), str("N/A"), trace, tin, tout, str(host), int64_t{eoi}, int64_t{ess}};
+    sink_.on_record(r);
+  }
+  // A record trace analysis does not use.
+  void cpu(int64_t ts) {
+    const format::RecordSchema* s = format::find_builtin_schema(format::kieker_class::kCpuUtilization);
+    if (s == nullptr) return;
+    format::Record r;
+    format::reset_to_defaults(r, s);
+    r.logging_timestamp = ts;
+    sink_.on_record(r);
+  }
+
+ private:
+  format::Record make(std::string_view class_name) {
+    format::Record r;
+    r.schema = format::find_builtin_schema(class_name);
+    EXPECT_NE(r.schema, nullptr) << class_name;
+    return r;
+  }
+  void event(std::string_view cls_name, int64_t trace, int32_t order, int64_t ts,
+             const std::string& op, const std::string& cls) {
+    format::Record r = make(cls_name);
+    r.values = {ts, trace, int64_t{order}, str(op), str(cls)};
+    sink_.on_record(r);
+  }
+  // Record strings are views: keep their text alive until the test ends, as
+  // a reader's string pool would (the reconstructor copies what it keeps).
+  std::string_view str(const std::string& s) { return storage_.emplace_back(s); }
+
+  format::RecordSink& sink_;
+  std::deque<std::string> storage_;
+};
+
+// Keeps every trace it is given. Views in the traces point into the
+// reconstructor's string pool, so keep the reconstructor alive as well.
+class CollectingSink : public TraceSink {
+ public:
+  void on_trace(const Trace& trace) override { valid.push_back(trace); }
+  void on_invalid_trace(const InvalidTrace& trace) override { invalid.push_back(trace); }
+
+  std::vector<Trace> valid;
+  std::vector<InvalidTrace> invalid;
+};
+
+// "op@eoi,ess" for each execution, for compact expectations.
+inline std::vector<std::string> shape(const Trace& t) {
+  std::vector<std::string> out;
+  for (const Execution& e : t.executions) {
+    out.push_back(std::string(e.operation) + "@" + std::to_string(e.eoi) + "," +
+                  std::to_string(e.ess));
+  }
+  return out;
+}
+
+}  // namespace sonde::analysis::testing

@@ -15,9 +15,9 @@
 namespace sonde::analysis {
 
 struct AggregatedCallNode {
-  OperationKey key;     // empty for the root
-  int32_t parent = -1;  // -1 for the root
-  TimeAccumulator time;  // inclusive times of the executions merged here
+  OperationKey key;               // empty for the root
+  int32_t parent = -1;            // -1 for the root
+  TimeAccumulator time;           // inclusive times of the executions merged here
   std::vector<int32_t> children;  // in order of first appearance
 };
 

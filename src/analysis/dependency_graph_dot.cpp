@@ -52,22 +52,21 @@ std::string to_dot(const DependencyGraph& graph, const DotOptions& options) {
     if (deployment) {
       const std::vector<std::string> label = {"<<execution container>>",
                                               std::string(hosts[h].host)};
-      out += " subgraph cluster_h" + std::to_string(h) + " {\n  label=" + dot_label(label) +
-             ";\n";
+      out += " subgraph cluster_h" + std::to_string(h) + " {\n  label=" + dot_label(label) + ";\n";
     }
     for (size_t c = 0; c < hosts[h].components.size(); ++c) {
       const ComponentGroup& group = hosts[h].components[c];
       const std::vector<std::string> label = {
           deployment ? "<<deployment component>>" : "<<assembly component>>",
           component_label(group.component, options.short_labels)};
-      out += indent + "subgraph cluster_h" + std::to_string(h) + "_c" + std::to_string(c) +
-             " {\n" + indent + " label=" + dot_label(label) + ";\n";
+      out += indent + "subgraph cluster_h" + std::to_string(h) + "_c" + std::to_string(c) + " {\n" +
+             indent + " label=" + dot_label(label) + ";\n";
       for (size_t n : group.nodes) {
-        std::vector<std::string> lines = {operation_label(nodes[n].key.operation,
-                                                          options.short_labels)};
+        std::vector<std::string> lines = {
+            operation_label(nodes[n].key.operation, options.short_labels)};
         if (options.show_times) lines.push_back(timing_label(nodes[n].time));
-        out += indent + " n" + std::to_string(n) + " [label=" + dot_label(lines) +
-               ", shape=oval];\n";
+        out +=
+            indent + " n" + std::to_string(n) + " [label=" + dot_label(lines) + ", shape=oval];\n";
       }
       out += indent + "}\n";
     }

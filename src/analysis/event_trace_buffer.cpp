@@ -55,7 +55,8 @@ void EventTraceBuffer::add_event(const FlowEvent& event) {
         }
       }
       break;
-    case FlowEventKind::kOther: break;
+    case FlowEventKind::kOther:
+      break;
   }
 }
 

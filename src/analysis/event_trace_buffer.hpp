@@ -19,7 +19,7 @@ enum class FlowEventKind : uint8_t {
   kBefore,       // BeforeOperationEvent and its constructor/object variants
   kAfter,        // AfterOperationEvent and variants
   kAfterFailed,  // AfterOperationFailedEvent and variants
-  kOther,        // other trace events (CallOperationEvent, SplitEvent, ...): use an order index only
+  kOther,  // other trace events (CallOperationEvent, SplitEvent, ...): use an order index only
 };
 
 struct FlowEvent {
@@ -80,7 +80,7 @@ class EventTraceBuffer {
   TraceMetadataInfo metadata_;
   uint32_t metadata_records_ = 0;
   bool saw_entry_ = false;
-  int64_t open_ = 0;  // befores minus afters (without repair)
+  int64_t open_ = 0;                       // befores minus afters (without repair)
   std::vector<OpenOperation> open_stack_;  // arrival-order call stack (with repair)
   int64_t max_order_index_ = -1;
   int64_t last_timestamp_ = INT64_MIN;

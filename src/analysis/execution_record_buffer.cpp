@@ -30,11 +30,10 @@ TraceBuildResult ExecutionRecordBuffer::build() const {
   trace.origin = TraceOrigin::kExecutionRecords;
   trace.executions = executions_;
   // Kieker's ExecutionTrace order: eoi, then ess, tin, tout.
-  std::stable_sort(trace.executions.begin(), trace.executions.end(),
-                   [](const Execution& a, const Execution& b) {
-                     return std::tie(a.eoi, a.ess, a.tin, a.tout) <
-                            std::tie(b.eoi, b.ess, b.tin, b.tout);
-                   });
+  std::stable_sort(
+      trace.executions.begin(), trace.executions.end(), [](const Execution& a, const Execution& b) {
+        return std::tie(a.eoi, a.ess, a.tin, a.tout) < std::tie(b.eoi, b.ess, b.tin, b.tout);
+      });
   auto& problems = result.problems;
   if (trace.executions.empty()) {
     add_problem(problems, TraceProblemKind::kNoExecutions, "no executions");
@@ -68,8 +67,8 @@ TraceBuildResult ExecutionRecordBuffer::build() const {
     if (cur.ess > prev.ess + 1 || cur.ess < 0) {
       add_problem(problems, TraceProblemKind::kEssJump,
                   "ess jumps from " + std::to_string(prev.ess) + " to " + std::to_string(cur.ess) +
-                      " at eoi " + std::to_string(cur.eoi) + " (op " +
-                      std::string(cur.operation) + ")");
+                      " at eoi " + std::to_string(cur.eoi) + " (op " + std::string(cur.operation) +
+                      ")");
     }
   }
   return result;

@@ -128,8 +128,8 @@ RenderResult render_dot(std::string_view dot_source, std::string_view format,
   // Everything the child needs is prepared before fork: after fork only
   // async-signal-safe calls are allowed in a multithreaded process.
   const std::string format_arg = "-T" + std::string(format);
-  std::vector<char*> argv = {const_cast<char*>(path.c_str()),
-                             const_cast<char*>(format_arg.c_str()), nullptr};
+  std::vector<char*> argv = {const_cast<char*>(path.c_str()), const_cast<char*>(format_arg.c_str()),
+                             nullptr};
   Fd in_r, in_w, out_r, out_w, err_r, err_w, exec_r, exec_w;
   if (!make_pipe(in_r, in_w) || !make_pipe(out_r, out_w) || !make_pipe(err_r, err_w) ||
       !make_pipe(exec_r, exec_w)) {
@@ -221,8 +221,8 @@ RenderResult render_dot(std::string_view dot_source, std::string_view format,
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   int exec_errno = 0;
-  const bool exec_failed = ::read(exec_r.fd, &exec_errno, sizeof exec_errno) ==
-                           static_cast<ssize_t>(sizeof exec_errno);
+  const bool exec_failed =
+      ::read(exec_r.fd, &exec_errno, sizeof exec_errno) == static_cast<ssize_t>(sizeof exec_errno);
 
   if (exec_failed) {
     result.error = "cannot run '" + path + "': " + std::strerror(exec_errno);

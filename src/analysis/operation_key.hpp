@@ -47,7 +47,9 @@ struct TimeAccumulator {
     if (duration < min) min = duration;
     if (duration > max) max = duration;
   }
-  double mean() const { return count ? static_cast<double>(total) / static_cast<double>(count) : 0; }
+  double mean() const {
+    return count ? static_cast<double>(total) / static_cast<double>(count) : 0;
+  }
 };
 
 }  // namespace sonde::analysis

@@ -11,7 +11,7 @@
 namespace sonde::analysis {
 
 struct SignatureParts {
-  std::string_view prefix;           // modifiers and return type ("public static void"), may be empty
+  std::string_view prefix;  // modifiers and return type ("public static void"), may be empty
   std::string_view qualified_class;  // "a.b.Class" or "ns::Tpl<int, char>", empty if none
   std::string_view name;             // operation name ("getBook")
   std::string_view parameters;       // between the parentheses, empty if none

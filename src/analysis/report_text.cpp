@@ -26,23 +26,23 @@ std::string operation_name(const OperationStats& s) {
 void write_lost_events_banner(std::ostream& out, uint64_t lost) {
   const std::string line(72, '!');
   out << line << '\n'
-      << "!! LOST EVENTS: the monitor reported " << lost
-      << " events lost while writing this log.\n"
+      << "!! LOST EVENTS: the monitor reported " << lost << " events lost while writing this log.\n"
       << "!! Traces touched by the loss are incomplete or invalid, and the statistics\n"
       << "!! below undercount. Use larger buffers or a faster writer for complete data.\n"
       << line << "\n\n";
 }
 
 void write_log_section(std::ostream& out, const AnalysisResult& r) {
-  out << "Log:       " << (r.path.empty() ? "(records)" : r.path) << " ("
-      << log_kind_name(r.kind) << ")\n";
+  out << "Log:       " << (r.path.empty() ? "(records)" : r.path) << " (" << log_kind_name(r.kind)
+      << ")\n";
   out << "Records:   " << r.read.records << " read";
   if (r.read.skipped > 0) out << ", " << r.read.skipped << " skipped by the reader";
   if (r.reconstruction.ignored_records > 0) {
     out << ", " << r.reconstruction.ignored_records << " not used by trace analysis";
   }
   out << "\n";
-  if (!r.read.files.empty()) out << "Files:     " << plural(r.read.files.size(), "data file", "data files") << "\n";
+  if (!r.read.files.empty())
+    out << "Files:     " << plural(r.read.files.size(), "data file", "data files") << "\n";
   for (const auto& [type, count] : r.reconstruction.ignored_by_type) {
     out << "  not used: " << count << " x " << type << "\n";
   }
@@ -74,9 +74,8 @@ void write_trace_section(std::ostream& out, const AnalysisResult& r) {
           << p.example_trace_id << ": " << p.example << "\n";
     }
     const auto& by = t.invalid_closed_by;
-    out << "  closed before complete: "
-        << by[static_cast<size_t>(CloseCause::kEndOfInput)] << " at end of input, "
-        << by[static_cast<size_t>(CloseCause::kTimeout)] << " by timeout, "
+    out << "  closed before complete: " << by[static_cast<size_t>(CloseCause::kEndOfInput)]
+        << " at end of input, " << by[static_cast<size_t>(CloseCause::kTimeout)] << " by timeout, "
         << by[static_cast<size_t>(CloseCause::kEvicted)] << " evicted (too many open traces)\n";
   }
   if (t.repaired_traces > 0) {
@@ -125,9 +124,12 @@ void write_operation_tables(std::ostream& out, const AnalysisResult& r, size_t t
 
 std::string_view log_kind_name(format::LogKind kind) {
   switch (kind) {
-    case format::LogKind::kNative: return "native sonde log";
-    case format::LogKind::kKiekerDirectory: return "Kieker filesystem log";
-    case format::LogKind::kUnknown: break;
+    case format::LogKind::kNative:
+      return "native sonde log";
+    case format::LogKind::kKiekerDirectory:
+      return "Kieker filesystem log";
+    case format::LogKind::kUnknown:
+      break;
   }
   return "unknown log kind";
 }

@@ -30,9 +30,9 @@ struct AnalysisOptions {
 };
 
 struct AnalysisResult {
-  std::string path;                 // the log, when read from one
+  std::string path;  // the log, when read from one
   format::LogKind kind = format::LogKind::kUnknown;
-  format::LogReadStats read;        // the reader's own report
+  format::LogReadStats read;  // the reader's own report
   ReconstructionStats reconstruction;
   TraceCounts traces;
   std::vector<OperationStats> operations;  // sorted by total inclusive time

@@ -19,10 +19,10 @@ struct Execution {
   std::string_view operation;  // full operation signature, as recorded
   std::string_view component;  // class signature (flow events) or class parsed from `operation`
   std::string_view host;
-  int64_t tin = 0;   // entry timestamp, ns
-  int64_t tout = 0;  // exit timestamp, ns; -1 if the exit was never seen (partial traces only)
-  int32_t eoi = 0;   // execution order index: 0 for the entry, pre-order
-  int32_t ess = 0;   // execution stack size: call depth, 0 for the entry
+  int64_t tin = 0;        // entry timestamp, ns
+  int64_t tout = 0;       // exit timestamp, ns; -1 if the exit was never seen (partial traces only)
+  int32_t eoi = 0;        // execution order index: 0 for the entry, pre-order
+  int32_t ess = 0;        // execution stack size: call depth, 0 for the entry
   bool failed = false;    // left by an exception (AfterOperationFailedEvent)
   bool repaired = false;  // exit synthesised by the repair option (tout is an estimate)
   std::string_view cause;  // failure cause when `failed`
@@ -53,21 +53,20 @@ struct Trace {
 // Why a trace could not be reconstructed. Kinds are stable (reports
 // aggregate by kind); the detail text names the operation, index, etc.
 enum class TraceProblemKind : uint8_t {
-  kNoTraceMetadata,        // events without their TraceMetadata record
+  kNoTraceMetadata,         // events without their TraceMetadata record
   kDuplicateTraceMetadata,  // two TraceMetadata records for one trace id
-  kNoEntryEvent,           // no BeforeOperationEvent with order index 0
-  kMissingAfterEvent,      // a before event whose after event never came
-  kUnmatchedAfterEvent,    // an after event with no open before event
-  kMismatchedAfterEvent,   // an after event for another operation than the open one
-  kOrderIndexGap,          // order indices not 0..n-1: some index missing
-  kDuplicateOrderIndex,    // two events with the same order index
-  kNoExecutions,           // nothing in the trace produced an execution
-  kEoiGap,                 // OperationExecutionRecords: eois not 0..n-1
-  kDuplicateEoi,           // OperationExecutionRecords: two executions with one eoi
-  kBadEntryEss,            // OperationExecutionRecords: the eoi-0 execution has ess != 0
-  kEssJump,                // OperationExecutionRecords: ess grows by more than 1
+  kNoEntryEvent,            // no BeforeOperationEvent with order index 0
+  kMissingAfterEvent,       // a before event whose after event never came
+  kUnmatchedAfterEvent,     // an after event with no open before event
+  kMismatchedAfterEvent,    // an after event for another operation than the open one
+  kOrderIndexGap,           // order indices not 0..n-1: some index missing
+  kDuplicateOrderIndex,     // two events with the same order index
+  kNoExecutions,            // nothing in the trace produced an execution
+  kEoiGap,                  // OperationExecutionRecords: eois not 0..n-1
+  kDuplicateEoi,            // OperationExecutionRecords: two executions with one eoi
+  kBadEntryEss,             // OperationExecutionRecords: the eoi-0 execution has ess != 0
+  kEssJump,                 // OperationExecutionRecords: ess grows by more than 1
 };
-inline constexpr int kTraceProblemKindCount = 13;
 
 // Short stable name of a kind, e.g. "missing-after-event".
 std::string_view to_string(TraceProblemKind kind);

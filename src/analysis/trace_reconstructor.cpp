@@ -36,8 +36,13 @@ TraceReconstructor::TraceReconstructor(TraceSink& sink, ReconstructionOptions op
 const TraceReconstructor::Layout& TraceReconstructor::layout_of(
     const format::RecordSchema* schema) {
   auto it = layouts_.find(schema);
-  if (it != layouts_.end()) return it->second;
+  if (it != layouts_.end() && it->second.field_count == schema->fields.size() &&
+      it->second.class_name == schema->class_name) {
+    return it->second;
+  }
   Layout l;
+  l.class_name = schema->class_name;
+  l.field_count = schema->fields.size();
   auto f = [&](std::string_view name) { return schema->field_index(name); };
   const std::string_view cls = schema->class_name;
   const std::string_view simple = simple_class_name(cls);
@@ -78,12 +83,12 @@ const TraceReconstructor::Layout& TraceReconstructor::layout_of(
       l.event_kind = FlowEventKind::kBefore;
     } else if (has_operation && simple.starts_with("After")) {
       l.event_kind = simple.find("Failed") != std::string_view::npos ? FlowEventKind::kAfterFailed
-                                                                      : FlowEventKind::kAfter;
+                                                                     : FlowEventKind::kAfter;
     } else {
       l.event_kind = FlowEventKind::kOther;
     }
   }
-  return layouts_.emplace(schema, l).first->second;
+  return layouts_.insert_or_assign(schema, std::move(l)).first->second;
 }
 
 std::string_view TraceReconstructor::intern(const format::Record& r, int field) {
@@ -216,7 +221,8 @@ void TraceReconstructor::remember_closed(const OpenKey& key) {
   }
 }
 
-void TraceReconstructor::close(const OpenKey& key, CloseCause cause) {
+// `key` by value: callers pass lru_.back(), which this function erases.
+void TraceReconstructor::close(OpenKey key, CloseCause cause) {
   auto node = open_.extract(key);
   if (node.empty()) return;
   OpenTrace& open = node.mapped();

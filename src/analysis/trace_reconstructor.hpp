@@ -47,16 +47,16 @@ struct ReconstructionOptions {
 };
 
 struct ReconstructionStats {
-  uint64_t records = 0;            // all records seen
-  uint64_t flow_records = 0;       // TraceMetadata and trace events
-  uint64_t execution_records = 0;  // OperationExecutionRecords
+  uint64_t records = 0;               // all records seen
+  uint64_t flow_records = 0;          // TraceMetadata and trace events
+  uint64_t execution_records = 0;     // OperationExecutionRecords
   uint64_t log_metadata_records = 0;  // KiekerMetadataRecords (describe the log, not a trace)
-  uint64_t ignored_records = 0;    // records trace analysis does not use
+  uint64_t ignored_records = 0;       // records trace analysis does not use
   std::map<std::string, uint64_t> ignored_by_type;  // class name -> count
   uint64_t valid_traces = 0;
   uint64_t invalid_traces = 0;
-  uint64_t evicted_traces = 0;     // closed by max_open_traces
-  uint64_t timed_out_traces = 0;   // closed by trace_timeout_ns
+  uint64_t evicted_traces = 0;      // closed by max_open_traces
+  uint64_t timed_out_traces = 0;    // closed by trace_timeout_ns
   uint64_t reopened_trace_ids = 0;  // records for a trace id closed shortly before
   size_t peak_open_traces = 0;
 };
@@ -87,6 +87,10 @@ class TraceReconstructor : public format::RecordSink {
     kIgnored,
   };
   struct Layout {
+    // Checked on every lookup: a reader may free a schema and allocate
+    // another at the same address (e.g. one reader per file).
+    std::string class_name;
+    size_t field_count = 0;
     RecordRole role = RecordRole::kIgnored;
     FlowEventKind event_kind = FlowEventKind::kOther;
     // Field indices (-1 = absent), meaning depends on the role.
@@ -114,7 +118,7 @@ class TraceReconstructor : public format::RecordSink {
   const Layout& layout_of(const format::RecordSchema* schema);
   std::string_view intern(const format::Record& r, int field);
   OpenTrace& open_trace(const OpenKey& key);
-  void close(const OpenKey& key, CloseCause cause);
+  void close(OpenKey key, CloseCause cause);
   void advance_clock(int64_t timestamp);
   void enforce_bounds();
   void remember_closed(const OpenKey& key);

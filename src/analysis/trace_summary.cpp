@@ -33,8 +33,9 @@ void TraceSummaryCollector::on_invalid_trace(const InvalidTrace& trace) {
 
 TraceCounts TraceSummaryCollector::results() const {
   TraceCounts out = counts_;
-  std::stable_sort(out.problems.begin(), out.problems.end(),
-                   [](const ProblemCount& a, const ProblemCount& b) { return a.traces > b.traces; });
+  std::stable_sort(
+      out.problems.begin(), out.problems.end(),
+      [](const ProblemCount& a, const ProblemCount& b) { return a.traces > b.traces; });
   std::vector<int64_t> copy = durations_;
   out.durations = summarize(copy);
   return out;

@@ -126,12 +126,16 @@ int run_graph(const GraphOptions& o) {
 void setup(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<GraphOptions>();
   // Validation happens in run_graph so that every usage error exits with 2.
-  app.add_option("log", o->log, "The log: a .sonde file or a directory (native or Kieker)");
+  app.add_option("log", o->log, "The log: a .sonde file or a directory (native or Kieker)")
+      ->type_name("LOG");
   app.add_option("--kind", o->kind,
-                 "calltree (aggregated call tree) or dependency (operation dependency graph)");
-  app.add_option("--out", o->out, "Output file: .dot/.gv for DOT text; .svg/.png/.pdf via Graphviz");
+                 "calltree (aggregated call tree) or dependency (operation dependency graph)")
+      ->type_name("KIND");
+  app.add_option("--out", o->out, "Output file: .dot/.gv for DOT text; .svg/.png/.pdf via Graphviz")
+      ->type_name("FILE");
   app.add_option("--level", o->level,
-                 "deployment (default: operations per host) or assembly (hosts merged)");
+                 "deployment (default: operations per host) or assembly (hosts merged)")
+      ->type_name("LEVEL");
   app.add_flag("--full-labels", o->full_labels, "Full class names and signatures in labels");
   app.add_flag("--no-times", o->no_times, "Leave counts and mean times out of node labels");
   app.add_flag("--repair", o->repair,

@@ -339,7 +339,8 @@ bool names_pid(const std::string& name, pid_t pid) {
 // Entries created or modified during the run: the program's own log (named
 // after its pid) and those of processes it forked. Comparing with a snapshot
 // rather than a start time avoids the file system's coarse timestamps.
-void report_logs(const fs::path& dir, const Snapshot& before, pid_t pid, bool preloaded) {
+void report_logs(const fs::path& dir, const Snapshot& before, pid_t pid, bool preloaded,
+                 bool disabled) {
   std::vector<std::string> own, others;
   for (const auto& [name, mtime] : snapshot(dir)) {
     auto old = before.find(name);
@@ -352,11 +353,16 @@ void report_logs(const fs::path& dir, const Snapshot& before, pid_t pid, bool pr
               << " (by another process during the run, e.g. a forked child)\n";
   }
   if (own.empty() && others.empty()) {
-    std::cerr << "sonde: no log was written to " << dir.string() << " for process " << pid
-              << ": the program has no probes (SONDE_SCOPE, sonde_begin, or "
-                 "-finstrument-functions)"
-              << (preloaded ? ", is statically linked" : " or does not link libsonde")
-              << ", or monitoring was disabled (see libsonde's messages above)\n";
+    std::cerr << "sonde: no log was written to " << dir.string() << " by process " << pid << ": ";
+    if (disabled) {
+      std::cerr << "monitoring is disabled (enabled=false)\n";
+    } else {
+      std::cerr << "the program has no probes (neither SONDE_SCOPE/sonde_begin nor "
+                   "-finstrument-functions), "
+                << (preloaded ? "or is statically linked so libsonde could not be preloaded, "
+                              : "or does not link libsonde (--no-preload), ")
+                << "or monitoring was disabled (see libsonde's message above)\n";
+    }
   }
 }
 
@@ -366,6 +372,8 @@ int run(const RunOptions& o) {
   std::map<std::string, std::string> sets = parse_sets(o);
   std::optional<fs::path> config_file = resolve_config(o);
   const std::string writer = effective_setting(sets, config_file, "writer", "native");
+  const std::string enabled = effective_setting(sets, config_file, "enabled", "true");
+  const bool disabled = enabled == "false" || enabled == "0" || enabled == "no" || enabled == "off";
   std::error_code ec;
   const fs::path out = fs::absolute(effective_setting(sets, config_file, "out", "sonde-logs"), ec)
                            .lexically_normal();
@@ -413,7 +421,7 @@ int run(const RunOptions& o) {
   }
 
   if (writes_files) {
-    report_logs(out, before, child.pid, !o.no_preload);
+    report_logs(out, before, child.pid, !o.no_preload, disabled);
   } else {
     std::cerr << "sonde: writer '" << writer << "' writes no log file"
               << (writer == "tcp" ? " (records went to the TCP receiver)" : "") << "\n";

@@ -34,8 +34,8 @@ struct SummaryOptions {
 };
 
 nlohmann::json distribution_json(const analysis::DistributionSummary& s) {
-  return {{"count", s.count}, {"total", s.total}, {"mean", s.mean},     {"std", s.stddev},
-          {"min", s.min},     {"median", s.median}, {"p90", s.p90},     {"p95", s.p95},
+  return {{"count", s.count}, {"total", s.total},   {"mean", s.mean}, {"std", s.stddev},
+          {"min", s.min},     {"median", s.median}, {"p90", s.p90},   {"p95", s.p95},
           {"p99", s.p99},     {"max", s.max}};
 }
 
@@ -119,7 +119,8 @@ int run_summary(const SummaryOptions& o) {
   options.build_dependency_graph = false;
   const analysis::AnalysisResult result = analysis::analyze_log(o.log, options);
 
-  for (const std::string& e : result.read.errors) std::cerr << "sonde summary: error: " << e << "\n";
+  for (const std::string& e : result.read.errors)
+    std::cerr << "sonde summary: error: " << e << "\n";
   if (result.read.lost_reported > 0) {
     std::cerr << "sonde summary: warning: '" << o.log << "': the monitor reported "
               << result.read.lost_reported << " lost events; results are incomplete\n";
@@ -145,9 +146,11 @@ int run_summary(const SummaryOptions& o) {
 void setup(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<SummaryOptions>();
   // Validation happens in run_summary so that every usage error exits with 2.
-  app.add_option("log", o->log, "The log: a .sonde file or a directory (native or Kieker)");
-  app.add_option("--format", o->format, "table (default), csv or json");
-  app.add_option("--top", o->top, "List only the N operations with the most total time");
+  app.add_option("log", o->log, "The log: a .sonde file or a directory (native or Kieker)")
+      ->type_name("LOG");
+  app.add_option("--format", o->format, "table (default), csv or json")->type_name("FORMAT");
+  app.add_option("--top", o->top, "List only the N operations with the most total time")
+      ->type_name("N");
   app.add_flag("--repair", o->repair,
                "Synthesise missing after events (Kieker's --repair-event-based-traces)");
   app.add_flag("--per-host", o->per_host, "Statistics per host and operation");

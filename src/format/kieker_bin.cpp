@@ -34,12 +34,6 @@ T value_or(const Value& v, T fallback) {
   return p ? *p : fallback;
 }
 
-size_t fixed_size_from(const RecordSchema& s, size_t first) {
-  size_t n = 0;
-  for (size_t i = first; i < s.fields.size(); ++i) n += kieker_binary_size(s.fields[i].type);
-  return n;
-}
-
 }  // namespace
 
 void encode_bin_record(const Record& r, int32_t type_id, WriterRegistry& strings,
@@ -110,8 +104,10 @@ BinStatus decode_bin_record(std::string_view data, ReaderRegistry& registry, Rec
   }
   const RecordSchema& schema = *type->schema;
   size_t pos = 12;
-  if (n < pos + fixed_size_from(schema, 0)) {
-    *size = pos + fixed_size_from(schema, 0);
+  // Fixed-size bytes of the fields not yet read: the least the rest needs.
+  auto rest = static_cast<size_t>(schema.kieker_payload_size());
+  if (n < pos + rest) {
+    *size = pos + rest;
     return BinStatus::kNeedMore;
   }
   out.schema = &schema;
@@ -127,10 +123,12 @@ BinStatus decode_bin_record(std::string_view data, ReaderRegistry& registry, Rec
   for (size_t i = 0; i < schema.fields.size(); ++i) {
     const FieldType t = schema.fields[i].type;
     // Arrays before this field may have moved it past the end of the data.
-    if (pos + fixed_size_from(schema, i) > n) {
-      *size = pos + fixed_size_from(schema, i);
+    if (pos + rest > n) {
+      *size = pos + rest;
       return BinStatus::kNeedMore;
     }
+    const auto fixed = static_cast<size_t>(kieker_binary_size(t));
+    rest -= fixed;
     Value& v = out.values[i];
     switch (t) {
       case FieldType::kInt32:
@@ -149,8 +147,8 @@ BinStatus decode_bin_record(std::string_view data, ReaderRegistry& registry, Rec
         v = int64_t{static_cast<int8_t>(p[pos])};
         break;
       case FieldType::kBool:
-        v = p[pos] == 1;
-        break;  // as Kieker: only 1 is true
+        v = p[pos] == 1;  // as Kieker's BinaryValueDeserializer
+        break;
       case FieldType::kDouble:
         v = get_be<double>(p + pos);
         break;
@@ -167,8 +165,7 @@ BinStatus decode_bin_record(std::string_view data, ReaderRegistry& registry, Rec
                     "' has negative length " + std::to_string(count);
           return BinStatus::kBadArray;
         }
-        const size_t need =
-            pos + 4 + 4 * static_cast<size_t>(count) + fixed_size_from(schema, i + 1);
+        const size_t need = pos + 4 + 4 * static_cast<size_t>(count) + rest;
         if (need > n) {
           *size = need;
           return BinStatus::kNeedMore;
@@ -184,7 +181,7 @@ BinStatus decode_bin_record(std::string_view data, ReaderRegistry& registry, Rec
         break;
       }
     }
-    pos += kieker_binary_size(t);
+    pos += fixed;
   }
   *size = pos;
   if (bad_string >= 0) {

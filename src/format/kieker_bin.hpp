@@ -17,6 +17,8 @@ namespace sonde::format::kieker {
 // Appends the header and payload of `r`. String values get ids from
 // `strings`; ids >= a strings.size() taken before the call are new and must
 // reach the reader (kieker.map, TCP registry frame) before this record.
+// A value whose alternative does not fit its field is written as zero/empty
+// (check values_match_schema() first; KiekerLogWriter does).
 void encode_bin_record(const Record& r, int32_t type_id, WriterRegistry& strings, std::string& out);
 
 enum class BinStatus {

@@ -144,13 +144,13 @@ bool parse_java_int(std::string_view s, int64_t* out) {
 // Returns true if the string had to be altered.
 bool append_dat_string(std::string& out, std::string_view s) {
   bool altered = false;
-  size_t start = out.size();
-  for (char c : s) {
+  const size_t start = out.size();
+  out.append(s);
+  for (size_t i = start; i < out.size(); ++i) {
+    const char c = out[i];
     if (c == ';' || c == '\r' || c == '\n') {
-      out += kDatSubstitute;
+      out[i] = kDatSubstitute;
       altered = true;
-    } else {
-      out += c;
     }
   }
   // Kieker's reader pairs each `\` with the next character, so an odd run of

@@ -31,6 +31,7 @@ bool parse_java_float(std::string_view s, float* out);
 
 // Appends the line for `r` (ending in '\n') with `type_id` as its type.
 // Returns the number of values (strings, array elements, chars) altered.
+// A value whose alternative does not fit its field is written as zero/empty.
 size_t encode_dat_line(const Record& r, int32_t type_id, std::string& out);
 
 enum class DatStatus {

@@ -406,6 +406,7 @@ void writer_loop() {
       drain_full(s);
       int64_t t = now_ms();
       if (s.crash_request.load(std::memory_order_acquire)) {
+        drain_full(s);  // buffers pushed since this iteration's first drain
         drain_partial(s);
         report_thread_losses(s);
         s.core->flush(true);
@@ -413,6 +414,7 @@ void writer_loop() {
         s.crash_request.store(false);
       }
       if (s.flush_request.exchange(false) || t >= next_flush) {
+        drain_full(s);
         drain_partial(s);
         report_thread_losses(s);
         s.core->flush(true);

@@ -23,7 +23,7 @@ void note_exception(void* object, std::type_info* type) {
   const char* what = nullptr;
   void* adjusted = object;
   // __do_catch adjusts the pointer to the std::exception base if there is one.
-  if (type->__do_catch(&typeid(std::exception), &adjusted, 1)) {
+  if (typeid(std::exception).__do_catch(type, &adjusted, 1)) {
     what = static_cast<std::exception*>(adjusted)->what();
   }
   if (what != nullptr && *what != '\0') {

@@ -34,8 +34,9 @@ Execution exec(std::string_view op, int64_t tin, int64_t tout, int32_t eoi, int3
 Trace sample_trace() {
   Trace t;
   t.trace_id = 1;
-  t.executions = {exec("main", 0, 100, 0, 0), exec("a", 10, 40, 1, 1), exec("b", 15, 25, 2, 2),
-                  exec("c", 50, 90, 3, 1),    exec("b", 60, 70, 4, 2), exec("b", 75, 85, 5, 2, true)};
+  t.executions = {exec("main", 0, 100, 0, 0), exec("a", 10, 40, 1, 1),
+                  exec("b", 15, 25, 2, 2),    exec("c", 50, 90, 3, 1),
+                  exec("b", 60, 70, 4, 2),    exec("b", 75, 85, 5, 2, true)};
   return t;
 }
 

@@ -1,10 +1,11 @@
 // Quantiles (type 7: linear interpolation between closest ranks), mean,
 // sample standard deviation, and duration formatting.
+#include "analysis/distribution.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "analysis/distribution.hpp"
 #include "analysis/duration_format.hpp"
 
 namespace sonde::analysis {
@@ -31,8 +32,8 @@ TEST(Distribution, QuantileEndpointsAndOddCount) {
   EXPECT_DOUBLE_EQ(quantile_sorted(v, 0.0), 10);
   EXPECT_DOUBLE_EQ(quantile_sorted(v, 1.0), 40);
   EXPECT_DOUBLE_EQ(quantile_sorted(v, 0.5), 20);
-  EXPECT_DOUBLE_EQ(quantile_sorted(v, 0.75), 30);   // h = 1.5
-  EXPECT_DOUBLE_EQ(quantile_sorted(v, 0.9), 36);    // h = 1.8
+  EXPECT_DOUBLE_EQ(quantile_sorted(v, 0.75), 30);  // h = 1.5
+  EXPECT_DOUBLE_EQ(quantile_sorted(v, 0.9), 36);   // h = 1.8
   EXPECT_DOUBLE_EQ(quantile_sorted(std::vector<int64_t>{}, 0.5), 0);
 }
 

@@ -14,8 +14,7 @@
 namespace sonde::analysis {
 namespace {
 
-const std::string kHostile =
-    "evil\"op\\N\n</text><script>alert('x')</script> & std::map<int, T&>";
+const std::string kHostile = "evil\"op\\N\n</text><script>alert('x')</script> & std::map<int, T&>";
 
 // Every '"' inside the quotes is escaped, and no raw newline survives.
 void expect_well_quoted(const std::string& q) {
@@ -81,7 +80,9 @@ void expect_no_raw_injection(const std::string& dot, bool full_labels) {
   EXPECT_EQ(dot.find("evil\"op"), std::string::npos);
   EXPECT_EQ(dot.find("h\"ost"), std::string::npos);
   EXPECT_NE(dot.find("h\\\"ost"), std::string::npos);
-  if (full_labels) EXPECT_NE(dot.find("evil\\\"op\\\\N\\n</text><script>"), std::string::npos);
+  if (full_labels) {
+    EXPECT_NE(dot.find("evil\\\"op\\\\N\\n</text><script>"), std::string::npos);
+  }
 }
 
 TEST(GraphDot, HostileNamesAreEscapedInBothGraphs) {

@@ -211,8 +211,7 @@ TEST(EventTraceReconstruction, MismatchedAfterEvent) {
   const InvalidTrace& t = only_invalid(f.sink);  // closed at once: complete but inconsistent
   EXPECT_EQ(t.closed_by, CloseCause::kComplete);
   EXPECT_EQ(t.problems.front().kind, TraceProblemKind::kMismatchedAfterEvent);
-  EXPECT_EQ(t.problems.front().detail,
-            "after event for op a (order index 2) while op b is open");
+  EXPECT_EQ(t.problems.front().detail, "after event for op a (order index 2) while op b is open");
 }
 
 TEST(EventTraceReconstruction, UnmatchedAfterEvent) {
@@ -255,8 +254,8 @@ TEST(EventTraceReconstruction, DuplicateOrderIndex) {
   const InvalidTrace& t = only_invalid(f.sink);
   bool duplicate = false;
   for (const auto& p : t.problems) {
-    duplicate |= p.kind == TraceProblemKind::kDuplicateOrderIndex &&
-                 p.detail == "duplicate order index 1";
+    duplicate |=
+        p.kind == TraceProblemKind::kDuplicateOrderIndex && p.detail == "duplicate order index 1";
   }
   EXPECT_TRUE(duplicate);
 }

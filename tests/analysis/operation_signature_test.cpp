@@ -1,7 +1,7 @@
 // Signature splitting for Java (as Kieker records it) and C++ names.
-#include <gtest/gtest.h>
-
 #include "analysis/operation_signature.hpp"
+
+#include <gtest/gtest.h>
 
 namespace sonde::analysis {
 namespace {

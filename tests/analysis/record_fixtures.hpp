@@ -54,7 +54,8 @@ class RecordFeeder {
   }
   // A record trace analysis does not use.
   void cpu(int64_t ts) {
-    const format::RecordSchema* s = format::find_builtin_schema(format::kieker_class::kCpuUtilization);
+    const format::RecordSchema* s =
+        format::find_builtin_schema(format::kieker_class::kCpuUtilization);
     if (s == nullptr) return;
     format::Record r;
     format::reset_to_defaults(r, s);

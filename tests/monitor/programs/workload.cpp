@@ -1,0 +1,100 @@
+// Test workload with manual probes and exactly predictable event counts:
+//   workload THREADS ITERATIONS DEPTH [throw|crash|abort|fork|context]
+// Each iteration calls recurse(DEPTH) (DEPTH+1 nested operations) and
+// leaf() once; "throw" adds one failing operation per thread; "crash" and
+// "abort" die after the work; "fork" repeats the work in a child process;
+// "context" hands each worker's trace context to a helper thread.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sonde/sonde.hpp"
+
+namespace shop {
+
+[[gnu::noinline]] int leaf(int x) {
+  SONDE_SCOPE_NAMED("shop.leaf");
+  return x + 1;
+}
+
+[[gnu::noinline]] int recurse(int depth) {
+  SONDE_SCOPE_NAMED("shop.recurse");
+  if (depth == 0) return 0;
+  return recurse(depth - 1) + 1;
+}
+
+[[gnu::noinline]] void fail_once() {
+  SONDE_SCOPE_NAMED("shop.fail");
+  throw std::runtime_error("out of stock");
+}
+
+}  // namespace shop
+
+static void work(int iterations, int depth, bool with_throw) {
+  volatile int sink = 0;
+  for (int i = 0; i < iterations; ++i) {
+    sink = sink + shop::recurse(depth);
+    sink = sink + shop::leaf(i);
+  }
+  if (with_throw) {
+    try {
+      shop::fail_once();
+    } catch (const std::exception&) {
+    }
+  }
+}
+
+static void context_work() {
+  SONDE_SCOPE_NAMED("shop.parent");
+  auto ctx = sonde::Context::capture();
+  std::thread helper([ctx] {
+    ctx.continue_here();
+    shop::leaf(1);
+  });
+  helper.join();
+}
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: workload THREADS ITERATIONS DEPTH [throw|crash|abort|fork|context]\n");
+    return 2;
+  }
+  int threads = std::atoi(argv[1]);
+  int iterations = std::atoi(argv[2]);
+  int depth = std::atoi(argv[3]);
+  std::string mode = argc > 4 ? argv[4] : "";
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      if (mode == "context") {
+        context_work();
+      } else {
+        work(iterations, depth, mode == "throw");
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  if (mode == "fork") {
+    pid_t child = fork();
+    if (child == 0) {
+      work(iterations, depth, false);
+      std::exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 3;
+  }
+  if (mode == "crash") {
+    volatile int* null_pointer = nullptr;
+    *null_pointer = 42;
+  }
+  if (mode == "abort") std::abort();
+  return 0;
+}

@@ -137,11 +137,13 @@ TraceBuildResult EventTraceBuffer::build(bool close_open_executions) const {
                   "after event for " + describe(e) + " with no open before event");
       continue;
     }
-    // Match on the recorded class signature (the component may be derived).
+    // Before and after must name the same operation and class; an empty
+    // class signature is derived from the operation on both sides alike.
+    const std::string_view component =
+        e.component.empty() ? class_of_signature(e.operation) : e.component;
     auto matches = [&](uint32_t exec) {
       const Execution& x = trace.executions[exec];
-      return x.operation == e.operation &&
-             (e.component.empty() ? true : x.component == e.component);
+      return x.operation == e.operation && x.component == component;
     };
     size_t match = stack.size() - 1;
     if (!matches(stack[match])) {

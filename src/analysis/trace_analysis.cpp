@@ -28,6 +28,8 @@ AnalysisResult TraceAnalysis::finish() {
   reconstructor_.finish();
   AnalysisResult result;
   result.reconstruction = reconstructor_.stats();
+  result.read.records =
+      result.reconstruction.records;  // analyze_log replaces `read` with the reader's
   result.traces = summary_.results();
   result.operations = operations_.results();
   result.call_tree = std::move(call_tree_);

@@ -34,7 +34,7 @@ namespace fs = std::filesystem;
 constexpr int kSetupFailed = 125;
 constexpr int kCannotExecute = 127;
 
-const int kForwardedSignalNumbers[] = {SIGINT, SIGTERM, SIGHUP};
+const int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 struct RunOptions {
   std::string out;
@@ -112,7 +112,7 @@ std::map<std::string, std::string> parse_sets(const RunOptions& o) {
 }
 
 // The value a config file gives `key` (the last line wins, as in libsonde), or "".
-// Only "out" and "writer" are read here, to know where the log will go.
+// Only what sonde run reports on is read: out, writer and enabled.
 std::string config_file_value(const fs::path& file, const std::string& key) {
   std::ifstream in(file);
   std::string line, value;
@@ -159,8 +159,9 @@ std::optional<fs::path> resolve_config(const RunOptions& o) {
   }
   const std::string origin = o.config.empty() ? " (from SONDE_CONFIG)" : "";
   if (!fs::exists(path, ec)) throw SetupError("config file '" + path + "' does not exist" + origin);
-  if (!fs::is_regular_file(path, ec))
+  if (!fs::is_regular_file(path, ec)) {
     throw SetupError("config file '" + path + "' is not a file" + origin);
+  }
   if (std::ifstream probe(path); !probe) {
     throw SetupError("cannot read config file '" + path + "': " + std::strerror(errno) + origin);
   }
@@ -172,8 +173,9 @@ std::optional<fs::path> resolve_config(const RunOptions& o) {
 void prepare_out_dir(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec)
+  if (ec) {
     throw SetupError("cannot create output directory '" + dir.string() + "': " + ec.message());
+  }
   if (!fs::is_directory(dir, ec)) {
     throw SetupError("output directory '" + dir.string() + "' is not a directory");
   }
@@ -226,7 +228,7 @@ void forward_signal(int sig, siginfo_t* info, void*) {
 // so that the program inherits that as it would without sonde.
 std::vector<int> install_forwarders() {
   std::vector<int> installed;
-  for (int sig : kForwardedSignalNumbers) {
+  for (int sig : kForwardedSignals) {
     struct sigaction old {};
     if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
     struct sigaction sa {};
@@ -256,7 +258,7 @@ Launch launch(const std::vector<std::string>& command) {
   // Signals stay blocked until g_child is set, so none arrives unforwarded.
   sigset_t forwarded, previous;
   sigemptyset(&forwarded);
-  for (int sig : kForwardedSignalNumbers) sigaddset(&forwarded, sig);
+  for (int sig : kForwardedSignals) sigaddset(&forwarded, sig);
   sigprocmask(SIG_BLOCK, &forwarded, &previous);
   std::vector<int> installed = install_forwarders();
 
@@ -301,11 +303,15 @@ int wait_for(pid_t pid) {
 
 std::string describe_signal(int sig) {
   std::string text = "signal " + std::to_string(sig);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 32)
   const char* abbrev = sigabbrev_np(sig);
   const char* description = sigdescr_np(sig);
   if (abbrev != nullptr && description != nullptr) {
     text += std::string(" (SIG") + abbrev + ": " + description + ")";
   }
+#else
+  text += std::string(" (") + strsignal(sig) + ")";
+#endif
   return text;
 }
 

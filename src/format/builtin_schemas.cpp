@@ -1,42 +1,14 @@
 // Field lists of every record type sonde knows by name, in Kieker's
 // serialization order (anchor-kieker-moobench.md §1.3). Kieker types keep
 // their Java class names so that Kieker's own readers accept sonde's logs.
-#include <array>
-
 #include "format/builtin_schemas.hpp"
+
+#include <array>
 
 namespace sonde::format {
 namespace {
 
 using T = FieldType;
-
-const RecordSchema kKiekerMetadata{std::string(kieker_class::kMetadata),
-                                   {{"version", T::kString},
-                                    {"controllerName", T::kString},
-                                    {"hostname", T::kString},
-                                    {"experimentId", T::kInt32},
-                                    {"debugMode", T::kBool},
-                                    {"timeOffset", T::kInt64},
-                                    {"timeUnit", T::kString},
-                                    {"numberOfRecords", T::kInt64}}};
-
-const RecordSchema kTraceMetadata{std::string(kieker_class::kTraceMetadata),
-                                  {{"traceId", T::kInt64},
-                                   {"threadId", T::kInt64},
-                                   {"sessionId", T::kString},
-                                   {"hostname", T::kString},
-                                   {"parentTraceId", T::kInt64},
-                                   {"parentOrderId", T::kInt32}}};
-
-const RecordSchema kApplicationTraceMetadata{
-    "kieker.common.record.flow.trace.ApplicationTraceMetadata",
-    {{"traceId", T::kInt64},
-     {"threadId", T::kInt64},
-     {"sessionId", T::kString},
-     {"hostname", T::kString},
-     {"parentTraceId", T::kInt64},
-     {"parentOrderId", T::kInt32},
-     {"applicationName", T::kString}}};
 
 std::vector<FieldSpec> operation_event_fields() {
   return {{"timestamp", T::kInt64},
@@ -51,36 +23,72 @@ std::vector<FieldSpec> with(std::vector<FieldSpec> base, std::vector<FieldSpec> 
   return base;
 }
 
-const RecordSchema kBeforeOperation{std::string(kieker_class::kBeforeOperation),
-                                    operation_event_fields()};
-const RecordSchema kAfterOperation{std::string(kieker_class::kAfterOperation),
-                                   operation_event_fields()};
-const RecordSchema kAfterOperationFailed{std::string(kieker_class::kAfterOperationFailed),
-                                         with(operation_event_fields(), {{"cause", T::kString}})};
-const RecordSchema kCallOperation{
-    std::string(kieker_class::kCallOperation),
-    with(operation_event_fields(),
-         {{"calleeOperationSignature", T::kString}, {"calleeClassSignature", T::kString}})};
+// Built on first use: probes can start (from a library constructor) before
+// this file's static initialisers have run.
+std::span<const RecordSchema* const> core_schemas() {
+  static const RecordSchema kKiekerMetadata{std::string(kieker_class::kMetadata),
+                                            {{"version", T::kString},
+                                             {"controllerName", T::kString},
+                                             {"hostname", T::kString},
+                                             {"experimentId", T::kInt32},
+                                             {"debugMode", T::kBool},
+                                             {"timeOffset", T::kInt64},
+                                             {"timeUnit", T::kString},
+                                             {"numberOfRecords", T::kInt64}}};
 
-const RecordSchema kOperationExecution{std::string(kieker_class::kOperationExecution),
-                                       {{"operationSignature", T::kString},
-                                        {"sessionId", T::kString},
-                                        {"traceId", T::kInt64},
-                                        {"tin", T::kInt64},
-                                        {"tout", T::kInt64},
-                                        {"hostname", T::kString},
-                                        {"eoi", T::kInt32},
-                                        {"ess", T::kInt32}}};
+  static const RecordSchema kTraceMetadata{std::string(kieker_class::kTraceMetadata),
+                                           {{"traceId", T::kInt64},
+                                            {"threadId", T::kInt64},
+                                            {"sessionId", T::kString},
+                                            {"hostname", T::kString},
+                                            {"parentTraceId", T::kInt64},
+                                            {"parentOrderId", T::kInt32}}};
 
-const std::array<const RecordSchema*, 8> kCore = {
-    &kKiekerMetadata, &kTraceMetadata,        &kApplicationTraceMetadata, &kBeforeOperation,
-    &kAfterOperation, &kAfterOperationFailed, &kCallOperation,            &kOperationExecution};
+  static const RecordSchema kApplicationTraceMetadata{
+      "kieker.common.record.flow.trace.ApplicationTraceMetadata",
+      {{"traceId", T::kInt64},
+       {"threadId", T::kInt64},
+       {"sessionId", T::kString},
+       {"hostname", T::kString},
+       {"parentTraceId", T::kInt64},
+       {"parentOrderId", T::kInt32},
+       {"applicationName", T::kString}}};
+
+  static const RecordSchema kBeforeOperation{std::string(kieker_class::kBeforeOperation),
+                                             operation_event_fields()};
+  static const RecordSchema kAfterOperation{std::string(kieker_class::kAfterOperation),
+                                            operation_event_fields()};
+  static const RecordSchema kAfterOperationFailed{
+      std::string(kieker_class::kAfterOperationFailed),
+      with(operation_event_fields(), {{"cause", T::kString}})};
+  static const RecordSchema kCallOperation{
+      std::string(kieker_class::kCallOperation),
+      with(operation_event_fields(),
+           {{"calleeOperationSignature", T::kString}, {"calleeClassSignature", T::kString}})};
+
+  static const RecordSchema kOperationExecution{std::string(kieker_class::kOperationExecution),
+                                                {{"operationSignature", T::kString},
+                                                 {"sessionId", T::kString},
+                                                 {"traceId", T::kInt64},
+                                                 {"tin", T::kInt64},
+                                                 {"tout", T::kInt64},
+                                                 {"hostname", T::kString},
+                                                 {"eoi", T::kInt32},
+                                                 {"ess", T::kInt32}}};
+
+  static const std::array<const RecordSchema*, 8> kCore = {
+      &kKiekerMetadata,  &kTraceMetadata,     &kApplicationTraceMetadata,
+      &kBeforeOperation, &kAfterOperation,    &kAfterOperationFailed,
+      &kCallOperation,   &kOperationExecution};
+  return kCore;
+}
 
 }  // namespace
 
 std::span<const RecordSchema* const> builtin_schemas() {
   static const std::vector<const RecordSchema*> all = [] {
-    std::vector<const RecordSchema*> v(kCore.begin(), kCore.end());
+    std::span<const RecordSchema* const> core = core_schemas();
+    std::vector<const RecordSchema*> v(core.begin(), core.end());
     for (const RecordSchema* s : kieker_extra_schemas()) v.push_back(s);
     for (const RecordSchema* s : system_schemas()) v.push_back(s);
     return v;

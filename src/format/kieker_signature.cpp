@@ -75,7 +75,12 @@ KiekerSignature kieker_signature(std::string_view name, std::string_view module)
   }
   KiekerSignature sig;
   std::string op_name;
-  if (last == std::string_view::npos) {
+  size_t dot = qualified.rfind('.');
+  if (last == std::string_view::npos && dot != std::string_view::npos && dot > 0) {
+    // Already dotted (a manual probe named "shop.Catalog.getBook"): keep it.
+    sig.component = dotted(qualified.substr(0, dot));
+    op_name = dotted(qualified.substr(dot + 1));
+  } else if (last == std::string_view::npos) {
     sig.component = module_base_name(module);
     op_name = dotted(qualified);
   } else {

@@ -170,7 +170,7 @@ void WriterCore::flush(bool force) {
 
 void WriterCore::close() {
   refresh_clock();
-  writer_->close(written_, lost_);
+  writer_->close(events_written(), events_lost());
 }
 
 }  // namespace sonde::monitor

@@ -29,8 +29,8 @@ class WriterCore {
   void flush(bool force);
   void close();
 
-  uint64_t events_written() const { return written_; }
-  uint64_t events_lost() const { return lost_; }
+  uint64_t events_written() const { return written_ - writer_->events_lost(); }
+  uint64_t events_lost() const { return lost_ + writer_->events_lost(); }
   uint64_t inherited_exits() const { return inherited_exits_; }
   const EventWriter& writer() const { return *writer_; }
 

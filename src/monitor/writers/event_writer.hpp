@@ -73,6 +73,9 @@ class EventWriter {
   // Where the log went (file, directory or peer), for the exit summary.
   virtual std::string location() const = 0;
   virtual uint64_t bytes_written() const = 0;
+  // Events the writer accepted but could not deliver (e.g. TCP peer away
+  // beyond the buffer bound); counted into the log's loss totals.
+  virtual uint64_t events_lost() const { return 0; }
 };
 
 std::unique_ptr<EventWriter> make_event_writer(const Config& config);

@@ -4,14 +4,15 @@
 // it (example_autoinst_linked: monitored by just running it). It covers a
 // static function, a function in an anonymous namespace, member functions,
 // recursion, and calls into an instrumented shared library
-// (libautoinst_shapes.so). Standard-library code is not instrumented
-// (-finstrument-functions-exclude-file-list=/usr/include).
+// (libautoinst_shapes.so). With gcc, standard-library code is not
+// instrumented (-finstrument-functions-exclude-file-list=/usr/include).
 //
 //   example_autoinst [shapes=6] [depth=8]
 //
 // Call counts (N shapes, D depth): main 1; scale N; Inventory::add N;
 // shapes::make N; Inventory::total 1; shapes::total_area 1; Circle::area
-// ceil(N/2); Square::area floor(N/2); count_down D+1; report 1.
+// ceil(N/2); Square::area floor(N/2); count_down D+1; report 1; plus the
+// shapes' constructors and destructors and Inventory's destructor.
 #include <cstdio>
 #include <cstdlib>
 #include <memory>

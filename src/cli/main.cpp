@@ -28,7 +28,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // Usage errors exit with 2 whatever CLI11's own code; --help/--version with 0.
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
   }
   return exit_code;
 }

@@ -40,7 +40,8 @@ class NativeExpander final : public NativeVisitor {
   }
   void on_record(const Record& r) override {
     if (stopped_) return;
-    ensure_metadata();
+    // A log converted from Kieker carries its own metadata record.
+    if (r.schema->class_name == kieker_class::kMetadata) metadata_sent_ = true;
     if (!sink_.on_record(r)) stopped_ = true;
     ++delivered_;
   }

@@ -13,5 +13,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/sondeConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/sondeConfig.cmake ${PROJECT_BINARY_DIR}/sondeConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sonde)
+# sonde.pc finds its prefix relative to itself, so `cmake --install --prefix` relocates it.
+string(REGEX REPLACE "[^/]+" ".." SONDE_PC_TO_PREFIX "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/sonde.pc.in ${PROJECT_BINARY_DIR}/sonde.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/sonde.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every test: the -Werror build, then an ASan+UBSan build of the same
+# suite (the probes, buffers, writers and readers all run under it).
+# Installs what it needs first. Usage: bash scripts/test.sh [--quick]
+#   --quick  skip the sanitizer build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+
+jobs=$(nproc)
+export CTEST_OUTPUT_ON_FAILURE=1
+
+echo "== build (RelWithDebInfo, -Werror)"
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSONDE_WERROR=ON
+cmake --build build/release
+echo "== tests"
+ctest --test-dir build/release -j "$jobs" --timeout 600
+
+if [ "${1:-}" = "--quick" ]; then exit 0; fi
+
+echo "== build (ASan + UBSan)"
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSONDE_WERROR=ON \
+  -DSONDE_SANITIZE=address,undefined
+cmake --build build/asan
+echo "== tests under ASan + UBSan"
+# Tests LD_PRELOAD libsonde into sanitized programs, so the ASan runtime is
+# not first in the library list; that is fine here, the program links it too.
+ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:abort_on_error=0 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan -j "$jobs" --timeout 900

@@ -1,0 +1,325 @@
+#include "monitor/xray_mode.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <link.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "monitor/controller.hpp"
+#include "monitor/probe_path.hpp"
+#include "monitor/symbolizer.hpp"
+
+// libsonde is built by g++ and never has sleds; should it ever be built by
+// clang with -fxray-instrument, the handler must still not be instrumented
+// or it would call itself.
+#if defined(__clang__)
+#define SONDE_XRAY_NEVER [[clang::xray_never_instrument]]
+#else
+#define SONDE_XRAY_NEVER
+#endif
+
+namespace sonde::monitor {
+namespace {
+
+// Mirrors of compiler-rt's xray_interface.h (not on g++'s include path);
+// the values are fixed by LLVM's sled kinds and XRayPatchingStatus.
+enum XRayEntryType : int { kXrayEntry = 0, kXrayExit = 1, kXrayTail = 2 };
+enum XRayPatchingStatus : int { kNotInitialized = 0, kSuccess = 1, kOngoing = 2, kFailed = 3 };
+
+using Handler = void (*)(int32_t, XRayEntryType);
+
+struct XrayApi {
+  int (*set_handler)(Handler) = nullptr;
+  XRayPatchingStatus (*patch_function)(int32_t) = nullptr;
+  XRayPatchingStatus (*unpatch_function)(int32_t) = nullptr;
+  uintptr_t (*function_address)(int32_t) = nullptr;
+  size_t (*max_function_id)() = nullptr;
+  XRayPatchingStatus (*patch)() = nullptr;
+  XRayPatchingStatus (*unpatch)() = nullptr;
+  void (*init)() = nullptr;  // optional: only for runtimes built without pre-init
+
+  bool complete() const {
+    return set_handler && patch_function && unpatch_function && function_address &&
+           max_function_id && patch && unpatch;
+  }
+};
+
+struct ApiSymbol {
+  const char* name;
+  void** slot;
+};
+
+std::vector<ApiSymbol> api_symbols(XrayApi& api) {
+  return {{"__xray_set_handler", reinterpret_cast<void**>(&api.set_handler)},
+          {"__xray_patch_function", reinterpret_cast<void**>(&api.patch_function)},
+          {"__xray_unpatch_function", reinterpret_cast<void**>(&api.unpatch_function)},
+          {"__xray_function_address", reinterpret_cast<void**>(&api.function_address)},
+          {"__xray_max_function_id", reinterpret_cast<void**>(&api.max_function_id)},
+          {"__xray_patch", reinterpret_cast<void**>(&api.patch)},
+          {"__xray_unpatch", reinterpret_cast<void**>(&api.unpatch)},
+          {"__xray_init", reinterpret_cast<void**>(&api.init)}};
+}
+
+// ---------------------------------------------------------------------------
+// Finding the runtime.
+
+// A runtime that exports its API (none does today) is found the normal way.
+bool resolve_exported(XrayApi& api) {
+  for (const ApiSymbol& s : api_symbols(api)) *s.slot = dlsym(RTLD_DEFAULT, s.name);
+  return api.complete();
+}
+
+struct MainProgram {
+  uint64_t bias = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> code;  // executable segments [begin, end)
+};
+
+int first_object(dl_phdr_info* info, size_t /*size*/, void* arg) {
+  auto* main = static_cast<MainProgram*>(arg);
+  main->bias = info->dlpi_addr;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
+    uint64_t begin = info->dlpi_addr + ph.p_vaddr;
+    main->code.emplace_back(begin, begin + ph.p_memsz);
+  }
+  return 1;  // glibc visits the main program first; stop there
+}
+
+enum class Presence { kAbsent, kFound, kNoSymbols };
+
+// clang links the XRay runtime into the executable only, with hidden
+// visibility: its functions are in .symtab but never in .dynsym, so even
+// -rdynamic cannot export them. Their addresses are read from the
+// executable's symbol table here, once, off the hot path.
+Presence resolve_from_symtab(XrayApi& api) {
+  MainProgram main;
+  dl_iterate_phdr(first_object, &main);
+  int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Presence::kAbsent;
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  bool has_sleds = false;
+  Elf_Scn* symtab = nullptr;
+  GElf_Shdr symtab_header{};
+  size_t shstrndx = 0;
+  if (elf != nullptr && elf_getshdrstrndx(elf, &shstrndx) == 0) {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr sh;
+      if (gelf_getshdr(scn, &sh) == nullptr) continue;
+      const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
+      if (name != nullptr && std::strcmp(name, "xray_instr_map") == 0) has_sleds = true;
+      if (sh.sh_type == SHT_SYMTAB) symtab = scn, symtab_header = sh;
+    }
+  }
+  Presence result = has_sleds ? Presence::kNoSymbols : Presence::kAbsent;
+  Elf_Data* data = symtab != nullptr ? elf_getdata(symtab, nullptr) : nullptr;
+  if (has_sleds && data != nullptr && symtab_header.sh_entsize != 0) {
+    std::vector<ApiSymbol> wanted = api_symbols(api);
+    size_t count = symtab_header.sh_size / symtab_header.sh_entsize;
+    for (size_t i = 0; i < count; ++i) {
+      GElf_Sym sym;
+      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) continue;
+      if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF) continue;
+      const char* name = elf_strptr(elf, symtab_header.sh_link, sym.st_name);
+      if (name == nullptr || std::strncmp(name, "__xray_", 7) != 0) continue;
+      uint64_t address = main.bias + sym.st_value;
+      bool in_code = false;
+      for (auto [begin, end] : main.code) in_code |= address >= begin && address < end;
+      if (!in_code) continue;  // never call into something that is not this program's code
+      for (ApiSymbol& s : wanted) {
+        if (std::strcmp(name, s.name) == 0) *s.slot = reinterpret_cast<void*>(address);
+      }
+    }
+    if (api.complete()) result = Presence::kFound;
+  }
+  if (elf != nullptr) elf_end(elf);
+  close(fd);
+  return result;
+}
+
+// ---------------------------------------------------------------------------
+// The handler: called by XRay's trampolines at every patched sled.
+
+// Function address by XRay id (1-based, dense), written once before the
+// handler is installed; XRay publishes the handler with a release store.
+const uint64_t* g_addresses = nullptr;
+uint32_t g_max_id = 0;
+
+// XRay reports no exit for a frame left by unwinding, nor for a frame whose
+// function was unpatched while it ran. When an exit arrives for a frame
+// below the top of the shadow stack, the frames above it are such
+// leftovers: they get their exits now, which keeps the trace balanced.
+[[gnu::noinline]] SONDE_XRAY_NEVER bool close_frames_above(uint64_t key) {
+  ThreadState& t = t_state;
+  uint32_t i = t.depth - 1;
+  while (i > 0 && (t.shadow[i - 1] & ~kDroppedTag) != key) --i;
+  if (i == 0) return false;  // not open: its enter was never recorded
+  while (t.depth > i) {
+    uint64_t top = t.shadow[t.depth - 1] & ~kDroppedTag;
+    if (top & kOpTag) {
+      probe_exit(RawKind::kExitOp, top & ~kOpTag, top);
+    } else {
+      probe_exit(RawKind::kExitFn, top, top);
+    }
+  }
+  return true;
+}
+
+SONDE_XRAY_NEVER void on_sled(int32_t id, XRayEntryType type) {
+  auto index = static_cast<uint32_t>(id);
+  if (index > g_max_id) [[unlikely]] return;  // another object's id (newer runtimes)
+  uint64_t address = g_addresses[index];
+  if (type == kXrayEntry) {
+    if (g_mode.load(std::memory_order_relaxed) != kModeOn) [[unlikely]] {
+      if (g_mode.load(std::memory_order_relaxed) != kModeOff) return;
+      ensure_started();
+      if (g_mode.load(std::memory_order_relaxed) != kModeOn) return;
+    }
+    probe_enter(RawKind::kEnterFn, address, address);
+  } else if (type == kXrayExit || type == kXrayTail) {
+    if (g_mode.load(std::memory_order_relaxed) == kModeShutdown) return;
+    ThreadState& t = t_state;
+    if (t.depth == 0) return;
+    if ((t.shadow[t.depth - 1] & ~kDroppedTag) != address) [[unlikely]] {
+      if (!close_frames_above(address)) return;
+    }
+    probe_exit(RawKind::kExitFn, address, address);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Patching, off the hot path and serialised by one mutex.
+
+enum PatchState : uint8_t { kUnpatched = 0, kPatched = 1, kUnknown = 2 };
+
+struct Xray {
+  std::mutex mu;
+  bool active = false;
+  bool warned = false;
+  XrayApi api;
+  std::vector<std::string> names;  // by id; [0] unused
+  std::vector<uint8_t> state;      // PatchState by id
+  PatternSet patterns;             // the latest, kept for xray_start
+};
+
+Xray& xray() {
+  static Xray* x = new Xray;  // never destroyed: patterns may change during exit
+  return *x;
+}
+
+// XRay refuses to patch while another patch runs (ONGOING); wait that out.
+XRayPatchingStatus retrying(auto&& call) {
+  XRayPatchingStatus status = call();
+  for (int i = 0; status == kOngoing && i < 1000; ++i) {
+    timespec nap{0, 1000000};
+    nanosleep(&nap, nullptr);
+    status = call();
+  }
+  return status;
+}
+
+void warn(Xray& x, const char* what, int32_t id, XRayPatchingStatus status) {
+  if (x.warned) return;
+  x.warned = true;
+  std::fprintf(stderr, "sonde: xray: %s failed (function id %d, status %d); calls may be missed\n",
+               what, static_cast<int>(id), static_cast<int>(status));
+}
+
+void set_one(Xray& x, int32_t id, bool on) {
+  XRayPatchingStatus s = on ? retrying([&] { return x.api.patch_function(id); })
+                            : retrying([&] { return x.api.unpatch_function(id); });
+  if (s == kSuccess) {
+    x.state[id] = on ? kPatched : kUnpatched;
+  } else {
+    x.state[id] = kUnknown;
+    warn(x, on ? "patching" : "unpatching", id, s);
+  }
+}
+
+void set_all(Xray& x, bool on) {
+  XRayPatchingStatus s = on ? retrying([&] { return x.api.patch(); })
+                            : retrying([&] { return x.api.unpatch(); });
+  if (s != kSuccess) warn(x, on ? "patching all" : "unpatching all", 0, s);
+  uint8_t now = s != kSuccess ? kUnknown : on ? kPatched : kUnpatched;
+  for (size_t id = 1; id < x.state.size(); ++id) x.state[id] = now;
+}
+
+// Called with x.mu held.
+void apply(Xray& x) {
+  size_t n = x.names.size() - 1;
+  std::vector<uint8_t> want(n + 1, 0);
+  size_t on = 0, changes = 0, unknown = 0;
+  for (size_t id = 1; id <= n; ++id) {
+    want[id] = x.patterns.monitored(x.names[id]) ? kPatched : kUnpatched;
+    on += want[id] == kPatched;
+    changes += x.state[id] != want[id];
+    unknown += x.state[id] == kUnknown;
+  }
+  if (changes == 0) return;
+  // One call over the whole sled range is far cheaper than one mprotect
+  // pair per function. Used when everything goes one way, and at start,
+  // where the state is unknown (XRAY_OPTIONS=patch_premain=true may have
+  // patched all) and no frame can be half-recorded yet.
+  if (on == n || on == 0 || unknown == n) {
+    set_all(x, on * 2 >= n);
+  }
+  for (size_t id = 1; id <= n; ++id) {
+    if (x.state[id] != want[id]) set_one(x, static_cast<int32_t>(id), want[id] == kPatched);
+  }
+}
+
+}  // namespace
+
+void xray_start() {
+  Xray& x = xray();
+  std::lock_guard lock(x.mu);
+  if (x.active) return;
+  if (!resolve_exported(x.api)) {
+    x.api = XrayApi{};
+    Presence p = resolve_from_symtab(x.api);
+    if (p == Presence::kAbsent) return;  // not an XRay program: nothing to do, nothing printed
+    if (p == Presence::kNoSymbols) {
+      std::fprintf(stderr,
+                   "sonde: xray: this program has XRay sleds but no symbol table to find the "
+                   "XRay runtime in (stripped?); the XRay mode is off\n");
+      return;
+    }
+  }
+  if (x.api.set_handler(nullptr) == 0 && x.api.init != nullptr) x.api.init();
+  auto n = static_cast<uint32_t>(x.api.max_function_id());
+  if (n == 0) return;  // runtime present, no instrumented function
+  auto* addresses = new uint64_t[n + 1]();
+  Symbolizer symbolizer;
+  x.names.assign(n + 1, std::string());
+  x.state.assign(n + 1, kUnknown);
+  for (uint32_t id = 1; id <= n; ++id) {
+    addresses[id] = x.api.function_address(static_cast<int32_t>(id));
+    x.names[id] = symbolizer.resolve(addresses[id]).name;
+  }
+  g_addresses = addresses;
+  g_max_id = n;
+  if (x.api.set_handler(on_sled) == 0) {
+    std::fprintf(stderr, "sonde: xray: the XRay runtime is not initialised; the XRay mode is off\n");
+    return;
+  }
+  x.active = true;
+  apply(x);
+}
+
+void xray_apply_patterns(const PatternSet& patterns) {
+  Xray& x = xray();
+  std::lock_guard lock(x.mu);
+  x.patterns = patterns;
+  if (x.active) apply(x);
+}
+
+}  // namespace sonde::monitor

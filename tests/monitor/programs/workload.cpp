@@ -3,7 +3,9 @@
 // Each iteration calls recurse(DEPTH) (DEPTH+1 nested operations) and
 // leaf() once; "throw" adds one failing operation per thread; "crash" and
 // "abort" die after the work; "fork" repeats the work in a child process;
-// "context" hands each worker's trace context to a helper thread.
+// "context" hands each worker's trace context to a helper thread;
+// "traceparent" does so through a W3C traceparent string; "reload"
+// rewrites SONDE_PATTERNS_FILE half-way to exclude shop.leaf.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +53,36 @@ static void work(int iterations, int depth, bool with_throw) {
   }
 }
 
+// Carries the context through a W3C traceparent string, as across processes.
+static void traceparent_work() {
+  SONDE_SCOPE_NAMED("shop.client");
+  sonde_context ctx = sonde_context_capture();
+  char header[64];
+  if (sonde_context_inject(&ctx, header, sizeof header) != 0) std::exit(4);
+  std::printf("traceparent %s\n", header);
+  std::string copy = header;
+  std::thread server([copy] {
+    sonde_context remote{};
+    if (sonde_context_extract(copy.c_str(), &remote) != 0) std::exit(5);
+    sonde_context_continue(&remote);
+    SONDE_SCOPE_NAMED("shop.server");
+  });
+  server.join();
+}
+
+// Excludes shop.leaf through the patterns file half-way, without restart.
+static void reload_work(int iterations) {
+  const char* file = std::getenv("SONDE_PATTERNS_FILE");
+  if (file == nullptr) std::exit(6);
+  work(iterations, 0, false);
+  if (FILE* f = std::fopen(file, "w")) {
+    std::fputs("# written by the workload\n-shop.leaf\n", f);
+    std::fclose(f);
+  }
+  usleep(1500 * 1000);  // several reload periods
+  work(iterations, 0, false);
+}
+
 static void context_work() {
   SONDE_SCOPE_NAMED("shop.parent");
   auto ctx = sonde::Context::capture();
@@ -75,6 +107,10 @@ int main(int argc, char** argv) {
     pool.emplace_back([&] {
       if (mode == "context") {
         context_work();
+      } else if (mode == "traceparent") {
+        traceparent_work();
+      } else if (mode == "reload") {
+        reload_work(iterations);
       } else {
         work(iterations, depth, mode == "throw");
       }

@@ -19,26 +19,31 @@ namespace detail {
 // Describes the exception now propagating through the calling thread
 // ("type: what()"), as captured when it was thrown.
 SONDE_API const char* current_exception_cause() noexcept;
+// sonde_begin for scopes: returns 0 if nothing was recorded, otherwise a
+// token that scope_end uses to tell a normal exit from unwinding.
+SONDE_API uint64_t scope_begin(sonde_op* op) noexcept;
+// Records the end, as failed (with the exception's type and message) if an
+// exception thrown since scope_begin is propagating.
+SONDE_API void scope_end(sonde_op* op, uint64_t token) noexcept;
 }  // namespace detail
+
+// Nonzero while probes may record: checked inline, so a disabled probe costs
+// a load and a branch instead of a call into libsonde.
+extern "C" SONDE_API unsigned char sonde_probe_gate;
 
 class Scope {
  public:
-  explicit Scope(sonde_op* op) noexcept : op_(op), exceptions_(std::uncaught_exceptions()) {
-    sonde_begin(op_);
-  }
+  explicit Scope(sonde_op* op) noexcept
+      : op_(op), token_(sonde_probe_gate != 0 ? detail::scope_begin(op) : 0) {}
   ~Scope() {
-    if (std::uncaught_exceptions() > exceptions_) {
-      sonde_failed(op_, detail::current_exception_cause());
-    } else {
-      sonde_end(op_);
-    }
+    if (token_ != 0) detail::scope_end(op_, token_);
   }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
 
  private:
   sonde_op* op_;
-  int exceptions_;
+  uint64_t token_;
 };
 
 // Captures the current trace position and continues it where invoked:

@@ -21,11 +21,23 @@
 #include "monitor/process_info.hpp"
 #include "monitor/sampling.hpp"
 #include "monitor/writer_core.hpp"
+#include "sonde/sonde.hpp"
+
+// Starts at 1 ("unstarted"): the first probe calls in and starts monitoring.
+extern "C" {
+SONDE_API unsigned char sonde_probe_gate = 1;
+}
 
 namespace sonde::monitor {
 
-thread_local ThreadState t_state [[gnu::tls_model("initial-exec")]];
-std::atomic<uint8_t> g_mode{kModeOff};
+__thread ThreadState t_state __attribute__((tls_model("initial-exec")));
+std::atomic<uint8_t> g_mode{kModeUnstarted};
+
+void set_mode(uint8_t mode) {
+  g_mode.store(mode, std::memory_order_relaxed);
+  __atomic_store_n(&sonde_probe_gate, mode == kModeOn || mode == kModeUnstarted ? 1 : 0,
+                   __ATOMIC_RELAXED);
+}
 
 namespace {
 
@@ -257,7 +269,6 @@ RawEvent* next_buffer(ThreadState& t) {
       if (nap.tv_nsec < 1000000) nap.tv_nsec *= 2;
     }
   }
-  ch->lost_total.fetch_add(1, std::memory_order_relaxed);
   return nullptr;
 }
 
@@ -461,7 +472,7 @@ void start_writer(State& s) {
   if (std::string err = s.core->open(); !err.empty()) {
     std::fprintf(stderr, "sonde: monitoring disabled: %s\n", err.c_str());
     s.core.reset();
-    g_mode.store(kModeOff);
+    set_mode(kModeOff);
     return;
   }
   s.writer = std::thread(writer_loop);
@@ -508,18 +519,23 @@ void start() {
   install_crash_handlers();
   pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
   std::atexit(at_exit_handler);
-  g_mode.store(kModeOn);
+  set_mode(kModeOn);
 }
 
 }  // namespace
 
-void ensure_started() { std::call_once(g_start_once, start); }
+void ensure_started() {
+  std::call_once(g_start_once, [] {
+    start();
+    if (g_mode.load() == kModeUnstarted) set_mode(kModeOff);  // start() failed or disabled
+  });
+}
 
 void shutdown_monitoring() {
   State& s = state();
   uint8_t expected = g_mode.load();
   if (expected == kModeShutdown) return;
-  g_mode.store(kModeShutdown);
+  set_mode(kModeShutdown);
   // Hand off this thread's buffer so its events are written in order.
   ThreadState& t = t_state;
   if (t.status == kThreadActive && t.buffer != nullptr) {
@@ -576,7 +592,7 @@ struct sigaction g_previous[32];
 
 void crash_handler(int sig, siginfo_t* info, void* context) {
   State& s = state();
-  g_mode.store(kModeShutdown, std::memory_order_relaxed);
+  set_mode(kModeShutdown);
   if (static_cast<pid_t>(syscall(SYS_gettid)) != s.writer_tid && s.writer.joinable()) {
     // This thread's current buffer is published through cur; the writer
     // reads it in drain_partial. Only async-signal-safe calls from here on.
@@ -638,7 +654,7 @@ void on_fork_child() {
   s.recorded.store(0);
   s.buffers_written.store(0);
   if (s.config.fork == ForkPolicy::kStop) {
-    g_mode.store(kModeOff);
+    set_mode(kModeOff);
     t.status = kThreadOff;
     return;
   }

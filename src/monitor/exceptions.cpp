@@ -10,6 +10,7 @@
 #include <typeinfo>
 
 #include "monitor/symbolizer.hpp"
+#include "monitor/thread_state.hpp"
 #include "sonde/sonde.hpp"
 
 namespace {
@@ -38,12 +39,23 @@ void note_exception(void* object, std::type_info* type) {
 extern "C" SONDE_API [[noreturn]] void __cxa_throw(void* object, std::type_info* type,
                                                      void (*destructor)(void*)) {
   static CxaThrow real = reinterpret_cast<CxaThrow>(dlsym(RTLD_NEXT, "__cxa_throw"));
+  ++sonde::monitor::t_state.throws;
   try {
     note_exception(object, type);
   } catch (...) {
     t_cause[0] = '\0';
   }
   real(object, type, destructor);
+  __builtin_unreachable();
+}
+
+using CxaRethrow = void (*)();
+
+// A rethrow (`throw;`) starts unwinding again: scopes it leaves failed too.
+extern "C" SONDE_API [[noreturn]] void __cxa_rethrow() {
+  static CxaRethrow real = reinterpret_cast<CxaRethrow>(dlsym(RTLD_NEXT, "__cxa_rethrow"));
+  ++sonde::monitor::t_state.throws;
+  real();
   __builtin_unreachable();
 }
 

@@ -39,15 +39,52 @@ inline bool manual_op_monitored(sonde_op* op) {
 
 extern "C" {
 
+namespace {
+
+// True if probes should run; starts monitoring on the very first probe
+// (before libsonde's own constructor, e.g. from another library's).
+[[gnu::always_inline]] inline bool probes_on() {
+  uint8_t mode = g_mode.load(std::memory_order_relaxed);
+  if (mode == kModeOn) [[likely]] return true;
+  if (mode != kModeUnstarted) return false;
+  ensure_started();
+  return g_mode.load(std::memory_order_relaxed) == kModeOn;
+}
+
+}  // namespace
+
 SONDE_API void sonde_begin(sonde_op* op) {
-  if (g_mode.load(std::memory_order_relaxed) != kModeOn) [[unlikely]] {
-    if (g_mode.load(std::memory_order_relaxed) != kModeOff) return;
-    ensure_started();
-    if (g_mode.load(std::memory_order_relaxed) != kModeOn) return;
-  }
+  if (!probes_on()) return;
   if (!manual_op_monitored(op)) return;
   probe_enter(RawKind::kEnterOp, op->id, op->id | kOpTag);
 }
+
+}  // extern "C"
+
+namespace sonde::detail {
+
+// The C++ scope's begin: tells the scope whether its end must be recorded,
+// so that a disabled scope skips the end call and the exception check.
+SONDE_API uint64_t scope_begin(sonde_op* op) noexcept {
+  if (!probes_on() || !manual_op_monitored(op)) return 0;
+  probe_enter(RawKind::kEnterOp, op->id, op->id | kOpTag);
+  return (t_state.throws << 1) | 1;
+}
+
+SONDE_API void scope_end(sonde_op* op, uint64_t token) noexcept {
+  if (g_mode.load(std::memory_order_relaxed) == kModeShutdown) return;
+  // Only a throw since the scope began can make this exit a failure; the
+  // costly std::uncaught_exceptions() check runs only then.
+  if ((t_state.throws << 1 | 1) != token && std::uncaught_exceptions() > 0) {
+    sonde_failed(op, current_exception_cause());
+    return;
+  }
+  probe_exit(RawKind::kExitOp, op->id, op->id | kOpTag);
+}
+
+}  // namespace sonde::detail
+
+extern "C" {
 
 SONDE_API void sonde_end(sonde_op* op) {
   if (g_mode.load(std::memory_order_relaxed) == kModeShutdown) return;
@@ -72,7 +109,7 @@ SONDE_API void sonde_set_enabled(int enabled) {
   uint8_t m = g_mode.load();
   if (m == kModeShutdown) return;
   // Off only stops new enters; open frames still record their exits.
-  g_mode.store(enabled ? kModeOn : kModeOff);
+  set_mode(enabled ? kModeOn : kModeOff);
 }
 
 SONDE_API int sonde_set_patterns(const char* lines, char* error, size_t error_size) {
@@ -103,11 +140,7 @@ SONDE_API sonde_stats sonde_get_stats(void) {
 // -finstrument-functions hooks. glibc defines no-op versions, so programs
 // built with the flag link without sonde and pick these up via LD_PRELOAD.
 [[gnu::no_instrument_function]] SONDE_API void __cyg_profile_func_enter(void* fn, void* /*site*/) {
-  if (g_mode.load(std::memory_order_relaxed) != kModeOn) [[unlikely]] {
-    if (g_mode.load(std::memory_order_relaxed) != kModeOff) return;
-    ensure_started();
-    if (g_mode.load(std::memory_order_relaxed) != kModeOn) return;
-  }
+  if (!probes_on()) return;
   auto address = reinterpret_cast<uint64_t>(fn);
   const FunctionFilter* filter = g_function_filter.load(std::memory_order_acquire);
   if (filter != nullptr && !filter->allows(address)) return;

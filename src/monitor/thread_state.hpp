@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 
 #include "monitor/buffer.hpp"
 #include "monitor/raw_event.hpp"
@@ -26,8 +27,21 @@ enum ThreadStatus : uint8_t { kThreadNew = 0, kThreadActive = 1, kThreadOff = 2 
 
 struct ThreadChannel;
 
+// The write cursor, published to the writer thread. A plain field with
+// atomic builtins rather than std::atomic: that keeps ThreadState trivially
+// constructible, so the thread_local needs no per-access init-guard call.
+struct PublishedCursor {
+  RawEvent* value;
+  RawEvent* load(std::memory_order order) const {
+    return __atomic_load_n(&value, static_cast<int>(order));
+  }
+  void store(RawEvent* p, std::memory_order order) {
+    __atomic_store_n(&value, p, static_cast<int>(order));
+  }
+};
+
 struct ThreadState {
-  std::atomic<RawEvent*> cur;  // next free slot; published to the writer with release
+  PublishedCursor cur;         // next free slot; published to the writer with release
   RawEvent* limit;             // last slot usable for a new enter
   Buffer* buffer;
   uint64_t* shadow;            // keys of open frames
@@ -40,14 +54,19 @@ struct ThreadState {
   uint64_t pending_lost;       // events dropped and not yet marked in the stream
   uint64_t parent_trace_id;
   int32_t parent_order_id;
+  uint64_t throws;             // exceptions thrown on this thread (exceptions.cpp)
   ThreadChannel* channel;
 };
+static_assert(std::is_trivially_default_constructible_v<ThreadState>);
 
-extern thread_local ThreadState t_state [[gnu::tls_model("initial-exec")]];
+extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
-// Global probe mode: one byte read by every probe.
-enum Mode : uint8_t { kModeOff = 0, kModeOn = 1, kModeShutdown = 2 };
+// Global probe mode: one byte read by every probe. kModeUnstarted sends the
+// first probe through start-up; afterwards an "off" probe returns at once.
+enum Mode : uint8_t { kModeOff = 0, kModeOn = 1, kModeShutdown = 2, kModeUnstarted = 3 };
 extern std::atomic<uint8_t> g_mode;
+// Sets g_mode and the inline gate that C++ scopes check (sonde_probe_gate).
+void set_mode(uint8_t mode);
 
 // Slow paths (controller.cpp).
 bool activate_thread(ThreadState& t);      // false: this thread is not monitored

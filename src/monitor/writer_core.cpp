@@ -20,6 +20,15 @@ std::string WriterCore::open() {
 }
 
 uint32_t WriterCore::function_op(uint64_t address) {
+  // Calls repeat: a small direct-mapped cache saves the hash-map lookup.
+  OpCacheEntry& slot = fn_cache_[(address >> 4) & (kOpCacheSize - 1)];
+  if (slot.key == address) return slot.op;
+  uint32_t op = function_op_slow(address);
+  slot = {address, op};
+  return op;
+}
+
+uint32_t WriterCore::function_op_slow(uint64_t address) {
   auto [it, inserted] = function_ops_.try_emplace(address, next_op_);
   if (!inserted) return it->second;
   ++next_op_;
@@ -38,6 +47,14 @@ uint32_t WriterCore::function_op(uint64_t address) {
 }
 
 uint32_t WriterCore::manual_op(uint64_t id) {
+  OpCacheEntry& slot = manual_cache_[id & (kOpCacheSize - 1)];
+  if (slot.key == id + 1) return slot.op;
+  uint32_t op = manual_op_slow(id);
+  slot = {id + 1, op};
+  return op;
+}
+
+uint32_t WriterCore::manual_op_slow(uint64_t id) {
   auto [it, inserted] = manual_ops_.try_emplace(id, next_op_);
   if (!inserted) return it->second;
   ++next_op_;
@@ -65,6 +82,10 @@ void WriterCore::announce(ThreadChannel& ch) {
 
 void WriterCore::consume(ThreadChannel& ch, const RawEvent* begin, const RawEvent* end) {
   if (begin == end) return;
+  if (!writer_->wants_events()) {
+    count_only(begin, end);
+    return;
+  }
   announce(ch);
   Decode& d = decode_[ch.index];
   scratch_.clear();
@@ -146,6 +167,17 @@ void WriterCore::consume(ThreadChannel& ch, const RawEvent* begin, const RawEven
     reported_failure_ = true;
     std::fprintf(stderr, "sonde: writing the log failed: %s; further events are counted as lost\n",
                  writer_->error().c_str());
+  }
+}
+
+void WriterCore::count_only(const RawEvent* begin, const RawEvent* end) {
+  for (const RawEvent* e = begin; e < end; ++e) {
+    RawKind kind = kind_of(e->b);
+    if (kind == RawKind::kLost) {
+      lost_ += payload_of(e->b);
+    } else if (kind >= RawKind::kEnterFn && kind <= RawKind::kFailOp) {
+      ++written_;
+    }
   }
 }
 

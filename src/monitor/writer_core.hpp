@@ -39,8 +39,16 @@ class WriterCore {
     uint32_t depth = 0;
     bool in_trace = false;
   };
+  void count_only(const RawEvent* begin, const RawEvent* end);
   uint32_t function_op(uint64_t address);
+  uint32_t function_op_slow(uint64_t address);
   uint32_t manual_op(uint64_t id);
+  uint32_t manual_op_slow(uint64_t id);
+  struct OpCacheEntry {
+    uint64_t key = 0;  // address, or manual id + 1 (0 = empty)
+    uint32_t op = 0;
+  };
+  static constexpr size_t kOpCacheSize = 1024;
   void announce(ThreadChannel& ch);
 
   const Config& config_;
@@ -48,6 +56,8 @@ class WriterCore {
   ProcessInfo process_;
   Calibration calibration_;
   std::unique_ptr<Symbolizer> symbolizer_;
+  OpCacheEntry fn_cache_[kOpCacheSize];
+  OpCacheEntry manual_cache_[kOpCacheSize];
   std::unordered_map<uint64_t, uint32_t> function_ops_;
   std::unordered_map<uint64_t, uint32_t> manual_ops_;
   uint32_t next_op_ = 0;

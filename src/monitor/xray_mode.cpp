@@ -1,9 +1,11 @@
 #include "monitor/xray_mode.hpp"
 
 #include <dlfcn.h>
+#include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <link.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -96,20 +98,31 @@ int first_object(dl_phdr_info* info, size_t /*size*/, void* arg) {
 
 enum class Presence { kAbsent, kFound, kNoSymbols };
 
+// Keeps `address` for `name` if it is one of the API functions and lies in
+// the program's code: never call into anything else.
+void offer(XrayApi& api, const MainProgram& main, const char* name, uint64_t address) {
+  if (name == nullptr || std::strncmp(name, "__xray_", 7) != 0) return;
+  bool in_code = false;
+  for (auto [begin, end] : main.code) in_code |= address >= begin && address < end;
+  if (!in_code) return;
+  for (const ApiSymbol& s : api_symbols(api)) {
+    if (std::strcmp(name, s.name) == 0) *s.slot = reinterpret_cast<void*>(address);
+  }
+}
+
 // clang links the XRay runtime into the executable only, with hidden
 // visibility: its functions are in .symtab but never in .dynsym, so even
 // -rdynamic cannot export them. Their addresses are read from the
-// executable's symbol table here, once, off the hot path.
-Presence resolve_from_symtab(XrayApi& api) {
-  MainProgram main;
-  dl_iterate_phdr(first_object, &main);
+// executable's symbol table here, once, off the hot path. kAbsent: the
+// executable has no sleds (not an XRay program).
+Presence scan_executable(XrayApi& api, const MainProgram& main) {
   int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Presence::kAbsent;
   elf_version(EV_CURRENT);
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   bool has_sleds = false;
   Elf_Scn* symtab = nullptr;
-  GElf_Shdr symtab_header{};
+  GElf_Shdr header{};
   size_t shstrndx = 0;
   if (elf != nullptr && elf_getshdrstrndx(elf, &shstrndx) == 0) {
     for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
@@ -117,33 +130,58 @@ Presence resolve_from_symtab(XrayApi& api) {
       if (gelf_getshdr(scn, &sh) == nullptr) continue;
       const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
       if (name != nullptr && std::strcmp(name, "xray_instr_map") == 0) has_sleds = true;
-      if (sh.sh_type == SHT_SYMTAB) symtab = scn, symtab_header = sh;
+      if (sh.sh_type == SHT_SYMTAB) symtab = scn, header = sh;
     }
   }
-  Presence result = has_sleds ? Presence::kNoSymbols : Presence::kAbsent;
-  Elf_Data* data = symtab != nullptr ? elf_getdata(symtab, nullptr) : nullptr;
-  if (has_sleds && data != nullptr && symtab_header.sh_entsize != 0) {
-    std::vector<ApiSymbol> wanted = api_symbols(api);
-    size_t count = symtab_header.sh_size / symtab_header.sh_entsize;
+  Elf_Data* data = has_sleds && symtab != nullptr ? elf_getdata(symtab, nullptr) : nullptr;
+  if (data != nullptr && header.sh_entsize != 0) {
+    size_t count = header.sh_size / header.sh_entsize;
     for (size_t i = 0; i < count; ++i) {
       GElf_Sym sym;
       if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) continue;
       if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF) continue;
-      const char* name = elf_strptr(elf, symtab_header.sh_link, sym.st_name);
-      if (name == nullptr || std::strncmp(name, "__xray_", 7) != 0) continue;
-      uint64_t address = main.bias + sym.st_value;
-      bool in_code = false;
-      for (auto [begin, end] : main.code) in_code |= address >= begin && address < end;
-      if (!in_code) continue;  // never call into something that is not this program's code
-      for (ApiSymbol& s : wanted) {
-        if (std::strcmp(name, s.name) == 0) *s.slot = reinterpret_cast<void*>(address);
-      }
+      offer(api, main, elf_strptr(elf, header.sh_link, sym.st_name), main.bias + sym.st_value);
     }
-    if (api.complete()) result = Presence::kFound;
   }
   if (elf != nullptr) elf_end(elf);
   close(fd);
-  return result;
+  if (!has_sleds) return Presence::kAbsent;
+  return api.complete() ? Presence::kFound : Presence::kNoSymbols;
+}
+
+// A stripped executable may still have its symbol table in separate debug
+// info (debuglink or build-id, e.g. Debian's -dbgsym packages); libdwfl
+// finds it the way the symbolizer does.
+Presence scan_debuginfo(XrayApi& api, const MainProgram& main) {
+  if (main.code.empty()) return Presence::kNoSymbols;
+  char* debuginfo_path = nullptr;
+  Dwfl_Callbacks callbacks{};
+  callbacks.find_elf = dwfl_linux_proc_find_elf;
+  callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+  callbacks.debuginfo_path = &debuginfo_path;
+  Dwfl* dwfl = dwfl_begin(&callbacks);
+  if (dwfl == nullptr) return Presence::kNoSymbols;
+  dwfl_report_begin(dwfl);
+  dwfl_linux_proc_report(dwfl, getpid());
+  dwfl_report_end(dwfl, nullptr, nullptr);
+  if (Dwfl_Module* mod = dwfl_addrmodule(dwfl, main.code.front().first); mod != nullptr) {
+    int n = dwfl_module_getsymtab(mod);
+    for (int i = 0; i < n; ++i) {
+      GElf_Sym sym;
+      GElf_Addr address = 0;
+      const char* name = dwfl_module_getsym_info(mod, i, &sym, &address, nullptr, nullptr, nullptr);
+      if (GELF_ST_TYPE(sym.st_info) == STT_FUNC) offer(api, main, name, address);
+    }
+  }
+  dwfl_end(dwfl);
+  return api.complete() ? Presence::kFound : Presence::kNoSymbols;
+}
+
+Presence resolve_from_symbols(XrayApi& api) {
+  MainProgram main;
+  dl_iterate_phdr(first_object, &main);
+  Presence p = scan_executable(api, main);
+  return p == Presence::kNoSymbols ? scan_debuginfo(api, main) : p;
 }
 
 // ---------------------------------------------------------------------------
@@ -176,7 +214,11 @@ uint32_t g_max_id = 0;
 
 SONDE_XRAY_NEVER void on_sled(int32_t id, XRayEntryType type) {
   auto index = static_cast<uint32_t>(id);
-  if (index > g_max_id) [[unlikely]] return;  // another object's id (newer runtimes)
+  // Ids beyond the table: other objects' functions (newer runtimes pack an
+  // object index into the id for instrumented shared libraries).
+  if (index > g_max_id) [[unlikely]] {
+    return;
+  }
   uint64_t address = g_addresses[index];
   if (type == kXrayEntry) {
     if (g_mode.load(std::memory_order_relaxed) != kModeOn) [[unlikely]] {
@@ -206,7 +248,8 @@ struct Xray {
   bool active = false;
   bool warned = false;
   XrayApi api;
-  std::vector<std::string> names;  // by id; [0] unused
+  uint32_t count = 0;              // instrumented functions, ids 1..count
+  std::vector<std::string> names;  // by id, [0] unused; resolved on first use
   std::vector<uint8_t> state;      // PatchState by id
   PatternSet patterns;             // the latest, kept for xray_start
 };
@@ -246,20 +289,32 @@ void set_one(Xray& x, int32_t id, bool on) {
 }
 
 void set_all(Xray& x, bool on) {
-  XRayPatchingStatus s = on ? retrying([&] { return x.api.patch(); })
-                            : retrying([&] { return x.api.unpatch(); });
+  XRayPatchingStatus s =
+      on ? retrying([&] { return x.api.patch(); }) : retrying([&] { return x.api.unpatch(); });
   if (s != kSuccess) warn(x, on ? "patching all" : "unpatching all", 0, s);
   uint8_t now = s != kSuccess ? kUnknown : on ? kPatched : kUnpatched;
   for (size_t id = 1; id < x.state.size(); ++id) x.state[id] = now;
 }
 
+// Names as the writer will show them, so that patterns match what the
+// user sees in the log. Only needed once there are patterns: resolving
+// every function of a large program (DWARF included) is not free.
+void resolve_names(Xray& x) {
+  if (!x.names.empty()) return;
+  Symbolizer symbolizer;
+  x.names.assign(x.count + 1, std::string());
+  for (uint32_t id = 1; id <= x.count; ++id) x.names[id] = symbolizer.resolve(g_addresses[id]).name;
+}
+
 // Called with x.mu held.
 void apply(Xray& x) {
-  size_t n = x.names.size() - 1;
+  size_t n = x.count;
+  if (!x.patterns.empty()) resolve_names(x);
   std::vector<uint8_t> want(n + 1, 0);
   size_t on = 0, changes = 0, unknown = 0;
   for (size_t id = 1; id <= n; ++id) {
-    want[id] = x.patterns.monitored(x.names[id]) ? kPatched : kUnpatched;
+    bool monitored = x.patterns.empty() || x.patterns.monitored(x.names[id]);
+    want[id] = monitored ? kPatched : kUnpatched;
     on += want[id] == kPatched;
     changes += x.state[id] != want[id];
     unknown += x.state[id] == kUnknown;
@@ -285,33 +340,36 @@ void xray_start() {
   if (x.active) return;
   if (!resolve_exported(x.api)) {
     x.api = XrayApi{};
-    Presence p = resolve_from_symtab(x.api);
+    Presence p = resolve_from_symbols(x.api);
     if (p == Presence::kAbsent) return;  // not an XRay program: nothing to do, nothing printed
     if (p == Presence::kNoSymbols) {
       std::fprintf(stderr,
-                   "sonde: xray: this program has XRay sleds but no symbol table to find the "
-                   "XRay runtime in (stripped?); the XRay mode is off\n");
+                   "sonde: xray: this program has XRay sleds but its symbol table is stripped "
+                   "and no debug info was found; the XRay mode is off (see docs/modes.md)\n");
       return;
     }
   }
   if (x.api.set_handler(nullptr) == 0 && x.api.init != nullptr) x.api.init();
   auto n = static_cast<uint32_t>(x.api.max_function_id());
   if (n == 0) return;  // runtime present, no instrumented function
+  // Leaked on purpose: a sled may still call the handler during exit.
   auto* addresses = new uint64_t[n + 1]();
-  Symbolizer symbolizer;
-  x.names.assign(n + 1, std::string());
-  x.state.assign(n + 1, kUnknown);
   for (uint32_t id = 1; id <= n; ++id) {
     addresses[id] = x.api.function_address(static_cast<int32_t>(id));
-    x.names[id] = symbolizer.resolve(addresses[id]).name;
   }
   g_addresses = addresses;
   g_max_id = n;
+  x.count = n;
+  x.state.assign(n + 1, kUnknown);
   if (x.api.set_handler(on_sled) == 0) {
-    std::fprintf(stderr, "sonde: xray: the XRay runtime is not initialised; the XRay mode is off\n");
+    std::fprintf(stderr,
+                 "sonde: xray: the XRay runtime is not initialised; the XRay mode is off\n");
     return;
   }
   x.active = true;
+  // A child forked in the middle of a patch would inherit the mutex held by
+  // a thread it does not have; hold it across fork() instead.
+  pthread_atfork([] { xray().mu.lock(); }, [] { xray().mu.unlock(); }, [] { xray().mu.unlock(); });
   apply(x);
 }
 

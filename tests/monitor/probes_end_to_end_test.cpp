@@ -82,6 +82,21 @@ TEST(ProbesEndToEnd, ExceptionLeavingScopeRecordsTypeAndMessage) {
   EXPECT_TRUE(found);
 }
 
+TEST(ProbesEndToEnd, ExceptionThrownInsideTheStandardLibraryIsNamed) {
+  std::string out = fresh_dir("stdthrow");
+  RunResult r = run_program({kPrograms + "/test_workload", "0", "0", "0", "stdthrow"}, env_for(out));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  LogContents c = read_contents(files_with_suffix(out, ".sonde").at(0));
+  ASSERT_EQ(c.failed, 1);
+  for (const auto& [id, t] : c.traces) {
+    for (const auto& e : t.events) {
+      if (e.kind == "failed") {
+        EXPECT_EQ(e.cause.rfind("std::out_of_range: vector::_M_range_check", 0), 0u) << e.cause;
+      }
+    }
+  }
+}
+
 TEST(ProbesEndToEnd, CApiBeginEndFailed) {
   std::string out = fresh_dir("c_api");
   RunResult r = run_program({kPrograms + "/test_c_probes", "30"}, env_for(out));

@@ -62,7 +62,8 @@ class XrayMode : public ::testing::Test {
         if (e.kind == "before") ++calls.by_operation[e.operation];
       }
     }
-    for (const auto& [op, k] : calls.by_operation) calls.listing += op + " x" + std::to_string(k) + "\n";
+    for (const auto& [op, k] : calls.by_operation)
+      calls.listing += op + " x" + std::to_string(k) + "\n";
     traces_ = c.traces.size();
     return calls;
   }
@@ -102,8 +103,7 @@ TEST_F(XrayMode, IncludeListPatchesOnlyTheIncludedFunctions) {
 TEST_F(XrayMode, WorksWhenXrayPatchedEverythingBeforeMain) {
   // XRay's own patch_premain patches every sled before sonde starts; sonde
   // must still unpatch the excluded functions.
-  Calls c = run("premain", {"30"},
-                {"XRAY_OPTIONS=patch_premain=true", "SONDE_PATTERNS=-*twice*"});
+  Calls c = run("premain", {"30"}, {"XRAY_OPTIONS=patch_premain=true", "SONDE_PATTERNS=-*twice*"});
   EXPECT_EQ(c.containing("twice"), 0) << c.listing;
   EXPECT_EQ(c.containing(".countdown(int)"), 90) << c.listing;
 }
@@ -126,6 +126,20 @@ TEST_F(XrayMode, PatternFileChangeRepatchesAtRunTime) {
   EXPECT_EQ(c.containing("twice"), 25) << "patched for the second half only\n" << c.listing;
   EXPECT_EQ(c.containing("countdown"), 75) << "unpatched for the second half\n" << c.listing;
   EXPECT_EQ(c.containing("geometry.Square.area(int)"), 50) << c.listing;
+}
+
+TEST_F(XrayMode, FunctionUnpatchedWhileRunningStillEndsItsFrame) {
+  std::string dir = fresh_dir("xray_inside_file");
+  std::string patterns = dir + "/patterns";
+  std::ofstream(patterns) << "# all\n";
+  // long_running excludes itself: its exit sled is gone by the time it
+  // returns, so only the exit of main can close its frame.
+  Calls c = run("inside", {"10", "inside", patterns, "-*long_running*"},
+                {"SONDE_PATTERNS_FILE=" + patterns, "SONDE_PATTERNS_RELOAD_MS=10"});
+  EXPECT_EQ(c.containing(".long_running("), 1) << c.listing;
+  EXPECT_EQ(c.containing(".twice(int)"), 21) << c.listing;
+  EXPECT_EQ(c.containing("main("), 1) << c.listing;
+  EXPECT_EQ(traces_, 1u) << "balanced (checked by run) and still one trace";
 }
 
 TEST_F(XrayMode, ConfigKeyTurnsTheModeOff) {

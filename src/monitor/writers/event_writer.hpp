@@ -76,6 +76,9 @@ class EventWriter {
   // Events the writer accepted but could not deliver (e.g. TCP peer away
   // beyond the buffer bound); counted into the log's loss totals.
   virtual uint64_t events_lost() const { return 0; }
+  // False for writers that discard events (null): the writer thread then
+  // only counts them, so benchmarks measure collection, not decoding.
+  virtual bool wants_events() const { return true; }
 };
 
 std::unique_ptr<EventWriter> make_event_writer(const Config& config);

@@ -20,6 +20,7 @@ class NullEventWriter final : public EventWriter {
   std::string error() const override { return ""; }
   std::string location() const override { return "(null writer: nothing written)"; }
   uint64_t bytes_written() const override { return 0; }
+  bool wants_events() const override { return false; }
 };
 
 }  // namespace

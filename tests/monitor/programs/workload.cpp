@@ -37,6 +37,13 @@ namespace shop {
   throw std::runtime_error("out of stock");
 }
 
+// The exception is thrown inside libstdc++ (std::vector::at), not here.
+[[gnu::noinline]] int library_throw() {
+  SONDE_SCOPE_NAMED("shop.at");
+  std::vector<int> empty;
+  return empty.at(3);
+}
+
 }  // namespace shop
 
 static void work(int iterations, int depth, bool with_throw) {
@@ -126,6 +133,12 @@ int main(int argc, char** argv) {
     int status = 0;
     waitpid(child, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 3;
+  }
+  if (mode == "stdthrow") {
+    try {
+      shop::library_throw();
+    } catch (const std::out_of_range&) {
+    }
   }
   if (mode == "crash") {
     volatile int* null_pointer = nullptr;

@@ -6,6 +6,8 @@
 //   test_xray ITERATIONS throw              plus an exception through two frames each time
 //   test_xray ITERATIONS repattern FILE P   runs, rewrites FILE with patterns P (';' lines),
 //                                           waits for libsonde to re-read it, runs again
+//   test_xray ITERATIONS inside FILE P      the same, but rewrites FILE from inside
+//                                           long_running(), which P may exclude
 // Only C library calls besides our own functions: library templates would get
 // sleds too and add operations the tests do not expect.
 #include <stdio.h>
@@ -78,16 +80,35 @@ static int rewrite_patterns(const char* path, const char* patterns) {
   return fclose(f) == 0 ? 0 : 1;
 }
 
+// libsonde checks the file's mtime every patterns_reload_ms; the first
+// check only records it, so let that happen before the rewrite, and give
+// libsonde time to re-read it afterwards.
+static int repattern(const char* path, const char* patterns) {
+  usleep(300 * 1000);
+  if (rewrite_patterns(path, patterns) != 0) return 1;
+  usleep(700 * 1000);
+  return 0;
+}
+
+// When P excludes this function, it is unpatched while it runs: its exit
+// sled no longer fires.
+[[gnu::noinline]] int long_running(const char* path, const char* patterns) {
+  if (repattern(path, patterns) != 0) return -1;
+  return twice(1);
+}
+
 int main(int argc, char** argv) {
   int iterations = argc > 1 ? atoi(argv[1]) : 10;
   const char* mode = argc > 2 ? argv[2] : "";
   if (strcmp(mode, "repattern") == 0 && argc > 4) {
     run(iterations, false);
-    // libsonde checks the file's mtime every patterns_reload_ms; the first
-    // check only records it, so let that happen before the rewrite.
-    usleep(300 * 1000);
-    if (rewrite_patterns(argv[3], argv[4]) != 0) return 2;
-    usleep(700 * 1000);
+    if (repattern(argv[3], argv[4]) != 0) return 2;
+    run(iterations, false);
+    return 0;
+  }
+  if (strcmp(mode, "inside") == 0 && argc > 4) {
+    run(iterations, false);
+    if (long_running(argv[3], argv[4]) < 0) return 2;
     run(iterations, false);
     return 0;
   }

@@ -4,6 +4,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "format/varint.hpp"
@@ -149,8 +150,16 @@ void NativeWriter::record(const Record& r) {
   }
 }
 
+void NativeWriter::grow_block(size_t bytes) {
+  size_t used = block_pos_ - block_.data();
+  block_.resize(std::max(block_.size() * 2, used + bytes + 4096));
+  block_pos_ = block_.data() + used;
+  block_end_ = block_.data() + block_.size();
+}
+
 void NativeWriter::begin_events(uint32_t thread, uint64_t base_tsc) {
-  block_.clear();
+  block_pos_ = block_.data();
+  block_end_ = block_.data() + block_.size();
   block_thread_ = thread;
   block_count_ = 0;
   block_base_tsc_ = base_tsc;
@@ -163,32 +172,34 @@ void NativeWriter::event_head(uint64_t tsc, EventKind kind) {
   // timers can do that) is stored as a zero delta rather than wrapping.
   uint64_t delta = tsc >= block_last_tsc_ ? tsc - block_last_tsc_ : 0;
   if (tsc >= block_last_tsc_) block_last_tsc_ = tsc;
-  put_varint(block_, (delta << 3) | static_cast<uint64_t>(kind));
+  block_pos_ = put_varint_raw(block_room(10), (delta << 3) | static_cast<uint64_t>(kind));
   ++block_count_;
 }
 
 void NativeWriter::event(uint64_t tsc, EventKind kind, uint32_t op) {
   event_head(tsc, kind);
-  put_varint(block_, op);
+  block_pos_ = put_varint_raw(block_room(5), op);
 }
 
 void NativeWriter::exit_failed(uint64_t tsc, uint32_t op, uint32_t cause_string_id) {
   event_head(tsc, EventKind::kExitFailed);
-  put_varint(block_, op);
-  put_varint(block_, cause_string_id);
+  char* p = block_room(10);
+  p = put_varint_raw(p, op);
+  block_pos_ = put_varint_raw(p, cause_string_id);
 }
 
 void NativeWriter::trace_begin(uint64_t tsc, uint64_t trace_id, int64_t parent_trace_id,
                                int32_t parent_order_id) {
   event_head(tsc, EventKind::kTraceBegin);
-  put_varint(block_, trace_id);
-  put_varint(block_, zigzag(parent_trace_id));
-  put_varint(block_, zigzag(parent_order_id));
+  char* p = block_room(30);
+  p = put_varint_raw(p, trace_id);
+  p = put_varint_raw(p, zigzag(parent_trace_id));
+  block_pos_ = put_varint_raw(p, zigzag(parent_order_id));
 }
 
 void NativeWriter::lost(uint64_t tsc, uint64_t count) {
   event_head(tsc, EventKind::kLost);
-  put_varint(block_, count);
+  block_pos_ = put_varint_raw(block_room(10), count);
 }
 
 void NativeWriter::end_events() {
@@ -199,7 +210,7 @@ void NativeWriter::end_events() {
   put_varint(payload_, block_thread_);
   put_varint(payload_, block_count_);
   put_varint(payload_, block_base_tsc_);
-  payload_.append(block_);
+  payload_.append(block_.data(), static_cast<size_t>(block_pos_ - block_.data()));
 }
 
 bool NativeWriter::flush(bool force) {

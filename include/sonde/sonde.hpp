@@ -30,11 +30,16 @@ SONDE_API void scope_end(sonde_op* op, uint64_t token) noexcept;
 // Nonzero while probes may record: checked inline, so a disabled probe costs
 // a load and a branch instead of a call into libsonde.
 extern "C" SONDE_API unsigned char sonde_probe_gate;
+// The state value of an operation excluded by the current patterns; checked
+// inline too, so an excluded probe does not call into libsonde either.
+extern "C" SONDE_API unsigned char sonde_op_off_tag;
 
 class Scope {
  public:
   explicit Scope(sonde_op* op) noexcept
-      : op_(op), token_(sonde_probe_gate != 0 ? detail::scope_begin(op) : 0) {}
+      : op_(op),
+        token_(sonde_probe_gate != 0 && op->state != sonde_op_off_tag ? detail::scope_begin(op)
+                                                                       : 0) {}
   ~Scope() {
     if (token_ != 0) detail::scope_end(op_, token_);
   }

@@ -26,6 +26,7 @@
 // Starts at 1 ("unstarted"): the first probe calls in and starts monitoring.
 extern "C" {
 SONDE_API unsigned char sonde_probe_gate = 1;
+SONDE_API unsigned char sonde_op_off_tag = 3;  // g_op_tag + 1
 }
 
 namespace sonde::monitor {
@@ -200,6 +201,7 @@ std::string set_patterns(std::string_view text) {
   g = g >= 120 ? 1 : g + 1;
   s.op_generation.store(g);
   g_op_tag.store(static_cast<uint8_t>(g * 2));
+  __atomic_store_n(&sonde_op_off_tag, static_cast<uint8_t>(g * 2 + 1), __ATOMIC_RELAXED);
   rebuild_function_filter(next);
   return "";
 }

@@ -25,6 +25,9 @@ cmake --build build/asan
 echo "== tests under ASan + UBSan"
 # Tests LD_PRELOAD libsonde into sanitized programs, so the ASan runtime is
 # not first in the library list; that is fine here, the program links it too.
-ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:abort_on_error=0 \
+# handle_segv=0 leaves SIGSEGV to libsonde's crash flush, which the crash
+# tests check (ASan would otherwise report and exit first).
+ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:abort_on_error=0:handle_segv=0 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
   ctest --test-dir build/asan -j "$jobs" --timeout 900

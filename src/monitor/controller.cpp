@@ -48,7 +48,8 @@ RawEvent g_no_buffer[kBufferSlack];
 
 struct State {
   Config config;
-  std::mutex channels_mu;                 // channel list; never taken on the hot path
+  // Lock order: core_mu before channels_mu. Neither is taken on the hot path.
+  std::mutex channels_mu;                 // channel list
   std::vector<ThreadChannel*> channels;   // live and not yet drained
   std::vector<Buffer*> recycled;          // buffers of exited threads
   uint32_t next_thread_index = 0;
@@ -96,6 +97,12 @@ void thread_exit(void* arg) {
     hand_off(t, /*final=*/true);
     t.status = kThreadOff;
   }
+  // Probes in later thread-exit code see depth 0 and status off and return
+  // before touching the shadow stack.
+  t.depth = 0;
+  std::free(t.shadow);
+  t.shadow = nullptr;
+  t.shadow_capacity = 0;
 }
 
 void set_no_buffer(ThreadState& t) {
@@ -628,23 +635,29 @@ void install_crash_handlers() {
 // fork(): the child either writes its own log or stops monitoring.
 
 void on_fork_prepare() {
-  // Hold the channel lock across fork so the child never inherits it locked
-  // by a thread that does not exist there.
-  state().channels_mu.lock();
+  // Hold both locks across fork so the child never inherits one locked by a
+  // thread that does not exist there. Same order as everywhere else
+  // (core_mu, then channels_mu), or fork deadlocks against the writer.
   state().core_mu.lock();
+  state().channels_mu.lock();
 }
 
 void on_fork_parent() {
-  state().core_mu.unlock();
   state().channels_mu.unlock();
+  state().core_mu.unlock();
 }
 
 void on_fork_child() {
   State& s = state();
-  s.core_mu.unlock();
   s.channels_mu.unlock();
+  s.core_mu.unlock();
   ThreadState& t = t_state;
-  // The parent writes everything it recorded; the child forgets it.
+  // The parent writes everything it recorded; the child forgets it. The
+  // forgotten objects stay reachable from here: freeing them could touch
+  // state a vanished thread was using, and leak checkers would flag them.
+  static std::vector<void*>* abandoned = new std::vector<void*>;
+  for (Buffer* b = s.full.take_all(); b != nullptr; b = b->next) abandoned->push_back(b);
+  for (ThreadChannel* ch : s.channels) abandoned->push_back(ch);
   new (&s.full) FullStack();
   s.channels.clear();
   // The parent's writer thread does not exist here; its std::thread object

@@ -64,9 +64,6 @@ SONDE_API int sonde_flush(void);
 /* Stops monitoring, flushes and closes the log. Called automatically at exit. */
 SONDE_API void sonde_shutdown(void);
 
-/* Session id recorded in this thread's subsequent traces (copied). */
-SONDE_API void sonde_set_session_id(const char* session_id);
-
 /* ---- Trace context propagation --------------------------------------- */
 
 /* A captured position in a trace, to be continued in another thread or process. */

@@ -506,7 +506,9 @@ void start() {
                    s.config.patterns_file.c_str());
       return;
     }
-    patterns.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    std::string file_text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    note_patterns_file_text(file_text);
+    patterns += "\n" + file_text;
   }
   if (std::string perr = set_patterns(patterns); !perr.empty()) {
     std::fprintf(stderr, "sonde: monitoring disabled: %s\n", perr.c_str());

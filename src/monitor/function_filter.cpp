@@ -2,7 +2,6 @@
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -76,22 +75,26 @@ void rebuild_function_filter(const PatternSet& patterns) {
   g_function_filter.store(filter, std::memory_order_release);
 }
 
+namespace {
+std::string g_patterns_file_text;  // what was last applied from patterns_file
+}  // namespace
+
+void note_patterns_file_text(std::string text) { g_patterns_file_text = std::move(text); }
+
 void poll_patterns_file() {
   const Config& c = current_config();
   if (c.patterns_file.empty()) return;
   static int64_t next_check = 0;
-  static struct timespec last_mtime {};
   int64_t now = monotonic_ns_now() / 1000000;
   if (now < next_check) return;
   next_check = now + c.patterns_reload_ms;
-  struct stat st;
-  if (stat(c.patterns_file.c_str(), &st) != 0) return;
-  if (st.st_mtim.tv_sec == last_mtime.tv_sec && st.st_mtim.tv_nsec == last_mtime.tv_nsec) return;
-  bool first = last_mtime.tv_sec == 0 && last_mtime.tv_nsec == 0;
-  last_mtime = st.st_mtim;
-  if (first) return;  // loaded at start-up
+  // Compare contents, not mtime: two writes within one timestamp tick would
+  // look unchanged. Pattern files are small, so reading them is cheap.
   std::ifstream in(c.patterns_file);
+  if (!in) return;
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text == g_patterns_file_text) return;
+  g_patterns_file_text = text;
   if (std::string err = set_patterns(text); !err.empty()) {
     std::fprintf(stderr, "sonde: %s: %s (keeping the previous patterns)\n", c.patterns_file.c_str(),
                  err.c_str());

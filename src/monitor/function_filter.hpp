@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "monitor/patterns.hpp"
 
@@ -29,7 +30,9 @@ extern std::atomic<const FunctionFilter*> g_function_filter;
 
 // Rebuilds the table for `patterns` (or clears it when they are empty).
 void rebuild_function_filter(const PatternSet& patterns);
-// Re-reads patterns_file when it changed (called by the writer thread).
+// Re-reads patterns_file when its contents changed (called by the writer thread).
 void poll_patterns_file();
+// The patterns_file contents applied at start-up, so the first poll compares against them.
+void note_patterns_file_text(std::string text);
 
 }  // namespace sonde::monitor

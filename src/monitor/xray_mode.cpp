@@ -221,8 +221,11 @@ SONDE_XRAY_NEVER void on_sled(int32_t id, XRayEntryType type) {
   }
   uint64_t address = g_addresses[index];
   if (type == kXrayEntry) {
-    if (g_mode.load(std::memory_order_relaxed) != kModeOn) [[unlikely]] {
-      if (g_mode.load(std::memory_order_relaxed) != kModeOff) return;
+    // As probes.cpp's probes_on(); the handler is installed only after
+    // start-up, so "unstarted" cannot really occur here.
+    uint8_t mode = g_mode.load(std::memory_order_relaxed);
+    if (mode != kModeOn) [[unlikely]] {
+      if (mode != kModeUnstarted) return;
       ensure_started();
       if (g_mode.load(std::memory_order_relaxed) != kModeOn) return;
     }

@@ -102,8 +102,10 @@ static void context_work() {
 
 // A real invalid store, kept out of UBSan's reach so that the sanitizer
 // build still crashes with SIGSEGV (the crash tests check libsonde's flush).
+// Both volatile: the compiler can neither see the null (and treat the call
+// as unreachable) nor drop the store.
 __attribute__((no_sanitize("undefined"), noinline)) static void crash_now() {
-  volatile int* null_pointer = nullptr;
+  volatile int* volatile null_pointer = nullptr;
   *null_pointer = 42;
 }
 

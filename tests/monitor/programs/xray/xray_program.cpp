@@ -72,21 +72,24 @@ static int run(int iterations, bool with_throw) {
   return sink;
 }
 
+// Written aside and renamed, so libsonde never reads a half-written file.
 static int rewrite_patterns(const char* path, const char* patterns) {
-  FILE* f = fopen(path, "w");
+  char temp[4096];
+  if (snprintf(temp, sizeof temp, "%s.new", path) >= static_cast<int>(sizeof temp)) return 1;
+  FILE* f = fopen(temp, "w");
   if (f == nullptr) return 1;
   for (const char* p = patterns; *p != '\0'; ++p) fputc(*p == ';' ? '\n' : *p, f);
   fputc('\n', f);
-  return fclose(f) == 0 ? 0 : 1;
+  if (fclose(f) != 0) return 1;
+  return rename(temp, path) == 0 ? 0 : 1;
 }
 
-// libsonde checks the file's mtime every patterns_reload_ms; the first
-// check only records it, so let that happen before the rewrite, and give
-// libsonde time to re-read it afterwards.
+// libsonde re-reads the file every patterns_reload_ms and compares its text;
+// give it time to see the change before going on.
 static int repattern(const char* path, const char* patterns) {
-  usleep(300 * 1000);
+  usleep(100 * 1000);
   if (rewrite_patterns(path, patterns) != 0) return 1;
-  usleep(700 * 1000);
+  usleep(800 * 1000);
   return 0;
 }
 

@@ -79,6 +79,7 @@ const std::vector<ConfigKey>& config_keys() {
       {"kieker_max_entries_per_file", "Kieker writers: records per data file"},
       {"hostname", "host name recorded in traces"},
       {"application", "application name recorded in the log"},
+      {"xray", "auto (patch the functions of a clang -fxray-instrument program by pattern) | off"},
       {"summary", "print a summary line to stderr at exit (true/false)"},
   };
   return keys;
@@ -113,6 +114,12 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
     if (value == "block") c.policy = FullPolicy::kBlock;
     else if (value == "drop") c.policy = FullPolicy::kDrop;
     else return bad(key, value, "block or drop");
+    return "";
+  }
+  if (key == "xray") {
+    if (value == "auto") c.xray = true;
+    else if (value == "off") c.xray = false;
+    else return bad(key, value, "auto or off");
     return "";
   }
   if (key == "fork") {

@@ -45,6 +45,7 @@ struct Config {
   uint32_t kieker_max_entries_per_file = 25000;
   std::string hostname;              // default: gethostname()
   std::string application;          // default: program name
+  bool xray = true;                  // xray = auto | off: patch clang -fxray-instrument sleds by pattern
   bool summary = true;               // print a one-line summary to stderr at exit
 };
 

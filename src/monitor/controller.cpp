@@ -21,6 +21,7 @@
 #include "monitor/process_info.hpp"
 #include "monitor/sampling.hpp"
 #include "monitor/writer_core.hpp"
+#include "monitor/xray_mode.hpp"
 #include "sonde/sonde.hpp"
 
 // Starts at 1 ("unstarted"): the first probe calls in and starts monitoring.
@@ -210,6 +211,7 @@ std::string set_patterns(std::string_view text) {
   g_op_tag.store(static_cast<uint8_t>(g * 2));
   __atomic_store_n(&sonde_op_off_tag, static_cast<uint8_t>(g * 2 + 1), __ATOMIC_RELAXED);
   rebuild_function_filter(next);
+  xray_apply_patterns(next);
   return "";
 }
 
@@ -531,6 +533,7 @@ void start() {
   pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
   std::atexit(at_exit_handler);
   set_mode(kModeOn);
+  if (s.config.xray) xray_start();
 }
 
 }  // namespace

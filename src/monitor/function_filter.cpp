@@ -41,8 +41,11 @@ int collect_module(Dwfl_Module* mod, void** /*userdata*/, const char* /*name*/, 
 }  // namespace
 
 void rebuild_function_filter(const PatternSet& patterns) {
+  // Retired tables stay alive (and reachable from here): a probe may still
+  // be reading one, and reloads are rare enough that the memory does not matter.
+  static std::vector<const FunctionFilter*>* retired = new std::vector<const FunctionFilter*>;
   if (patterns.empty()) {
-    g_function_filter.store(nullptr, std::memory_order_release);
+    if (const FunctionFilter* old = g_function_filter.exchange(nullptr)) retired->push_back(old);
     return;
   }
   char* debuginfo_path = nullptr;
@@ -70,9 +73,9 @@ void rebuild_function_filter(const PatternSet& patterns) {
     filter->keys[i] = e.address;
     filter->monitored[i] = e.monitored ? 1 : 0;
   }
-  // The previous table is kept alive on purpose: a probe may still be
-  // reading it, and reloads are rare enough that the memory does not matter.
-  g_function_filter.store(filter, std::memory_order_release);
+  if (const FunctionFilter* old = g_function_filter.exchange(filter, std::memory_order_acq_rel)) {
+    retired->push_back(old);
+  }
 }
 
 namespace {

@@ -73,6 +73,8 @@ struct State {
   PatternSet patterns;
   std::atomic<uint8_t> op_generation{1};
   bool closed = false;
+  std::atomic<bool> restart_after_fork{false};
+  std::mutex restart_mu;
 };
 
 State& state() {
@@ -254,12 +256,26 @@ bool activate_thread(ThreadState& t) {
       take_buffer(t, b);
     }
   }
+  if (t.resume_after_fork) {
+    // The forking thread in the child: its open frames continue a trace
+    // whose parent is the fork point in the parent's trace.
+    t.resume_after_fork = 0;
+    if (t.depth > 0 && t.buffer != nullptr) {
+      t.cur.store(begin_trace(t, t.cur.load(std::memory_order_relaxed)), std::memory_order_release);
+    }
+  }
   t.status = kThreadActive;
   return true;
 }
 
 RawEvent* next_buffer(ThreadState& t) {
   State& s = state();
+  if (t.status != kThreadActive) {
+    // An exit probe on a thread not (yet) active, e.g. returning from the
+    // frame that forked: activation gives it a buffer.
+    if (!activate_thread(t)) return nullptr;
+    return t.buffer != nullptr ? t.cur.load(std::memory_order_relaxed) : nullptr;
+  }
   ThreadChannel* ch = t.channel;
   if (t.buffer != nullptr) hand_off(t, /*final=*/false);
   if (Buffer* b = ch->returns.pop()) return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
@@ -543,6 +559,16 @@ void ensure_started() {
     start();
     if (g_mode.load() == kModeUnstarted) set_mode(kModeOff);  // start() failed or disabled
   });
+  State& s = state();
+  if (s.restart_after_fork.load(std::memory_order_acquire)) [[unlikely]] {
+    // First probe in a forked child: open the child's own log.
+    std::lock_guard lock(s.restart_mu);
+    if (s.restart_after_fork.load()) {
+      s.restart_after_fork.store(false);
+      start_writer(s);
+      set_mode(s.core ? kModeOn : kModeOff);
+    }
+  }
 }
 
 void shutdown_monitoring() {
@@ -668,7 +694,10 @@ void on_fork_child() {
   // The parent's writer thread does not exist here; its std::thread object
   // is still "joinable", and destroying or assigning it would terminate.
   new (&s.writer) std::thread();
-  s.core.reset();
+  // Nothing complex runs inside an atfork handler (no destructors, no
+  // thread creation: allocator locks may still be held by vanished
+  // threads). The child restarts monitoring on its first probe instead.
+  abandoned->push_back(s.core.release());
   s.stop.store(false);
   s.closed = false;
   s.recorded.store(0);
@@ -678,25 +707,23 @@ void on_fork_child() {
     t.status = kThreadOff;
     return;
   }
-  // Keep this thread's shadow stack (its frames still return) but start a
-  // fresh channel, buffer and trace whose parent is where the fork happened.
-  uint64_t parent_trace = t.depth > 0 ? t.trace_id - 1 : 0;
-  int32_t parent_order = static_cast<int32_t>(t.order) - 1;
+  // Keep this thread's shadow stack (its frames still return), but give it
+  // a fresh channel and buffer later, and a trace whose parent is where the
+  // fork happened.
+  if (t.depth > 0) {
+    t.has_parent = 1;
+    t.parent_trace_id = t.trace_id - 1;
+    t.parent_order_id = static_cast<int32_t>(t.order) - 1;
+    t.resume_after_fork = 1;
+  }
   t.channel = nullptr;
-  t.buffer = nullptr;
   t.status = kThreadNew;
+  set_no_buffer(t);
   t.trace_id = 0;  // fresh id block: the parent keeps using its own
   s.trace_base ^= (static_cast<uint64_t>(getpid()) << 40) & 0x7fffff0000000000ULL;
   s.next_thread_index = 0;
-  start_writer(s);
-  if (!s.core) return;
-  if (activate_thread(t) && t.depth > 0 && t.buffer != nullptr) {
-    t.has_parent = 1;
-    t.parent_trace_id = parent_trace;
-    t.parent_order_id = parent_order;
-    RawEvent* p = begin_trace(t, t.cur.load(std::memory_order_relaxed));
-    t.cur.store(p, std::memory_order_release);
-  }
+  s.restart_after_fork.store(true, std::memory_order_release);
+  set_mode(kModeUnstarted);
 }
 
 }  // namespace

@@ -50,6 +50,7 @@ struct ThreadState {
   uint32_t order;              // next order index in the current trace
   uint8_t status;
   uint8_t has_parent;
+  uint8_t resume_after_fork;   // forking thread in a child: begin a trace on activation
   uint64_t trace_id;
   uint64_t pending_lost;       // events dropped and not yet marked in the stream
   uint64_t parent_trace_id;

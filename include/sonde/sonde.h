@@ -33,15 +33,18 @@ extern "C" {
 /* A static operation descriptor. Declare one per probe site with
  * static storage; libsonde fills in `id` and `state` on first use. */
 typedef struct sonde_op {
-  const char* name;        /* operation name as it appears in traces */
-  const char* file;        /* source file, may be NULL */
-  int line;                /* source line, 0 if unknown */
-  volatile uint32_t id;    /* assigned by libsonde; 0 until registered */
-  volatile uint8_t state;  /* 0 unregistered, 1 enabled, 2 disabled */
+  const char* name;       /* operation name as it appears in traces */
+  const char* file;       /* source file, may be NULL */
+  int line;               /* source line, 0 if unknown */
+  volatile uint32_t id;   /* assigned by libsonde; 0 until registered */
+  volatile uint8_t state; /* 0 unregistered, 1 enabled, 2 disabled */
   uint8_t reserved[3];
 } sonde_op;
 
-#define SONDE_OP_INIT(op_name) {(op_name), __FILE__, __LINE__, 0, 0, {0, 0, 0}}
+#define SONDE_OP_INIT(op_name)                       \
+  {                                                  \
+    (op_name), __FILE__, __LINE__, 0, 0, { 0, 0, 0 } \
+  }
 
 SONDE_API void sonde_begin(sonde_op* op);
 SONDE_API void sonde_end(sonde_op* op);

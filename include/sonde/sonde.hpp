@@ -39,7 +39,7 @@ class Scope {
   explicit Scope(sonde_op* op) noexcept
       : op_(op),
         token_(sonde_probe_gate != 0 && op->state != sonde_op_off_tag ? detail::scope_begin(op)
-                                                                       : 0) {}
+                                                                      : 0) {}
   ~Scope() {
     if (token_ != 0) detail::scope_end(op_, token_);
   }
@@ -70,7 +70,7 @@ class Context {
 
 #define SONDE_DETAIL_CAT2(a, b) a##b
 #define SONDE_DETAIL_CAT(a, b) SONDE_DETAIL_CAT2(a, b)
-#define SONDE_SCOPE_NAMED(op_name)                                                       \
-  static sonde_op SONDE_DETAIL_CAT(sonde_op_, __LINE__) = SONDE_OP_INIT(op_name);        \
+#define SONDE_SCOPE_NAMED(op_name)                                                \
+  static sonde_op SONDE_DETAIL_CAT(sonde_op_, __LINE__) = SONDE_OP_INIT(op_name); \
   ::sonde::Scope SONDE_DETAIL_CAT(sonde_scope_, __LINE__)(&SONDE_DETAIL_CAT(sonde_op_, __LINE__))
 #define SONDE_SCOPE() SONDE_SCOPE_NAMED(__PRETTY_FUNCTION__)

@@ -38,7 +38,8 @@ int run_check(const std::string& path) {
 SONDE_COMMAND("check", "Read a log completely and report its contents, damage and losses",
               [](CLI::App& app, int& exit_code) {
                 auto path = std::make_shared<std::string>();
-                app.add_option("log", *path, "native .sonde file, directory, or Kieker log directory")
+                app.add_option("log", *path,
+                               "native .sonde file, directory, or Kieker log directory")
                     ->required();
                 app.footer(
                     "Exit status: 0 complete, 1 unreadable, 3 readable but with lost or skipped "

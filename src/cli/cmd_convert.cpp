@@ -34,7 +34,8 @@ int run_convert(const ConvertOptions& o) {
 SONDE_COMMAND("convert", "Convert a log between sonde's native format and Kieker's dat/bin",
               [](CLI::App& app, int& exit_code) {
                 auto o = std::make_shared<ConvertOptions>();
-                app.add_option("input", o->input, "log to read (native file or directory, Kieker directory)")
+                app.add_option("input", o->input,
+                               "log to read (native file or directory, Kieker directory)")
                     ->required();
                 app.add_option("--to", o->to, "output format")
                     ->required()

@@ -29,7 +29,7 @@ struct CommandRegistrar {
 
 #define SONDE_COMMAND_CONCAT2(a, b) a##b
 #define SONDE_COMMAND_CONCAT(a, b) SONDE_COMMAND_CONCAT2(a, b)
-#define SONDE_COMMAND(name, description, setup)                                          \
+#define SONDE_COMMAND(name, description, setup)                                         \
   static ::sonde::cli::CommandRegistrar SONDE_COMMAND_CONCAT(sonde_command_, __LINE__)( \
       name, description, setup)
 

@@ -1,7 +1,8 @@
 // Declares the table of built-in schemas (defined in builtin_schemas.cpp).
 #pragma once
-#include "format/schema.hpp"
 #include <span>
+
+#include "format/schema.hpp"
 namespace sonde::format {
 // Schemas beyond the core flow records, each list in its own file:
 // further Kieker record types (builtin_schemas_kieker.cpp) and the system

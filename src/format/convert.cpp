@@ -52,7 +52,8 @@ class KiekerOut final : public RecordSink {
 
 }  // namespace
 
-ConvertResult convert_log(const std::string& input, OutputFormat format, const std::string& output) {
+ConvertResult convert_log(const std::string& input, OutputFormat format,
+                          const std::string& output) {
   ConvertResult result;
   if (format == OutputFormat::kNative) {
     NativeOut out(output);
@@ -60,7 +61,8 @@ ConvertResult convert_log(const std::string& input, OutputFormat format, const s
     result.error = out.finish();
     result.written = out.written;
   } else {
-    KiekerOut out(output, format == OutputFormat::kKiekerBin ? KiekerLogMode::kBin : KiekerLogMode::kDat);
+    KiekerOut out(output,
+                  format == OutputFormat::kKiekerBin ? KiekerLogMode::kBin : KiekerLogMode::kDat);
     result.read = read_log(input, out);
     result.error = out.finish();
     result.written = out.written;

@@ -53,7 +53,8 @@ class NativeExpander final : public NativeVisitor {
   void ensure_metadata() {
     if (metadata_sent_) return;
     metadata_sent_ = true;
-    if (!flow_.metadata("sonde-native-1", application_.empty() ? "sonde" : application_, start_ns_)) {
+    if (!flow_.metadata("sonde-native-1", application_.empty() ? "sonde" : application_,
+                        start_ns_)) {
       stopped_ = true;
     }
   }
@@ -104,8 +105,8 @@ LogReadStats read_native_as_records(const std::string& path, RecordSink& sink) {
     stats.warnings.push_back(path + ": log was not closed (no END item); it may be incomplete");
   }
   if (stats.lost_reported != 0) {
-    stats.warnings.push_back(path + ": the monitor reported " + std::to_string(stats.lost_reported) +
-                             " lost events");
+    stats.warnings.push_back(path + ": the monitor reported " +
+                             std::to_string(stats.lost_reported) + " lost events");
   }
   return stats;
 }
@@ -119,7 +120,8 @@ LogReadStats read_log(const std::string& path, RecordSink& sink) {
     return s;
   }
   switch (detect_log_kind(path)) {
-    case LogKind::kKiekerDirectory: return read_kieker_directory(path, sink);
+    case LogKind::kKiekerDirectory:
+      return read_kieker_directory(path, sink);
     case LogKind::kNative: {
       if (!fs::is_directory(path, ec)) return read_native_as_records(path, sink);
       std::vector<std::string> files;
@@ -140,7 +142,8 @@ LogReadStats read_log(const std::string& path, RecordSink& sink) {
       }
       return total;
     }
-    case LogKind::kUnknown: break;
+    case LogKind::kUnknown:
+      break;
   }
   LogReadStats s;
   s.ok = false;

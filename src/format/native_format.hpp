@@ -9,7 +9,7 @@ namespace sonde::format::native {
 
 inline constexpr std::string_view kFileMagic = "SONDELOG";  // 8 bytes
 inline constexpr uint16_t kVersion = 1;
-inline constexpr size_t kFileHeaderSize = 16;  // magic, u16 version, u16 flags, u32 reserved
+inline constexpr size_t kFileHeaderSize = 16;        // magic, u16 version, u16 flags, u32 reserved
 inline constexpr uint32_t kChunkMagic = 0x4B484353;  // "SCHK" in little-endian
 inline constexpr size_t kChunkHeaderSize = 24;
 inline constexpr uint32_t kMaxChunkRawSize = 64u << 20;  // readers reject larger chunks
@@ -18,12 +18,13 @@ enum class Codec : uint8_t { kNone = 0, kZstd = 1, kLz4 = 2 };
 
 // Item tags inside a chunk's payload.
 enum class Tag : uint8_t {
-  kMeta = 1,       // str key, str value
-  kString = 2,     // varint id, str
-  kSchema = 3,     // varint id, varint class-name string id, varint n, n × (u8 type, varint name id)
-  kRecord = 4,     // varint schema id, svarint logging ts, values
-  kThread = 5,     // varint thread index, varint os tid, str name
-  kOperation = 6,  // varint op id, varint name id, u8 kind, varint module id, varint addr, varint file id, varint line
+  kMeta = 1,    // str key, str value
+  kString = 2,  // varint id, str
+  kSchema = 3,  // varint id, varint class-name string id, varint n, n × (u8 type, varint name id)
+  kRecord = 4,  // varint schema id, svarint logging ts, values
+  kThread = 5,  // varint thread index, varint os tid, str name
+  kOperation = 6,  // varint op id, varint name id, u8 kind, varint module id, varint addr, varint
+                   // file id, varint line
   kEvents = 7,     // varint thread index, varint count, varint base tsc, count × event
   kClock = 8,      // varint tsc, svarint epoch ns, f64 ns per tick
   kLoss = 9,       // varint thread index, varint events lost, varint reason string id

@@ -85,8 +85,10 @@ class Decoder {
         strings_.push_back(pool_.intern(s));
         return "";
       }
-      case Tag::kSchema: return decode_schema(c);
-      case Tag::kRecord: return decode_record(c);
+      case Tag::kSchema:
+        return decode_schema(c);
+      case Tag::kRecord:
+        return decode_record(c);
       case Tag::kThread: {
         NativeThread t;
         t.index = static_cast<uint32_t>(c.varint());
@@ -108,7 +110,8 @@ class Decoder {
         if (c.ok) visitor_.on_operation(op);
         return "";
       }
-      case Tag::kEvents: return decode_events(c);
+      case Tag::kEvents:
+        return decode_events(c);
       case Tag::kClock: {
         clock_.tsc = c.varint();
         clock_.epoch_ns = c.svarint();
@@ -162,7 +165,8 @@ class Decoder {
     const RecordSchema* builtin = find_builtin_schema(schema->class_name);
     if (builtin != nullptr && builtin->fields.size() == schema->fields.size()) {
       bool same = true;
-      for (size_t i = 0; i < n; ++i) same = same && builtin->fields[i].type == schema->fields[i].type;
+      for (size_t i = 0; i < n; ++i)
+        same = same && builtin->fields[i].type == schema->fields[i].type;
       if (same) {
         schemas_.push_back(builtin);
         return "";
@@ -185,9 +189,15 @@ class Decoder {
     for (size_t i = 0; i < schema->fields.size() && c.ok; ++i) {
       switch (schema->fields[i].type) {
         case FieldType::kDouble:
-        case FieldType::kFloat: record_.values[i] = c.f64(); break;
-        case FieldType::kBool: record_.values[i] = c.u8() != 0; break;
-        case FieldType::kString: record_.values[i] = string_ref(c.varint(), err); break;
+        case FieldType::kFloat:
+          record_.values[i] = c.f64();
+          break;
+        case FieldType::kBool:
+          record_.values[i] = c.u8() != 0;
+          break;
+        case FieldType::kString:
+          record_.values[i] = string_ref(c.varint(), err);
+          break;
         case FieldType::kStringArray: {
           uint64_t n = c.varint();
           if (n > static_cast<uint64_t>(c.end - c.p)) return "string array longer than its chunk";
@@ -196,7 +206,9 @@ class Decoder {
           record_.values[i] = std::move(a);
           break;
         }
-        default: record_.values[i] = c.svarint(); break;
+        default:
+          record_.values[i] = c.svarint();
+          break;
       }
       if (!err.empty()) return err;
     }
@@ -225,7 +237,9 @@ class Decoder {
       e.cause = {};
       switch (e.kind) {
         case EventKind::kEnter:
-        case EventKind::kExit: e.op = static_cast<uint32_t>(c.varint()); break;
+        case EventKind::kExit:
+          e.op = static_cast<uint32_t>(c.varint());
+          break;
         case EventKind::kExitFailed:
           e.op = static_cast<uint32_t>(c.varint());
           e.cause = string_ref(c.varint(), err);
@@ -239,7 +253,8 @@ class Decoder {
           e.lost = c.varint();
           result_.lost_reported += e.lost;
           break;
-        default: return "unknown event kind " + std::to_string(head & 7);
+        default:
+          return "unknown event kind " + std::to_string(head & 7);
       }
       if (!err.empty()) return err;
       if (!c.ok) return "";
@@ -369,8 +384,7 @@ NativeReadResult read_from(Source& src, NativeVisitor& visitor, const std::strin
     } else if (stored_size != raw_size) {
       return fail(offset, "uncompressed chunk with mismatching sizes");
     }
-    std::string err =
-        decoder.decode(reinterpret_cast<const uint8_t*>(payload), raw_size, items);
+    std::string err = decoder.decode(reinterpret_cast<const uint8_t*>(payload), raw_size, items);
     if (!err.empty()) return fail(offset, err);
     ++result.chunks;
     offset += sizeof ch + stored_size;

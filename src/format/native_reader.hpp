@@ -31,14 +31,14 @@ struct NativeThread {
 struct NativeEvent {
   native::EventKind kind;
   uint32_t thread;
-  int64_t time_ns;           // converted with the chunk's clock calibration
-  uint64_t tsc;              // raw timer value
-  uint32_t op = 0;           // enter/exit/failed
-  std::string_view cause;    // failed
-  uint64_t trace_id = 0;     // trace begin
+  int64_t time_ns;         // converted with the chunk's clock calibration
+  uint64_t tsc;            // raw timer value
+  uint32_t op = 0;         // enter/exit/failed
+  std::string_view cause;  // failed
+  uint64_t trace_id = 0;   // trace begin
   int64_t parent_trace_id = -1;
   int32_t parent_order_id = -1;
-  uint64_t lost = 0;         // lost marker
+  uint64_t lost = 0;  // lost marker
 };
 
 // Callbacks for every item kind. Views stay valid for the reader's lifetime.
@@ -54,15 +54,15 @@ class NativeVisitor {
 };
 
 struct NativeReadResult {
-  bool ok = false;            // false: an error stopped reading (see error)
-  std::string error;          // names the file, the offset and the reason
-  bool clean_end = false;     // the END item was present (the writer closed the log)
-  bool truncated = false;     // the file ends inside a chunk (e.g. the program was killed)
+  bool ok = false;         // false: an error stopped reading (see error)
+  std::string error;       // names the file, the offset and the reason
+  bool clean_end = false;  // the END item was present (the writer closed the log)
+  bool truncated = false;  // the file ends inside a chunk (e.g. the program was killed)
   uint64_t truncated_bytes = 0;
   uint64_t chunks = 0;
   uint64_t events = 0;
   uint64_t records = 0;
-  uint64_t lost_reported = 0;     // sum of LOSS items and lost markers
+  uint64_t lost_reported = 0;       // sum of LOSS items and lost markers
   uint64_t end_events_written = 0;  // totals the writer stored in END
   uint64_t end_events_lost = 0;
   uint64_t file_bytes = 0;

@@ -45,7 +45,8 @@ bool NativeWriter::begin() {
 }
 
 uint32_t NativeWriter::string_id(std::string_view s) {
-  auto [it, inserted] = strings_.try_emplace(std::string(s), static_cast<uint32_t>(strings_.size()));
+  auto [it, inserted] =
+      strings_.try_emplace(std::string(s), static_cast<uint32_t>(strings_.size()));
   if (inserted) {
     item(Tag::kString);
     put_varint(payload_, it->second);
@@ -136,16 +137,24 @@ void NativeWriter::record(const Record& r) {
     const Value& v = r.values[i];
     switch (r.schema->fields[i].type) {
       case FieldType::kDouble:
-      case FieldType::kFloat: put_f64(payload_, std::get<double>(v)); break;
-      case FieldType::kBool: payload_.push_back(std::get<bool>(v) ? 1 : 0); break;
-      case FieldType::kString: put_varint(payload_, ids[next_id++]); break;
+      case FieldType::kFloat:
+        put_f64(payload_, std::get<double>(v));
+        break;
+      case FieldType::kBool:
+        payload_.push_back(std::get<bool>(v) ? 1 : 0);
+        break;
+      case FieldType::kString:
+        put_varint(payload_, ids[next_id++]);
+        break;
       case FieldType::kStringArray: {
         const auto& a = std::get<std::vector<std::string_view>>(v);
         put_varint(payload_, a.size());
         for (size_t k = 0; k < a.size(); ++k) put_varint(payload_, ids[next_id++]);
         break;
       }
-      default: put_varint(payload_, zigzag(std::get<int64_t>(v))); break;
+      default:
+        put_varint(payload_, zigzag(std::get<int64_t>(v)));
+        break;
     }
   }
 }
@@ -240,9 +249,9 @@ bool NativeWriter::write_chunk() {
   native::Codec codec = options_.codec;
   if (codec == native::Codec::kZstd) {
     compressed_.resize(ZSTD_compressBound(payload_.size()));
-    size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_ctx_), compressed_.data(),
-                                 compressed_.size(), payload_.data(), payload_.size(),
-                                 options_.level);
+    size_t n =
+        ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_ctx_), compressed_.data(),
+                          compressed_.size(), payload_.data(), payload_.size(), options_.level);
     if (ZSTD_isError(n)) {
       codec = native::Codec::kNone;  // store raw rather than lose the chunk
     } else {
@@ -251,9 +260,9 @@ bool NativeWriter::write_chunk() {
     }
   } else if (codec == native::Codec::kLz4) {
     compressed_.resize(LZ4_compressBound(static_cast<int>(payload_.size())));
-    int n = LZ4_compress_fast(payload_.data(), compressed_.data(),
-                              static_cast<int>(payload_.size()),
-                              static_cast<int>(compressed_.size()), std::max(1, options_.level));
+    int n =
+        LZ4_compress_fast(payload_.data(), compressed_.data(), static_cast<int>(payload_.size()),
+                          static_cast<int>(compressed_.size()), std::max(1, options_.level));
     if (n <= 0) {
       codec = native::Codec::kNone;
     } else {
@@ -268,8 +277,8 @@ bool NativeWriter::write_chunk() {
   put_u32(header, static_cast<uint32_t>(payload_.size()));
   put_u32(header, static_cast<uint32_t>(stored_size));
   put_u32(header, items_);
-  put_u32(header, static_cast<uint32_t>(
-                      crc32(0, reinterpret_cast<const Bytef*>(stored), static_cast<uInt>(stored_size))));
+  put_u32(header, static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(stored),
+                                              static_cast<uInt>(stored_size))));
   if (!sink_.write(header.data(), header.size()) || !sink_.write(stored, stored_size)) {
     failed_ = true;
     error_ = sink_.error();

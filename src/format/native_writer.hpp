@@ -18,8 +18,8 @@ namespace sonde::format {
 
 struct NativeWriterOptions {
   native::Codec codec = native::Codec::kZstd;
-  int level = 1;                       // zstd level (lz4: acceleration)
-  size_t chunk_target = 1u << 20;      // flush a chunk once its raw payload exceeds this
+  int level = 1;                   // zstd level (lz4: acceleration)
+  size_t chunk_target = 1u << 20;  // flush a chunk once its raw payload exceeds this
 };
 
 class NativeWriter {

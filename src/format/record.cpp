@@ -9,11 +9,21 @@ void reset_to_defaults(Record& r, const RecordSchema* schema) {
   for (size_t i = 0; i < schema->fields.size(); ++i) {
     switch (schema->fields[i].type) {
       case FieldType::kDouble:
-      case FieldType::kFloat: r.values[i] = 0.0; break;
-      case FieldType::kBool: r.values[i] = false; break;
-      case FieldType::kString: r.values[i] = std::string_view(); break;
-      case FieldType::kStringArray: r.values[i] = std::vector<std::string_view>(); break;
-      default: r.values[i] = int64_t{0}; break;
+      case FieldType::kFloat:
+        r.values[i] = 0.0;
+        break;
+      case FieldType::kBool:
+        r.values[i] = false;
+        break;
+      case FieldType::kString:
+        r.values[i] = std::string_view();
+        break;
+      case FieldType::kStringArray:
+        r.values[i] = std::vector<std::string_view>();
+        break;
+      default:
+        r.values[i] = int64_t{0};
+        break;
     }
   }
 }

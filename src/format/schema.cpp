@@ -8,24 +8,34 @@ namespace sonde::format {
 
 std::string_view to_string(FieldType t) {
   switch (t) {
-    case FieldType::kInt32: return "int";
-    case FieldType::kInt64: return "long";
-    case FieldType::kDouble: return "double";
-    case FieldType::kFloat: return "float";
-    case FieldType::kBool: return "boolean";
-    case FieldType::kString: return "string";
-    case FieldType::kByte: return "byte";
-    case FieldType::kShort: return "short";
-    case FieldType::kChar: return "char";
-    case FieldType::kStringArray: return "string[]";
+    case FieldType::kInt32:
+      return "int";
+    case FieldType::kInt64:
+      return "long";
+    case FieldType::kDouble:
+      return "double";
+    case FieldType::kFloat:
+      return "float";
+    case FieldType::kBool:
+      return "boolean";
+    case FieldType::kString:
+      return "string";
+    case FieldType::kByte:
+      return "byte";
+    case FieldType::kShort:
+      return "short";
+    case FieldType::kChar:
+      return "char";
+    case FieldType::kStringArray:
+      return "string[]";
   }
   return "?";
 }
 
 bool parse_field_type(std::string_view name, FieldType* out) {
-  static constexpr std::array kAll = {FieldType::kInt32, FieldType::kInt64,  FieldType::kDouble,
-                                      FieldType::kFloat, FieldType::kBool,   FieldType::kString,
-                                      FieldType::kByte,  FieldType::kShort,  FieldType::kChar,
+  static constexpr std::array kAll = {FieldType::kInt32,      FieldType::kInt64, FieldType::kDouble,
+                                      FieldType::kFloat,      FieldType::kBool,  FieldType::kString,
+                                      FieldType::kByte,       FieldType::kShort, FieldType::kChar,
                                       FieldType::kStringArray};
   for (FieldType t : kAll) {
     if (to_string(t) == name) {
@@ -38,16 +48,26 @@ bool parse_field_type(std::string_view name, FieldType* out) {
 
 int kieker_binary_size(FieldType t) {
   switch (t) {
-    case FieldType::kInt32: return 4;
-    case FieldType::kInt64: return 8;
-    case FieldType::kDouble: return 8;
-    case FieldType::kFloat: return 4;
-    case FieldType::kBool: return 1;
-    case FieldType::kString: return 4;
-    case FieldType::kByte: return 1;
-    case FieldType::kShort: return 2;
-    case FieldType::kChar: return 2;
-    case FieldType::kStringArray: return 4;
+    case FieldType::kInt32:
+      return 4;
+    case FieldType::kInt64:
+      return 8;
+    case FieldType::kDouble:
+      return 8;
+    case FieldType::kFloat:
+      return 4;
+    case FieldType::kBool:
+      return 1;
+    case FieldType::kString:
+      return 4;
+    case FieldType::kByte:
+      return 1;
+    case FieldType::kShort:
+      return 2;
+    case FieldType::kChar:
+      return 2;
+    case FieldType::kStringArray:
+      return 4;
   }
   return 0;
 }

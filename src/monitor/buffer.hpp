@@ -18,12 +18,12 @@ namespace sonde::monitor {
 struct ThreadChannel;
 
 struct Buffer {
-  Buffer* next = nullptr;          // link in the full stack / recycled pool
+  Buffer* next = nullptr;  // link in the full stack / recycled pool
   ThreadChannel* channel = nullptr;
-  RawEvent* events = nullptr;      // capacity() events, pre-faulted
+  RawEvent* events = nullptr;  // capacity() events, pre-faulted
   size_t capacity = 0;
-  size_t used = 0;                 // set at hand-off
-  bool final = false;              // the thread exited after this buffer
+  size_t used = 0;     // set at hand-off
+  bool final = false;  // the thread exited after this buffer
 };
 
 // Allocates a buffer with its pages touched so that probes never page-fault

@@ -15,16 +15,16 @@ struct ThreadChannel {
   uint32_t index = 0;
   uint64_t os_tid = 0;
   std::string name;
-  ThreadState* state = nullptr;         // the live thread's state; null once it exited
-  ReturnRing returns;                   // writer → thread
-  uint32_t buffers_owned = 0;           // thread side
+  ThreadState* state = nullptr;           // the live thread's state; null once it exited
+  ReturnRing returns;                     // writer → thread
+  uint32_t buffers_owned = 0;             // thread side
   std::atomic<Buffer*> current{nullptr};  // the buffer being filled, for partial flushes
-  std::atomic<uint64_t> handed_off{0};  // buffers pushed by the thread
-  std::atomic<uint64_t> lost_total{0};  // events dropped on this thread, all causes
+  std::atomic<uint64_t> handed_off{0};    // buffers pushed by the thread
+  std::atomic<uint64_t> lost_total{0};    // events dropped on this thread, all causes
   std::atomic<bool> exited{false};
   // Writer side.
-  uint64_t processed = 0;               // buffers the writer has consumed
-  Buffer* partial_buffer = nullptr;     // buffer whose prefix was already written
+  uint64_t processed = 0;            // buffers the writer has consumed
+  Buffer* partial_buffer = nullptr;  // buffer whose prefix was already written
   size_t partial_done = 0;
   bool announced = false;
 };

@@ -67,7 +67,8 @@ void Calibration::start() {
   while (std::chrono::steady_clock::now() < until) {
   }
   pair(&raw, &mono, &epoch);
-  if (raw > start_raw_) ns_per_tick_ = static_cast<double>(mono - start_mono_) / static_cast<double>(raw - start_raw_);
+  if (raw > start_raw_)
+    ns_per_tick_ = static_cast<double>(mono - start_mono_) / static_cast<double>(raw - start_raw_);
 }
 
 void Calibration::refine() {

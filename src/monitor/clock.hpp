@@ -16,7 +16,8 @@ enum class TimerKind : uint8_t { kTsc, kMonotonic };
 extern TimerKind g_timer;
 
 [[gnu::always_inline]] inline uint64_t now_raw() {
-  if (g_timer == TimerKind::kTsc) [[likely]] return __rdtsc();
+  if (g_timer == TimerKind::kTsc) [[likely]]
+    return __rdtsc();
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
@@ -34,10 +35,12 @@ int64_t monotonic_ns_now();
 // re-estimated from pairs taken further and further apart.
 class Calibration {
  public:
-  void start();     // takes the first reference pair
-  void refine();    // takes a new pair and updates ns_per_tick
+  void start();   // takes the first reference pair
+  void refine();  // takes a new pair and updates ns_per_tick
   int64_t to_epoch_ns(uint64_t raw) const {
-    return ref_epoch_ns_ + static_cast<int64_t>(static_cast<double>(static_cast<int64_t>(raw - ref_raw_)) * ns_per_tick_);
+    return ref_epoch_ns_ +
+           static_cast<int64_t>(static_cast<double>(static_cast<int64_t>(raw - ref_raw_)) *
+                                ns_per_tick_);
   }
   uint64_t ref_raw() const { return ref_raw_; }
   int64_t ref_epoch_ns() const { return ref_epoch_ns_; }

@@ -88,55 +88,80 @@ const std::vector<ConfigKey>& config_keys() {
 std::string apply_config(Config& c, std::string_view key, std::string_view value) {
   value = trim(value);
   uint32_t u = 0;
-  if (key == "enabled") return parse_bool(value, &c.enabled) ? "" : bad(key, value, "true or false");
-  if (key == "summary") return parse_bool(value, &c.summary) ? "" : bad(key, value, "true or false");
+  if (key == "enabled")
+    return parse_bool(value, &c.enabled) ? "" : bad(key, value, "true or false");
+  if (key == "summary")
+    return parse_bool(value, &c.summary) ? "" : bad(key, value, "true or false");
   if (key == "out") {
     if (value.empty()) return bad(key, value, "a directory");
     c.out_dir = value;
     return "";
   }
   if (key == "writer") {
-    if (value == "native") c.writer = WriterKind::kNative;
-    else if (value == "kieker-dat") c.writer = WriterKind::kKiekerDat;
-    else if (value == "kieker-bin") c.writer = WriterKind::kKiekerBin;
-    else if (value == "tcp") c.writer = WriterKind::kTcp;
-    else if (value == "null") c.writer = WriterKind::kNull;
-    else return bad(key, value, "native, kieker-dat, kieker-bin, tcp or null");
+    if (value == "native")
+      c.writer = WriterKind::kNative;
+    else if (value == "kieker-dat")
+      c.writer = WriterKind::kKiekerDat;
+    else if (value == "kieker-bin")
+      c.writer = WriterKind::kKiekerBin;
+    else if (value == "tcp")
+      c.writer = WriterKind::kTcp;
+    else if (value == "null")
+      c.writer = WriterKind::kNull;
+    else
+      return bad(key, value, "native, kieker-dat, kieker-bin, tcp or null");
     return "";
   }
   if (key == "mode") {
-    if (value == "async") c.synchronous = false;
-    else if (value == "sync") c.synchronous = true;
-    else return bad(key, value, "async or sync");
+    if (value == "async")
+      c.synchronous = false;
+    else if (value == "sync")
+      c.synchronous = true;
+    else
+      return bad(key, value, "async or sync");
     return "";
   }
   if (key == "policy") {
-    if (value == "block") c.policy = FullPolicy::kBlock;
-    else if (value == "drop") c.policy = FullPolicy::kDrop;
-    else return bad(key, value, "block or drop");
+    if (value == "block")
+      c.policy = FullPolicy::kBlock;
+    else if (value == "drop")
+      c.policy = FullPolicy::kDrop;
+    else
+      return bad(key, value, "block or drop");
     return "";
   }
   if (key == "xray") {
-    if (value == "auto") c.xray = true;
-    else if (value == "off") c.xray = false;
-    else return bad(key, value, "auto or off");
+    if (value == "auto")
+      c.xray = true;
+    else if (value == "off")
+      c.xray = false;
+    else
+      return bad(key, value, "auto or off");
     return "";
   }
   if (key == "fork") {
-    if (value == "follow") c.fork = ForkPolicy::kFollow;
-    else if (value == "stop") c.fork = ForkPolicy::kStop;
-    else return bad(key, value, "follow or stop");
+    if (value == "follow")
+      c.fork = ForkPolicy::kFollow;
+    else if (value == "stop")
+      c.fork = ForkPolicy::kStop;
+    else
+      return bad(key, value, "follow or stop");
     return "";
   }
   if (key == "timer") {
-    if (value == "auto") c.timer = TimerChoice::kAuto;
-    else if (value == "tsc") c.timer = TimerChoice::kTsc;
-    else if (value == "monotonic") c.timer = TimerChoice::kMonotonic;
-    else return bad(key, value, "auto, tsc or monotonic");
+    if (value == "auto")
+      c.timer = TimerChoice::kAuto;
+    else if (value == "tsc")
+      c.timer = TimerChoice::kTsc;
+    else if (value == "monotonic")
+      c.timer = TimerChoice::kMonotonic;
+    else
+      return bad(key, value, "auto, tsc or monotonic");
     return "";
   }
   if (key == "compression") {
-    if (value != "zstd" && value != "lz4" && value != "none") return bad(key, value, "zstd, lz4 or none");
+    if (value != "zstd" && value != "lz4" && value != "none")
+      return bad(key, value, "zstd, lz4 or none");
     c.compression = value;
     return "";
   }
@@ -213,7 +238,8 @@ std::string apply_config_text(Config& c, std::string_view text, std::string_view
     if (l.empty() || l.front() == '#') continue;
     size_t eq = l.find('=');
     std::string where = std::string(origin) + ":" + std::to_string(number) + ": ";
-    if (eq == std::string_view::npos) return where + "expected 'key = value', got '" + std::string(l) + "'";
+    if (eq == std::string_view::npos)
+      return where + "expected 'key = value', got '" + std::string(l) + "'";
     std::string err = apply_config(c, trim(l.substr(0, eq)), l.substr(eq + 1));
     if (!err.empty()) return where + err;
   }
@@ -245,7 +271,8 @@ std::string load_config(Config& c) {
     if (key == "CONFIG") continue;
     for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     std::string err = apply_config(c, key, entry.substr(eq + 1));
-    if (!err.empty()) return "environment SONDE_" + std::string(entry.substr(6, eq - 6)) + ": " + err;
+    if (!err.empty())
+      return "environment SONDE_" + std::string(entry.substr(6, eq - 6)) + ": " + err;
   }
   return "";
 }

@@ -21,32 +21,32 @@ struct Config {
   bool enabled = true;
   std::string out_dir = "sonde-logs";
   WriterKind writer = WriterKind::kNative;
-  bool synchronous = false;          // write from the probing thread at each buffer hand-off
+  bool synchronous = false;  // write from the probing thread at each buffer hand-off
   FullPolicy policy = FullPolicy::kBlock;
-  uint32_t buffer_events = 16384;    // events per buffer (16 bytes each)
+  uint32_t buffer_events = 16384;  // events per buffer (16 bytes each)
   uint32_t buffers_per_thread = 8;
-  uint32_t block_timeout_ms = 10000; // block policy: longest wait before dropping (never deadlock)
+  uint32_t block_timeout_ms = 10000;  // block policy: longest wait before dropping (never deadlock)
   TimerChoice timer = TimerChoice::kAuto;
   std::string compression = "zstd";  // zstd | lz4 | none
   int compression_level = 1;
   std::string tcp_host = "127.0.0.1";
   uint16_t tcp_port = 10133;
-  uint32_t tcp_retry_ms = 500;       // first reconnect delay; doubles up to tcp_retry_max_ms
+  uint32_t tcp_retry_ms = 500;  // first reconnect delay; doubles up to tcp_retry_max_ms
   uint32_t tcp_retry_max_ms = 8000;
   uint32_t tcp_buffer_bytes = 16u << 20;  // bytes kept while the peer is away; beyond: counted loss
-  std::string patterns;              // inline "+a;-b" rules
-  std::string patterns_file;         // Kieker-style adaptive monitoring file
+  std::string patterns;                   // inline "+a;-b" rules
+  std::string patterns_file;              // Kieker-style adaptive monitoring file
   uint32_t patterns_reload_ms = 1000;
-  std::vector<std::string> samplers; // cpu, memory, process, network, disk, all
+  std::vector<std::string> samplers;  // cpu, memory, process, network, disk, all
   uint32_t sampler_period_ms = 1000;
-  uint32_t flush_interval_ms = 1000; // partial buffers of idle threads reach the log this often
+  uint32_t flush_interval_ms = 1000;  // partial buffers of idle threads reach the log this often
   ForkPolicy fork = ForkPolicy::kFollow;
   uint32_t crash_flush_timeout_ms = 2000;
   uint32_t kieker_max_entries_per_file = 25000;
-  std::string hostname;              // default: gethostname()
-  std::string application;          // default: program name
-  bool xray = true;                  // xray = auto | off: patch clang -fxray-instrument sleds by pattern
-  bool summary = true;               // print a one-line summary to stderr at exit
+  std::string hostname;     // default: gethostname()
+  std::string application;  // default: program name
+  bool xray = true;         // xray = auto | off: patch clang -fxray-instrument sleds by pattern
+  bool summary = true;      // print a one-line summary to stderr at exit
 };
 
 struct ConfigKey {

@@ -50,15 +50,15 @@ RawEvent g_no_buffer[kBufferSlack];
 struct State {
   Config config;
   // Lock order: core_mu before channels_mu. Neither is taken on the hot path.
-  std::mutex channels_mu;                 // channel list
-  std::vector<ThreadChannel*> channels;   // live and not yet drained
-  std::vector<Buffer*> recycled;          // buffers of exited threads
+  std::mutex channels_mu;                // channel list
+  std::vector<ThreadChannel*> channels;  // live and not yet drained
+  std::vector<Buffer*> recycled;         // buffers of exited threads
   uint32_t next_thread_index = 0;
   FullStack full;
   std::atomic<uint64_t> next_trace_block{0};
   uint64_t trace_base = 0;
   std::unique_ptr<WriterCore> core;
-  std::mutex core_mu;                     // sync mode and shutdown
+  std::mutex core_mu;  // sync mode and shutdown
   std::thread writer;
   std::atomic<bool> stop{false};
   std::atomic<bool> crash_request{false};
@@ -278,19 +278,22 @@ RawEvent* next_buffer(ThreadState& t) {
   }
   ThreadChannel* ch = t.channel;
   if (t.buffer != nullptr) hand_off(t, /*final=*/false);
-  if (Buffer* b = ch->returns.pop()) return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
+  if (Buffer* b = ch->returns.pop())
+    return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
   if (ch->buffers_owned < s.config.buffers_per_thread) {
-    if (Buffer* b = new_buffer_for(ch)) return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
+    if (Buffer* b = new_buffer_for(ch))
+      return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
   }
-  if (s.config.policy == FullPolicy::kBlock && g_mode.load(std::memory_order_relaxed) != kModeShutdown &&
-      !s.config.synchronous) {
+  if (s.config.policy == FullPolicy::kBlock &&
+      g_mode.load(std::memory_order_relaxed) != kModeShutdown && !s.config.synchronous) {
     // Block until the writer returns a buffer; bounded so that a stuck
     // writer can never deadlock the program (then we drop and count).
     timespec nap{0, 20000};
     uint64_t waited_ns = 0;
     uint64_t limit_ns = uint64_t{s.config.block_timeout_ms} * 1000000;
     while (waited_ns < limit_ns) {
-      if (Buffer* b = ch->returns.pop()) return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
+      if (Buffer* b = ch->returns.pop())
+        return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
       nanosleep(&nap, nullptr);
       waited_ns += static_cast<uint64_t>(nap.tv_nsec);
       if (nap.tv_nsec < 1000000) nap.tv_nsec *= 2;
@@ -319,7 +322,8 @@ bool grow_shadow(ThreadState& t) {
 RawEvent* begin_trace(ThreadState& t, RawEvent* p) {
   State& s = state();
   if ((t.trace_id & (kTraceBlock - 1)) == 0) {
-    t.trace_id = s.trace_base + s.next_trace_block.fetch_add(kTraceBlock, std::memory_order_relaxed);
+    t.trace_id =
+        s.trace_base + s.next_trace_block.fetch_add(kTraceBlock, std::memory_order_relaxed);
   }
   p->a = t.trace_id++;
   p->b = pack(RawKind::kTraceBegin, 0);
@@ -337,7 +341,8 @@ RawEvent* begin_trace(ThreadState& t, RawEvent* p) {
 RawEvent* mark_lost(ThreadState& t, RawEvent* p, uint64_t now) {
   p->a = now;
   p->b = pack(RawKind::kLost, t.pending_lost);
-  if (t.channel != nullptr) t.channel->lost_total.fetch_add(t.pending_lost, std::memory_order_relaxed);
+  if (t.channel != nullptr)
+    t.channel->lost_total.fetch_add(t.pending_lost, std::memory_order_relaxed);
   t.pending_lost = 0;
   return p + 1;
 }
@@ -483,8 +488,8 @@ void print_summary(State& s) {
   t.written = s.core->events_written();
   t.dropped = s.core->events_lost();
   std::fprintf(stderr, "sonde: %llu events written, %llu lost, log: %s\n",
-               static_cast<unsigned long long>(t.written), static_cast<unsigned long long>(t.dropped),
-               s.core->writer().location().c_str());
+               static_cast<unsigned long long>(t.written),
+               static_cast<unsigned long long>(t.dropped), s.core->writer().location().c_str());
   if (t.dropped != 0) {
     std::fprintf(stderr, "sonde: WARNING: %llu events were lost (policy %s%s)\n",
                  static_cast<unsigned long long>(t.dropped),
@@ -534,7 +539,8 @@ void start() {
   }
   select_timer(s.config.timer != TimerChoice::kMonotonic);
   if (s.config.timer == TimerChoice::kTsc && g_timer != TimerKind::kTsc) {
-    std::fprintf(stderr, "sonde: timer=tsc requested but the TSC is not invariant; using clock_monotonic\n");
+    std::fprintf(
+        stderr, "sonde: timer=tsc requested but the TSC is not invariant; using clock_monotonic\n");
   }
   // Trace ids: a random high half per process, blocks of the low half per thread.
   uint64_t seed = static_cast<uint64_t>(epoch_ns_now()) ^ (static_cast<uint64_t>(getpid()) << 20);

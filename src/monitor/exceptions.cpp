@@ -37,7 +37,7 @@ void note_exception(void* object, std::type_info* type) {
 }  // namespace
 
 extern "C" SONDE_API [[noreturn]] void __cxa_throw(void* object, std::type_info* type,
-                                                     void (*destructor)(void*)) {
+                                                   void (*destructor)(void*)) {
   static CxaThrow real = reinterpret_cast<CxaThrow>(dlsym(RTLD_NEXT, "__cxa_throw"));
   ++sonde::monitor::t_state.throws;
   try {

@@ -26,7 +26,8 @@ namespace sonde::monitor {
     }
   }
   uint64_t now = now_raw();
-  if (t.pending_lost != 0) [[unlikely]] p = mark_lost(t, p, now);
+  if (t.pending_lost != 0) [[unlikely]]
+    p = mark_lost(t, p, now);
   if (t.depth == 0) p = begin_trace(t, p);
   p->a = now;
   p->b = pack(kind, id);
@@ -60,7 +61,8 @@ namespace sonde::monitor {
     }
   }
   uint64_t now = now_raw();
-  if (t.pending_lost != 0) [[unlikely]] p = mark_lost(t, p, now);
+  if (t.pending_lost != 0) [[unlikely]]
+    p = mark_lost(t, p, now);
   p->a = now;
   p->b = pack(kind, id);
   if (kind == RawKind::kFailFn || kind == RawKind::kFailOp) [[unlikely]] {

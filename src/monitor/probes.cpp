@@ -1,9 +1,9 @@
 // The probe entry points: the C API, the C++ exception hook and the
 // -finstrument-functions hooks. All of them funnel into probe_path.hpp.
+#include <cxxabi.h>
 #include <dlfcn.h>
 
 #include <cstring>
-#include <cxxabi.h>
 #include <exception>
 #include <typeinfo>
 
@@ -30,7 +30,8 @@ namespace {
 inline bool manual_op_monitored(sonde_op* op) {
   uint8_t s = __atomic_load_n(&op->state, __ATOMIC_RELAXED);
   uint8_t on = op_enabled_tag();
-  if (s == on) [[likely]] return true;
+  if (s == on) [[likely]]
+    return true;
   if (s == on + 1) return false;
   return manual_op_monitored_slow(op);
 }
@@ -45,7 +46,8 @@ namespace {
 // (before libsonde's own constructor, e.g. from another library's).
 [[gnu::always_inline]] inline bool probes_on() {
   uint8_t mode = g_mode.load(std::memory_order_relaxed);
-  if (mode == kModeOn) [[likely]] return true;
+  if (mode == kModeOn) [[likely]]
+    return true;
   if (mode != kModeUnstarted) return false;
   ensure_started();
   return g_mode.load(std::memory_order_relaxed) == kModeOn;

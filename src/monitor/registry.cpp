@@ -30,8 +30,8 @@ void register_operation(sonde_op* op) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   if (op->id == 0) {
-    r.ops.push_back({op->name != nullptr ? op->name : "<unnamed>", op->file != nullptr ? op->file : "",
-                     op->line});
+    r.ops.push_back({op->name != nullptr ? op->name : "<unnamed>",
+                     op->file != nullptr ? op->file : "", op->line});
     op->id = static_cast<uint32_t>(r.ops.size());
   }
   bool on = operation_monitored(r.ops[op->id - 1].name);

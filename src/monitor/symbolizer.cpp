@@ -53,7 +53,8 @@ Symbol Symbolizer::resolve(uint64_t address) {
   if (mod != nullptr) {
     Dwarf_Addr base = 0;
     const char* main_file = nullptr;
-    const char* name = dwfl_module_info(mod, nullptr, &base, nullptr, nullptr, nullptr, &main_file, nullptr);
+    const char* name =
+        dwfl_module_info(mod, nullptr, &base, nullptr, nullptr, nullptr, &main_file, nullptr);
     s.module = main_file != nullptr ? main_file : (name != nullptr ? name : "");
     s.offset = address - base;
     if (const char* sym = dwfl_module_addrname(mod, address); sym != nullptr) {

@@ -10,10 +10,10 @@
 namespace sonde::monitor {
 
 struct Symbol {
-  std::string name;    // demangled; "0x…" if unknown
-  std::string module;  // path of the ELF file, "" if unknown
-  uint64_t offset = 0; // address relative to the module's load base
-  std::string file;    // source file from DWARF, "" without debug info
+  std::string name;     // demangled; "0x…" if unknown
+  std::string module;   // path of the ELF file, "" if unknown
+  uint64_t offset = 0;  // address relative to the module's load base
+  std::string file;     // source file from DWARF, "" without debug info
   uint32_t line = 0;
   bool resolved = false;
 };

@@ -41,21 +41,21 @@ struct PublishedCursor {
 };
 
 struct ThreadState {
-  PublishedCursor cur;         // next free slot; published to the writer with release
-  RawEvent* limit;             // last slot usable for a new enter
+  PublishedCursor cur;  // next free slot; published to the writer with release
+  RawEvent* limit;      // last slot usable for a new enter
   Buffer* buffer;
-  uint64_t* shadow;            // keys of open frames
+  uint64_t* shadow;  // keys of open frames
   uint32_t depth;
   uint32_t shadow_capacity;
-  uint32_t order;              // next order index in the current trace
+  uint32_t order;  // next order index in the current trace
   uint8_t status;
   uint8_t has_parent;
-  uint8_t resume_after_fork;   // forking thread in a child: begin a trace on activation
+  uint8_t resume_after_fork;  // forking thread in a child: begin a trace on activation
   uint64_t trace_id;
-  uint64_t pending_lost;       // events dropped and not yet marked in the stream
+  uint64_t pending_lost;  // events dropped and not yet marked in the stream
   uint64_t parent_trace_id;
   int32_t parent_order_id;
-  uint64_t throws;             // exceptions thrown on this thread (exceptions.cpp)
+  uint64_t throws;  // exceptions thrown on this thread (exceptions.cpp)
   ThreadChannel* channel;
 };
 static_assert(std::is_trivially_default_constructible_v<ThreadState>);
@@ -70,8 +70,8 @@ extern std::atomic<uint8_t> g_mode;
 void set_mode(uint8_t mode);
 
 // Slow paths (controller.cpp).
-bool activate_thread(ThreadState& t);      // false: this thread is not monitored
-RawEvent* next_buffer(ThreadState& t);     // hands off the full buffer; nullptr: dropped
+bool activate_thread(ThreadState& t);   // false: this thread is not monitored
+RawEvent* next_buffer(ThreadState& t);  // hands off the full buffer; nullptr: dropped
 bool grow_shadow(ThreadState& t);
 RawEvent* begin_trace(ThreadState& t, RawEvent* p);
 RawEvent* mark_lost(ThreadState& t, RawEvent* p, uint64_t now);

@@ -1,12 +1,12 @@
 // Kieker's real logs converted to native and back keep every record, byte
 // for byte in the .dat lines.
+#include "format/convert.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include "format/convert.hpp"
 
 namespace sonde::format {
 namespace {
@@ -44,7 +44,8 @@ TEST_P(ConvertRoundTrip, KiekerToNativeToKiekerKeepsEveryLine) {
   std::string native = scratch(GetParam() + ".sonde");
   std::string back = scratch(GetParam() + "-back");
   ConvertResult to_native = convert_log(original, OutputFormat::kNative, native);
-  ASSERT_TRUE(to_native.ok()) << (to_native.read.errors.empty() ? to_native.error : to_native.read.errors[0]);
+  ASSERT_TRUE(to_native.ok()) << (to_native.read.errors.empty() ? to_native.error
+                                                                : to_native.read.errors[0]);
   ConvertResult to_kieker = convert_log(native, OutputFormat::kKiekerDat, back);
   ASSERT_TRUE(to_kieker.ok()) << to_kieker.error;
   EXPECT_EQ(to_native.written, to_kieker.written);
@@ -73,10 +74,12 @@ TEST_P(ConvertRoundTrip, KiekerToNativeToKiekerKeepsEveryLine) {
 }
 
 INSTANTIATE_TEST_SUITE_P(RealLogs, ConvertRoundTrip,
-                         ::testing::Values("bookstore-oer-2010", "events-2014", "events-2017-singleton"));
+                         ::testing::Values("bookstore-oer-2010", "events-2014",
+                                           "events-2017-singleton"));
 
 TEST(Convert, MissingInputIsAnErrorNamingIt) {
-  ConvertResult r = convert_log("/nonexistent/log", OutputFormat::kNative, scratch("missing.sonde"));
+  ConvertResult r =
+      convert_log("/nonexistent/log", OutputFormat::kNative, scratch("missing.sonde"));
   EXPECT_FALSE(r.ok());
   ASSERT_FALSE(r.read.errors.empty());
   EXPECT_NE(r.read.errors[0].find("/nonexistent/log"), std::string::npos);

@@ -61,7 +61,8 @@ TEST(ProbesEndToEnd, RecursionHasKiekerOrderIndexesAndNames) {
   for (size_t i = 0; i < 6; ++i) {
     EXPECT_EQ(t.events[i].kind, kinds[i]);
     EXPECT_EQ(t.events[i].order, static_cast<int64_t>(i));
-    EXPECT_NE(t.events[i].operation.find("shop.recurse"), std::string::npos) << t.events[i].operation;
+    EXPECT_NE(t.events[i].operation.find("shop.recurse"), std::string::npos)
+        << t.events[i].operation;
   }
 }
 
@@ -84,7 +85,8 @@ TEST(ProbesEndToEnd, ExceptionLeavingScopeRecordsTypeAndMessage) {
 
 TEST(ProbesEndToEnd, ExceptionThrownInsideTheStandardLibraryIsNamed) {
   std::string out = fresh_dir("stdthrow");
-  RunResult r = run_program({kPrograms + "/test_workload", "0", "0", "0", "stdthrow"}, env_for(out));
+  RunResult r =
+      run_program({kPrograms + "/test_workload", "0", "0", "0", "stdthrow"}, env_for(out));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   LogContents c = read_contents(files_with_suffix(out, ".sonde").at(0));
   ASSERT_EQ(c.failed, 1);
@@ -161,7 +163,8 @@ TEST(ProbesEndToEnd, ContextContinuesInAnotherThreadAsChildTrace) {
 
 TEST(ProbesEndToEnd, SegfaultLeavesEverythingBeforeTheCrashReadable) {
   std::string out = fresh_dir("crash");
-  RunResult r = run_program({kPrograms + "/test_workload", "2", "3000", "4", "crash"}, env_for(out));
+  RunResult r =
+      run_program({kPrograms + "/test_workload", "2", "3000", "4", "crash"}, env_for(out));
   EXPECT_EQ(r.exit_code, 128 + SIGSEGV) << "the program must still die of its signal";
   LogContents c = read_contents(files_with_suffix(out, ".sonde").at(0));
   EXPECT_TRUE(c.stats.ok);
@@ -171,7 +174,8 @@ TEST(ProbesEndToEnd, SegfaultLeavesEverythingBeforeTheCrashReadable) {
 
 TEST(ProbesEndToEnd, AbortLeavesEverythingBeforeTheCrashReadable) {
   std::string out = fresh_dir("abort");
-  RunResult r = run_program({kPrograms + "/test_workload", "1", "1000", "1", "abort"}, env_for(out));
+  RunResult r =
+      run_program({kPrograms + "/test_workload", "1", "1000", "1", "abort"}, env_for(out));
   EXPECT_EQ(r.exit_code, 128 + SIGABRT);
   LogContents c = read_contents(files_with_suffix(out, ".sonde").at(0));
   EXPECT_EQ(c.before, 1000 * 3);
@@ -220,7 +224,8 @@ TEST(ProbesEndToEnd, UnwritableOutputDirectoryReportedProgramRuns) {
   RunResult r = run_program({kPrograms + "/test_workload", "1", "10", "1"},
                             {"SONDE_OUT=/proc/sonde-cannot-write-here"});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.stderr_text.find("/proc/sonde-cannot-write-here"), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("/proc/sonde-cannot-write-here"), std::string::npos)
+      << r.stderr_text;
 }
 
 TEST(ProbesEndToEnd, PatternsExcludeOperations) {

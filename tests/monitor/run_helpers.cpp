@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 
 RunResult run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
   RunResult result;
-  std::string err_path = fs::temp_directory_path() / ("sonde-test-stderr-" + std::to_string(getpid()));
+  std::string err_path =
+      fs::temp_directory_path() / ("sonde-test-stderr-" + std::to_string(getpid()));
   pid_t pid = fork();
   if (pid == 0) {
     int fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -50,7 +51,8 @@ std::vector<std::string> files_with_suffix(const std::string& dir, const std::st
   std::vector<std::string> out;
   for (const auto& e : fs::directory_iterator(dir)) {
     std::string p = e.path().string();
-    if (p.size() >= suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (p.size() >= suffix.size() &&
+        p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0) {
       out.push_back(p);
     }
   }

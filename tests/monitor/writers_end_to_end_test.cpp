@@ -28,7 +28,9 @@ std::vector<std::string> env_for(const std::string& out, std::vector<std::string
 int64_t count_class(const LogContents& c, const std::string& suffix) {
   int64_t n = 0;
   for (const auto& [cls, k] : c.records_by_class) {
-    if (cls.size() >= suffix.size() && cls.compare(cls.size() - suffix.size(), suffix.size(), suffix) == 0) n += k;
+    if (cls.size() >= suffix.size() &&
+        cls.compare(cls.size() - suffix.size(), suffix.size(), suffix) == 0)
+      n += k;
   }
   return n;
 }
@@ -113,11 +115,13 @@ class Receiver final : public format::RecordSink {
 
 TEST(TcpWriter, EveryEventReachesARealReceiver) {
   Receiver receiver;
-  RunResult r = run_program({kWorkload, "2", "2000", "3"},
-                            {"SONDE_WRITER=tcp", "SONDE_TCP_PORT=" + std::to_string(receiver.port())});
+  RunResult r =
+      run_program({kWorkload, "2", "2000", "3"},
+                  {"SONDE_WRITER=tcp", "SONDE_TCP_PORT=" + std::to_string(receiver.port())});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   // Give the receiver thread a moment to drain the socket after the exit.
-  for (int i = 0; i < 100 && receiver.before + receiver.after < 2 * 2 * 2000 * 5; ++i) usleep(20000);
+  for (int i = 0; i < 100 && receiver.before + receiver.after < 2 * 2 * 2000 * 5; ++i)
+    usleep(20000);
   EXPECT_EQ(receiver.error, "");
   EXPECT_EQ(receiver.before.load(), 2 * 2000 * 5);
   EXPECT_EQ(receiver.after.load(), 2 * 2000 * 5);
@@ -135,8 +139,9 @@ TEST(TcpWriter, UnreachableReceiverProgramRunsAndLossIsReported) {
   socklen_t len = sizeof sa;
   getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
   close(fd);
-  RunResult r = run_program({kWorkload, "1", "100", "1"},
-                            {"SONDE_WRITER=tcp", "SONDE_TCP_PORT=" + std::to_string(ntohs(sa.sin_port))});
+  RunResult r =
+      run_program({kWorkload, "1", "100", "1"},
+                  {"SONDE_WRITER=tcp", "SONDE_TCP_PORT=" + std::to_string(ntohs(sa.sin_port))});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.stderr_text.find("cannot connect"), std::string::npos) << r.stderr_text;
   // 100 iterations x (recurse(1): 2 calls + leaf) x 2 events, none delivered.
@@ -157,10 +162,10 @@ TEST(SyncMode, WritesEverythingFromTheProbingThreads) {
 TEST(Samplers, RecordsLandInTheSameLog) {
   std::string out = fresh_dir("samplers");
   std::ofstream(out + "/patterns") << "";  // the reload mode only makes the run last 1.5 s
-  RunResult r = run_program({kWorkload, "1", "10", "1", "reload"},
-                            env_for(out, {"SONDE_SAMPLERS=cpu,memory,process",
-                                          "SONDE_SAMPLER_PERIOD_MS=100",
-                                          "SONDE_PATTERNS_FILE=" + out + "/patterns"}));
+  RunResult r =
+      run_program({kWorkload, "1", "10", "1", "reload"},
+                  env_for(out, {"SONDE_SAMPLERS=cpu,memory,process", "SONDE_SAMPLER_PERIOD_MS=100",
+                                "SONDE_PATTERNS_FILE=" + out + "/patterns"}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   LogContents c = read_contents(files_with_suffix(out, ".sonde").at(0));
   EXPECT_GT(count_class(c, "CPUUtilizationRecord"), 0);
@@ -172,9 +177,9 @@ TEST(AdaptiveMonitoring, PatternsFileReloadedWithoutRestart) {
   std::string out = fresh_dir("reload");
   std::string patterns = out + "/patterns";
   std::ofstream(patterns) << "# all on\n";
-  RunResult r = run_program({kWorkload, "1", "50", "0", "reload"},
-                            env_for(out, {"SONDE_PATTERNS_FILE=" + patterns,
-                                          "SONDE_PATTERNS_RELOAD_MS=50"}));
+  RunResult r =
+      run_program({kWorkload, "1", "50", "0", "reload"},
+                  env_for(out, {"SONDE_PATTERNS_FILE=" + patterns, "SONDE_PATTERNS_RELOAD_MS=50"}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   LogContents c = read_contents(files_with_suffix(out, ".sonde").at(0));
   int64_t leaf = 0, recurse = 0;
@@ -207,9 +212,9 @@ TEST(DiskFull, ProgramKeepsRunningAndLossIsCountedAndReported) {
   std::string out = fresh_dir("disk_full");
   // A 64 KiB file-size limit makes the native writer fail like a full disk;
   // SIGXFSZ is ignored so that the write fails with EFBIG instead.
-  RunResult r = run_program({"/bin/sh", "-c", "trap '' XFSZ; ulimit -f 64; exec " + kWorkload +
-                                                  " 2 20000 3"},
-                            env_for(out, {"SONDE_COMPRESSION=none"}));
+  RunResult r =
+      run_program({"/bin/sh", "-c", "trap '' XFSZ; ulimit -f 64; exec " + kWorkload + " 2 20000 3"},
+                  env_for(out, {"SONDE_COMPRESSION=none"}));
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("writing the log failed"), std::string::npos) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("WARNING"), std::string::npos) << r.stderr_text;

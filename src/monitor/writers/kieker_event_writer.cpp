@@ -19,8 +19,9 @@ class KiekerEventWriter final : public EventWriter {
     if (std::string err = make_directories(config_.out_dir); !err.empty()) return err;
     dir_ = config_.out_dir + "/kieker-" + p.application + "-" + std::to_string(p.pid);
     auto mode = config_.writer == WriterKind::kKiekerBin ? format::KiekerLogMode::kBin
-                                                          : format::KiekerLogMode::kDat;
-    log_ = std::make_unique<format::KiekerLogWriter>(dir_, mode, config_.kieker_max_entries_per_file);
+                                                         : format::KiekerLogMode::kDat;
+    log_ =
+        std::make_unique<format::KiekerLogWriter>(dir_, mode, config_.kieker_max_entries_per_file);
     if (log_->failed()) return log_->error();
     process_ = p;
     records_.start(p, p.start_epoch_ns);

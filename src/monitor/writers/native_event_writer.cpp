@@ -51,19 +51,28 @@ class NativeEventWriter final : public EventWriter {
     using format::native::EventKind;
     // Causes are interned before the block: STRING items may not sit inside it.
     for (size_t i = 0; i < n; ++i) {
-      if (e[i].kind == EventKind::kExitFailed) cause_ids_[i] = writer_->string_id(cause_text(e[i].cause));
+      if (e[i].kind == EventKind::kExitFailed)
+        cause_ids_[i] = writer_->string_id(cause_text(e[i].cause));
     }
     writer_->begin_events(thread, e[0].time);
     for (size_t i = 0; i < n; ++i) {
       const DecodedEvent& ev = e[i];
       switch (ev.kind) {
-        case EventKind::kEnter: writer_->enter(ev.time, ev.op); break;
-        case EventKind::kExit: writer_->exit(ev.time, ev.op); break;
-        case EventKind::kExitFailed: writer_->exit_failed(ev.time, ev.op, cause_ids_[i]); break;
+        case EventKind::kEnter:
+          writer_->enter(ev.time, ev.op);
+          break;
+        case EventKind::kExit:
+          writer_->exit(ev.time, ev.op);
+          break;
+        case EventKind::kExitFailed:
+          writer_->exit_failed(ev.time, ev.op, cause_ids_[i]);
+          break;
         case EventKind::kTraceBegin:
           writer_->trace_begin(ev.time, ev.trace_id, ev.parent_trace_id, ev.parent_order_id);
           break;
-        case EventKind::kLost: writer_->lost(ev.time, ev.lost); break;
+        case EventKind::kLost:
+          writer_->lost(ev.time, ev.lost);
+          break;
       }
     }
     writer_->end_events();

@@ -29,11 +29,15 @@ std::unique_ptr<EventWriter> make_null_writer() { return std::make_unique<NullEv
 
 std::unique_ptr<EventWriter> make_event_writer(const Config& config) {
   switch (config.writer) {
-    case WriterKind::kNative: return make_native_writer(config);
-    case WriterKind::kNull: return make_null_writer();
+    case WriterKind::kNative:
+      return make_native_writer(config);
+    case WriterKind::kNull:
+      return make_null_writer();
     case WriterKind::kKiekerDat:
-    case WriterKind::kKiekerBin: return make_kieker_writer(config);
-    case WriterKind::kTcp: return make_tcp_writer(config);
+    case WriterKind::kKiekerBin:
+      return make_kieker_writer(config);
+    case WriterKind::kTcp:
+      return make_tcp_writer(config);
   }
   return make_null_writer();
 }

@@ -10,10 +10,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <deque>
 #include <vector>
 
@@ -38,7 +38,8 @@ class TcpEventWriter final : public EventWriter {
     peer_ = config_.tcp_host + ":" + std::to_string(config_.tcp_port);
     retry_ms_ = config_.tcp_retry_ms;
     if (!connect_now()) {
-      std::fprintf(stderr, "sonde: tcp writer: cannot connect to %s (%s); retrying in the background\n",
+      std::fprintf(stderr,
+                   "sonde: tcp writer: cannot connect to %s (%s); retrying in the background\n",
                    peer_.c_str(), last_error_.c_str());
     }
     records_.start(p, p.start_epoch_ns);

@@ -111,7 +111,8 @@ __attribute__((no_sanitize("undefined"), noinline)) static void crash_now() {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: workload THREADS ITERATIONS DEPTH [throw|crash|abort|fork|context]\n");
+    std::fprintf(stderr,
+                 "usage: workload THREADS ITERATIONS DEPTH [throw|crash|abort|fork|context]\n");
     return 2;
   }
   int threads = std::atoi(argv[1]);

@@ -37,7 +37,7 @@ typedef struct sonde_op {
   const char* file;       /* source file, may be NULL */
   int line;               /* source line, 0 if unknown */
   volatile uint32_t id;   /* assigned by libsonde; 0 until registered */
-  volatile uint8_t state; /* 0 unregistered, 1 enabled, 2 disabled */
+  volatile uint8_t state; /* 0 unregistered; then the current enabled or disabled tag */
   uint8_t reserved[3];
 } sonde_op;
 

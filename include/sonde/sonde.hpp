@@ -38,8 +38,11 @@ class Scope {
  public:
   explicit Scope(sonde_op* op) noexcept
       : op_(op),
-        token_(sonde_probe_gate != 0 && op->state != sonde_op_off_tag ? detail::scope_begin(op)
-                                                                      : 0) {}
+        token_(__atomic_load_n(&sonde_probe_gate, __ATOMIC_RELAXED) != 0 &&
+                       __atomic_load_n(&op->state, __ATOMIC_RELAXED) !=
+                           __atomic_load_n(&sonde_op_off_tag, __ATOMIC_RELAXED)
+                   ? detail::scope_begin(op)
+                   : 0) {}
   ~Scope() {
     if (token_ != 0) detail::scope_end(op_, token_);
   }

@@ -147,12 +147,14 @@ std::vector<RecordSchema> make_schemas() {
 }  // namespace
 
 std::span<const RecordSchema* const> kieker_extra_schemas() {
-  static const std::vector<const RecordSchema*> all = [] {
-    static const std::vector<RecordSchema> schemas = make_schemas();
+  static const std::vector<const RecordSchema*>& all = *new std::vector<const RecordSchema*>([] {
+    // Never destroyed: the writer thread may use them during exit.
+    static const std::vector<RecordSchema>& schemas =
+        *new std::vector<RecordSchema>(make_schemas());
     std::vector<const RecordSchema*> v;
     for (const RecordSchema& s : schemas) v.push_back(&s);
     return v;
-  }();
+  }());
   return all;
 }
 

@@ -58,7 +58,9 @@ std::array<RecordSchema, 4> make_schemas() {
 }  // namespace
 
 std::span<const RecordSchema* const> system_schemas() {
-  static const std::array<RecordSchema, 4> schemas = make_schemas();
+  // Never destroyed: the writer thread may use them during exit.
+  static const std::array<RecordSchema, 4>& schemas =
+      *new std::array<RecordSchema, 4>(make_schemas());
   static const std::array<const RecordSchema*, 4> pointers = {&schemas[0], &schemas[1], &schemas[2],
                                                               &schemas[3]};
   return pointers;

@@ -18,6 +18,8 @@ using namespace sonde::monitor;
 
 namespace {
 
+inline uint64_t op_id(const sonde_op* op) { return __atomic_load_n(&op->id, __ATOMIC_RELAXED); }
+
 [[gnu::noinline]] bool manual_op_monitored_slow(sonde_op* op) {
   ensure_started();
   if (g_mode.load(std::memory_order_relaxed) != kModeOn) return false;
@@ -28,7 +30,9 @@ namespace {
 // The two tags are re-read per call: a pattern reload changes them, which
 // sends every descriptor back through registration once.
 inline bool manual_op_monitored(sonde_op* op) {
-  uint8_t s = __atomic_load_n(&op->state, __ATOMIC_RELAXED);
+  // Acquire pairs with register_operation's release: seeing the tag means
+  // seeing the id written before it (a plain load on x86).
+  uint8_t s = __atomic_load_n(&op->state, __ATOMIC_ACQUIRE);
   uint8_t on = op_enabled_tag();
   if (s == on) [[likely]]
     return true;
@@ -58,7 +62,7 @@ namespace {
 SONDE_API void sonde_begin(sonde_op* op) {
   if (!probes_on()) return;
   if (!manual_op_monitored(op)) return;
-  probe_enter(RawKind::kEnterOp, op->id, op->id | kOpTag);
+  probe_enter(RawKind::kEnterOp, op_id(op), op_id(op) | kOpTag);
 }
 
 }  // extern "C"
@@ -69,7 +73,7 @@ namespace sonde::detail {
 // so that a disabled scope skips the end call and the exception check.
 SONDE_API uint64_t scope_begin(sonde_op* op) noexcept {
   if (!probes_on() || !manual_op_monitored(op)) return 0;
-  probe_enter(RawKind::kEnterOp, op->id, op->id | kOpTag);
+  probe_enter(RawKind::kEnterOp, op_id(op), op_id(op) | kOpTag);
   return (t_state.throws << 1) | 1;
 }
 
@@ -81,7 +85,7 @@ SONDE_API void scope_end(sonde_op* op, uint64_t token) noexcept {
     sonde_failed(op, current_exception_cause());
     return;
   }
-  probe_exit(RawKind::kExitOp, op->id, op->id | kOpTag);
+  probe_exit(RawKind::kExitOp, op_id(op), op_id(op) | kOpTag);
 }
 
 }  // namespace sonde::detail
@@ -90,15 +94,15 @@ extern "C" {
 
 SONDE_API void sonde_end(sonde_op* op) {
   if (g_mode.load(std::memory_order_relaxed) == kModeShutdown) return;
-  probe_exit(RawKind::kExitOp, op->id, op->id | kOpTag);
+  probe_exit(RawKind::kExitOp, op_id(op), op_id(op) | kOpTag);
 }
 
 SONDE_API void sonde_failed(sonde_op* op, const char* cause) {
   if (g_mode.load(std::memory_order_relaxed) == kModeShutdown) return;
   ThreadState& t = t_state;
   // Intern only when this frame is really open: interning takes a lock.
-  if (t.depth == 0 || (t.shadow[t.depth - 1] & ~kDroppedTag) != (op->id | kOpTag)) return;
-  probe_exit(RawKind::kFailOp, op->id, op->id | kOpTag, intern_cause(cause));
+  if (t.depth == 0 || (t.shadow[t.depth - 1] & ~kDroppedTag) != (op_id(op) | kOpTag)) return;
+  probe_exit(RawKind::kFailOp, op_id(op), op_id(op) | kOpTag, intern_cause(cause));
 }
 
 SONDE_API int sonde_is_enabled(void) {

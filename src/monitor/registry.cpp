@@ -29,10 +29,10 @@ constexpr size_t kMaxCauses = 100000;
 void register_operation(sonde_op* op) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
-  if (op->id == 0) {
+  if (__atomic_load_n(&op->id, __ATOMIC_RELAXED) == 0) {
     r.ops.push_back({op->name != nullptr ? op->name : "<unnamed>",
                      op->file != nullptr ? op->file : "", op->line});
-    op->id = static_cast<uint32_t>(r.ops.size());
+    __atomic_store_n(&op->id, static_cast<uint32_t>(r.ops.size()), __ATOMIC_RELAXED);
   }
   bool on = operation_monitored(r.ops[op->id - 1].name);
   __atomic_store_n(&op->state, on ? op_enabled_tag() : op_disabled_tag(), __ATOMIC_RELEASE);

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test: the -Werror build, then an ASan+UBSan build of the same
 # suite (the probes, buffers, writers and readers all run under it).
-# Installs what it needs first. Usage: bash scripts/test.sh [--quick|--tsan]
-#   --quick  skip the sanitizer build
-#   --tsan   also run the monitor tests under ThreadSanitizer (not in CI:
-#            it adds about five minutes on two cores)
+# Then the monitor tests (probes, buffers, writer thread, fork, crash) under
+# ThreadSanitizer. Installs what it needs first.
+# Usage: bash scripts/test.sh [--quick]
+#   --quick  only the -Werror build and its tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -20,17 +20,6 @@ ctest --test-dir build/release -j "$jobs" --timeout 600
 
 if [ "${1:-}" = "--quick" ]; then exit 0; fi
 
-if [ "${1:-}" = "--tsan" ]; then
-  echo "== build (TSan, monitor tests)"
-  cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSONDE_SANITIZE=thread
-  cmake --build build/tsan --target monitor_tests
-  echo "== monitor tests under TSan"
-  # Excluded: TSan cannot start threads after a multi-threaded fork, and the
-  # XRay program is built by clang without TSan, so it cannot load a
-  # TSan-instrumented libsonde.
-  TSAN_OPTIONS=halt_on_error=1:handle_segv=0 \
-    build/tsan/tests/monitor/monitor_tests --gtest_filter='-XrayMode.*:ProbesEndToEnd.ForkedChildWritesItsOwnLog'
-fi
 
 echo "== build (ASan + UBSan)"
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSONDE_WERROR=ON \
@@ -45,3 +34,15 @@ ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:abort_on_error=0:handle_seg
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
   ctest --test-dir build/asan -j "$jobs" --timeout 900
+
+echo "== build (TSan, monitor tests)"
+cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSONDE_WERROR=ON \
+  -DSONDE_SANITIZE=thread
+cmake --build build/tsan --target monitor_tests
+echo "== monitor tests under TSan"
+# Excluded: TSan cannot start threads after a multi-threaded fork, and the
+# XRay test program is built by clang without TSan, so it cannot load a
+# TSan-instrumented libsonde. handle_segv=0 leaves SIGSEGV to libsonde.
+TSAN_OPTIONS=halt_on_error=1:handle_segv=0 \
+  build/tsan/tests/monitor/monitor_tests \
+  --gtest_filter='-XrayMode.*:ProbesEndToEnd.ForkedChildWritesItsOwnLog'

@@ -9,26 +9,16 @@
 #include <random>
 #include <sstream>
 
+#include "all_types_schema.hpp"
+
 namespace sonde::format::kieker {
 namespace {
 
 using T = FieldType;
 
-const RecordSchema kAllTypes{"test.AllTypes",
-                             {{"i", T::kInt32},
-                              {"l", T::kInt64},
-                              {"d", T::kDouble},
-                              {"f", T::kFloat},
-                              {"b", T::kBool},
-                              {"s", T::kString},
-                              {"y", T::kByte},
-                              {"h", T::kShort},
-                              {"c", T::kChar},
-                              {"a", T::kStringArray}}};
+using testing::kAllTypes;
 
-const RecordSchema* lookup(std::string_view name) {
-  return name == kAllTypes.class_name ? &kAllTypes : find_builtin_schema(name);
-}
+const RecordSchema* lookup(std::string_view name) { return testing::lookup_with_all_types(name); }
 
 std::string java(double v) {
   std::string s;

@@ -14,7 +14,6 @@
 namespace sonde::format::kieker {
 namespace {
 
-using T = FieldType;
 
 using testing::kAllTypes;
 

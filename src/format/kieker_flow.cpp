@@ -82,7 +82,6 @@ bool KiekerFlowBuilder::event(uint32_t thread, const FlowEvent& e) {
     case native::EventKind::kExit:
     case native::EventKind::kExitFailed:
       if (!t.in_trace || t.depth == 0) {
-        ++inherited_exits_;
         return true;
       }
       --t.depth;

@@ -41,7 +41,6 @@ class KiekerFlowBuilder {
   // Returns false when the sink asks to stop.
   bool event(uint32_t thread, const FlowEvent& e);
 
-  uint64_t inherited_exits() const { return inherited_exits_; }
 
  private:
   struct Thread {
@@ -68,7 +67,6 @@ class KiekerFlowBuilder {
   const RecordSchema* before_;
   const RecordSchema* after_;
   const RecordSchema* failed_;
-  uint64_t inherited_exits_ = 0;
 };
 
 }  // namespace sonde::format

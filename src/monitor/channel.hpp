@@ -20,7 +20,6 @@ struct ThreadChannel {
   uint32_t buffers_owned = 0;             // thread side
   std::atomic<Buffer*> current{nullptr};  // the buffer being filled, for partial flushes
   std::atomic<uint64_t> handed_off{0};    // buffers pushed by the thread
-  std::atomic<uint64_t> lost_total{0};    // events dropped on this thread, all causes
   std::atomic<bool> exited{false};
   // Writer side.
   uint64_t processed = 0;            // buffers the writer has consumed

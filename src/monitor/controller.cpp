@@ -123,7 +123,6 @@ void hand_off(ThreadState& t, bool final) {
     if (final) {
       // No buffer to carry the final flag: report the loss count directly.
       s.lost_unreported.fetch_add(t.pending_lost, std::memory_order_relaxed);
-      ch->lost_total.fetch_add(t.pending_lost, std::memory_order_relaxed);
       t.pending_lost = 0;
       ch->exited.store(true, std::memory_order_release);
     }
@@ -341,8 +340,6 @@ RawEvent* begin_trace(ThreadState& t, RawEvent* p) {
 RawEvent* mark_lost(ThreadState& t, RawEvent* p, uint64_t now) {
   p->a = now;
   p->b = pack(RawKind::kLost, t.pending_lost);
-  if (t.channel != nullptr)
-    t.channel->lost_total.fetch_add(t.pending_lost, std::memory_order_relaxed);
   t.pending_lost = 0;
   return p + 1;
 }

@@ -25,6 +25,15 @@ void Sampling::poll(int64_t now_ms) {
     out_.clear();
     s->sample(now_ns, out_);
     for (const format::Record& r : out_) emit_(r);
+    // Say it when a sampler starts failing or fails differently, not every period.
+    std::string& reported = reported_errors_[s->name()];
+    if (s->last_error() != reported) {
+      reported = s->last_error();
+      if (!reported.empty()) {
+        std::fprintf(stderr, "sonde: sampler %.*s: %s\n", static_cast<int>(s->name().size()),
+                     s->name().data(), reported.c_str());
+      }
+    }
   }
 }
 

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "format/record.hpp"
@@ -26,6 +29,7 @@ class Sampling {
   Emit emit_;
   std::vector<std::unique_ptr<samplers::Sampler>> samplers_;
   std::vector<format::Record> out_;
+  std::map<std::string_view, std::string> reported_errors_;
   int64_t next_ms_ = 0;
 };
 

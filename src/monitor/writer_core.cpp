@@ -115,7 +115,6 @@ void WriterCore::consume(ThreadChannel& ch, const RawEvent* begin, const RawEven
         if (d.depth == 0) {
           // A frame entered before a fork, returning in the child: its enter
           // is in the parent's log, so the child's log leaves it out.
-          ++inherited_exits_;
           if (has_cause) ++e;
           continue;
         }

@@ -31,7 +31,6 @@ class WriterCore {
 
   uint64_t events_written() const { return written_ - writer_->events_lost(); }
   uint64_t events_lost() const { return lost_ + writer_->events_lost(); }
-  uint64_t inherited_exits() const { return inherited_exits_; }
   const EventWriter& writer() const { return *writer_; }
 
  private:
@@ -65,7 +64,6 @@ class WriterCore {
   std::vector<DecodedEvent> scratch_;
   uint64_t written_ = 0;
   uint64_t lost_ = 0;
-  uint64_t inherited_exits_ = 0;
   bool reported_failure_ = false;
 };
 

@@ -34,7 +34,7 @@ class KiekerEventWriter final : public EventWriter {
   }
   void record(const format::Record& r) override { records_.record(r); }
   void clock(const Calibration& c) override { records_.clock(c); }
-  void loss(uint32_t, uint64_t n, std::string_view) override { reported_loss_ += n; }
+  void loss(uint32_t, uint64_t, std::string_view) override {}  // totals go to sonde.meta
   void flush(bool) override { log_->flush(); }
   void close(uint64_t written, uint64_t lost) override {
     log_->close();
@@ -59,7 +59,6 @@ class KiekerEventWriter final : public EventWriter {
   std::string dir_;
   ProcessInfo process_;
   uint64_t lost_ = 0;
-  uint64_t reported_loss_ = 0;
 };
 
 }  // namespace

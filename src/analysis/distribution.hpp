@@ -27,6 +27,8 @@ struct DistributionSummary {
   double p95 = 0;
   double p99 = 0;
   int64_t max = 0;
+  // False when the quantiles come from a histogram (duration_accumulator.hpp).
+  bool exact_quantiles = true;
 };
 
 // Q(p) of an ascending sample, p in [0, 1]. 0 for an empty sample.

@@ -23,6 +23,7 @@ std::string describe(const FlowEvent& e) {
 EventTraceBuffer::EventTraceBuffer(int64_t trace_id, bool repair)
     : trace_id_(trace_id), repair_(repair) {
   metadata_.trace_id = trace_id;
+  events_.reserve(32);  // one allocation instead of a growth chain for most traces
 }
 
 void EventTraceBuffer::set_metadata(const TraceMetadataInfo& metadata) {
@@ -30,6 +31,9 @@ void EventTraceBuffer::set_metadata(const TraceMetadataInfo& metadata) {
 }
 
 void EventTraceBuffer::add_event(const FlowEvent& event) {
+  if (!events_.empty() && event.order_index < events_.back().order_index) {
+    arrived_in_order_ = false;
+  }
   events_.push_back(event);
   max_order_index_ = std::max<int64_t>(max_order_index_, event.order_index);
   last_timestamp_ = std::max(last_timestamp_, event.timestamp);
@@ -89,16 +93,21 @@ TraceBuildResult EventTraceBuffer::build(bool close_open_executions) const {
   }
 
   // Order-index order; a stable sort keeps duplicates in arrival order.
-  std::vector<uint32_t> order(events_.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return events_[a].order_index < events_[b].order_index;
-  });
+  // Events almost always arrive in order, so the sort is usually skipped.
+  std::vector<uint32_t> order;
+  if (!arrived_in_order_) {
+    order.resize(events_.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return events_[a].order_index < events_[b].order_index;
+    });
+  }
+  trace.executions.reserve(events_.size() / 2 + 1);
 
   std::vector<uint32_t> stack;  // indices into trace.executions
   int64_t expected = 0;
-  for (uint32_t idx : order) {
-    const FlowEvent& e = events_[idx];
+  for (size_t position = 0; position < events_.size(); ++position) {
+    const FlowEvent& e = events_[order.empty() ? position : order[position]];
     if (e.order_index < expected) {
       // Like Kieker, an event with an index already used is ignored.
       add_problem(problems,

@@ -85,6 +85,7 @@ class EventTraceBuffer {
   int64_t max_order_index_ = -1;
   int64_t last_timestamp_ = INT64_MIN;
   std::vector<FlowEvent> events_;
+  bool arrived_in_order_ = true;  // order indices never decreased
 };
 
 }  // namespace sonde::analysis

@@ -1,14 +1,16 @@
 // Per-operation response-time statistics over valid traces: inclusive time
 // (tout - tin) and exclusive time (inclusive minus the direct callees'
-// inclusive times), each with exact quantiles (distribution.hpp).
-// Keeps every sample (two int64 per execution) until results() is called.
+// inclusive times). Memory per operation is bounded (duration_accumulator.hpp):
+// quantiles are exact up to 16384 executions of an operation, within 0.4 %
+// beyond.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/distribution.hpp"
+#include "analysis/duration_accumulator.hpp"
 #include "analysis/operation_key.hpp"
 #include "analysis/trace_model.hpp"
 
@@ -39,11 +41,23 @@ class OperationStatistics : public TraceSink {
  private:
   struct Samples {
     uint64_t failed = 0;
-    std::vector<int64_t> inclusive;
-    std::vector<int64_t> exclusive;
+    DurationAccumulator inclusive;
+    DurationAccumulator exclusive;
   };
   AggregationLevel level_;
   std::unordered_map<OperationKey, Samples, OperationKeyHash> by_operation_;
+  Samples& samples_for(const OperationKey& key);
+
+  // Direct-mapped cache in front of by_operation_, indexed by the operation
+  // string's address (interned strings repeat their address) and verified by
+  // content: most executions skip hashing the key's strings.
+  struct CacheEntry {
+    OperationKey key;
+    Samples* samples = nullptr;
+  };
+  std::array<CacheEntry, 64> cache_{};
+  std::vector<int64_t> exclusive_;  // scratch, reused for every trace
+  std::vector<int32_t> open_;       // scratch: indices of the executions on the call stack
 };
 
 }  // namespace sonde::analysis

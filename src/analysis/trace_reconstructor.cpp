@@ -33,16 +33,20 @@ TraceReconstructor::TraceReconstructor(TraceSink& sink, ReconstructionOptions op
       options_(options),
       strings_(strings ? std::move(strings) : std::make_shared<format::StringPool>()) {}
 
-const TraceReconstructor::Layout& TraceReconstructor::layout_of(
-    const format::RecordSchema* schema) {
+TraceReconstructor::Layout& TraceReconstructor::layout_of(const format::RecordSchema* schema) {
+  if (schema == last_schema_ && last_layout_->schema_serial == schema->serial) {
+    return *last_layout_;
+  }
   auto it = layouts_.find(schema);
-  if (it != layouts_.end() && it->second.field_count == schema->fields.size() &&
-      it->second.class_name == schema->class_name) {
+  if (it != layouts_.end() && it->second.schema_serial == schema->serial) {
+    last_schema_ = schema;
+    last_layout_ = &it->second;
     return it->second;
   }
+  if (it != layouts_.end()) retired_type_counts_[it->second.class_name] += it->second.records;
   Layout l;
+  l.schema_serial = schema->serial;
   l.class_name = schema->class_name;
-  l.field_count = schema->fields.size();
   auto f = [&](std::string_view name) { return schema->field_index(name); };
   const std::string_view cls = schema->class_name;
   const std::string_view simple = simple_class_name(cls);
@@ -88,19 +92,30 @@ const TraceReconstructor::Layout& TraceReconstructor::layout_of(
       l.event_kind = FlowEventKind::kOther;
     }
   }
-  return layouts_.insert_or_assign(schema, std::move(l)).first->second;
+  Layout& stored = layouts_.insert_or_assign(schema, std::move(l)).first->second;
+  last_schema_ = schema;
+  last_layout_ = &stored;
+  return stored;
 }
 
 std::string_view TraceReconstructor::intern(const format::Record& r, int field) {
   if (field < 0 || static_cast<size_t>(field) >= r.values.size()) return {};
   const std::string_view* v = std::get_if<std::string_view>(&r.values[field]);
-  return v ? strings_->intern(*v) : std::string_view();
+  if (v == nullptr) return {};
+  if (v->empty()) return strings_->intern(*v);
+  const auto slot = (reinterpret_cast<uintptr_t>(v->data()) >> 3) % intern_cache_.size();
+  InternCacheEntry& entry = intern_cache_[slot];
+  if (entry.source == v->data() && entry.interned == *v) return entry.interned;
+  entry.source = v->data();
+  entry.interned = strings_->intern(*v);
+  return entry.interned;
 }
 
 bool TraceReconstructor::on_record(const format::Record& r) {
   ++stats_.records;
   if (r.schema == nullptr) return true;
-  const Layout& l = layout_of(r.schema);
+  Layout& l = layout_of(r.schema);
+  ++l.records;
   switch (l.role) {
     case RecordRole::kLogMetadata:
       ++stats_.log_metadata_records;
@@ -120,12 +135,7 @@ bool TraceReconstructor::on_record(const format::Record& r) {
       m.host = intern(r, l.host);
       m.parent_trace_id = get_i64(r, l.parent_trace_id, m.trace_id);
       m.parent_order_id = static_cast<int32_t>(get_i64(r, l.parent_order_id, -1));
-      if (r.logging_timestamp > 0) advance_clock(r.logging_timestamp);
-      const OpenKey key{m.trace_id, false};
-      auto& buffer = std::get<EventTraceBuffer>(open_trace(key).buffer);
-      buffer.set_metadata(m);
-      // Metadata normally comes first, but may arrive after the events.
-      if (buffer.is_complete()) close(key, CloseCause::kComplete);
+      add_trace_metadata(m, r.logging_timestamp);
       break;
     }
 
@@ -140,11 +150,7 @@ bool TraceReconstructor::on_record(const format::Record& r) {
         e.component = intern(r, l.component);
         if (e.kind == FlowEventKind::kAfterFailed) e.cause = intern(r, l.cause);
       }
-      advance_clock(e.timestamp);
-      const OpenKey key{get_i64(r, l.trace_id, -1), false};
-      auto& buffer = std::get<EventTraceBuffer>(open_trace(key).buffer);
-      buffer.add_event(e);
-      if (buffer.is_complete()) close(key, CloseCause::kComplete);
+      add_flow_event(get_i64(r, l.trace_id, -1), e);
       break;
     }
 
@@ -174,11 +180,119 @@ bool TraceReconstructor::on_record(const format::Record& r) {
   return true;
 }
 
+void TraceReconstructor::add_trace_metadata(const TraceMetadataInfo& metadata, int64_t timestamp) {
+  if (timestamp > 0) advance_clock(timestamp);
+  const OpenKey key{metadata.trace_id, false};
+  auto& buffer = std::get<EventTraceBuffer>(open_trace(key).buffer);
+  buffer.set_metadata(metadata);
+  // Metadata normally comes first, but may arrive after the events.
+  if (buffer.is_complete()) close(key, CloseCause::kComplete);
+}
+
+void TraceReconstructor::add_flow_event(int64_t trace_id, const FlowEvent& event) {
+  advance_clock(event.timestamp);
+  const OpenKey key{trace_id, false};
+  auto& buffer = std::get<EventTraceBuffer>(open_trace(key).buffer);
+  buffer.add_event(event);
+  if (buffer.is_complete()) close(key, CloseCause::kComplete);
+}
+
+void TraceReconstructor::on_source_begin() {
+  source_operations_.clear();
+  sparse_source_operations_.clear();
+}
+
+void TraceReconstructor::on_operation(uint32_t id, std::string_view signature,
+                                      std::string_view component) {
+  // Ids come from the file: a corrupt huge one must not size the vector.
+  constexpr uint32_t kMaxDenseId = 1u << 20;
+  SourceOperation op{strings_->intern(signature), strings_->intern(component), true};
+  if (id >= kMaxDenseId) {
+    sparse_source_operations_[id] = op;
+    return;
+  }
+  if (id >= source_operations_.size()) source_operations_.resize(id + 1);
+  source_operations_[id] = op;
+}
+
+bool TraceReconstructor::on_trace_start(const format::TypedTraceStart& start) {
+  ++stats_.records;
+  ++stats_.flow_records;
+  ++typed_counts_[0];
+  TraceMetadataInfo m;
+  m.trace_id = start.trace_id;
+  m.thread_id = start.thread_id;
+  m.session = strings_->intern(start.session);
+  m.host = strings_->intern(start.host);
+  m.parent_trace_id = start.parent_trace_id;
+  m.parent_order_id = start.parent_order_id;
+  add_trace_metadata(m, start.timestamp);
+  enforce_bounds();
+  return true;
+}
+
+bool TraceReconstructor::on_operation_event(const format::TypedOperationEvent& event) {
+  ++stats_.records;
+  ++stats_.flow_records;
+  FlowEvent e;
+  e.timestamp = event.timestamp;
+  e.order_index = static_cast<int32_t>(event.order_index);
+  switch (event.kind) {
+    case format::TypedFlowKind::kBefore:
+      e.kind = FlowEventKind::kBefore;
+      break;
+    case format::TypedFlowKind::kAfter:
+      e.kind = FlowEventKind::kAfter;
+      break;
+    case format::TypedFlowKind::kAfterFailed:
+      e.kind = FlowEventKind::kAfterFailed;
+      e.cause = strings_->intern(event.cause);
+      break;
+  }
+  ++typed_counts_[1 + static_cast<size_t>(e.kind)];
+  const SourceOperation* op = nullptr;
+  if (event.operation < source_operations_.size()) {
+    op = &source_operations_[event.operation];
+  } else if (auto it = sparse_source_operations_.find(event.operation);
+             it != sparse_source_operations_.end()) {
+    op = &it->second;
+  }
+  if (op != nullptr && op->defined) {
+    e.operation = op->signature;
+    e.component = op->component;
+  } else {
+    e.operation = strings_->intern("<unknown>");
+  }
+  add_flow_event(event.trace_id, e);
+  enforce_bounds();
+  return true;
+}
+
+std::map<std::string, uint64_t> TraceReconstructor::record_type_counts() const {
+  std::map<std::string, uint64_t> counts = retired_type_counts_;
+  for (const auto& [schema, layout] : layouts_) {
+    if (layout.records != 0) counts[layout.class_name] += layout.records;
+  }
+  const std::string_view typed_names[] = {
+      format::kieker_class::kTraceMetadata, format::kieker_class::kBeforeOperation,
+      format::kieker_class::kAfterOperation, format::kieker_class::kAfterOperationFailed};
+  for (size_t i = 0; i < typed_counts_.size(); ++i) {
+    if (typed_counts_[i] != 0) counts[std::string(typed_names[i])] += typed_counts_[i];
+  }
+  return counts;
+}
+
 TraceReconstructor::OpenTrace& TraceReconstructor::open_trace(const OpenKey& key) {
+  if (last_open_ != nullptr && key == last_key_) {
+    last_open_->last_active = now_;  // already at the front of lru_
+    return *last_open_;
+  }
   auto it = open_.find(key);
   if (it != open_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second.lru_position);
     it->second.last_active = now_;
+    last_key_ = key;
+    last_open_ = &it->second;
     return it->second;
   }
   lru_.push_front(key);
@@ -190,6 +304,8 @@ TraceReconstructor::OpenTrace& TraceReconstructor::open_trace(const OpenKey& key
   if (t.reopened) ++stats_.reopened_trace_ids;
   auto& inserted = open_.emplace(key, std::move(t)).first->second;
   stats_.peak_open_traces = std::max(stats_.peak_open_traces, open_.size());
+  last_key_ = key;
+  last_open_ = &inserted;
   return inserted;
 }
 
@@ -225,6 +341,7 @@ void TraceReconstructor::remember_closed(const OpenKey& key) {
 void TraceReconstructor::close(OpenKey key, CloseCause cause) {
   auto node = open_.extract(key);
   if (node.empty()) return;
+  last_open_ = nullptr;
   OpenTrace& open = node.mapped();
   lru_.erase(open.lru_position);
   remember_closed(key);

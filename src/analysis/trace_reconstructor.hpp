@@ -11,6 +11,7 @@
 // InvalidTrace with reasons, never dropped silently.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <list>
@@ -20,12 +21,14 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <variant>
+#include <vector>
 
 #include "analysis/event_trace_buffer.hpp"
 #include "analysis/execution_record_buffer.hpp"
 #include "analysis/trace_model.hpp"
 #include "format/record.hpp"
 #include "format/string_pool.hpp"
+#include "format/typed_flow_sink.hpp"
 
 namespace sonde::analysis {
 
@@ -61,7 +64,7 @@ struct ReconstructionStats {
   size_t peak_open_traces = 0;
 };
 
-class TraceReconstructor : public format::RecordSink {
+class TraceReconstructor : public format::RecordSink, private format::TypedFlowSink {
  public:
   // Trace strings are interned in `strings` (a new pool if null), which must
   // outlive every use of the traces and of what sinks keep from them.
@@ -69,6 +72,11 @@ class TraceReconstructor : public format::RecordSink {
                               std::shared_ptr<format::StringPool> strings = nullptr);
 
   bool on_record(const format::Record& record) override;
+  // Native logs deliver their flow records through the typed fast path.
+  format::TypedFlowSink* typed_flow() override { return this; }
+
+  // Records seen per class name (including those taken in typed form).
+  std::map<std::string, uint64_t> record_type_counts() const;
 
   // End of input: closes every open trace, in ascending trace-id order (as
   // Kieker does, for deterministic output). Call once, after the last record.
@@ -89,8 +97,9 @@ class TraceReconstructor : public format::RecordSink {
   struct Layout {
     // Checked on every lookup: a reader may free a schema and allocate
     // another at the same address (e.g. one reader per file).
+    uint64_t schema_serial = 0;
     std::string class_name;
-    size_t field_count = 0;
+    uint64_t records = 0;  // records of this schema seen
     RecordRole role = RecordRole::kIgnored;
     FlowEventKind event_kind = FlowEventKind::kOther;
     // Field indices (-1 = absent), meaning depends on the role.
@@ -115,7 +124,15 @@ class TraceReconstructor : public format::RecordSink {
     bool reopened = false;    // its id had been closed shortly before
   };
 
-  const Layout& layout_of(const format::RecordSchema* schema);
+  Layout& layout_of(const format::RecordSchema* schema);
+  void add_trace_metadata(const TraceMetadataInfo& metadata, int64_t timestamp);
+  void add_flow_event(int64_t trace_id, const FlowEvent& event);
+
+  // format::TypedFlowSink
+  void on_source_begin() override;
+  void on_operation(uint32_t id, std::string_view signature, std::string_view component) override;
+  bool on_trace_start(const format::TypedTraceStart& start) override;
+  bool on_operation_event(const format::TypedOperationEvent& event) override;
   std::string_view intern(const format::Record& r, int field);
   OpenTrace& open_trace(const OpenKey& key);
   void close(OpenKey key, CloseCause cause);
@@ -128,6 +145,31 @@ class TraceReconstructor : public format::RecordSink {
   std::shared_ptr<format::StringPool> strings_;
   ReconstructionStats stats_;
   std::unordered_map<const format::RecordSchema*, Layout> layouts_;
+  // One-entry caches for the common case of consecutive records of one type
+  // and one trace (a thread's events arrive in runs).
+  const format::RecordSchema* last_schema_ = nullptr;
+  Layout* last_layout_ = nullptr;
+  std::map<std::string, uint64_t> retired_type_counts_;  // of layouts replaced
+  // Typed fast path: the current source's operations (interned) by id, and
+  // counts of the records taken in typed form.
+  struct SourceOperation {
+    std::string_view signature;
+    std::string_view component;
+    bool defined = false;
+  };
+  std::vector<SourceOperation> source_operations_;
+  std::unordered_map<uint32_t, SourceOperation> sparse_source_operations_;
+  std::array<uint64_t, 4> typed_counts_{};  // TraceMetadata, Before, After, AfterFailed
+  OpenKey last_key_{-1, false};
+  OpenTrace* last_open_ = nullptr;  // reset whenever a trace closes
+  // Direct-mapped cache of recently interned strings, keyed by the reader's
+  // pointer and verified by content, so a repeated operation name costs a
+  // compare instead of a hash and a table lookup.
+  struct InternCacheEntry {
+    const char* source = nullptr;
+    std::string_view interned;
+  };
+  std::array<InternCacheEntry, 256> intern_cache_{};
   std::unordered_map<OpenKey, OpenTrace, OpenKeyHash> open_;
   std::list<OpenKey> lru_;  // front = most recently active
   // Newest timestamp seen (log time). Starts at 0 and only grows, so every

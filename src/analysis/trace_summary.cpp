@@ -14,7 +14,7 @@ void TraceSummaryCollector::on_trace(const Trace& trace) {
     counts_.max_depth = std::max(counts_.max_depth, e.ess + 1);
   }
   if (repaired) ++counts_.repaired_traces;
-  durations_.push_back(trace.duration());
+  durations_.add(trace.duration());
 }
 
 void TraceSummaryCollector::on_invalid_trace(const InvalidTrace& trace) {
@@ -36,8 +36,7 @@ TraceCounts TraceSummaryCollector::results() const {
   std::stable_sort(
       out.problems.begin(), out.problems.end(),
       [](const ProblemCount& a, const ProblemCount& b) { return a.traces > b.traces; });
-  std::vector<int64_t> copy = durations_;
-  out.durations = summarize(copy);
+  out.durations = durations_.summary();
   return out;
 }
 

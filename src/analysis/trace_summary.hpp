@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/distribution.hpp"
+#include "analysis/duration_accumulator.hpp"
 #include "analysis/trace_model.hpp"
 
 namespace sonde::analysis {
@@ -40,7 +40,7 @@ class TraceSummaryCollector : public TraceSink {
 
  private:
   TraceCounts counts_;
-  std::vector<int64_t> durations_;
+  DurationAccumulator durations_;
 };
 
 }  // namespace sonde::analysis

@@ -6,21 +6,48 @@ namespace sonde::format {
 
 KiekerFlowBuilder::KiekerFlowBuilder(RecordSink& sink, StringPool& pool)
     : sink_(sink),
+      typed_(sink.typed_flow()),
       pool_(pool),
       metadata_(find_builtin_schema(kieker_class::kMetadata)),
       trace_(find_builtin_schema(kieker_class::kTraceMetadata)),
       before_(find_builtin_schema(kieker_class::kBeforeOperation)),
       after_(find_builtin_schema(kieker_class::kAfterOperation)),
-      failed_(find_builtin_schema(kieker_class::kAfterOperationFailed)) {}
+      failed_(find_builtin_schema(kieker_class::kAfterOperationFailed)) {
+  if (typed_ != nullptr) typed_->on_source_begin();
+}
 
 void KiekerFlowBuilder::define_operation(uint32_t op, std::string_view name,
                                          std::string_view module) {
   KiekerSignature sig = kieker_signature(name, module);
+  if (typed_ != nullptr) typed_->on_operation(op, sig.operation, sig.component);
+  if (op >= kMaxDenseOperationId) {
+    sparse_ops_[op] = {pool_.intern(sig.operation), pool_.intern(sig.component)};
+    return;
+  }
+  if (op >= ops_.size()) {
+    ops_.resize(op + 1);
+    op_defined_.resize(op + 1, false);
+  }
   ops_[op] = {pool_.intern(sig.operation), pool_.intern(sig.component)};
+  op_defined_[op] = true;
+}
+
+const KiekerFlowBuilder::Operation* KiekerFlowBuilder::find_operation(uint32_t op) const {
+  if (op < ops_.size()) return op_defined_[op] ? &ops_[op] : nullptr;
+  auto it = sparse_ops_.find(op);
+  return it != sparse_ops_.end() ? &it->second : nullptr;
+}
+
+KiekerFlowBuilder::Thread& KiekerFlowBuilder::thread_state(uint32_t thread) {
+  if (last_thread_ == nullptr || thread != last_thread_id_) {
+    last_thread_ = &threads_[thread];
+    last_thread_id_ = thread;
+  }
+  return *last_thread_;
 }
 
 void KiekerFlowBuilder::define_thread(uint32_t thread, uint64_t os_tid) {
-  threads_[thread].os_tid = os_tid;
+  thread_state(thread).os_tid = os_tid;
 }
 
 bool KiekerFlowBuilder::metadata(std::string_view version, std::string_view controller,
@@ -40,9 +67,9 @@ bool KiekerFlowBuilder::metadata(std::string_view version, std::string_view cont
 
 bool KiekerFlowBuilder::emit_operation_event(const RecordSchema* schema, Thread& t,
                                              const FlowEvent& e) {
-  auto it = ops_.find(e.op);
-  std::string_view sig = it != ops_.end() ? it->second.signature : std::string_view("<unknown>");
-  std::string_view component = it != ops_.end() ? it->second.component : std::string_view("");
+  const Operation* op = find_operation(e.op);
+  std::string_view sig = op != nullptr ? op->signature : std::string_view("<unknown>");
+  std::string_view component = op != nullptr ? op->component : std::string_view("");
   record_.schema = schema;
   record_.logging_timestamp = e.time_ns;
   record_.values.clear();
@@ -55,8 +82,19 @@ bool KiekerFlowBuilder::emit_operation_event(const RecordSchema* schema, Thread&
   return sink_.on_record(record_);
 }
 
+bool KiekerFlowBuilder::emit_typed_event(TypedFlowKind kind, Thread& t, const FlowEvent& e) {
+  TypedOperationEvent out;
+  out.kind = kind;
+  out.timestamp = e.time_ns;
+  out.trace_id = static_cast<int64_t>(t.trace_id);
+  out.order_index = t.order++;
+  out.operation = e.op;
+  if (kind == TypedFlowKind::kAfterFailed) out.cause = e.cause;
+  return typed_->on_operation_event(out);
+}
+
 bool KiekerFlowBuilder::event(uint32_t thread, const FlowEvent& e) {
-  Thread& t = threads_[thread];
+  Thread& t = thread_state(thread);
   switch (e.kind) {
     case native::EventKind::kTraceBegin: {
       t.trace_id = e.trace_id;
@@ -64,6 +102,17 @@ bool KiekerFlowBuilder::event(uint32_t thread, const FlowEvent& e) {
       t.depth = 0;
       t.in_trace = true;
       bool root = e.parent_trace_id < 0 || e.parent_trace_id == 0;
+      if (typed_ != nullptr) {
+        TypedTraceStart start;
+        start.timestamp = e.time_ns;
+        start.trace_id = static_cast<int64_t>(e.trace_id);
+        start.thread_id = static_cast<int64_t>(t.os_tid);
+        start.session = "<no-session-id>";
+        start.host = host_;
+        start.parent_trace_id = root ? static_cast<int64_t>(e.trace_id) : e.parent_trace_id;
+        start.parent_order_id = root ? -1 : e.parent_order_id;
+        return typed_->on_trace_start(start);
+      }
       record_.schema = trace_;
       record_.logging_timestamp = e.time_ns;
       record_.values.clear();
@@ -78,6 +127,7 @@ bool KiekerFlowBuilder::event(uint32_t thread, const FlowEvent& e) {
     case native::EventKind::kEnter:
       if (!t.in_trace) return true;
       ++t.depth;
+      if (typed_ != nullptr) return emit_typed_event(TypedFlowKind::kBefore, t, e);
       return emit_operation_event(before_, t, e);
     case native::EventKind::kExit:
     case native::EventKind::kExitFailed:
@@ -85,6 +135,11 @@ bool KiekerFlowBuilder::event(uint32_t thread, const FlowEvent& e) {
         return true;
       }
       --t.depth;
+      if (typed_ != nullptr) {
+        return emit_typed_event(e.kind == native::EventKind::kExit ? TypedFlowKind::kAfter
+                                                                   : TypedFlowKind::kAfterFailed,
+                                t, e);
+      }
       return emit_operation_event(e.kind == native::EventKind::kExit ? after_ : failed_, t, e);
     case native::EventKind::kLost:
       t.order += static_cast<int64_t>(e.lost);

@@ -15,6 +15,7 @@
 #include "format/native_format.hpp"
 #include "format/record.hpp"
 #include "format/string_pool.hpp"
+#include "format/typed_flow_sink.hpp"
 
 namespace sonde::format {
 
@@ -41,7 +42,6 @@ class KiekerFlowBuilder {
   // Returns false when the sink asks to stop.
   bool event(uint32_t thread, const FlowEvent& e);
 
-
  private:
   struct Thread {
     uint64_t os_tid = 0;
@@ -56,11 +56,26 @@ class KiekerFlowBuilder {
   };
   bool emit_operation_event(const RecordSchema* schema, Thread& t, const FlowEvent& e);
 
+  bool emit_typed_event(TypedFlowKind kind, Thread& t, const FlowEvent& e);
+
   RecordSink& sink_;
+  TypedFlowSink* typed_;  // the sink's fast path, or null
   StringPool& pool_;
   std::string_view host_ = "<default-host>";
-  std::unordered_map<uint32_t, Operation> ops_;
+  const Operation* find_operation(uint32_t op) const;
+  Thread& thread_state(uint32_t thread);
+
+  // Operation ids are dense (the monitor numbers them from 1), so a vector.
+  std::vector<Operation> ops_;
+  std::vector<bool> op_defined_;
+  // Ids come from the file: a corrupt huge one goes here instead of making
+  // the vector allocate gigabytes.
+  static constexpr uint32_t kMaxDenseOperationId = 1u << 20;
+  std::unordered_map<uint32_t, Operation> sparse_ops_;
   std::unordered_map<uint32_t, Thread> threads_;
+  // Events arrive in per-thread runs; node addresses of threads_ are stable.
+  uint32_t last_thread_id_ = 0;
+  Thread* last_thread_ = nullptr;
   Record record_;
   const RecordSchema* metadata_;
   const RecordSchema* trace_;

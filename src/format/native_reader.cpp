@@ -33,7 +33,8 @@ struct ClockCalibration {
   double ns_per_tick = 1.0;
   int64_t to_ns(uint64_t t) const {
     double d = (static_cast<double>(static_cast<int64_t>(t - tsc))) * ns_per_tick;
-    return epoch_ns + static_cast<int64_t>(std::llround(d));
+    // Round half away from zero, as llround, without the libm call per event.
+    return epoch_ns + static_cast<int64_t>(d + (d < 0 ? -0.5 : 0.5));
   }
 };
 

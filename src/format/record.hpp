@@ -33,10 +33,17 @@ void reset_to_defaults(Record& r, const RecordSchema* schema);
 bool values_match_schema(const Record& r);
 
 // Receives records from any reader. Returning false stops reading.
+class TypedFlowSink;
+
 class RecordSink {
  public:
   virtual ~RecordSink() = default;
   virtual bool on_record(const Record& r) = 0;
+  // A sink that can take flow records in typed form (typed_flow_sink.hpp)
+  // returns its TypedFlowSink; readers then use it for flow records and
+  // on_record for everything else. Sinks that wrap another sink must either
+  // forward this or leave it null (then they see every record).
+  virtual TypedFlowSink* typed_flow() { return nullptr; }
 };
 
 }  // namespace sonde::format

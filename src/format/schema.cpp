@@ -1,10 +1,16 @@
 #include "format/schema.hpp"
 
 #include <array>
+#include <atomic>
 
 #include "format/builtin_schemas.hpp"
 
 namespace sonde::format {
+
+uint64_t next_schema_serial() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 std::string_view to_string(FieldType t) {
   switch (t) {

@@ -37,9 +37,16 @@ struct FieldSpec {
   FieldType type;
 };
 
+// A process-wide unique number per schema object (copies share it). Lets
+// consumers cache per-schema decisions keyed by address without a string
+// compare per record, even if a schema is freed and another one is later
+// allocated at the same address.
+uint64_t next_schema_serial();
+
 struct RecordSchema {
   std::string class_name;  // Kieker's Java class name, or "sonde.*" for sonde's own
   std::vector<FieldSpec> fields;
+  uint64_t serial = next_schema_serial();
 
   // Minimum payload size in Kieker's .bin layout (exact when there are no arrays).
   int kieker_payload_size() const;

@@ -28,6 +28,7 @@ AnalysisResult TraceAnalysis::finish() {
   reconstructor_.finish();
   AnalysisResult result;
   result.reconstruction = reconstructor_.stats();
+  result.record_types = reconstructor_.record_type_counts();
   result.read.records =
       result.reconstruction.records;  // analyze_log replaces `read` with the reader's
   result.traces = summary_.results();

@@ -3,6 +3,7 @@
 // The result is the model all reporters (text, CSV, JSON, DOT) print from.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,7 @@ struct AnalysisResult {
   format::LogKind kind = format::LogKind::kUnknown;
   format::LogReadStats read;  // the reader's own report
   ReconstructionStats reconstruction;
+  std::map<std::string, uint64_t> record_types;  // records seen per class name
   TraceCounts traces;
   std::vector<OperationStats> operations;  // sorted by total inclusive time
   std::optional<AggregatedCallTree> call_tree;

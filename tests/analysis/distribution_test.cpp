@@ -71,3 +71,30 @@ TEST(DurationFormat, PicksAUnitWithThreeSignificantDigits) {
 
 }  // namespace
 }  // namespace sonde::analysis
+
+namespace sonde::analysis {
+namespace {
+
+TEST(DurationParse, UnitsAndRejects) {
+  int64_t ns = -1;
+  EXPECT_TRUE(parse_duration("250", &ns));
+  EXPECT_EQ(ns, 250);
+  EXPECT_TRUE(parse_duration("3.5us", &ns));
+  EXPECT_EQ(ns, 3500);
+  EXPECT_TRUE(parse_duration("3.5µs", &ns));
+  EXPECT_EQ(ns, 3500);
+  EXPECT_TRUE(parse_duration("12ms", &ns));
+  EXPECT_EQ(ns, 12'000'000);
+  EXPECT_TRUE(parse_duration("1.5s", &ns));
+  EXPECT_EQ(ns, 1'500'000'000);
+  EXPECT_TRUE(parse_duration("2m", &ns));
+  EXPECT_EQ(ns, 120'000'000'000);
+  ns = 7;
+  for (const char* bad : {"", "ms", ".", "1.2.3", "-5ms", "5 ms", "5h", "1e3", "99999999999s"}) {
+    EXPECT_FALSE(parse_duration(bad, &ns)) << bad;
+  }
+  EXPECT_EQ(ns, 7);
+}
+
+}  // namespace
+}  // namespace sonde::analysis

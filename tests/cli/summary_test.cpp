@@ -1,78 +1,15 @@
 // Runs the built `sonde` binary: `sonde summary` and `sonde graph` on the
 // Kieker test logs and on bad input, checking exit status (0 ok, 1 input
 // unreadable, 2 usage) and that error messages name the file.
-#include <fcntl.h>
-#include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "sonde_cli_fixture.hpp"
 
+namespace sonde::test {
 namespace {
-
-namespace fs = std::filesystem;
-
-const fs::path kKieker = fs::path(SONDE_TESTDATA_DIR) / "kieker";
-
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-class SondeCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("sonde-cli-summary-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // sonde ARGS..., stdout and stderr captured through files (no shell).
-  CliRun sonde(std::vector<std::string> args) {
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    args.insert(args.begin(), SONDE_CLI);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = -1;
-    CliRun run;
-    const int rc = posix_spawn(&pid, SONDE_CLI, &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    EXPECT_EQ(rc, 0) << "cannot start " << SONDE_CLI;
-    if (rc != 0) return run;
-    int status = 0;
-    waitpid(pid, &status, 0);
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    run.out = slurp(out);
-    run.err = slurp(err);
-    return run;
-  }
-
-  fs::path dir_;
-};
 
 TEST_F(SondeCli, SummaryOfBookstoreLog) {
   const std::string log = (kKieker / "bookstore-oer-2010" / "log").string();
@@ -189,3 +126,4 @@ TEST_F(SondeCli, GraphWritesDotAndSvg) {
 }
 
 }  // namespace
+}  // namespace sonde::test

@@ -7,10 +7,9 @@
 #include <string>
 
 #include "format/log_reader.hpp"
+#include "format/record_log_writer.hpp"
 
 namespace sonde::format {
-
-enum class OutputFormat { kNative, kKiekerDat, kKiekerBin };
 
 struct ConvertResult {
   LogReadStats read;

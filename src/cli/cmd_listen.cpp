@@ -1,0 +1,139 @@
+// `sonde listen --out LOG`: receives records from monitored processes that
+// write Kieker's TCP protocol (sonde's tcp writer, Kieker's
+// SingleSocketTcpWriter) and writes them as one log. Runs until SIGINT or
+// SIGTERM, or until --connections connections have come and gone.
+//
+// Exit status: 0 ok; 1 cannot listen or the log cannot be written, or a
+// client broke the protocol (its records up to the error are kept); 2 usage.
+#include <signal.h>
+
+#include <atomic>
+#include <charconv>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/command.hpp"
+#include "collect/kieker_tcp_listener.hpp"
+#include "format/record_log_writer.hpp"
+
+namespace sonde::cli {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kFailed = 1;
+constexpr int kUsage = 2;
+
+std::atomic<bool> g_stop{false};
+
+void request_stop(int) { g_stop.store(true); }
+
+struct ListenOptions {
+  std::string bind = "127.0.0.1";
+  std::string port = "10133";
+  std::string out;
+  std::string to = "native";
+  std::string connections = "0";
+};
+
+template <typename T>
+bool parse_number(const std::string& text, T* out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+int run_listen(const ListenOptions& o) {
+  collect::ListenerOptions options;
+  options.bind_address = o.bind;
+  if (!parse_number(o.port, &options.port)) {
+    std::cerr << "sonde listen: --port needs a port number (0-65535), got '" << o.port << "'\n";
+    return kUsage;
+  }
+  if (!parse_number(o.connections, &options.stop_after_connections)) {
+    std::cerr << "sonde listen: --connections needs a number, got '" << o.connections << "'\n";
+    return kUsage;
+  }
+  format::OutputFormat format;
+  if (o.to == "native") {
+    format = format::OutputFormat::kNative;
+  } else if (o.to == "kieker-dat") {
+    format = format::OutputFormat::kKiekerDat;
+  } else if (o.to == "kieker-bin") {
+    format = format::OutputFormat::kKiekerBin;
+  } else {
+    std::cerr << "sonde listen: unknown --to '" << o.to << "' (native, kieker-dat, kieker-bin)\n";
+    return kUsage;
+  }
+  if (o.out.empty()) {
+    std::cerr << "sonde listen: missing --out (the log to write)\n";
+    return kUsage;
+  }
+  if (o.bind != "127.0.0.1" && o.bind.rfind("127.", 0) != 0) {
+    std::cerr << "sonde listen: warning: listening on " << o.bind
+              << ": anyone who can reach it can write into the log\n";
+  }
+
+  std::unique_ptr<format::RecordLogWriter> log = format::open_record_log(format, o.out);
+  collect::KiekerTcpListener listener(*log, options);
+  if (const std::string error = listener.open(); !error.empty()) {
+    std::cerr << "sonde listen: " << error << "\n";
+    log->finish();
+    return kFailed;
+  }
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  // Tests and scripts read the port from this line (useful with --port 0).
+  std::cerr << "sonde listen: listening on " << o.bind << ":" << listener.port() << ", writing "
+            << o.out << std::endl;
+  listener.run(g_stop);
+  const std::string write_error = log->finish();
+
+  bool protocol_errors = false;
+  for (const collect::ClientStats& c : listener.clients()) {
+    std::cerr << "sonde listen: " << c.peer << ": " << c.records << " records, " << c.bytes
+              << " bytes";
+    if (!c.error.empty()) {
+      std::cerr << "; closed after a protocol error: " << c.error;
+      protocol_errors = true;
+    }
+    std::cerr << "\n";
+  }
+  if (listener.rejected_connections() > 0) {
+    std::cerr << "sonde listen: warning: " << listener.rejected_connections()
+              << " connections refused (more than " << options.max_connections << " at once)\n";
+  }
+  std::cerr << "sonde listen: " << log->written() << " records written to " << o.out;
+  if (log->rejected() > 0) std::cerr << " (" << log->rejected() << " rejected by the format)";
+  std::cerr << "\n";
+  if (!write_error.empty()) {
+    std::cerr << "sonde listen: error: " << write_error << "\n";
+    return kFailed;
+  }
+  return protocol_errors ? kFailed : kOk;
+}
+
+void setup(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ListenOptions>();
+  app.add_option("--out,-o", o->out, "The log to write")->type_name("LOG");
+  app.add_option("--to", o->to, "native (default), kieker-dat or kieker-bin")->type_name("FORMAT");
+  app.add_option("--bind", o->bind, "Address to listen on (default 127.0.0.1)")
+      ->type_name("ADDRESS");
+  app.add_option("--port", o->port, "TCP port (default 10133, Kieker's; 0 = any free port)")
+      ->type_name("PORT");
+  app.add_option("--connections", o->connections,
+                 "Stop after N connections have closed (default 0: run until SIGINT/SIGTERM)")
+      ->type_name("N");
+  app.footer(
+      "Exit status: 0 ok, 1 cannot listen, cannot write, or a client broke the protocol, 2 usage "
+      "error.");
+  app.callback([o, &exit_code] { exit_code = run_listen(*o); });
+}
+
+}  // namespace
+
+SONDE_COMMAND("listen", "Receive records over Kieker's TCP protocol and write them as a log",
+              setup);
+
+}  // namespace sonde::cli

@@ -1,0 +1,74 @@
+// Listens for monitored processes speaking Kieker's TCP protocol
+// (format/kieker_tcp.hpp) and hands their records to one RecordSink. Each
+// connection has its own decoder and string registry, as in Kieker's
+// multi-connection reader. One thread polls every socket, so the sink needs
+// no locking; a slow sink slows reading and TCP's flow control pushes back
+// on the senders instead of memory growing.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "format/record.hpp"
+
+namespace sonde::collect {
+
+struct ListenerOptions {
+  std::string bind_address = "127.0.0.1";
+  uint16_t port = 10133;  // Kieker's default TCP port; 0 = any free port
+  size_t max_connections = 1024;
+  // Return from run() once this many connections have been accepted and
+  // closed again; 0 = run until stop is set.
+  uint64_t stop_after_connections = 0;
+};
+
+struct ClientStats {
+  std::string peer;  // "address:port"
+  uint64_t bytes = 0;
+  uint64_t records = 0;
+  std::string error;  // protocol error that closed the connection, or ""
+  bool open = true;
+};
+
+class KiekerTcpListener {
+ public:
+  KiekerTcpListener(format::RecordSink& sink, ListenerOptions options);
+  ~KiekerTcpListener();
+  KiekerTcpListener(const KiekerTcpListener&) = delete;
+  KiekerTcpListener& operator=(const KiekerTcpListener&) = delete;
+
+  // Binds and listens. Returns "" or an error naming the address and reason.
+  std::string open();
+  // The port actually bound (useful with port 0).
+  uint16_t port() const { return bound_port_; }
+
+  // Serves until `stop` becomes true (checked at least every 100 ms), the
+  // connection budget is used up, or the sink asks to stop.
+  void run(const std::atomic<bool>& stop);
+
+  const std::vector<ClientStats>& clients() const { return clients_; }
+  uint64_t records() const;
+  uint64_t rejected_connections() const { return rejected_connections_; }
+
+ private:
+  struct Connection;
+  void accept_new();
+  // Reads what is available; returns false when the connection is done.
+  bool serve(Connection& c);
+  void close_connection(Connection& c);
+
+  format::RecordSink& sink_;
+  ListenerOptions options_;
+  int listen_fd_ = -1;
+  uint16_t bound_port_ = 0;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::vector<ClientStats> clients_;
+  uint64_t closed_connections_ = 0;
+  uint64_t rejected_connections_ = 0;
+  bool sink_stopped_ = false;
+};
+
+}  // namespace sonde::collect

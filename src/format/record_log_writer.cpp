@@ -1,0 +1,68 @@
+#include "format/record_log_writer.hpp"
+
+#include "format/byte_sink.hpp"
+#include "format/kieker_log.hpp"
+#include "format/native_writer.hpp"
+
+namespace sonde::format {
+namespace {
+
+class NativeLogWriter final : public RecordLogWriter {
+ public:
+  explicit NativeLogWriter(const std::string& path) : sink_(path), writer_(sink_) {
+    if (sink_.ok()) writer_.begin();
+  }
+  bool on_record(const Record& r) override {
+    if (!sink_.ok()) return false;
+    writer_.record(r);
+    ++written_;
+    return writer_.flush(false);
+  }
+  std::string finish() override {
+    if (!sink_.ok()) return sink_.error();
+    writer_.finish(0, 0);
+    return writer_.failed() ? writer_.error() : "";
+  }
+
+ private:
+  FileSink sink_;
+  NativeWriter writer_;
+};
+
+class KiekerDirectoryWriter final : public RecordLogWriter {
+ public:
+  KiekerDirectoryWriter(const std::string& dir, KiekerLogMode mode) : log_(dir, mode) {}
+  bool on_record(const Record& r) override {
+    if (!log_.write(r)) {
+      if (log_.failed()) return false;
+      ++rejected_;  // reported by the log writer, not fatal
+      return true;
+    }
+    ++written_;
+    return true;
+  }
+  std::string finish() override {
+    log_.close();
+    return log_.failed() ? log_.error() : "";
+  }
+  uint64_t strings_altered() const override { return log_.strings_altered(); }
+
+ private:
+  KiekerLogWriter log_;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordLogWriter> open_record_log(OutputFormat format, const std::string& path) {
+  switch (format) {
+    case OutputFormat::kNative:
+      return std::make_unique<NativeLogWriter>(path);
+    case OutputFormat::kKiekerDat:
+      return std::make_unique<KiekerDirectoryWriter>(path, KiekerLogMode::kDat);
+    case OutputFormat::kKiekerBin:
+      return std::make_unique<KiekerDirectoryWriter>(path, KiekerLogMode::kBin);
+  }
+  return nullptr;
+}
+
+}  // namespace sonde::format

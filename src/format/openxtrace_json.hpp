@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sonde::format::openxtrace {
 
@@ -94,6 +95,42 @@ bool is_missing(const Json* value);
 std::optional<int64_t> optional_number(const Json* value, std::string* error);
 std::optional<std::string_view> optional_string(const Json* value, std::string* error);
 std::optional<bool> optional_bool(const Json* value, std::string* error);
+
+// A JSON path kept as a tree of segments, so that deep nesting costs one
+// segment per level instead of one growing string per level. The text is
+// only built for an error message.
+class JsonPathTree {
+ public:
+  explicit JsonPathTree(std::string root) : root_(std::move(root)) {}
+  // Segments under `parent` (-1: the root); returns the new segment.
+  int32_t key(int32_t parent, std::string_view name) { return add({parent, name, -1}); }
+  int32_t index(int32_t parent, size_t i) { return add({parent, {}, static_cast<int64_t>(i)}); }
+  std::string text(int32_t seg) const {
+    std::vector<const Segment*> chain;
+    for (int32_t s = seg; s >= 0; s = segments_[static_cast<size_t>(s)].parent) {
+      chain.push_back(&segments_[static_cast<size_t>(s)]);
+    }
+    std::string out = root_;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      out += '/';
+      out += (*it)->index >= 0 ? std::to_string((*it)->index) : std::string((*it)->name);
+    }
+    return out;
+  }
+
+ private:
+  struct Segment {
+    int32_t parent;
+    std::string_view name;  // a key of the document being converted, or a literal
+    int64_t index;          // array index, -1 for a key
+  };
+  int32_t add(Segment s) {
+    segments_.push_back(s);
+    return static_cast<int32_t>(segments_.size() - 1);
+  }
+  std::string root_;
+  std::vector<Segment> segments_;
+};
 
 // "a number", "a string", ... for error messages.
 std::string_view type_name(const Json& value);

@@ -15,41 +15,6 @@ constexpr int64_t kNanosPerMilli = 1'000'000;
 // does not hand out (its ids have bit 32 set and bits 56-62 clear).
 constexpr int64_t kSyntheticIdBase = int64_t{0x5e} << 56;
 
-// A JSON path kept as a tree of segments, so that deep nesting costs one
-// segment per level instead of one growing string per level. The text is
-// only built for an error message.
-class Paths {
- public:
-  explicit Paths(std::string root) : root_(std::move(root)) {}
-  int32_t key(int32_t parent, std::string_view name) { return add({parent, name, -1}); }
-  int32_t index(int32_t parent, size_t i) { return add({parent, {}, static_cast<int64_t>(i)}); }
-  std::string text(int32_t seg) const {
-    std::vector<const Segment*> chain;
-    for (int32_t s = seg; s >= 0; s = segments_[static_cast<size_t>(s)].parent) {
-      chain.push_back(&segments_[static_cast<size_t>(s)]);
-    }
-    std::string out = root_;
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-      out += '/';
-      out += (*it)->index >= 0 ? std::to_string((*it)->index) : std::string((*it)->name);
-    }
-    return out;
-  }
-
- private:
-  struct Segment {
-    int32_t parent;
-    std::string_view name;  // a key of the document being converted, or a literal
-    int64_t index;          // array index, -1 for a key
-  };
-  int32_t add(Segment s) {
-    segments_.push_back(s);
-    return static_cast<int32_t>(segments_.size() - 1);
-  }
-  std::string root_;
-  std::vector<Segment> segments_;
-};
-
 struct ConversionError {
   int32_t seg;
   std::string reason;
@@ -567,7 +532,7 @@ class Conversion {
   StringPool& pool_;
   ConversionNotes& notes_;
   int64_t& next_synthetic_id_;
-  Paths paths_;
+  JsonPathTree paths_;
   std::vector<PlannedRecord>& out_;
   const RecordSchema* trace_metadata_;
   const RecordSchema* before_;

@@ -167,7 +167,7 @@ class TraceWriter {
     }
     for (size_t j = 0; j < st_.parts.size(); ++j) {
       const SubTrace& child = st_.parts[j];
-      if (child.parent != static_cast<int32_t>(part)) continue;
+      if (child.parent != static_cast<int32_t>(part) || child.trace.executions.empty()) continue;
       int32_t exec = -1;
       int64_t key = 0;
       const int32_t order = child.parent_execution >= 0 ? child.trace.parent_order_id : -1;

@@ -353,6 +353,23 @@ TEST(OpenXtraceWriter, NoTracesIsAnEmptyArray) {
   EXPECT_EQ(out.str(), "[]\n");
 }
 
+TEST(CallableRecordBuffer, KeepsCallableRecordsPerTraceAndDropsTheOldestPastItsBound) {
+  CallableRecordBuffer buffer(2);
+  LogBuilder b(buffer);
+  b.metadata(1, "h", 1);  // not a callable record: ignored
+  b.log(1, 0, 10, "first");
+  b.log(2, 0, 20, "second");
+  b.log(2, 1, 30, "third");  // three pending: trace 1's go
+  EXPECT_EQ(buffer.pending(), 2u);
+  EXPECT_EQ(buffer.dropped(), 1u);
+  EXPECT_TRUE(buffer.take(1).empty());
+  const std::vector<OwnedRecord> two = buffer.take(2);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[1].str(format::log_field::kMessage), "third");
+  EXPECT_EQ(two[1].order_index(), 1);
+  EXPECT_EQ(buffer.pending(), 0u);
+}
+
 TEST(OpenXtraceMethodNames, SplitsJavaAndSondeSignatures) {
   MethodNames java = method_names("public static void a.b.C.m(int, java.util.Map<K, V>)", "a.b.C");
   EXPECT_EQ(java.package_name, "a.b");

@@ -133,6 +133,7 @@ TraceBuildResult EventTraceBuffer::build(bool close_open_executions) const {
       x.host = metadata_.host;
       x.tin = e.timestamp;
       x.tout = -1;
+      x.order_index = e.order_index;
       x.eoi = static_cast<int32_t>(trace.executions.size());
       x.ess = static_cast<int32_t>(stack.size());
       stack.push_back(static_cast<uint32_t>(trace.executions.size()));
@@ -175,11 +176,13 @@ TraceBuildResult EventTraceBuffer::build(bool close_open_executions) const {
       for (size_t i = match + 1; i < stack.size(); ++i) {
         Execution& repaired = trace.executions[stack[i]];
         repaired.tout = e.timestamp;
+        repaired.exit_order_index = e.order_index;
         repaired.repaired = true;
       }
     }
     Execution& closed = trace.executions[stack[match]];
     closed.tout = e.timestamp;
+    closed.exit_order_index = e.order_index;
     closed.failed = e.kind == FlowEventKind::kAfterFailed;
     closed.cause = e.cause;
     stack.resize(match);

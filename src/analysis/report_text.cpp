@@ -128,6 +128,8 @@ std::string_view log_kind_name(format::LogKind kind) {
       return "native sonde log";
     case format::LogKind::kKiekerDirectory:
       return "Kieker filesystem log";
+    case format::LogKind::kOpenXtrace:
+      return "OPEN.xtrace JSON";
     case format::LogKind::kUnknown:
       break;
   }

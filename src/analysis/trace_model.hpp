@@ -26,6 +26,13 @@ struct Execution {
   bool failed = false;    // left by an exception (AfterOperationFailedEvent)
   bool repaired = false;  // exit synthesised by the repair option (tout is an estimate)
   std::string_view cause;  // failure cause when `failed`
+  // Kieker order indexes of the before event that opened this execution and
+  // of the after event that closed it (-1: OperationExecutionRecords, or an
+  // exit synthesised at the end of input). A continued trace's
+  // parentOrderId names an event of its parent trace; these map it back to
+  // the execution that was current then (execution_lookup.hpp).
+  int32_t order_index = -1;
+  int32_t exit_order_index = -1;
 
   // Inclusive response time in ns.
   int64_t duration() const { return tout - tin; }

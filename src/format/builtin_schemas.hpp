@@ -6,7 +6,9 @@
 namespace sonde::format {
 // Schemas beyond the core flow records, each list in its own file:
 // further Kieker record types (builtin_schemas_kieker.cpp) and the system
-// sampler records (builtin_schemas_system.cpp).
+// sampler records (builtin_schemas_system.cpp), and the callable records
+// (database calls, HTTP requests, exceptions, ...: builtin_schemas_callables.cpp).
 std::span<const RecordSchema* const> kieker_extra_schemas();
 std::span<const RecordSchema* const> system_schemas();
+std::span<const RecordSchema* const> callable_schemas();
 }  // namespace sonde::format

@@ -6,6 +6,7 @@
 
 #include "format/kieker_flow.hpp"
 #include "format/native_reader.hpp"
+#include "format/openxtrace_reader.hpp"
 #include "format/string_pool.hpp"
 
 namespace sonde::format {
@@ -82,7 +83,8 @@ LogKind detect_log_kind(const std::string& path) {
     }
     return LogKind::kUnknown;
   }
-  return looks_like_native_file(path) ? LogKind::kNative : LogKind::kUnknown;
+  if (looks_like_native_file(path)) return LogKind::kNative;
+  return looks_like_openxtrace(path) ? LogKind::kOpenXtrace : LogKind::kUnknown;
 }
 
 LogReadStats read_native_as_records(const std::string& path, RecordSink& sink) {
@@ -122,6 +124,8 @@ LogReadStats read_log(const std::string& path, RecordSink& sink) {
   switch (detect_log_kind(path)) {
     case LogKind::kKiekerDirectory:
       return read_kieker_directory(path, sink);
+    case LogKind::kOpenXtrace:
+      return read_openxtrace(path, sink);
     case LogKind::kNative: {
       if (!fs::is_directory(path, ec)) return read_native_as_records(path, sink);
       std::vector<std::string> files;
@@ -147,7 +151,9 @@ LogReadStats read_log(const std::string& path, RecordSink& sink) {
   }
   LogReadStats s;
   s.ok = false;
-  s.errors.push_back(path + ": not a sonde native log or a Kieker log directory (no kieker.map)");
+  s.errors.push_back(path +
+                     ": not a sonde native log, a Kieker log directory (no kieker.map) or an "
+                     "OPEN.xtrace JSON file");
   return s;
 }
 

@@ -1,6 +1,7 @@
 // Reads any log sonde understands into Kieker-shaped records: a native
-// `.sonde` file, a directory of them, or a Kieker filesystem log directory
-// (kieker.map + .dat/.bin files). Native thread events are expanded into
+// `.sonde` file, a directory of them, a Kieker filesystem log directory
+// (kieker.map + .dat/.bin files), or an OPEN.xtrace JSON file
+// (openxtrace_reader.hpp). Native thread events are expanded into
 // TraceMetadata / BeforeOperationEvent / AfterOperationEvent /
 // AfterOperationFailedEvent records with Kieker's trace semantics.
 #pragma once
@@ -23,7 +24,7 @@ struct LogReadStats {
   std::vector<std::string> files;     // data files read, in order
 };
 
-enum class LogKind { kUnknown, kNative, kKiekerDirectory };
+enum class LogKind { kUnknown, kNative, kKiekerDirectory, kOpenXtrace };
 
 LogKind detect_log_kind(const std::string& path);
 

@@ -4,8 +4,11 @@
 // leaf() once; "throw" adds one failing operation per thread; "crash" and
 // "abort" die after the work; "fork" repeats the work in a child process;
 // "context" hands each worker's trace context to a helper thread;
-// "traceparent" does so through a W3C traceparent string; "reload"
-// rewrites SONDE_PATTERNS_FILE half-way to exclude shop.leaf.
+// "traceparent" does so through a W3C traceparent string; "remote" hands
+// a traceparent to a second process ("serve TRACEPARENT", this program
+// again), as an RPC would; "reload" rewrites SONDE_PATTERNS_FILE half-way
+// to exclude shop.leaf.
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -77,6 +80,33 @@ static void traceparent_work() {
   server.join();
 }
 
+// The client side of a cross-process call: the traceparent goes to another
+// process (this program in "serve" mode), which continues the trace there.
+static void remote_work() {
+  SONDE_SCOPE_NAMED("shop.client");
+  sonde_context ctx = sonde_context_capture();
+  char header[64];
+  if (sonde_context_inject(&ctx, header, sizeof header) != 0) std::exit(4);
+  char self[] = "/proc/self/exe";
+  char threads[] = "1", zero[] = "0", serve[] = "serve";
+  char* child_argv[] = {self, threads, zero, zero, serve, header, nullptr};
+  pid_t child = 0;
+  // posix_spawn: a fresh process, as a server would be, with this environment.
+  if (posix_spawn(&child, self, nullptr, nullptr, child_argv, environ) != 0) std::exit(7);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::exit(8);
+}
+
+// The server side: continues the trace named by the traceparent.
+static void serve_work(const std::string& traceparent) {
+  sonde_context remote{};
+  if (sonde_context_extract(traceparent.c_str(), &remote) != 0) std::exit(5);
+  sonde_context_continue(&remote);
+  SONDE_SCOPE_NAMED("shop.server");
+  shop::leaf(1);
+}
+
 // Excludes shop.leaf through the patterns file half-way, without restart.
 static void reload_work(int iterations) {
   const char* file = std::getenv("SONDE_PATTERNS_FILE");
@@ -112,7 +142,8 @@ __attribute__((no_sanitize("undefined"), noinline)) static void crash_now() {
 int main(int argc, char** argv) {
   if (argc < 4) {
     std::fprintf(stderr,
-                 "usage: workload THREADS ITERATIONS DEPTH [throw|crash|abort|fork|context]\n");
+                 "usage: workload THREADS ITERATIONS DEPTH "
+                 "[throw|crash|abort|fork|context|traceparent|remote|serve TRACEPARENT]\n");
     return 2;
   }
   int threads = std::atoi(argv[1]);
@@ -126,6 +157,10 @@ int main(int argc, char** argv) {
         context_work();
       } else if (mode == "traceparent") {
         traceparent_work();
+      } else if (mode == "remote") {
+        remote_work();
+      } else if (mode == "serve") {
+        serve_work(argc > 5 ? argv[5] : "");
       } else if (mode == "reload") {
         reload_work(iterations);
       } else {

@@ -13,6 +13,9 @@ class Tee final : public format::RecordSink {
     const bool more_b = b_.on_record(r);
     return more_a && more_b;
   }
+  // Flow records only matter to the reconstructor (`a`): let it take them
+  // in typed form. Callable records still arrive through on_record.
+  format::TypedFlowSink* typed_flow() override { return a_.typed_flow(); }
 
  private:
   format::RecordSink& a_;

@@ -185,8 +185,13 @@ class Renderer {
     const double x1 = edge(m.from, rightward);
     const double x2 = edge(m.to, !rightward);
     if (m.from == m.to) {
-      arrows_ += "<path d=\"M" + num(x1) + "," + num(y) + " H" + num(x1 + kLoopWidth / 2) +
-                 "\" fill=\"none\" stroke=\"black\" stroke-dasharray=\"5,3\"/>\n";
+      // Back from the nested bar to the one below it, as a small loop.
+      const int outer = depth_[m.from] - 2;
+      const double back = outer < 0 ? center_[m.from] : bar_left(m.from, outer) + kBarWidth;
+      arrows_ += "<path d=\"M" + num(edge(m.from, true)) + "," + num(y) + " H" +
+                 num(back + kLoopWidth) + " V" + num(y + kRow / 3) + " H" + num(back) +
+                 "\" fill=\"none\" stroke=\"black\" stroke-dasharray=\"5,3\" " +
+                 "marker-end=\"url(#return)\"/>\n";
       return;
     }
     arrows_ += line_element(x1, y, x2, y,

@@ -118,7 +118,8 @@ bool parse_graph_flag(const GraphFlag& flag, const std::optional<analysis::TimeU
                       bool all, GraphRequest* out) {
   out->enabled = all || flag.option->count() > 0;
   out->response_times = fallback;
-  if (flag.values.empty()) return true;
+  // CLI11 stores "" for a flag given without a value.
+  if (flag.values.empty() || flag.values.front().empty()) return true;
   const std::string& v = flag.values.front();
   analysis::TimeUnit unit{};
   if (v == "none") {

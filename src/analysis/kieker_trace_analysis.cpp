@@ -12,6 +12,7 @@ namespace {
 
 constexpr const char* kExecutionTraces = "executionTraces.txt";
 constexpr const char* kMessageTraces = "messageTraces.txt";
+constexpr const char* kInvalidTraces = "invalidTraceArtifacts.txt";
 
 }  // namespace
 
@@ -72,28 +73,38 @@ void KiekerTraceAnalysis::append(const std::string& name, std::string_view conte
   if (!files_.append(file, content)) failed(file);
 }
 
+void KiekerTraceAnalysis::add_text(const char* name, bool& started, std::string_view content) {
+  if (started) {
+    append(name, content);
+  } else {
+    write(name, content);
+    started = true;
+  }
+}
+
+void KiekerTraceAnalysis::on_invalid_trace(const InvalidTrace& trace) {
+  ++invalid_traces_;
+  // Kieker prints what it had collected of OperationExecutionRecord traces
+  // that fail its checks; broken flow-event traces never become execution
+  // traces there, so there is nothing to print for them.
+  if (!options_.invalid_traces || trace.partial.origin != TraceOrigin::kExecutionRecords ||
+      trace.partial.executions.empty()) {
+    return;
+  }
+  const KiekerTrace k = resolve_kieker_trace(trace.partial, model_, options_.trace);
+  add_text(kInvalidTraces, invalid_traces_started_, execution_trace_text(k, model_) + "\n");
+}
+
 void KiekerTraceAnalysis::on_trace(const Trace& trace) {
   ++traces_;
   const KiekerTrace k = resolve_kieker_trace(trace, model_, options_.trace);
   const std::string id = std::to_string(trace.trace_id);
   // Kieker's writers print each trace followed by an empty line.
   if (options_.execution_traces) {
-    const std::string text = execution_trace_text(k, model_) + "\n";
-    if (execution_traces_started_) {
-      append(kExecutionTraces, text);
-    } else {
-      write(kExecutionTraces, text);
-      execution_traces_started_ = true;
-    }
+    add_text(kExecutionTraces, execution_traces_started_, execution_trace_text(k, model_) + "\n");
   }
   if (options_.message_traces) {
-    const std::string text = message_trace_text(k, model_) + "\n";
-    if (message_traces_started_) {
-      append(kMessageTraces, text);
-    } else {
-      write(kMessageTraces, text);
-      message_traces_started_ = true;
-    }
+    add_text(kMessageTraces, message_traces_started_, message_trace_text(k, model_) + "\n");
   }
   const struct {
     bool enabled;
@@ -124,6 +135,7 @@ void KiekerTraceAnalysis::on_trace(const Trace& trace) {
 void KiekerTraceAnalysis::finish() {
   if (options_.execution_traces && !execution_traces_started_) write(kExecutionTraces, "");
   if (options_.message_traces && !message_traces_started_) write(kMessageTraces, "");
+  if (options_.invalid_traces && !invalid_traces_started_) write(kInvalidTraces, "");
   if (deployment_tree_) {
     write("aggregatedDeploymentCallTree.dot",
           aggregated_call_tree_dot(*deployment_tree_, model_, options_.short_labels));

@@ -42,6 +42,7 @@ struct GraphRequest {
 struct KiekerOutputOptions {
   bool execution_traces = false;              // executionTraces.txt
   bool message_traces = false;                // messageTraces.txt
+  bool invalid_traces = false;                // invalidTraceArtifacts.txt
   bool deployment_sequence_diagrams = false;  // deploymentSequenceDiagram-<id>.pic
   bool assembly_sequence_diagrams = false;    // assemblySequenceDiagram-<id>.pic
   bool sequence_diagram_svg = false;          // the same drawn as .svg too
@@ -69,7 +70,7 @@ class KiekerTraceAnalysis : public TraceSink {
   ~KiekerTraceAnalysis() override;
 
   void on_trace(const Trace& trace) override;
-  void on_invalid_trace(const InvalidTrace&) override { ++invalid_traces_; }
+  void on_invalid_trace(const InvalidTrace& trace) override;
 
   // Writes the aggregated outputs (and the text files, even if empty).
   // Call once, after the last trace.
@@ -90,6 +91,8 @@ class KiekerTraceAnalysis : public TraceSink {
 
   void write(const std::string& name, std::string_view content);
   void append(const std::string& name, std::string_view content);
+  // Writes the first text of a run, appends the rest.
+  void add_text(const char* name, bool& started, std::string_view content);
   void failed(const std::string& name);
 
   KiekerOutputOptions options_;
@@ -103,6 +106,7 @@ class KiekerTraceAnalysis : public TraceSink {
   uint64_t files_written_ = 0;
   bool execution_traces_started_ = false;
   bool message_traces_started_ = false;
+  bool invalid_traces_started_ = false;
   std::vector<std::string> failed_;
 };
 

@@ -16,7 +16,8 @@ struct StartsLater {
 
 }  // namespace
 
-TraceStartOrder::TraceStartOrder(TraceSink& next, size_t window) : next_(next), window_(window) {}
+TraceStartOrder::TraceStartOrder(TraceSink& next, size_t window, size_t max_executions)
+    : next_(next), window_(window), max_executions_(max_executions) {}
 
 TraceStartOrder::Key TraceStartOrder::key_of(const Trace& trace) {
   // Kieker orders by the tin of the trace's first execution in eoi order.
@@ -27,6 +28,7 @@ void TraceStartOrder::release_first() {
   std::pop_heap(held_.begin(), held_.end(), StartsLater());
   const Trace first = std::move(held_.back());
   held_.pop_back();
+  held_executions_ -= first.executions.size();
   released_any_ = true;
   last_released_ = key_of(first);
   next_.on_trace(first);
@@ -39,8 +41,11 @@ void TraceStartOrder::on_trace(const Trace& trace) {
   }
   if (released_any_ && key_of(trace) < last_released_) ++late_;
   held_.push_back(trace);
+  held_executions_ += trace.executions.size();
   std::push_heap(held_.begin(), held_.end(), StartsLater());
-  if (held_.size() > window_) release_first();
+  while (held_.size() > window_ || (held_executions_ > max_executions_ && held_.size() > 1)) {
+    release_first();
+  }
 }
 
 void TraceStartOrder::flush() {

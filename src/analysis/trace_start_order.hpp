@@ -5,8 +5,9 @@
 // i.e. by end time. The order shows in Kieker's outputs (the order of
 // executionTraces.txt, which trace represents an equivalence class, the
 // numbering of aggregated call trees), so this buffer restores it within a
-// bounded window: it holds at most `window` such traces and releases the
-// earliest-starting one when full. Flow-event traces pass straight through:
+// bounded window: it holds at most `window` such traces, and at most
+// `max_executions` executions in them, and releases the earliest-starting
+// one when either is exceeded. Flow-event traces pass straight through:
 // Kieker, too, processes them as they complete.
 #pragma once
 
@@ -21,7 +22,7 @@ namespace sonde::analysis {
 class TraceStartOrder : public TraceSink {
  public:
   // `window` 0 passes everything through unordered. `next` must outlive this.
-  TraceStartOrder(TraceSink& next, size_t window);
+  TraceStartOrder(TraceSink& next, size_t window, size_t max_executions = 500'000);
 
   void on_trace(const Trace& trace) override;
   void on_invalid_trace(const InvalidTrace& trace) override { next_.on_invalid_trace(trace); }
@@ -46,6 +47,8 @@ class TraceStartOrder : public TraceSink {
 
   TraceSink& next_;
   size_t window_;
+  size_t max_executions_;
+  size_t held_executions_ = 0;
   size_t late_ = 0;
   bool released_any_ = false;
   Key last_released_{0, 0};

@@ -165,15 +165,15 @@ int run(TraceAnalysisArgs& a) {
   }
   o.container_graph.enabled = a.container_graph || a.all;
   if (a.all) {
-    for (bool* b : {&o.execution_traces, &o.message_traces, &o.deployment_sequence_diagrams,
-                    &o.assembly_sequence_diagrams, &o.call_trees,
+    for (bool* b : {&o.execution_traces, &o.message_traces, &o.invalid_traces,
+                    &o.deployment_sequence_diagrams, &o.assembly_sequence_diagrams, &o.call_trees,
                     &o.aggregated_deployment_call_tree, &o.aggregated_assembly_call_tree,
                     &o.deployment_equivalence_classes, &o.assembly_equivalence_classes}) {
       *b = true;
     }
   }
-  const bool any = o.execution_traces || o.message_traces || o.deployment_sequence_diagrams ||
-                   o.assembly_sequence_diagrams || o.call_trees ||
+  const bool any = o.execution_traces || o.message_traces || o.invalid_traces ||
+                   o.deployment_sequence_diagrams || o.assembly_sequence_diagrams || o.call_trees ||
                    o.aggregated_deployment_call_tree || o.aggregated_assembly_call_tree ||
                    o.deployment_equivalence_classes || o.assembly_equivalence_classes ||
                    o.container_graph.enabled || o.deployment_component_graph.enabled ||
@@ -285,6 +285,8 @@ void setup(CLI::App& app, int& exit_code) {
                "executionTraces.txt");
   app.add_flag("--print-message-traces,--print-Message-Traces", o.message_traces,
                "messageTraces.txt");
+  app.add_flag("--print-invalid-traces,--print-Invalid-Execution-Traces", o.invalid_traces,
+               "invalidTraceArtifacts.txt");
   app.add_flag("--print-deployment-equivalence-classes,--print-Deployment-Equivalence-Classes",
                o.deployment_equivalence_classes, "traceDeploymentEquivClasses.txt");
   app.add_flag("--print-assembly-equivalence-classes,--print-Assembly-Equivalence-Classes",

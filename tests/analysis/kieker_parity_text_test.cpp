@@ -10,6 +10,7 @@
 #include "analysis/execution_trace_text.hpp"
 #include "analysis/message_trace.hpp"
 #include "analysis/trace_equivalence.hpp"
+#include "analysis/trace_start_order.hpp"
 #include "kieker_parity_support.hpp"
 
 namespace sonde::analysis {
@@ -150,6 +151,63 @@ TEST(KiekerParityText, EquivalenceIgnoresTimesAndSeparatesHostsOnTheDeploymentLe
   EXPECT_EQ(equivalence_classes_text(assembly),
             "Class 0 ; cardinality: 3; # executions: 2; representative: 1; max. stack depth: 1\n"
             "Class 1 ; cardinality: 1; # executions: 2; representative: 4; max. stack depth: 0\n");
+}
+
+struct IdRecorder : TraceSink {
+  std::vector<int64_t> ids;
+  void on_trace(const Trace& t) override { ids.push_back(t.trace_id); }
+  void on_invalid_trace(const InvalidTrace& t) override { ids.push_back(-t.trace_id); }
+};
+
+TEST(KiekerParityText, ExecutionRecordTracesAreReleasedInKiekersStartOrder) {
+  IdRecorder seen;
+  TraceStartOrder order(seen, 3);
+  // Arrival (= end) order 2, 1, 4, 3; start order 1, 2, 3, 4; ties by id.
+  order.on_trace(make_trace(2, {{"p.C.a()", 0}}, "h", 20));
+  order.on_trace(make_trace(1, {{"p.C.a()", 0}}, "h", 10));
+  Trace flow = make_trace(9, {{"p.C.a()", 0}}, "h", 0);
+  flow.origin = TraceOrigin::kFlowEvents;
+  order.on_trace(flow);  // passes straight through
+  order.on_trace(make_trace(4, {{"p.C.a()", 0}}, "h", 30));
+  EXPECT_EQ(seen.ids, (std::vector<int64_t>{9}));
+  order.on_trace(make_trace(3, {{"p.C.a()", 0}}, "h", 30));  // window full: 1 goes
+  EXPECT_EQ(seen.ids, (std::vector<int64_t>{9, 1}));
+  order.on_trace(make_trace(5, {{"p.C.a()", 0}}, "h", 40));
+  order.on_trace(make_trace(0, {{"p.C.a()", 0}}, "h", 5));  // too late for its place
+  order.flush();
+  EXPECT_EQ(seen.ids, (std::vector<int64_t>{9, 1, 2, 0, 3, 4, 5}));
+  EXPECT_EQ(order.late(), 1u);
+
+  // Memory is bounded by executions held, too.
+  IdRecorder few;
+  TraceStartOrder small(few, 100, 3);
+  small.on_trace(make_trace(1, {{"p.C.a()", 0}, {"p.C.b()", 1}}, "h", 10));
+  small.on_trace(make_trace(2, {{"p.C.a()", 0}, {"p.C.b()", 1}}, "h", 20));
+  EXPECT_EQ(few.ids, (std::vector<int64_t>{1}));
+}
+
+TEST(KiekerParityText, InvalidExecutionRecordTracesArePrintedAsKiekerArtifacts) {
+  KiekerOutputOptions o;
+  o.invalid_traces = true;
+  MemoryFiles files;
+  KiekerSystemModel model;
+  KiekerTraceAnalysis outputs(o, model, files);
+  InvalidTrace broken;
+  broken.trace_id = 5;
+  broken.problems.push_back({TraceProblemKind::kEoiGap, "eoi 1 missing"});
+  broken.partial = make_trace(5, {{"p.C.a()", 0}, {"p.C.b()", 2}});
+  broken.partial.executions[1].eoi = 2;
+  outputs.on_invalid_trace(broken);
+  InvalidTrace flow = broken;
+  flow.partial.origin = TraceOrigin::kFlowEvents;
+  outputs.on_invalid_trace(flow);  // Kieker prints no artifacts for these
+  outputs.finish();
+  EXPECT_EQ(outputs.invalid_traces(), 2u);
+  const std::vector<std::string> lines = lines_of(files.files.at("invalidTraceArtifacts.txt"));
+  ASSERT_EQ(lines.size(), 4u);  // header, two executions, blank line
+  EXPECT_TRUE(lines[0].starts_with("TraceId 5 (minTin=1000 (Thu, 1 Jan 1970")) << lines[0];
+  EXPECT_TRUE(lines[0].ends_with("; maxEss=2):")) << lines[0];
+  EXPECT_EQ(lines[2], "<5[2,2] 1001-1102 h::@1:p.C.b s>");
 }
 
 TEST(KiekerParityText, DatesAreJavasUtcFormat) {

@@ -15,8 +15,8 @@ const T* field(const format::Record& r, int index) {
 }  // namespace
 
 KiekerRecordFilter::KiekerRecordFilter(format::RecordSink& next, KiekerSystemModel& model,
-                                       std::unordered_set<int64_t> selected)
-    : next_(next), model_(model), selected_(std::move(selected)) {}
+                                       std::unordered_set<int64_t> ids, TraceIdSelection selection)
+    : next_(next), model_(model), ids_(std::move(ids)), selection_(selection) {}
 
 const KiekerRecordFilter::Layout& KiekerRecordFilter::layout_of(
     const format::RecordSchema* schema) {
@@ -41,12 +41,13 @@ bool KiekerRecordFilter::on_record(const format::Record& record) {
   if (record.schema == nullptr) return next_.on_record(record);
   const Layout& l = layout_of(record.schema);
   const int64_t* trace_id = field<int64_t>(record, l.trace_id);
-  if (trace_id != nullptr && !selected_.empty()) {
-    if (selected_.count(*trace_id) == 0) {
+  if (trace_id != nullptr && !ids_.empty()) {
+    const bool listed = ids_.count(*trace_id) > 0;
+    if (listed) seen_.insert(*trace_id);
+    if (listed != (selection_ == TraceIdSelection::kOnly)) {
       ++dropped_;
       return true;
     }
-    seen_.insert(*trace_id);
   }
   if (l.execution_record) {
     const std::string_view* operation = field<std::string_view>(record, l.operation);

@@ -1,6 +1,7 @@
 // The record stage in front of trace reconstruction, as in Kieker's
 // trace-analysis pipeline: drop the records of traces that were not selected
-// (Kieker's TraceIdFilter, --select-traces), then number the system entities
+// (Kieker's TraceIdFilter: --select-traces, or --filter-traces to drop the
+// listed ones instead), then number the system entities
 // of every OperationExecutionRecord in log order (Kieker's
 // ExecutionRecordTransformationStage), so that "@1", "@2", ... match Kieker's
 // even though traces reach the outputs later and in another order.
@@ -16,16 +17,22 @@
 
 namespace sonde::analysis {
 
+enum class TraceIdSelection : uint8_t {
+  kOnly,    // only the listed traces pass; an empty list lets every trace pass
+  kExcept,  // every trace but the listed ones passes
+};
+
 class KiekerRecordFilter : public format::RecordSink {
  public:
-  // `selected` empty = every trace passes. `next` and `model` must outlive this.
+  // `next` and `model` must outlive this.
   KiekerRecordFilter(format::RecordSink& next, KiekerSystemModel& model,
-                     std::unordered_set<int64_t> selected = {});
+                     std::unordered_set<int64_t> ids = {},
+                     TraceIdSelection selection = TraceIdSelection::kOnly);
 
   bool on_record(const format::Record& record) override;
 
   uint64_t dropped() const { return dropped_; }  // records of traces not selected
-  // Selected trace ids seen in at least one record.
+  // Listed trace ids seen in at least one record.
   const std::unordered_set<int64_t>& seen() const { return seen_; }
 
  private:
@@ -41,7 +48,8 @@ class KiekerRecordFilter : public format::RecordSink {
 
   format::RecordSink& next_;
   KiekerSystemModel& model_;
-  std::unordered_set<int64_t> selected_;
+  std::unordered_set<int64_t> ids_;
+  TraceIdSelection selection_;
   std::unordered_set<int64_t> seen_;
   std::unordered_map<const format::RecordSchema*, Layout> layouts_;
   uint64_t dropped_ = 0;

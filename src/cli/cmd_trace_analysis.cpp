@@ -48,6 +48,7 @@ struct TraceAnalysisArgs {
   std::string log;
   std::string out;
   std::vector<std::string> select_traces;
+  std::vector<std::string> filter_traces;
   std::string prefix;
   std::string response_times;
   size_t reorder_window = 100'000;
@@ -105,7 +106,8 @@ bool parse_trace_ids(const std::vector<std::string>& texts, std::unordered_set<i
     int64_t id = 0;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), id);
     if (ec != std::errc() || end != t.data() + t.size()) {
-      std::cerr << kName << ": --select-traces takes trace ids (integers), got '" << t << "'\n";
+      std::cerr << kName << ": --select-traces and --filter-traces take trace ids (integers), got '"
+                << t << "'\n";
       return false;
     }
     ids->insert(id);
@@ -183,8 +185,16 @@ int run(TraceAnalysisArgs& a) {
     std::cerr << kName << ": nothing to write: choose outputs (see --help) or --all\n";
     return kUsage;
   }
-  std::unordered_set<int64_t> selected;
-  if (!parse_trace_ids(a.select_traces, &selected)) return kUsage;
+  if (!a.select_traces.empty() && !a.filter_traces.empty()) {
+    std::cerr << kName << ": --select-traces and --filter-traces exclude each other\n";
+    return kUsage;
+  }
+  std::unordered_set<int64_t> listed;
+  if (!parse_trace_ids(a.select_traces, &listed) || !parse_trace_ids(a.filter_traces, &listed)) {
+    return kUsage;
+  }
+  const auto selection = a.filter_traces.empty() ? analysis::TraceIdSelection::kOnly
+                                                 : analysis::TraceIdSelection::kExcept;
   o.sequence_diagram_svg = a.svg;
   o.prefix = a.prefix;
   if (a.prefix.find('/') != std::string::npos) {
@@ -214,7 +224,7 @@ int run(TraceAnalysisArgs& a) {
   analysis::KiekerTraceAnalysis outputs(o, model, files);
   analysis::TraceStartOrder ordered(outputs, a.reorder_window);
   traces.add_sink(ordered);
-  analysis::KiekerRecordFilter filter(traces.records(), model, selected);
+  analysis::KiekerRecordFilter filter(traces.records(), model, listed, selection);
   const format::LogReadStats read = format::read_log(a.log, filter);
   traces.finish();  // closes the traces still open
   ordered.flush();
@@ -225,9 +235,9 @@ int run(TraceAnalysisArgs& a) {
     if (read.errors.empty()) std::cerr << kName << ": cannot read '" << a.log << "'\n";
     return kFailed;
   }
-  for (int64_t id : selected) {
+  for (int64_t id : listed) {
     if (filter.seen().count(id) == 0) {
-      std::cerr << kName << ": warning: trace " << id << " selected but not in '" << a.log << "'\n";
+      std::cerr << kName << ": warning: trace " << id << " listed but not in '" << a.log << "'\n";
     }
   }
   if (ordered.late() > 0) {
@@ -254,11 +264,15 @@ void setup(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<TraceAnalysisArgs>();
   analysis::KiekerOutputOptions& o = a->outputs;
   // Validation happens in run() so that every usage error exits with 2.
-  app.add_option("log", a->log, "The log: a .sonde file or a directory (native or Kieker)")
+  app.add_option("log,-i,--inputdirs", a->log,
+                 "The log: a .sonde file or a directory (native or Kieker)")
       ->type_name("LOG");
   app.add_option("--out,-o,--outputdir", a->out, "Directory for the outputs (created if missing)")
       ->type_name("DIR");
   app.add_option("--select-traces", a->select_traces, "Only these trace ids")
+      ->type_name("ID")
+      ->expected(1, -1);
+  app.add_option("--filter-traces", a->filter_traces, "All traces but these ids")
       ->type_name("ID")
       ->expected(1, -1);
   app.add_option("--prefix,-p,--output-filename-prefix", a->prefix,
@@ -285,7 +299,7 @@ void setup(CLI::App& app, int& exit_code) {
                "executionTraces.txt");
   app.add_flag("--print-message-traces,--print-Message-Traces", o.message_traces,
                "messageTraces.txt");
-  app.add_flag("--print-invalid-traces,--print-Invalid-Execution-Traces", o.invalid_traces,
+  app.add_flag("--print-invalid-traces,--print-invalid-Execution-Traces", o.invalid_traces,
                "invalidTraceArtifacts.txt");
   app.add_flag("--print-deployment-equivalence-classes,--print-Deployment-Equivalence-Classes",
                o.deployment_equivalence_classes, "traceDeploymentEquivClasses.txt");

@@ -202,6 +202,7 @@ TEST_F(TraceAnalysisCli, UsageErrorsExitTwo) {
       {log, "--out", out, "--all", "--response-times", "fortnights"},
       {log, "--out", out, "--all", "--prefix", "a/b"},
       {log, "--out", out, "--all", "--no-such-option"},
+      {log, "--out", out, "--all", "--select-traces", "1", "--filter-traces", "2"},
   };
   for (const auto& args : cases) {
     const CliRun r = sonde(args);
@@ -218,8 +219,20 @@ TEST_F(TraceAnalysisCli, UnknownSelectedTraceIsAWarning) {
       sonde({(kKieker / "events-2014" / "log").string(), "--out", (dir_ / "o").string(),
              "--select-traces", "3881283897249497088", "17", "--print-execution-traces"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("trace 17 selected but not in"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("trace 17 listed but not in"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("Traces: 1 valid"), std::string::npos) << r.out;
+}
+
+TEST_F(TraceAnalysisCli, FilterTracesWithKiekersInputdirsSpelling) {
+  const fs::path out = dir_ / "o";
+  const CliRun r =
+      sonde({"--inputdirs", (kKieker / "events-2014" / "log").string(), "--outputdir", out.string(),
+             "--filter-traces", "3881283897249497088", "--print-Execution-Traces"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Traces: 1 valid"), std::string::npos) << r.out;
+  const std::string text = slurp(out / "executionTraces.txt");
+  EXPECT_EQ(text.find("TraceId 3881283897249497088"), std::string::npos) << text;
+  EXPECT_EQ(text.rfind("TraceId 3881283897249497089 ", 0), 0u) << text;
 }
 
 }  // namespace

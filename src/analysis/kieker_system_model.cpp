@@ -35,6 +35,7 @@ KiekerEntityIds KiekerSystemModel::add(std::string_view host, std::string_view c
   if (inserted) allocations_.push_back({ids.assembly, ids.container});
   ids.allocation = it->second;
   ids.operation = find_or_add(operation_index_, operations_, operation);
+  if (operation_types_.size() < operations_.size()) operation_types_.push_back(ids.assembly);
   return ids;
 }
 
@@ -64,6 +65,10 @@ int32_t KiekerSystemModel::allocation_container(int32_t allocation) const {
 
 const std::string& KiekerSystemModel::operation_signature(int32_t operation) const {
   return operations_.at(static_cast<size_t>(operation - 1));
+}
+
+int32_t KiekerSystemModel::operation_type(int32_t operation) const {
+  return operation_types_.at(static_cast<size_t>(operation - 1));
 }
 
 KiekerEntityIds KiekerSystemModel::assembly_pair_entities(int32_t pair) const {

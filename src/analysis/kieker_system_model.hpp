@@ -46,6 +46,8 @@ class KiekerSystemModel {
   int32_t allocation_assembly(int32_t allocation) const;
   int32_t allocation_container(int32_t allocation) const;
   const std::string& operation_signature(int32_t operation) const;
+  // The component type an operation was first seen on (Kieker files it there).
+  int32_t operation_type(int32_t operation) const;
   // The (component, operation) a pair stands for.
   KiekerEntityIds assembly_pair_entities(int32_t pair) const;
   KiekerEntityIds allocation_pair_entities(int32_t pair) const;
@@ -83,6 +85,7 @@ class KiekerSystemModel {
   std::vector<std::string> containers_;  // [id - 1]
   std::vector<std::string> types_;
   std::vector<std::string> operations_;
+  std::vector<int32_t> operation_types_;  // [operation id - 1] -> assembly id
   std::vector<Allocation> allocations_;
   NameIndex container_index_, type_index_, operation_index_;
   std::unordered_map<uint64_t, int32_t> allocation_index_;

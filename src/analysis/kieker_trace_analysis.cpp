@@ -6,6 +6,7 @@
 #include "analysis/message_trace_text.hpp"
 #include "analysis/sequence_diagram_pic.hpp"
 #include "analysis/sequence_diagram_svg.hpp"
+#include "analysis/system_model_html.hpp"
 
 namespace sonde::analysis {
 namespace {
@@ -150,6 +151,7 @@ void KiekerTraceAnalysis::finish() {
   if (assembly_classes_) {
     write("traceAssemblyEquivClasses.txt", equivalence_classes_text(*assembly_classes_));
   }
+  if (options_.system_model) write("system-entities.html", system_model_html(model_));
   for (const Graph& g : graphs_) {
     write(g.file, kieker_dependency_graph_dot(g.graph, model_, options_.short_labels,
                                               options_.include_self_loops));

@@ -51,6 +51,7 @@ struct KiekerOutputOptions {
   bool aggregated_assembly_call_tree = false;
   bool deployment_equivalence_classes = false;  // traceDeploymentEquivClasses.txt
   bool assembly_equivalence_classes = false;    // traceAssemblyEquivClasses.txt
+  bool system_model = false;                    // system-entities.html
   GraphRequest container_graph;
   GraphRequest assembly_component_graph;
   GraphRequest deployment_component_graph;

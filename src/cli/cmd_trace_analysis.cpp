@@ -167,14 +167,14 @@ int run(TraceAnalysisArgs& a) {
   }
   o.container_graph.enabled = a.container_graph || a.all;
   if (a.all) {
-    for (bool* b : {&o.execution_traces, &o.message_traces, &o.invalid_traces,
+    for (bool* b : {&o.execution_traces, &o.message_traces, &o.invalid_traces, &o.system_model,
                     &o.deployment_sequence_diagrams, &o.assembly_sequence_diagrams, &o.call_trees,
                     &o.aggregated_deployment_call_tree, &o.aggregated_assembly_call_tree,
                     &o.deployment_equivalence_classes, &o.assembly_equivalence_classes}) {
       *b = true;
     }
   }
-  const bool any = o.execution_traces || o.message_traces || o.invalid_traces ||
+  const bool any = o.execution_traces || o.message_traces || o.invalid_traces || o.system_model ||
                    o.deployment_sequence_diagrams || o.assembly_sequence_diagrams || o.call_trees ||
                    o.aggregated_deployment_call_tree || o.aggregated_assembly_call_tree ||
                    o.deployment_equivalence_classes || o.assembly_equivalence_classes ||
@@ -301,6 +301,7 @@ void setup(CLI::App& app, int& exit_code) {
                "messageTraces.txt");
   app.add_flag("--print-invalid-traces,--print-invalid-Execution-Traces", o.invalid_traces,
                "invalidTraceArtifacts.txt");
+  app.add_flag("--print-system-model,--print-System-Model", o.system_model, "system-entities.html");
   app.add_flag("--print-deployment-equivalence-classes,--print-Deployment-Equivalence-Classes",
                o.deployment_equivalence_classes, "traceDeploymentEquivClasses.txt");
   app.add_flag("--print-assembly-equivalence-classes,--print-Assembly-Equivalence-Classes",

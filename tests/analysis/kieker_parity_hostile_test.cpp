@@ -11,6 +11,7 @@
 #include "analysis/graphviz_render.hpp"
 #include "analysis/sequence_diagram_pic.hpp"
 #include "analysis/sequence_diagram_svg.hpp"
+#include "analysis/system_model_html.hpp"
 #include "kieker_parity_support.hpp"
 
 namespace sonde::analysis {
@@ -52,6 +53,7 @@ std::map<std::string, std::string> all_outputs(bool short_labels) {
   o.deployment_sequence_diagrams = o.assembly_sequence_diagrams = o.sequence_diagram_svg = true;
   o.call_trees = o.aggregated_deployment_call_tree = o.aggregated_assembly_call_tree = true;
   o.deployment_equivalence_classes = o.assembly_equivalence_classes = true;
+  o.system_model = true;
   for (GraphRequest* g :
        {&o.container_graph, &o.assembly_component_graph, &o.deployment_component_graph,
         &o.assembly_operation_graph, &o.deployment_operation_graph}) {
@@ -157,6 +159,16 @@ TEST(KiekerParityHostile, SvgEscapesEveryName) {
   }
   EXPECT_EQ(xml_escape("<a href='x'>\"&\"</a>\x02"),
             "&lt;a href=&apos;x&apos;&gt;&quot;&amp;&quot;&lt;/a&gt;?");
+}
+
+TEST(KiekerParityHostile, HtmlEscapesEveryName) {
+  const std::string html = all_outputs(false).at("system-entities.html");
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  EXPECT_EQ(html.find("<b>"), std::string::npos);
+  EXPECT_EQ(html.find("</text>"), std::string::npos);
+  EXPECT_EQ(html.find('\xff'), std::string::npos);
+  EXPECT_NE(html.find("evil.&quot;Co\\mp?&lt;script&gt;&amp;amp;"), std::string::npos) << html;
+  EXPECT_EQ(html_escape("a/'<\x01"), "a&#x2F;&#x27;&lt;?");
 }
 
 }  // namespace

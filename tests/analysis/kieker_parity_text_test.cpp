@@ -9,6 +9,7 @@
 
 #include "analysis/execution_trace_text.hpp"
 #include "analysis/message_trace.hpp"
+#include "analysis/system_model_html.hpp"
 #include "analysis/trace_equivalence.hpp"
 #include "analysis/trace_start_order.hpp"
 #include "kieker_parity_support.hpp"
@@ -208,6 +209,41 @@ TEST(KiekerParityText, InvalidExecutionRecordTracesArePrintedAsKiekerArtifacts) 
   EXPECT_TRUE(lines[0].starts_with("TraceId 5 (minTin=1000 (Thu, 1 Jan 1970")) << lines[0];
   EXPECT_TRUE(lines[0].ends_with("; maxEss=2):")) << lines[0];
   EXPECT_EQ(lines[2], "<5[2,2] 1001-1102 h::@1:p.C.b s>");
+}
+
+TEST(KiekerParityText, SystemModelHtmlIsKiekersBytes) {
+  KiekerOutputOptions o;
+  o.system_model = true;
+  for (const char* log : {"bookstore-oer-2010", "events-2014"}) {
+    const std::string golden = read_file(golden_dir(log) / "system-entities.html");
+    ASSERT_FALSE(golden.empty()) << log;
+    EXPECT_EQ(run_parity(log, o).files.at("system-entities.html"), golden) << log;
+  }
+  // Kieker's last bookstore run selected four traces; they reach every entity.
+  const std::string golden = read_file(golden_dir("bookstore-oer-2010") / "executionTraces.txt");
+  EXPECT_EQ(run_parity("bookstore-oer-2010", o, golden_execution_trace_ids(golden))
+                .files.at("system-entities.html"),
+            read_file(golden_dir("bookstore-oer-2010") / "system-entities.html"));
+}
+
+TEST(KiekerParityText, SignaturesParseAsKiekerParsesThem) {
+  KiekerSignature s = parse_kieker_signature(
+      "private static void a.b.C.spawn(a.b.Bookstore, java.util.concurrent.CountDownLatch)");
+  EXPECT_EQ(s.modifiers, (std::vector<std::string>{"private", "static"}));
+  EXPECT_EQ(s.return_type, "void");
+  EXPECT_EQ(s.name, "spawn");
+  EXPECT_EQ(s.parameters,
+            (std::vector<std::string>{"a.b.Bookstore", "java.util.concurrent.CountDownLatch"}));
+  EXPECT_EQ(kieker_signature_text(s),
+            "private static spawn(a.b.Bookstore,java.util.concurrent.CountDownLatch):void");
+  s = parse_kieker_signature("bookstoreTracing.Catalog.getBook(boolean)");
+  EXPECT_TRUE(s.modifiers.empty());
+  EXPECT_EQ(s.return_type, "");  // printed as <NO-RETURN-TYPE>
+  EXPECT_EQ(kieker_signature_text(s), "getBook(boolean)");
+  s = parse_kieker_signature("public a.B.<init>()");
+  EXPECT_EQ(s.return_type, "");
+  EXPECT_EQ(s.modifiers, (std::vector<std::string>{"public"}));
+  EXPECT_EQ(s.name, "<init>");
 }
 
 TEST(KiekerParityText, DatesAreJavasUtcFormat) {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "analysis/graphviz_render.hpp"
@@ -61,44 +62,63 @@ struct TraceAnalysisArgs {
 };
 
 // Writes outputs into a directory; with `svg`, every .dot file is also
-// rendered by Graphviz into a .svg beside it.
+// rendered by Graphviz into a .svg beside it. The file appended to last
+// stays open, so writing a text file trace by trace does not reopen it.
 class DirectoryOutput : public analysis::OutputFiles {
  public:
   DirectoryOutput(fs::path dir, bool svg) : dir_(std::move(dir)), svg_(svg) {}
 
   bool write(const std::string& name, std::string_view content) override {
-    if (!store(name, content, std::ios::trunc)) return false;
+    if (name == appending_ && !close_appending()) return false;
+    std::ofstream f(dir_ / name, std::ios::binary | std::ios::trunc);
+    if (f) f.write(content.data(), static_cast<std::streamsize>(content.size()));
+    if (f) f.close();
+    if (!f) return failed(name);
     if (!svg_ || !name.ends_with(".dot")) return true;
-    const analysis::RenderResult r = analysis::render_dot(content, "svg");
     const std::string svg_name = name.substr(0, name.size() - 4) + ".svg";
+    const analysis::RenderResult r = analysis::render_dot(content, "svg");
     if (!r.ok) {
       std::cerr << kName << ": cannot render '" << (dir_ / svg_name).string() << "': " << r.error
                 << "\n";
       return false;
     }
-    return store(svg_name, r.output, std::ios::trunc);
+    return write(svg_name, r.output);
   }
 
   bool append(const std::string& name, std::string_view content) override {
-    return store(name, content, std::ios::app);
+    if (name != appending_) {
+      if (!close_appending()) return false;
+      append_stream_.open(dir_ / name, std::ios::binary | std::ios::app);
+      appending_ = name;
+    }
+    if (append_stream_)
+      append_stream_.write(content.data(), static_cast<std::streamsize>(content.size()));
+    return append_stream_ ? true : failed(name);
   }
 
- private:
-  bool store(const std::string& name, std::string_view content, std::ios::openmode mode) {
-    const fs::path path = dir_ / name;
-    std::ofstream f(path, std::ios::binary | mode);
-    if (f) f.write(content.data(), static_cast<std::streamsize>(content.size()));
-    if (f) f.close();
-    if (!f) {
-      std::cerr << kName << ": cannot write '" << path.string() << "': " << std::strerror(errno)
-                << "\n";
-      return false;
+  // Closes the file being appended to; false (and a message) if that fails.
+  bool close_appending() {
+    if (appending_.empty()) return true;
+    append_stream_.close();
+    const std::string name = std::exchange(appending_, std::string());
+    if (!append_stream_) {
+      append_stream_.clear();
+      return failed(name);
     }
     return true;
   }
 
+ private:
+  bool failed(const std::string& name) {
+    std::cerr << kName << ": cannot write '" << (dir_ / name).string()
+              << "': " << std::strerror(errno) << "\n";
+    return false;
+  }
+
   fs::path dir_;
   bool svg_;
+  std::string appending_;
+  std::ofstream append_stream_;
 };
 
 bool parse_trace_ids(const std::vector<std::string>& texts, std::unordered_set<int64_t>* ids) {
@@ -229,6 +249,7 @@ int run(TraceAnalysisArgs& a) {
   traces.finish();  // closes the traces still open
   ordered.flush();
   outputs.finish();
+  const bool closed = files.close_appending();
 
   for (const std::string& e : read.errors) std::cerr << kName << ": error: " << e << "\n";
   if (!read.ok && read.records == 0) {
@@ -248,7 +269,7 @@ int run(TraceAnalysisArgs& a) {
   std::cout << "Traces: " << outputs.traces() << " valid, " << outputs.invalid_traces()
             << " invalid\n"
             << "Wrote " << outputs.files_written() << " files to " << a.out << "\n";
-  if (!outputs.failed_files().empty()) return kFailed;
+  if (!outputs.failed_files().empty() || !closed) return kFailed;
   return read.ok ? kOk : kFailed;
 }
 

@@ -6,8 +6,8 @@
 // the distinct operations, paths and classes, and are written by finish().
 //
 // Wiring, as `sonde trace-analysis` does it (Kieker's order of stages):
-//   reader -> KiekerRecordFilter -> TraceAnalysis::records()
-//   TraceAnalysis -> TraceStartOrder -> KiekerTraceAnalysis -> OutputFiles
+//   reader -> KiekerRecordFilter -> TraceReconstructor -> TraceStartOrder
+//          -> KiekerTraceAnalysis -> OutputFiles
 #pragma once
 
 #include <cstdint>

@@ -23,7 +23,7 @@
 #include "analysis/graphviz_render.hpp"
 #include "analysis/kieker_record_filter.hpp"
 #include "analysis/kieker_trace_analysis.hpp"
-#include "analysis/trace_analysis.hpp"
+#include "analysis/trace_reconstructor.hpp"
 #include "analysis/trace_start_order.hpp"
 #include "cli/command.hpp"
 #include "format/log_reader.hpp"
@@ -234,17 +234,17 @@ int run(TraceAnalysisArgs& a) {
     return kFailed;
   }
 
-  analysis::AnalysisOptions options;
-  options.reconstruction.repair_event_traces = a.repair;
-  options.build_call_tree = false;  // the Kieker outputs build their own
-  options.build_dependency_graph = false;
-  analysis::TraceAnalysis traces(options);
+  // Kieker's stages: trace-id filter and system model, reconstruction,
+  // Kieker's trace order, outputs. The reconstructor is used directly rather
+  // than through TraceAnalysis, whose statistics keep every duration.
   analysis::KiekerSystemModel model;
   DirectoryOutput files(a.out, a.svg);
   analysis::KiekerTraceAnalysis outputs(o, model, files);
   analysis::TraceStartOrder ordered(outputs, a.reorder_window);
-  traces.add_sink(ordered);
-  analysis::KiekerRecordFilter filter(traces.records(), model, listed, selection);
+  analysis::ReconstructionOptions reconstruction;
+  reconstruction.repair_event_traces = a.repair;
+  analysis::TraceReconstructor traces(ordered, reconstruction);
+  analysis::KiekerRecordFilter filter(traces, model, listed, selection);
   const format::LogReadStats read = format::read_log(a.log, filter);
   traces.finish();  // closes the traces still open
   ordered.flush();

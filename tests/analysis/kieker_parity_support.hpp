@@ -13,7 +13,7 @@
 
 #include "analysis/kieker_record_filter.hpp"
 #include "analysis/kieker_trace_analysis.hpp"
-#include "analysis/trace_analysis.hpp"
+#include "analysis/trace_reconstructor.hpp"
 #include "analysis/trace_start_order.hpp"
 #include "format/log_reader.hpp"
 
@@ -66,11 +66,10 @@ inline ParityRun run_parity(const std::string& log, const KiekerOutputOptions& o
                             std::unordered_set<int64_t> selected = {}) {
   MemoryFiles files;
   KiekerSystemModel model;
-  TraceAnalysis traces(AnalysisOptions{});
   KiekerTraceAnalysis outputs(options, model, files);
   TraceStartOrder ordered(outputs, 100'000);
-  traces.add_sink(ordered);
-  KiekerRecordFilter filter(traces.records(), model, std::move(selected));
+  TraceReconstructor traces(ordered);
+  KiekerRecordFilter filter(traces, model, std::move(selected));
   ParityRun run;
   run.read = format::read_log((kKieker / log / "log").string(), filter);
   traces.finish();

@@ -62,11 +62,7 @@ void KiekerTraceAnalysis::failed(const std::string& name) {
 
 void KiekerTraceAnalysis::write(const std::string& name, std::string_view content) {
   const std::string file = options_.prefix + name;
-  if (files_.write(file, content)) {
-    ++files_written_;
-  } else {
-    failed(file);
-  }
+  if (!files_.write(file, content)) failed(file);
 }
 
 void KiekerTraceAnalysis::append(const std::string& name, std::string_view content) {

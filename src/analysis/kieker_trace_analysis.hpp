@@ -81,8 +81,6 @@ class KiekerTraceAnalysis : public TraceSink {
   uint64_t invalid_traces() const { return invalid_traces_; }
   // Files that could not be written, each named once.
   const std::vector<std::string>& failed_files() const { return failed_; }
-  // Files created (appends to them not counted).
-  uint64_t files_written() const { return files_written_; }
 
  private:
   struct Graph {
@@ -104,7 +102,6 @@ class KiekerTraceAnalysis : public TraceSink {
   std::optional<TraceEquivalenceClasses> deployment_classes_, assembly_classes_;
   uint64_t traces_ = 0;
   uint64_t invalid_traces_ = 0;
-  uint64_t files_written_ = 0;
   bool execution_traces_started_ = false;
   bool message_traces_started_ = false;
   bool invalid_traces_started_ = false;

@@ -74,6 +74,7 @@ class DirectoryOutput : public analysis::OutputFiles {
     if (f) f.write(content.data(), static_cast<std::streamsize>(content.size()));
     if (f) f.close();
     if (!f) return failed(name);
+    ++written_;
     if (!svg_ || !name.ends_with(".dot")) return true;
     const std::string svg_name = name.substr(0, name.size() - 4) + ".svg";
     const analysis::RenderResult r = analysis::render_dot(content, "svg");
@@ -96,6 +97,8 @@ class DirectoryOutput : public analysis::OutputFiles {
     return append_stream_ ? true : failed(name);
   }
 
+  size_t written() const { return written_; }
+
   // Closes the file being appended to; false (and a message) if that fails.
   bool close_appending() {
     if (appending_.empty()) return true;
@@ -117,6 +120,7 @@ class DirectoryOutput : public analysis::OutputFiles {
 
   fs::path dir_;
   bool svg_;
+  size_t written_ = 0;
   std::string appending_;
   std::ofstream append_stream_;
 };
@@ -268,7 +272,7 @@ int run(TraceAnalysisArgs& a) {
   }
   std::cout << "Traces: " << outputs.traces() << " valid, " << outputs.invalid_traces()
             << " invalid\n"
-            << "Wrote " << outputs.files_written() << " files to " << a.out << "\n";
+            << "Wrote " << files.written() << " files to " << a.out << "\n";
   if (!outputs.failed_files().empty() || !closed) return kFailed;
   return read.ok ? kOk : kFailed;
 }

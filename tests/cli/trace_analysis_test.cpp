@@ -147,8 +147,9 @@ TEST_F(TraceAnalysisCli, AllWritesEveryKiekerFile) {
         "assemblySequenceDiagram-3881283897249497089.pic"}) {
     EXPECT_TRUE(fs::exists(out / f)) << f;
   }
-  EXPECT_EQ(slurp(out / "system-entities.html"),
-            slurp(kKieker / "events-2014" / "kieker-trace-analysis-output" / "system-entities.html"));
+  EXPECT_EQ(
+      slurp(out / "system-entities.html"),
+      slurp(kKieker / "events-2014" / "kieker-trace-analysis-output" / "system-entities.html"));
   // Every golden file of this log (Kieker's first run) is written the same, up to line order.
   for (const auto& entry :
        fs::directory_iterator(kKieker / "events-2014" / "kieker-trace-analysis-output")) {

@@ -48,20 +48,25 @@ const std::string& host_of(const Execution& e, const Trace& t, std::string& stor
 }
 
 // A time inside `node`'s span where it is the innermost open event on its
-// track (the middle of the widest gap between its same-track callees), so a
-// flow event there binds to it. Falls back to its start when it has no gap.
+// track (strictly between its same-track callees), as close to `target` as
+// possible, so a flow event there binds to this node and flows run forward
+// in time. Falls back to the node's start when it has no such gap.
 int64_t point_inside(const std::vector<Node>& nodes, int32_t node,
-                     std::vector<int32_t> callees_on_track) {
+                     std::vector<int32_t> callees_on_track, int64_t target) {
   const Node& n = nodes[node];
   std::sort(callees_on_track.begin(), callees_on_track.end(),
             [&](int32_t a, int32_t b) { return nodes[a].start < nodes[b].start; });
-  int64_t best_start = n.start;
-  int64_t best_length = -1;
+  int64_t best = n.start;
+  uint64_t best_distance = std::numeric_limits<uint64_t>::max();
   int64_t cursor = n.start;
   const auto consider = [&](int64_t gap_end) {
-    if (gap_end - cursor > best_length) {
-      best_length = gap_end - cursor;
-      best_start = cursor;
+    if (gap_end - cursor < 2) return;
+    const int64_t t = std::clamp(target, cursor + 1, gap_end - 1);
+    const uint64_t distance =
+        t > target ? static_cast<uint64_t>(t - target) : static_cast<uint64_t>(target - t);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = t;
     }
   };
   for (int32_t c : callees_on_track) {
@@ -69,7 +74,7 @@ int64_t point_inside(const std::vector<Node>& nodes, int32_t node,
     cursor = std::max(cursor, nodes[c].end);
   }
   consider(n.end);
-  return best_length >= 2 ? best_start + best_length / 2 : n.start;
+  return best;
 }
 
 }  // namespace
@@ -222,15 +227,16 @@ void ChromeTraceWriter::on_stitched_trace(const StitchedTrace& stitched) {
     }
   }
 
-  // Per track: by start, longer first, caller first.
+  // Per track: by start, then callers before callees.
   std::vector<std::vector<int32_t>> per_track(tracks.size());
   for (size_t n = 0; n < nodes.size(); ++n) per_track[nodes[n].track].push_back(int32_t(n));
   for (std::vector<int32_t>& events : per_track) {
     std::sort(events.begin(), events.end(), [&](int32_t a, int32_t b) {
       const Node& x = nodes[a];
       const Node& y = nodes[b];
+      // Equal starts: node order is pre-order, so a caller precedes its
+      // callees and a zero-length call precedes the sibling that follows it.
       if (x.start != y.start) return x.start < y.start;
-      if (x.end - x.start != y.end - y.start) return x.end - x.start > y.end - y.start;
       return a < b;
     });
     for (int32_t n : events) {
@@ -270,19 +276,22 @@ void ChromeTraceWriter::on_stitched_trace(const StitchedTrace& stitched) {
     if (it != callees.end()) it->second.push_back(static_cast<int32_t>(n));
   }
   for (const auto& [from, to] : links) {
-    const uint64_t id = next_flow_id_++;
-    const std::pair<int32_t, int32_t> ends[] = {{from, 's'}, {to, 'f'}};
-    for (const auto& [n, phase] : ends) {
-      const std::pair<int32_t, int32_t>& track = tracks[nodes[n].track];
-      begin_event();
-      out_ << "{\"name\":\"context\",\"cat\":\"sonde.flow\",\"ph\":\"" << static_cast<char>(phase)
-           << "\",\"id\":" << id
-           << ",\"ts\":" << micros(point_inside(nodes, n, callees[n]) - *origin_)
-           << ",\"pid\":" << track.first << ",\"tid\":" << track.second
-           << (phase == 'f' ? ",\"bp\":\"e\"}" : "}");
-    }
+    // The start as close as possible to when the part began, the end right after.
+    const int64_t start = point_inside(nodes, from, callees[from], nodes[to].start);
+    const int64_t end = point_inside(nodes, to, callees[to], start);
+    write_flow_event('s', next_flow_id_, start, tracks[nodes[from].track]);
+    write_flow_event('f', next_flow_id_, end, tracks[nodes[to].track]);
+    ++next_flow_id_;
     ++stats_.flows;
   }
+}
+
+void ChromeTraceWriter::write_flow_event(char phase, uint64_t id, int64_t time,
+                                         std::pair<int32_t, int32_t> track) {
+  begin_event();
+  out_ << "{\"name\":\"context\",\"cat\":\"sonde.flow\",\"ph\":\"" << phase << "\",\"id\":" << id
+       << ",\"ts\":" << micros(time - *origin_) << ",\"pid\":" << track.first
+       << ",\"tid\":" << track.second << (phase == 'f' ? ",\"bp\":\"e\"}" : "}");
 }
 
 void ChromeTraceWriter::finish() {

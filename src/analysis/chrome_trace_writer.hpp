@@ -17,8 +17,9 @@
 // recorded thread. Traces without a thread id (Kieker
 // OperationExecutionRecords) go to "lanes": a trace takes the first lane of
 // its host whose previous trace has ended, so concurrent traces never share
-// a track. Within a trace, events are sorted per track by start, longer
-// first, caller first, and each execution is clamped into its nearest
+// a track. Within a trace, events are sorted per track by start, a caller
+// before its callees (execution order), and each execution is clamped into
+// its nearest
 // caller on the same track, so nesting is well formed even with equal
 // timestamps or clock skew across hosts (args.clamped says when).
 //
@@ -91,6 +92,7 @@ class ChromeTraceWriter : public StitchedTraceSink {
   int32_t new_tid(int32_t pid, const std::string& name);
   void begin_event();
   void write_metadata(const char* name, int32_t pid, int32_t tid, const std::string& value);
+  void write_flow_event(char phase, uint64_t id, int64_t time, std::pair<int32_t, int32_t> track);
 
   std::ostream& out_;
   ChromeTraceOptions options_;

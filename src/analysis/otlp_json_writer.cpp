@@ -160,48 +160,67 @@ void OtlpJsonWriter::on_stitched_trace(const StitchedTrace& stitched) {
       }
       span += "}";
 
-      std::string host(host_of(e, trace));
-      auto [it, inserted] = batch_index_.try_emplace(host, batch_.size());
-      if (inserted) batch_.push_back(ResourceBatch{host, {}});
-      std::string& spans = batch_[it->second].spans;
-      if (!spans.empty()) spans += ',';
-      spans += span;
-      ++buffered_spans_;
-      ++stats_.spans;
+      add_span(std::string(host_of(e, trace)), span);
     }
   }
   ++buffered_traces_;
-  if (buffered_traces_ >= options_.max_traces_per_line ||
-      buffered_spans_ >= options_.max_spans_per_line) {
-    flush();
-  }
+  if (buffered_traces_ >= options_.max_traces_per_line) flush();
 }
 
-void OtlpJsonWriter::flush() {
-  if (buffered_traces_ == 0) return;
+std::string OtlpJsonWriter::resource_prefix(const std::string& host) const {
+  const std::string service = options_.service_name.empty()
+                                  ? (host.empty() ? "unknown_service" : host)
+                                  : options_.service_name;
+  std::string attributes;
+  string_attribute(attributes, "service.name", service);
+  if (!host.empty()) string_attribute(attributes, "host.name", host);
   std::string scope = "{\"name\":\"sonde\"";
   if (!options_.scope_version.empty())
     scope += ",\"version\":" + json_quote(options_.scope_version);
   scope += "}";
-  out_ << "{\"resourceSpans\":[";
-  for (size_t r = 0; r < batch_.size(); ++r) {
-    const ResourceBatch& batch = batch_[r];
-    const std::string service = options_.service_name.empty()
-                                    ? (batch.host.empty() ? "unknown_service" : batch.host)
-                                    : options_.service_name;
-    std::string attributes;
-    string_attribute(attributes, "service.name", service);
-    if (!batch.host.empty()) string_attribute(attributes, "host.name", batch.host);
-    out_ << (r == 0 ? "" : ",") << "{\"resource\":{\"attributes\":[" << attributes.substr(1)
-         << "]},\"scopeSpans\":[{\"scope\":" << scope << ",\"spans\":[" << batch.spans << "]}]}";
+  return "{\"resource\":{\"attributes\":[" + attributes.substr(1) +
+         "]},\"scopeSpans\":[{\"scope\":" + scope + ",\"spans\":[";
+}
+
+void OtlpJsonWriter::add_span(const std::string& host, const std::string& span) {
+  constexpr size_t kLineFrame = sizeof("{\"resourceSpans\":[]}\n");
+  constexpr size_t kResourceEnd = sizeof("]}]},");
+  auto it = batch_index_.find(host);
+  const size_t growth =
+      span.size() + 1 +
+      (it == batch_index_.end() ? resource_prefix(host).size() + kResourceEnd : 0);
+  if (buffered_spans_ > 0 && kLineFrame + buffered_bytes_ + growth > options_.max_line_bytes) {
+    flush();
+    it = batch_index_.end();
   }
-  out_ << "]}\n";
-  out_.flush();
-  ++stats_.lines;
+  if (it == batch_index_.end()) {
+    it = batch_index_.emplace(host, batch_.size()).first;
+    batch_.push_back(ResourceBatch{resource_prefix(host), {}});
+    buffered_bytes_ += batch_.back().prefix.size() + kResourceEnd;
+  }
+  std::string& spans = batch_[it->second].spans;
+  if (!spans.empty()) spans += ',';
+  spans += span;
+  buffered_bytes_ += span.size() + 1;
+  ++buffered_spans_;
+  ++stats_.spans;
+}
+
+void OtlpJsonWriter::flush() {
+  if (buffered_spans_ > 0) {
+    out_ << "{\"resourceSpans\":[";
+    for (size_t r = 0; r < batch_.size(); ++r) {
+      out_ << (r == 0 ? "" : ",") << batch_[r].prefix << batch_[r].spans << "]}]}";
+    }
+    out_ << "]}\n";
+    out_.flush();
+    ++stats_.lines;
+  }
   batch_.clear();
   batch_index_.clear();
   buffered_traces_ = 0;
   buffered_spans_ = 0;
+  buffered_bytes_ = 0;
 }
 
 }  // namespace sonde::analysis

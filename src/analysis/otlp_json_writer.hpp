@@ -2,10 +2,13 @@
 // ExportTraceServiceRequest per line (JSON Lines), the file format of the
 // OpenTelemetry Collector's otlpjsonfile receiver and file exporter.
 //
-// Each line holds up to max_traces_per_line whole traces (a trace is never
-// split across lines unless it alone exceeds max_spans_per_line, and then
-// still not split: one trace, one line). Spans are grouped by resource: one
-// ResourceSpans per host, with service.name and host.name.
+// A line holds up to max_traces_per_line traces and at most about
+// max_line_bytes bytes: the collector's file reader cuts longer lines
+// (fileconsumer max_log_size, 1 MiB by default), which would break the JSON.
+// A trace too big for one line is split across lines at span boundaries,
+// which OTLP allows (spans are grouped by traceId downstream). Spans are
+// grouped by resource: one ResourceSpans per host, with service.name and
+// host.name.
 //
 // Protobuf JSON mapping as OTLP specifies it: lowerCamelCase keys, traceId
 // and spanId as lowercase hex (not base64), enums (kind, status.code) as
@@ -46,9 +49,11 @@ struct OtlpJsonOptions {
   // Span names: "Catalog.getBook(..)" (short) or the full signature. The
   // full signature is always in the attribute sonde.operation.
   bool short_labels = true;
-  // A line is written once this many traces, or this many spans, are buffered.
+  // A line is written once this many traces are buffered, or before it
+  // would grow past this many bytes (one span longer than that still gets
+  // a line of its own).
   size_t max_traces_per_line = 64;
-  size_t max_spans_per_line = 10000;
+  size_t max_line_bytes = 1'000'000;
 };
 
 struct OtlpJsonStats {
@@ -67,7 +72,7 @@ class OtlpJsonWriter : public StitchedTraceSink {
 
   void on_stitched_trace(const StitchedTrace& trace) override;
 
-  // Writes the buffered traces as one line (nothing if none is buffered).
+  // Writes the buffered spans as one line (nothing if none is buffered).
   void flush();
   // Flushes; call once after the last trace. Check the stream's state
   // afterwards for write errors.
@@ -77,9 +82,12 @@ class OtlpJsonWriter : public StitchedTraceSink {
 
  private:
   struct ResourceBatch {
-    std::string host;
-    std::string spans;  // serialized spans, comma-separated
+    std::string prefix;  // the ResourceSpans up to its span list
+    std::string spans;   // serialized spans, comma-separated
   };
+
+  std::string resource_prefix(const std::string& host) const;
+  void add_span(const std::string& host, const std::string& span);
 
   std::ostream& out_;
   OtlpJsonOptions options_;
@@ -87,6 +95,7 @@ class OtlpJsonWriter : public StitchedTraceSink {
   std::map<std::string, size_t> batch_index_;
   size_t buffered_traces_ = 0;
   size_t buffered_spans_ = 0;
+  size_t buffered_bytes_ = 0;  // of the line flush() would write
   OtlpJsonStats stats_;
 };
 

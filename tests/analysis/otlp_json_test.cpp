@@ -289,10 +289,35 @@ TEST(OtlpJson, LinesHoldWholeTracesUpToTheBatchSize) {
   EXPECT_EQ(spans_of({lines[2]}).size(), 5u);
   for (const json& line : lines) expect_request_shape(line);
 
-  options.max_traces_per_line = 100;
-  options.max_spans_per_line = 6;  // flushed after every second trace
-  EXPECT_EQ(write_lines(traces, options).size(), 3u);
   EXPECT_TRUE(write_lines({}, options).empty());
+}
+
+TEST(OtlpJson, LinesStayUnderTheByteLimitBySplittingTracesAtSpans) {
+  std::vector<StitchedTrace> traces;
+  for (int64_t id = 1; id <= 5; ++id) {
+    traces.push_back(one_part_stitched_trace(test::sample_trace(id)));
+  }
+  OtlpJsonOptions options;
+  options.max_line_bytes = 3000;  // a few spans of ~700 bytes
+  std::ostringstream out;
+  OtlpJsonWriter writer(out, options);
+  for (const StitchedTrace& t : traces) writer.on_stitched_trace(t);
+  writer.finish();
+  std::istringstream in(out.str());
+  std::vector<json> lines;
+  for (std::string line; std::getline(in, line);) {
+    EXPECT_LE(line.size() + 1, options.max_line_bytes);
+    lines.push_back(json::parse(line));
+    expect_request_shape(lines.back());
+  }
+  EXPECT_GT(lines.size(), 5u);  // traces were split
+  EXPECT_EQ(writer.stats().lines, lines.size());
+  // Nothing lost or duplicated: 25 distinct (traceId, spanId) pairs.
+  std::set<std::pair<std::string, std::string>> ids;
+  for (const Span& sp : spans_of(lines)) {
+    ids.emplace(sp.span["traceId"].get<std::string>(), sp.span["spanId"].get<std::string>());
+  }
+  EXPECT_EQ(ids.size(), 25u);
 }
 
 TEST(OtlpJson, HostileNamesStayValidJson) {

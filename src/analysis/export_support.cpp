@@ -17,13 +17,15 @@ void OnePartStitchedTraceSink::on_trace(const Trace& trace) {
 }
 
 std::string execution_label(const Execution& execution, bool short_labels) {
+  constexpr size_t npos = std::string_view::npos;
   std::string label;
   if (short_labels) {
     const std::string_view component = short_class_label(execution.component);
     const std::string operation = short_operation_label(execution.operation);
     if (!component.empty()) {
       label.append(component);
-      if (!operation.empty()) label += '.';
+      // C++ signatures keep their own separator: "Tpl<int>::name(..)".
+      if (!operation.empty()) label += execution.operation.find("::") == npos ? "." : "::";
     }
     label += operation;
   } else {

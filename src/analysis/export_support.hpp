@@ -28,9 +28,10 @@ class OnePartStitchedTraceSink : public TraceSink {
   StitchedTraceSink& out_;
 };
 
-// What an execution is called in exported views: "Catalog.getBook(..)" with
-// short labels (short class name + short operation label), else the
-// operation signature as recorded. Never empty ("[unknown]").
+// What an execution is called in exported views: "Catalog.getBook(..)" (or
+// "Tpl<int>::name(..)" for C++ signatures) with short labels (short class
+// name + short operation label), else the operation signature as recorded.
+// Never empty ("[unknown]").
 std::string execution_label(const Execution& execution, bool short_labels);
 
 // `text` with every byte sequence that is not valid UTF-8 (stray

@@ -283,6 +283,15 @@ TEST(ChromeTrace, FlowsLinkEachContinuedPartToItsParentExecution) {
   }
 }
 
+TEST(ChromeTrace, FlowsCanBeLeftOut) {
+  ChromeTraceOptions options;
+  options.flows = false;
+  const json doc = write_chrome({test::stitched_sample()}, options);
+  EXPECT_TRUE(events_with_phase(doc, "s").empty());
+  EXPECT_TRUE(events_with_phase(doc, "f").empty());
+  EXPECT_EQ(events_with_phase(doc, "X").size(), test::execution_count(test::stitched_sample()));
+}
+
 TEST(ChromeTrace, TracesWithoutThreadIdGetLanesSoConcurrentTracesNeverShareATrack) {
   // Traces 1 and 2 overlap; trace 3 starts after both ended.
   const std::vector<StitchedTrace> traces = {

@@ -245,6 +245,20 @@ TEST(FlameGraph, SvgHasOneFramePerShownStackWithWidthsByTotalTime) {
   EXPECT_NE(pruned.find("Svc.submit()"), std::string::npos);
 }
 
+TEST(FlameGraph, ShortLabelsKeepTheSeparatorOfTheLanguage) {
+  FlameGraph graph;
+  graph.add(make_trace(
+      1, 1,
+      {exec("int ns::Tpl<int, char>::name(int) const", "ns::Tpl<int, char>", kT0, kT0 + 10, 0, 0),
+       exec("public static void a.b.Main.main(java.lang.String[])", "a.b.Main", kT0 + 1, kT0 + 2, 1,
+            1),
+       exec("free_function()", "", kT0 + 3, kT0 + 4, 2, 1)}));
+  const std::map<std::string, int64_t> expected = {{"Tpl<int, char>::name(..)", 8},
+                                                   {"Tpl<int, char>::name(..);Main.main(..)", 1},
+                                                   {"Tpl<int, char>::name(..);free_function()", 1}};
+  EXPECT_EQ(folded_lines(graph), expected);
+}
+
 TEST(FlameGraph, EmptyGraphStillDrawsAValidSvg) {
   FlameGraph graph;
   const std::string svg = svg_of(graph);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "analysis/flame_graph.hpp"
+#include "analysis/xml_escape.hpp"
 
 namespace sonde::analysis {
 
@@ -28,8 +29,5 @@ struct FlameGraphSvgOptions {
 
 void write_flame_graph_svg(const FlameGraph& graph, std::ostream& out,
                            const FlameGraphSvgOptions& options = {});
-
-// `text` with &, <, >, " and ' replaced by entities (for text and attributes).
-std::string xml_escape(std::string_view text);
 
 }  // namespace sonde::analysis

@@ -240,48 +240,6 @@ class Renderer {
 
 }  // namespace
 
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += '?';
-        } else if (c >= 0x80) {
-          const size_t len = utf8_sequence_length(text, i);
-          if (len == 0) {
-            out += '?';
-          } else {
-            out.append(text.substr(i, len));
-            i += len;
-            continue;
-          }
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-    ++i;
-  }
-  return out;
-}
-
 std::string sequence_diagram_svg(const SequenceDiagram& diagram) {
   return Renderer(diagram).render();
 }

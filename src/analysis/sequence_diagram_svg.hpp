@@ -8,13 +8,9 @@
 #include <string_view>
 
 #include "analysis/sequence_diagram.hpp"
+#include "analysis/xml_escape.hpp"
 
 namespace sonde::analysis {
-
-// `text` safe inside XML character data and attribute values: & < > " '
-// become entities; control characters and invalid UTF-8 become '?' (XML 1.0
-// cannot carry them).
-std::string xml_escape(std::string_view text);
 
 std::string sequence_diagram_svg(const SequenceDiagram& diagram);
 

@@ -1,49 +1,124 @@
-// `sonde convert IN --to native|kieker-dat|kieker-bin --out OUT`.
+// `sonde convert IN OUT --to FORMAT`: converts a log between formats.
+//   native, kieker-dat, kieker-bin   record formats: every record is carried over
+//   openxtrace, chrome, otlp         trace formats: traces are reconstructed and
+//                                    stitched across threads/processes first
+// OUT may also be given as --out. Exit status: 0 ok; 1 the input cannot be
+// read or the output cannot be written (the message names which); 2 usage.
 #include <iostream>
+#include <memory>
+#include <string>
 
+#include "analysis/trace_export.hpp"
 #include "cli/command.hpp"
 #include "format/convert.hpp"
 
 namespace sonde::cli {
 namespace {
 
+constexpr int kOk = 0;
+constexpr int kFailed = 1;
+constexpr int kUsage = 2;
+
 struct ConvertOptions {
   std::string input;
-  std::string to;
   std::string output;
+  std::string output_option;
+  std::string to;
+  bool repair = false;
 };
 
-int run_convert(const ConvertOptions& o) {
-  format::OutputFormat f = o.to == "native"       ? format::OutputFormat::kNative
-                           : o.to == "kieker-bin" ? format::OutputFormat::kKiekerBin
-                                                  : format::OutputFormat::kKiekerDat;
-  format::ConvertResult r = format::convert_log(o.input, f, o.output);
-  for (const std::string& w : r.read.warnings) std::cerr << "warning: " << w << "\n";
-  for (const std::string& e : r.read.errors) std::cerr << "error: " << e << "\n";
-  if (!r.error.empty()) std::cerr << "error: " << r.error << "\n";
-  std::cerr << "sonde convert: " << r.written << " records written to " << o.output;
+void print_read_messages(const format::LogReadStats& read) {
+  for (const std::string& w : read.warnings) std::cerr << "sonde convert: warning: " << w << "\n";
+  for (const std::string& e : read.errors) std::cerr << "sonde convert: error: " << e << "\n";
+}
+
+int convert_records(const ConvertOptions& o, const std::string& output,
+                    format::OutputFormat format) {
+  const format::ConvertResult r = format::convert_log(o.input, format, output);
+  print_read_messages(r.read);
+  if (!r.error.empty()) std::cerr << "sonde convert: error: " << r.error << "\n";
+  std::cerr << "sonde convert: " << r.written << " records written to " << output;
   if (r.strings_altered != 0) {
     std::cerr << " (" << r.strings_altered << " strings had ';', CR or LF replaced for .dat)";
   }
   std::cerr << "\n";
-  return r.ok() ? 0 : 1;
+  return r.ok() ? kOk : kFailed;
+}
+
+int convert_traces(const ConvertOptions& o, const std::string& output,
+                   analysis::TraceFormat format) {
+  analysis::TraceExportOptions options;
+  options.reconstruction.repair_event_traces = o.repair;
+  const analysis::TraceExportResult r = analysis::export_traces(o.input, format, output, options);
+  print_read_messages(r.read);
+  if (!r.error.empty()) std::cerr << "sonde convert: error: " << r.error << "\n";
+  std::cerr << "sonde convert: " << r.traces << " traces (";
+  if (format == analysis::TraceFormat::kOpenXtrace) {
+    std::cerr << r.callables << " callables";
+  } else {
+    std::cerr << r.executions << " executions";
+  }
+  if (r.stitched_parts > 0) std::cerr << ", " << r.stitched_parts << " continued parts stitched";
+  std::cerr << ") written to " << output << "\n";
+  if (r.callable_records_dropped > 0) {
+    std::cerr << "sonde convert: warning: " << r.callable_records_dropped
+              << " callable records (SQL, HTTP, exceptions, ...) had no exported trace to go to\n";
+  }
+  if (r.invalid_traces > 0) {
+    std::cerr << "sonde convert: warning: " << r.invalid_traces
+              << " invalid traces were not exported (see `sonde traces --invalid`)\n";
+  }
+  return r.ok() ? kOk : kFailed;
+}
+
+int run_convert(const ConvertOptions& o) {
+  if (o.input.empty()) {
+    std::cerr << "sonde convert: missing the input log\n";
+    return kUsage;
+  }
+  if (!o.output.empty() && !o.output_option.empty() && o.output != o.output_option) {
+    std::cerr << "sonde convert: two outputs given ('" << o.output << "' and --out '"
+              << o.output_option << "')\n";
+    return kUsage;
+  }
+  const std::string output = o.output.empty() ? o.output_option : o.output;
+  if (output.empty()) {
+    std::cerr << "sonde convert: missing the output (OUT or --out)\n";
+    return kUsage;
+  }
+  if (o.to == "native") return convert_records(o, output, format::OutputFormat::kNative);
+  if (o.to == "kieker-dat") return convert_records(o, output, format::OutputFormat::kKiekerDat);
+  if (o.to == "kieker-bin") return convert_records(o, output, format::OutputFormat::kKiekerBin);
+  analysis::TraceFormat trace_format;
+  if (!analysis::parse_trace_format(o.to, &trace_format)) {
+    std::cerr << "sonde convert: unknown --to '" << o.to
+              << "' (native, kieker-dat, kieker-bin, openxtrace, chrome or otlp)\n";
+    return kUsage;
+  }
+  return convert_traces(o, output, trace_format);
+}
+
+void setup(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ConvertOptions>();
+  // Validation happens in run_convert so that every usage error exits with 2.
+  app.add_option("input", o->input, "Log to read: native, Kieker directory, OPEN.xtrace JSON")
+      ->type_name("IN");
+  app.add_option("output", o->output,
+                 "Output: a .sonde file, a new Kieker directory, or a JSON file")
+      ->type_name("OUT");
+  app.add_option("--out,-o", o->output_option, "Output (instead of the OUT argument)")
+      ->type_name("OUT");
+  app.add_option("--to", o->to, "native, kieker-dat, kieker-bin, openxtrace, chrome or otlp")
+      ->type_name("FORMAT");
+  app.add_flag("--repair", o->repair,
+               "Trace formats: synthesise missing after events before exporting");
+  app.footer("Exit status: 0 ok, 1 input unreadable or output not writable, 2 usage error.");
+  app.callback([o, &exit_code] { exit_code = run_convert(*o); });
 }
 
 }  // namespace
 
-SONDE_COMMAND("convert", "Convert a log between sonde's native format and Kieker's dat/bin",
-              [](CLI::App& app, int& exit_code) {
-                auto o = std::make_shared<ConvertOptions>();
-                app.add_option("input", o->input,
-                               "log to read (native file or directory, Kieker directory)")
-                    ->required();
-                app.add_option("--to", o->to, "output format")
-                    ->required()
-                    ->check(CLI::IsMember({"native", "kieker-dat", "kieker-bin"}));
-                app.add_option("--out,-o", o->output,
-                               "output: a .sonde file (native) or a new directory (Kieker)")
-                    ->required();
-                app.callback([o, &exit_code] { exit_code = run_convert(*o); });
-              });
+SONDE_COMMAND("convert",
+              "Convert a log between formats (Kieker, native, OPEN.xtrace, Chrome, OTLP)", setup);
 
 }  // namespace sonde::cli

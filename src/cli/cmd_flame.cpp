@@ -19,6 +19,7 @@
 #include "analysis/flame_graph.hpp"
 #include "analysis/flame_graph_svg.hpp"
 #include "analysis/trace_analysis.hpp"
+#include "analysis/trace_stitcher.hpp"
 #include "cli/command.hpp"
 #include "format/log_reader.hpp"
 
@@ -98,17 +99,18 @@ int run_flame(const FlameOptions& o) {
   flame_options.graft_continued_parts = !o.separate_parts;
   flame_options.focus = o.focus;
   analysis::FlameGraph flame(flame_options);
-  // Until a trace stitcher is in the pipeline, every trace is a one-part stitched trace.
-  analysis::OnePartStitchedTraceSink one_part(flame);
+  // Continued traces (other threads, other processes) hang under their caller.
+  analysis::TraceStitcher stitcher(flame);
 
   analysis::AnalysisOptions options;
   options.reconstruction.repair_event_traces = o.repair;
   options.build_call_tree = false;
   options.build_dependency_graph = false;
   analysis::TraceAnalysis analysis(options);
-  analysis.add_sink(one_part);
+  analysis.add_sink(stitcher);
   const format::LogReadStats read = format::read_log(o.log, analysis.records());
   const analysis::AnalysisResult result = analysis.finish();
+  stitcher.finish();
 
   for (const std::string& e : read.errors) std::cerr << "sonde flame: error: " << e << "\n";
   if (!read.ok && read.records == 0) {

@@ -1,0 +1,146 @@
+// `sonde convert` to the trace formats: every trace and execution of a real
+// Kieker log arrives in OPEN.xtrace (read back by sonde), Chrome JSON and
+// OTLP JSON Lines; a two-thread trace from the monitor comes out stitched;
+// bad arguments and unwritable outputs get clear errors.
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "sonde_cli_fixture.hpp"
+
+namespace sonde::test {
+namespace {
+
+using nlohmann::json;
+
+class SondeConvert : public SondeCli {
+ protected:
+  json summary(const std::string& log) {
+    const CliRun r = sonde({"traces", log, "--summary", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+  }
+  std::string bookstore() const { return (kKieker / "bookstore-oer-2010" / "log").string(); }
+  // Executions = OperationExecutionRecords in the OER log.
+  uint64_t bookstore_executions() {
+    return summary(bookstore())["record_types"]
+                               ["kieker.common.record.controlflow.OperationExecutionRecord"]
+                                   .get<uint64_t>();
+  }
+};
+
+TEST_F(SondeConvert, OpenXtraceKeepsEveryTraceAndExecution) {
+  const std::string out = (dir_ / "bookstore.json").string();
+  const CliRun r = sonde({"convert", bookstore(), out, "--to", "openxtrace"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json want = summary(bookstore());
+  const json got = summary(out);
+  EXPECT_EQ(got["traces"], want["traces"]);
+  EXPECT_EQ(got["invalid_traces"].get<int>(), 0);
+  // Each execution comes back as one before and one after event.
+  EXPECT_EQ(got["record_types"]["kieker.common.record.flow.trace.operation.BeforeOperationEvent"]
+                .get<uint64_t>(),
+            bookstore_executions());
+}
+
+TEST_F(SondeConvert, ChromeHasOneCompleteEventPerExecution) {
+  const std::string out = (dir_ / "bookstore.chrome.json").string();
+  const CliRun r = sonde({"convert", bookstore(), "--out", out, "--to", "chrome"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(out);
+  const json doc = json::parse(in);
+  uint64_t complete = 0;
+  std::set<std::string> traces;
+  for (const json& e : doc["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++complete;
+    EXPECT_GE(e["dur"].get<double>(), 0);
+    traces.insert(e["args"]["trace_id"].get<std::string>());
+  }
+  EXPECT_EQ(complete, bookstore_executions());
+  EXPECT_EQ(traces.size(), summary(bookstore())["traces"].get<size_t>());
+}
+
+TEST_F(SondeConvert, OtlpLinesHoldEverySpanWithW3cIds) {
+  const std::string out = (dir_ / "bookstore.otlp.jsonl").string();
+  const CliRun r = sonde({"convert", bookstore(), out, "--to", "otlp"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(out);
+  uint64_t spans = 0;
+  std::set<std::string> trace_ids;
+  for (std::string line; std::getline(in, line);) {
+    const json request = json::parse(line);
+    for (const json& rs : request["resourceSpans"]) {
+      for (const json& ss : rs["scopeSpans"]) {
+        for (const json& span : ss["spans"]) {
+          ++spans;
+          const std::string id = span["traceId"];
+          EXPECT_EQ(id.size(), 32u);
+          EXPECT_EQ(span["spanId"].get<std::string>().size(), 16u);
+          trace_ids.insert(id);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(spans, bookstore_executions());
+  EXPECT_EQ(trace_ids.size(), summary(bookstore())["traces"].get<size_t>());
+}
+
+TEST_F(SondeConvert, ThreadContinuationIsOneTraceInEveryFormat) {
+  const std::string logs = (dir_ / "logs").string();
+  const CliRun run = sonde({"run", "--out", logs, "--",
+                            std::string(SONDE_BINARY_DIR) + "/tests/monitor/programs/test_workload",
+                            "1", "0", "0", "context"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // The log holds two traces (caller thread and continued thread) ...
+  ASSERT_EQ(summary(logs)["traces"].get<int>(), 2);
+  // ... which OTLP writes as one trace id and Chrome links with a flow.
+  const std::string otlp = (dir_ / "t.otlp").string();
+  ASSERT_EQ(sonde({"convert", logs, otlp, "--to", "otlp"}).exit_code, 0);
+  std::set<std::string> ids;
+  std::ifstream in(otlp);
+  for (std::string line; std::getline(in, line);) {
+    const json request = json::parse(line);  // named: a temporary would die before the loop
+    for (const json& rs : request["resourceSpans"]) {
+      for (const json& ss : rs["scopeSpans"]) {
+        for (const json& span : ss["spans"]) ids.insert(span["traceId"].get<std::string>());
+      }
+    }
+  }
+  EXPECT_EQ(ids.size(), 1u);
+  const std::string chrome = (dir_ / "t.chrome.json").string();
+  const CliRun c = sonde({"convert", logs, chrome, "--to", "chrome"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.err.find("1 continued parts stitched"), std::string::npos) << c.err;
+  std::ifstream chrome_in(chrome);
+  int flow_starts = 0;
+  const json events = json::parse(chrome_in)["traceEvents"];
+  for (const json& e : events) flow_starts += e["ph"] == "s";
+  EXPECT_EQ(flow_starts, 1);
+}
+
+TEST_F(SondeConvert, BadArgumentsAndOutputs) {
+  CliRun r = sonde({"convert", bookstore(), (dir_ / "x").string(), "--to", "yaml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'yaml'"), std::string::npos) << r.err;
+  r = sonde({"convert", bookstore(), "--to", "chrome"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = sonde({"convert", bookstore(), "a.json", "--out", "b.json", "--to", "chrome"});
+  EXPECT_EQ(r.exit_code, 2);
+  // A missing input leaves no output file behind.
+  const fs::path out = dir_ / "never.json";
+  r = sonde({"convert", (dir_ / "missing").string(), out.string(), "--to", "otlp"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("missing"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  // An output that cannot be created is named.
+  const std::string bad = (dir_ / "no-such-dir" / "out.json").string();
+  r = sonde({"convert", bookstore(), bad, "--to", "openxtrace"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(bad), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace sonde::test

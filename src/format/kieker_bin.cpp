@@ -21,9 +21,12 @@ void put_be(std::string& out, T v) {
 
 template <typename T>
 T get_be(const char* p) {
-  Bits<T> u = 0;
-  for (size_t i = 0; i < sizeof(T); ++i) {
-    u = static_cast<Bits<T>>((u << 8) | static_cast<unsigned char>(p[i]));
+  Bits<T> u;
+  std::memcpy(&u, p, sizeof u);
+  if constexpr (std::endian::native == std::endian::little && sizeof(T) > 1) {
+    if constexpr (sizeof(T) == 2) u = __builtin_bswap16(u);
+    if constexpr (sizeof(T) == 4) u = __builtin_bswap32(u);
+    if constexpr (sizeof(T) == 8) u = __builtin_bswap64(u);
   }
   return std::bit_cast<T>(u);
 }
@@ -105,7 +108,7 @@ BinStatus decode_bin_record(std::string_view data, ReaderRegistry& registry, Rec
   const RecordSchema& schema = *type->schema;
   size_t pos = 12;
   // Fixed-size bytes of the fields not yet read: the least the rest needs.
-  auto rest = static_cast<size_t>(schema.kieker_payload_size());
+  auto rest = static_cast<size_t>(type->payload_size);
   if (n < pos + rest) {
     *size = pos + rest;
     return BinStatus::kNeedMore;
@@ -216,7 +219,8 @@ bool BinStreamDecoder::feed(std::string_view chunk) {
     size_t size = 0;
     BinStatus status = decode_bin_record(view, registry_, record_, &size, &detail_);
     if (status == BinStatus::kNeedMore) break;
-    const std::string at = "offset " + std::to_string(base_offset_ + pos_);
+    // Only error paths need the position as text: not built per record.
+    const auto at = [&] { return "offset " + std::to_string(base_offset_ + pos_); };
     constexpr std::string_view kNoLength =
         "; .bin records carry no length, so the rest of the file cannot be read";
     switch (status) {
@@ -226,9 +230,9 @@ bool BinStreamDecoder::feed(std::string_view chunk) {
         if (!sink_.on_record(record_)) stopped_ = true;
         break;
       case BinStatus::kBadString:
+        report_.error(at(), detail_ + "; record skipped");
         pos_ += size;
         ++stats.skipped;
-        report_.error(at, detail_ + "; record skipped");
         break;
       case BinStatus::kUnknownClass:
         halt("record type " + detail_ + " has no built-in schema" + std::string(kNoLength), false);

@@ -120,7 +120,9 @@ const KiekerType* ReaderRegistry::type(int32_t id) {
   if (auto it = types_.find(id); it != types_.end()) return &it->second;
   std::string_view name;
   if (!find(id, &name)) return nullptr;
-  return &types_.emplace(id, KiekerType{name, lookup_(name)}).first->second;
+  const RecordSchema* schema = lookup_(name);
+  const int payload = schema != nullptr ? schema->kieker_payload_size() : 0;
+  return &types_.emplace(id, KiekerType{name, schema, payload}).first->second;
 }
 
 int32_t WriterRegistry::id(std::string_view s) {

@@ -29,6 +29,7 @@ void append_map_line(std::string& out, int32_t id, std::string_view value);
 struct KiekerType {
   std::string_view class_name;
   const RecordSchema* schema = nullptr;
+  int payload_size = 0;  // schema->kieker_payload_size(), computed once
 };
 
 // Reading side: id -> string. Values are interned in the pool given at

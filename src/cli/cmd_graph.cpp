@@ -14,6 +14,7 @@
 #include <string>
 
 #include "analysis/graph_dot.hpp"
+#include "analysis/graph_json.hpp"
 #include "analysis/graphviz_render.hpp"
 #include "analysis/trace_analysis.hpp"
 #include "cli/command.hpp"
@@ -40,6 +41,7 @@ std::string format_for(const std::string& out) {
   std::string ext = std::filesystem::path(out).extension().string();
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ext == ".dot" || ext == ".gv") return "dot";
+  if (ext == ".json") return "json";
   if (ext == ".svg" || ext == ".png" || ext == ".pdf") return ext.substr(1);
   return "";
 }
@@ -63,13 +65,13 @@ int run_graph(const GraphOptions& o) {
     return kUsage;
   }
   if (o.out.empty()) {
-    std::cerr << "sonde graph: missing --out FILE (.dot, .svg, .png or .pdf)\n";
+    std::cerr << "sonde graph: missing --out FILE (.dot, .svg, .png, .pdf or .json)\n";
     return kUsage;
   }
   const std::string format = format_for(o.out);
   if (format.empty()) {
     std::cerr << "sonde graph: cannot tell the format of '" << o.out
-              << "': use a .dot, .gv, .svg, .png or .pdf file name\n";
+              << "': use a .dot, .gv, .svg, .png, .pdf or .json file name\n";
     return kUsage;
   }
   analysis::AnalysisOptions options;
@@ -101,6 +103,15 @@ int run_graph(const GraphOptions& o) {
               << result.traces.invalid << " invalid); the graph is empty\n";
   }
 
+  if (format == "json") {
+    const nlohmann::json doc = o.kind == "calltree" ? analysis::to_json(*result.call_tree)
+                                                    : analysis::to_json(*result.dependency_graph);
+    if (!write_file(o.out, doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace))) {
+      std::cerr << "sonde graph: cannot write '" << o.out << "': " << std::strerror(errno) << "\n";
+      return kFailed;
+    }
+    return result.read.ok ? kOk : kFailed;
+  }
   analysis::DotOptions dot_options;
   dot_options.short_labels = !o.full_labels;
   dot_options.show_times = !o.no_times;
@@ -131,7 +142,8 @@ void setup(CLI::App& app, int& exit_code) {
   app.add_option("--kind", o->kind,
                  "calltree (aggregated call tree) or dependency (operation dependency graph)")
       ->type_name("KIND");
-  app.add_option("--out", o->out, "Output file: .dot/.gv for DOT text; .svg/.png/.pdf via Graphviz")
+  app.add_option("--out", o->out,
+                 "Output file: .dot/.gv for DOT text; .svg/.png/.pdf via Graphviz; .json")
       ->type_name("FILE");
   app.add_option("--level", o->level,
                  "deployment (default: operations per host) or assembly (hosts merged)")

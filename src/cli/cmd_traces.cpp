@@ -15,6 +15,7 @@
 #include <string>
 
 #include "analysis/duration_format.hpp"
+#include "analysis/report_csv.hpp"
 #include "analysis/report_text.hpp"
 #include "analysis/text_table.hpp"
 #include "analysis/trace_analysis.hpp"
@@ -35,6 +36,7 @@ struct TracesOptions {
   std::string log;
   bool summary = false;
   bool json = false;
+  bool csv = false;
   std::string show;
   std::string limit = "20";
   std::string sort = "start";
@@ -115,6 +117,18 @@ json entry_json(const analysis::TraceEntry& e) {
   return j;
 }
 
+void print_list_csv(const std::vector<analysis::TraceEntry>& entries) {
+  std::cout << "trace_id,start_ns,duration_ns,executions,failed_executions,host,thread_id,"
+               "parent_trace_id,valid,root_operation,problem\n";
+  for (const analysis::TraceEntry& e : entries) {
+    std::cout << e.trace_id << ',' << e.start << ',' << e.duration << ',' << e.executions << ','
+              << e.failed << ',' << analysis::csv_field(e.host) << ',' << e.thread_id << ','
+              << e.parent_trace_id << ',' << (e.valid ? "true" : "false") << ','
+              << analysis::csv_field(e.root_operation) << ',' << analysis::csv_field(e.problem)
+              << '\n';
+  }
+}
+
 void print_list_text(const std::vector<analysis::TraceEntry>& entries, uint64_t matched) {
   analysis::TextTable table({"trace id", "duration", "calls", "failed", "host", "root operation"});
   for (const analysis::TraceEntry& e : entries) {
@@ -171,6 +185,8 @@ int run_traces(const TracesOptions& o) {
   if (o.log.empty()) return usage("missing the LOG argument (a log file or directory)");
   const int modes = int{o.summary} + int{!o.show.empty()};
   if (modes > 1) return usage("--summary and --show cannot be combined");
+  if (o.csv && (o.json || modes > 0))
+    return usage("--csv is for the trace list only, without --json");
   analysis::TraceFilter filter;
   filter.operation = o.operation;
   filter.host = o.host;
@@ -239,6 +255,8 @@ int run_traces(const TracesOptions& o) {
       analysis::write_trace_tree(std::cout, *capture.trace);
       for (const std::string& p : capture.problems) std::cout << "\ninvalid: " << p << "\n";
     }
+  } else if (o.csv) {
+    print_list_csv(catalog.entries());
   } else if (o.json) {
     json list = json::array();
     for (const analysis::TraceEntry& e : catalog.entries()) list.push_back(entry_json(e));
@@ -259,6 +277,7 @@ void setup(CLI::App& app, int& exit_code) {
                "Counts only: records, traces, invalid traces, records per type");
   app.add_option("--show", o->show, "Print one trace as a call tree")->type_name("TRACE_ID");
   app.add_flag("--json", o->json, "Machine-readable output");
+  app.add_flag("--csv", o->csv, "The trace list as CSV (durations in ns)");
   app.add_option("--limit", o->limit, "List at most N traces (default 20; 0 = count only)")
       ->type_name("N");
   app.add_option("--sort", o->sort, "start (default: earliest first) or duration (longest first)")

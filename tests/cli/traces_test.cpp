@@ -88,6 +88,19 @@ TEST_F(SondeCli, TracesListRanksFiltersAndLimits) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_LT(json::parse(r.out)["traces"][0]["duration_ns"].get<int64_t>(), longest);
 
+  // The same list as CSV: a header and one line per trace, longest first.
+  r = sonde({"traces", log, "--csv", "--sort", "duration", "--limit", "7"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream csv(r.out);
+  std::string header, first;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  EXPECT_EQ(header.rfind("trace_id,start_ns,duration_ns,", 0), 0u) << header;
+  EXPECT_EQ(std::stoll(first.substr(first.find(',', first.find(',') + 1) + 1)), longest) << first;
+  size_t rows = 1;
+  for (std::string line; std::getline(csv, line);) ++rows;
+  EXPECT_EQ(rows, 7u);
+
   // Root-operation and host filters.
   r = sonde({"traces", log, "--json", "--operation", "no-such-operation"});
   EXPECT_EQ(json::parse(r.out)["matched"].get<uint64_t>(), 0u);

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,10 +9,10 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <functional>
 #include <system_error>
 
 #include "format/byte_sink.hpp"
+#include "format/compressed_input.hpp"
 #include "format/kieker_bin.hpp"
 #include "format/kieker_dat.hpp"
 #include "format/log_reader.hpp"
@@ -148,84 +147,24 @@ bool KiekerLogWriter::close() {
 
 namespace {
 
-enum class DataKind { kNone, kDat, kBin, kSniff, kUnsupported };
-
-struct DataFile {
-  DataKind kind = DataKind::kNone;
-  bool gzip = false;
-  std::string compression;  // for kUnsupported
-};
+enum class DataKind { kNone, kDat, kBin, kSniff, kCompressedMap };
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// Only .dat and .bin are data, optionally behind a compression extension;
-// a bare .gz is what Kieker's current GZip filter writes.
-DataFile classify(std::string_view name) {
-  for (auto [ext, label] :
-       {std::pair{".xz", "xz"}, {".zip", "zip"}, {".df", "deflate"}, {".bz2", "bzip2"}}) {
-    if (ends_with(name, ext)) return {DataKind::kUnsupported, false, label};
-  }
-  bool gz = ends_with(name, ".gz");
-  if (gz) name.remove_suffix(3);
-  if (ends_with(name, ".dat")) return {DataKind::kDat, gz, ""};
-  if (ends_with(name, ".bin")) return {DataKind::kBin, gz, ""};
-  if (gz) return {DataKind::kSniff, true, ""};
-  return {};
-}
-
-using ChunkFn = std::function<bool(std::string_view)>;
-
-// Feeds the file to `fn` in chunks. Returns "" or an error message.
-std::string read_plain(const std::string& path, const ChunkFn& fn) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "cannot open " + path + ": " + errno_text(errno);
-  std::string buf(1 << 20, '\0');
-  std::string err;
-  for (;;) {
-    ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) err = "cannot read " + path + ": " + errno_text(errno);
-    if (n <= 0 || !fn(std::string_view(buf.data(), static_cast<size_t>(n)))) break;
-  }
-  ::close(fd);
-  return err;
-}
-
-// As read_plain for gzip data. `warning` receives a truncated-stream note.
-std::string read_gzip(const std::string& path, const ChunkFn& fn, std::string& warning) {
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (gz == nullptr) return "cannot open " + path + ": " + errno_text(errno);
-  gzbuffer(gz, 1 << 17);
-  std::string buf(1 << 20, '\0');
-  std::string err;
-  for (;;) {
-    int n = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
-    if (n < 0) {
-      int code = 0;
-      const char* msg = gzerror(gz, &code);
-      err = path + ": corrupt gzip data: " + (msg ? msg : "?");
-      break;
-    }
-    if (n == 0 || !fn(std::string_view(buf.data(), static_cast<size_t>(n)))) break;
-  }
-  int code = 0;
-  gzerror(gz, &code);
-  if (err.empty() && code == Z_BUF_ERROR) warning = path + ": gzip stream is truncated";
-  gzclose(gz);
-  return err;
-}
-
-// The first bytes of the file, to tell compressions apart.
-std::string file_head(const std::string& path) {
-  std::string head(4, '\0');
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  ssize_t n = ::read(fd, head.data(), head.size());
-  ::close(fd);
-  head.resize(n > 0 ? static_cast<size_t>(n) : 0);
-  return head;
+// Only .dat and .bin are data, optionally behind a compression extension
+// (.dat.gz, as older Kieker writers and sonde name them). A bare compression
+// extension (kieker-...-001.gz, as Kieker's current filters name them) leaves
+// the kind to the content. Which compression it is, the content decides.
+DataKind classify(std::string_view name) {
+  const Compression c = compression_from_extension(name);
+  name.remove_suffix(compression_extension(c).size());
+  if (ends_with(name, ".dat")) return DataKind::kDat;
+  if (ends_with(name, ".bin")) return DataKind::kBin;
+  if (c == Compression::kNone) return DataKind::kNone;
+  if (ends_with(name, ".map")) return DataKind::kCompressedMap;
+  return DataKind::kSniff;
 }
 
 class KiekerDirectoryReader {
@@ -233,40 +172,26 @@ class KiekerDirectoryReader {
   KiekerDirectoryReader(RecordSink& sink, LogReadStats& stats) : sink_(sink), stats_(stats) {}
 
   // Returns false once the sink asked to stop.
-  bool read_data_file(const std::string& path, DataFile f) {
-    if (f.gzip) {
-      std::string head = file_head(path);
-      if (head.rfind("BZh", 0) == 0) {
-        f = {DataKind::kUnsupported, false, "bzip2 (Kieker's BZip2 filter names its files .gz)"};
-      } else if (head.size() >= 2 && (head[0] != '\x1f' || head[1] != '\x8b')) {
-        stats_.ok = false;
-        stats_.errors.push_back(path + ": not gzip data despite the .gz extension");
-        return true;
-      }
-    }
-    if (f.kind == DataKind::kUnsupported) {
-      stats_.warnings.push_back(path + ": unsupported compression (" + f.compression +
-                                "); file skipped");
-      return true;
-    }
-    stats_.files.push_back(path);
+  bool read_data_file(const std::string& path, DataKind kind) {
     kieker::FileReport report(path, stats_);
     kieker::DatStreamDecoder dat(registry_, pool_, sink_, report);
     kieker::BinStreamDecoder bin(registry_, sink_, report);
-    DataKind kind = f.kind;
     bool go = true;
-    ChunkFn fn = [&](std::string_view chunk) {
+    auto fn = [&](std::string_view chunk) {
+      // Text records start with '$', binary ones with a big-endian type id.
       if (kind == DataKind::kSniff) kind = chunk.front() == '$' ? DataKind::kDat : DataKind::kBin;
       go = kind == DataKind::kDat ? dat.feed(chunk) : bin.feed(chunk);
       return go;
     };
-    std::string warning;
-    std::string err = f.gzip ? read_gzip(path, fn, warning) : read_plain(path, fn);
-    if (!err.empty()) {
+    DecompressReport r = read_decompressed(path, fn);
+    // A file that could not be decoded at all was not read; one that failed
+    // part way was, up to the failure.
+    if (r.error.empty() || r.bytes > 0) stats_.files.push_back(path);
+    if (!r.error.empty()) {
       stats_.ok = false;
-      stats_.errors.push_back(err);
+      stats_.errors.push_back(r.error);
     }
-    if (!warning.empty()) stats_.warnings.push_back(warning);
+    for (std::string& w : r.warnings) stats_.warnings.push_back(std::move(w));
     if (kind == DataKind::kBin) {
       bin.finish();
     } else {
@@ -314,9 +239,15 @@ LogReadStats read_kieker_directory(const std::string& dir, RecordSink& sink) {
   if (!has_map) return fatal(dir + ": no .map file, so this is not a Kieker log directory");
 
   for (const std::string& name : names) {
-    DataFile f = classify(name);
-    if (f.kind == DataKind::kNone) continue;
-    if (!reader.read_data_file((fs::path(dir) / name).string(), f)) break;
+    DataKind kind = classify(name);
+    if (kind == DataKind::kNone) continue;
+    if (kind == DataKind::kCompressedMap) {
+      // Kieker never compresses its map (TextMapFileHandler: "future feature").
+      stats.warnings.push_back((fs::path(dir) / name).string() +
+                               ": compressed map files are not read; file skipped");
+      continue;
+    }
+    if (!reader.read_data_file((fs::path(dir) / name).string(), kind)) break;
   }
   return stats;
 }

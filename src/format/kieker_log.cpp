@@ -27,7 +27,8 @@ constexpr size_t kBufferFlush = 64 * 1024;  // Kieker's default bufferSize
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-// kieker-<yyyyMMdd-HHmmssSSS>-UTC-<NNN><ext>, as RotatingLogFilePoolHandler names files.
+// kieker-<yyyyMMdd-HHmmssSSS>-UTC-<NNN><ext>, as RotatingLogFilePoolHandler
+// names files, uncompressed.
 std::string data_file_name(uint32_t counter, KiekerLogMode mode) {
   timespec now{};
   clock_gettime(CLOCK_REALTIME, &now);
@@ -45,9 +46,13 @@ std::string data_file_name(uint32_t counter, KiekerLogMode mode) {
 
 KiekerLogWriter::KiekerLogWriter(std::string directory, KiekerLogMode mode,
                                  uint64_t max_entries_per_file)
+    : KiekerLogWriter(std::move(directory), Options{mode, max_entries_per_file}) {}
+
+KiekerLogWriter::KiekerLogWriter(std::string directory, const Options& options)
     : dir_(std::move(directory)),
-      mode_(mode),
-      max_entries_(std::max<uint64_t>(1, max_entries_per_file)) {
+      mode_(options.mode),
+      max_entries_(std::max<uint64_t>(1, options.max_entries_per_file)),
+      compression_(options.compression) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) {
@@ -75,19 +80,45 @@ bool KiekerLogWriter::drain(int fd, const std::string& path, std::string& buffer
   return true;
 }
 
+bool KiekerLogWriter::drain_data(bool sync) {
+  if (compressor_ == nullptr) return drain(data_fd_, data_path_, data_buf_);
+  const bool ok = sync ? compressor_->flush(data_buf_) : compressor_->write(data_buf_);
+  data_buf_.clear();
+  if (!ok) return fail("cannot write " + data_path_ + ": " + compressor_->error());
+  return true;
+}
+
+bool KiekerLogWriter::drain_all(bool sync) {
+  if (failed_) return false;
+  if (map_fd_ >= 0 && !drain(map_fd_, map_path_, map_buf_)) return false;
+  if (data_fd_ >= 0 && !drain_data(sync)) return false;
+  return true;
+}
+
 bool KiekerLogWriter::start_data_file() {
   if (!close_data_file()) return false;
   ++file_counter_;
-  data_path_ = (fs::path(dir_) / data_file_name(file_counter_, mode_)).string();
+  const std::string plain_name = data_file_name(file_counter_, mode_);
+  data_path_ =
+      (fs::path(dir_) / (plain_name + std::string(compression_extension(compression_)))).string();
   data_fd_ = ::open(data_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (data_fd_ < 0) return fail("cannot create " + data_path_ + ": " + errno_text(errno));
+  if (compression_ != Compression::kNone) {
+    // A zip entry is named like the file it would be uncompressed.
+    compressor_ = std::make_unique<CompressedOutput>(data_fd_, compression_, plain_name);
+  }
   entries_in_file_ = 0;
+  bytes_in_file_ = 0;
   return true;
 }
 
 bool KiekerLogWriter::close_data_file() {
   if (data_fd_ < 0) return true;
-  bool ok = flush();
+  bool ok = drain_all(false);
+  if (ok && compressor_ != nullptr && !compressor_->finish()) {
+    ok = fail("cannot write " + data_path_ + ": " + compressor_->error());
+  }
+  compressor_.reset();
   if (::close(data_fd_) != 0 && ok)
     ok = fail("cannot close " + data_path_ + ": " + errno_text(errno));
   data_fd_ = -1;
@@ -105,9 +136,12 @@ bool KiekerLogWriter::write(const Record& r) {
              " does not match its schema; not written";
     return false;
   }
-  if (data_fd_ < 0 || entries_in_file_ >= max_entries_) {
+  const bool zip_full =
+      compression_ == Compression::kZip && bytes_in_file_ >= CompressedOutput::kMaxZipEntryBytes;
+  if (data_fd_ < 0 || entries_in_file_ >= max_entries_ || zip_full) {
     if (!start_data_file()) return false;
   }
+  const size_t size_before = data_buf_.size();
   const int32_t known = registry_.size();
   const int32_t type_id = registry_.id(r.schema->class_name);
   if (mode_ == KiekerLogMode::kDat) {
@@ -118,18 +152,15 @@ bool KiekerLogWriter::write(const Record& r) {
   for (int32_t id = known; id < registry_.size(); ++id) {
     kieker::append_map_line(map_buf_, id, registry_.value(id));
   }
+  bytes_in_file_ += data_buf_.size() - size_before;
   ++entries_in_file_;
   ++records_;
-  if (data_buf_.size() >= kBufferFlush) return flush();
+  // Not a sync flush: that would cost compression on every buffer.
+  if (data_buf_.size() >= kBufferFlush) return drain_all(false);
   return true;
 }
 
-bool KiekerLogWriter::flush() {
-  if (failed_) return false;
-  if (map_fd_ >= 0 && !drain(map_fd_, map_path_, map_buf_)) return false;
-  if (data_fd_ >= 0 && !drain(data_fd_, data_path_, data_buf_)) return false;
-  return true;
-}
+bool KiekerLogWriter::flush() { return drain_all(true); }
 
 bool KiekerLogWriter::close() {
   if (closed_) return !failed_;

@@ -93,6 +93,7 @@ void describe(const std::string& path, const StreamEnd& end, DecompressReport& r
       }
       break;
     case StreamEnd::kTruncated:
+      r.truncated = true;
       r.warnings.push_back(path + ": " + name + " stream is truncated (the file ends inside it); " +
                            so_far + " the cut were read");
       break;

@@ -25,9 +25,10 @@ struct DecompressReport {
   // delivered), bytes after the end of the stream, an extension that does not
   // match the content, zip entries not read.
   std::vector<std::string> warnings;
-  bool stopped = false;   // the callback returned false
-  uint64_t bytes = 0;     // decompressed bytes delivered
-  std::string zip_entry;  // for zip archives: the entry read
+  bool truncated = false;  // the stream was cut short (a warning says so)
+  bool stopped = false;    // the callback returned false
+  uint64_t bytes = 0;      // decompressed bytes delivered
+  std::string zip_entry;   // for zip archives: the entry read
 };
 
 // Called with each decompressed chunk (never empty) in order; returning false stops reading.

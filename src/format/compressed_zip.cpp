@@ -152,7 +152,7 @@ StreamEnd read_entry(InputFile& in, LocalEntry& e, Output* out) {
   const uint64_t size_mask = e.zip64 ? ~uint64_t{0} : uint64_t{0xffffffff};
   if (crc != e.crc || (out->delivered() & size_mask) != e.uncompressed) {
     return {StreamEnd::kCorrupt,
-            "zip entry " + e.name + " does not match its recorded CRC-32 or size (corrupt data)"};
+            "zip entry " + e.name + " does not match its recorded CRC-32 or size"};
   }
   return {};
 }

@@ -198,6 +198,43 @@ DataKind classify(std::string_view name) {
   return DataKind::kSniff;
 }
 
+// Holds back the text after the last newline decoded so far, so that a line
+// cut by a truncated or corrupt compressed stream is dropped instead of
+// parsed: a number cut short still parses. A line longer than kMaxHeld goes
+// through to the decoder, which has its own overlong-line handling.
+class CompleteLines {
+ public:
+  static constexpr size_t kMaxHeld = 1 << 20;
+
+  explicit CompleteLines(kieker::DatStreamDecoder& dat) : dat_(dat) {}
+  bool feed(std::string_view chunk) {
+    const size_t newline = chunk.rfind('\n');
+    if (newline == std::string_view::npos) {
+      held_.append(chunk);
+      return held_.size() <= kMaxHeld || release();
+    }
+    if (!release() || !dat_.feed(chunk.substr(0, newline + 1))) return false;
+    held_.assign(chunk.substr(newline + 1));
+    return true;
+  }
+  // Passes the held text on: the stream ended normally.
+  bool release() {
+    const bool go = held_.empty() || dat_.feed(held_);
+    held_.clear();
+    return go;
+  }
+  // Drops the held text; returns its size.
+  size_t drop() {
+    const size_t n = held_.size();
+    held_.clear();
+    return n;
+  }
+
+ private:
+  kieker::DatStreamDecoder& dat_;
+  std::string held_;
+};
+
 class KiekerDirectoryReader {
  public:
   KiekerDirectoryReader(RecordSink& sink, LogReadStats& stats) : sink_(sink), stats_(stats) {}
@@ -207,11 +244,12 @@ class KiekerDirectoryReader {
     kieker::FileReport report(path, stats_);
     kieker::DatStreamDecoder dat(registry_, pool_, sink_, report);
     kieker::BinStreamDecoder bin(registry_, sink_, report);
+    CompleteLines lines(dat);
     bool go = true;
     auto fn = [&](std::string_view chunk) {
       // Text records start with '$', binary ones with a big-endian type id.
       if (kind == DataKind::kSniff) kind = chunk.front() == '$' ? DataKind::kDat : DataKind::kBin;
-      go = kind == DataKind::kDat ? dat.feed(chunk) : bin.feed(chunk);
+      go = kind == DataKind::kDat ? lines.feed(chunk) : bin.feed(chunk);
       return go;
     };
     DecompressReport r = read_decompressed(path, fn);
@@ -224,10 +262,20 @@ class KiekerDirectoryReader {
     }
     for (std::string& w : r.warnings) stats_.warnings.push_back(std::move(w));
     if (kind == DataKind::kBin) {
-      bin.finish();
-    } else {
-      dat.finish();
+      bin.finish();  // reports a record cut short itself
+      return go;
     }
+    if (r.truncated || !r.error.empty()) {
+      if (size_t cut = lines.drop(); cut > 0) {
+        ++stats_.skipped;
+        stats_.warnings.push_back(
+            path + ": the last " + std::to_string(cut) +
+            " bytes, an incomplete line where the data breaks off, were skipped");
+      }
+    } else if (go) {
+      go = lines.release();
+    }
+    dat.finish();
     return go;
   }
 

@@ -126,9 +126,11 @@ class Bzip2Encoder final : public Encoder {
       const std::string_view slice = in.substr(0, kMaxSlice);
       in.remove_prefix(slice.size());
       const bool last = in.empty();
-      const int action = !last || mode == Mode::kRun ? BZ_RUN
-                         : mode == Mode::kFlush      ? BZ_FLUSH
-                                                     : BZ_FINISH;
+      // No kFlush: bzip2 blocks are not byte-aligned, and BZ_FLUSH keeps a
+      // block's last bits back, so a flushed block still cannot be decoded;
+      // it would only cost compression. A new stream per flush would decode,
+      // but Kieker's reader reads only the first stream of a file.
+      const int action = last && mode == Mode::kFinish ? BZ_FINISH : BZ_RUN;
       s_.next_in = const_cast<char*>(slice.data());
       s_.avail_in = static_cast<unsigned>(slice.size());
       for (;;) {
@@ -140,7 +142,6 @@ class Bzip2Encoder final : public Encoder {
         if (ret < 0) return "BZ2_bzCompress failed with code " + std::to_string(ret);
         // BZ_FLUSH_OK / BZ_FINISH_OK: more output to come.
         if (action == BZ_RUN && s_.avail_in == 0) break;
-        if (action == BZ_FLUSH && ret == BZ_RUN_OK) break;
         if (action == BZ_FINISH && ret == BZ_STREAM_END) break;
       }
     } while (!in.empty());

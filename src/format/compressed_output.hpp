@@ -34,7 +34,8 @@ class CompressedOutput {
   bool write(std::string_view data);
   // Writes `data`, then makes everything written so far decodable from the
   // file (a sync flush), so a reader of a file still being written, or of one
-  // left by a crash, gets the data up to here.
+  // left by a crash, gets the data up to here. Not bzip2, which cannot: its
+  // data decodes a block (900 kB) at a time and at finish().
   bool flush(std::string_view data = {});
   // Writes `data` and ends the stream (trailer, zip central directory). Does
   // not close the descriptor. Further calls fail.

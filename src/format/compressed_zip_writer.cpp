@@ -50,8 +50,11 @@ class ZipEncoder final : public Encoder {
       write_local_header(out);
       header_written_ = true;
     }
-    crc_ =
-        static_cast<uint32_t>(crc32_z(crc_, reinterpret_cast<const Bytef*>(in.data()), in.size()));
+    // Not with empty input: crc32_z(crc, NULL, 0) returns the initial value, not `crc`.
+    if (!in.empty()) {
+      crc_ = static_cast<uint32_t>(
+          crc32_z(crc_, reinterpret_cast<const Bytef*>(in.data()), in.size()));
+    }
     uncompressed_ += in.size();
     const size_t before = out.size();
     std::string err = deflater_->encode(in, mode, out);

@@ -56,7 +56,8 @@ class KiekerLogWriter {
   // schema is rejected (false, error() says why) without failing the writer.
   bool write(const Record& r);
   // Hands buffered bytes to the kernel, map entries before the records that
-  // use them. A compressed data file is flushed so that it decodes up to here.
+  // use them. A compressed data file is flushed so that it decodes up to
+  // here (bzip2 excepted: see CompressedOutput::flush).
   bool flush();
   // Flushes and closes the files. Further writes fail. Called by the destructor.
   bool close();

@@ -186,8 +186,10 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 // Only .dat and .bin are data, optionally behind a compression extension
 // (.dat.gz, as older Kieker writers and sonde name them). A bare compression
-// extension (kieker-...-001.gz, as Kieker's current filters name them) leaves
-// the kind to the content. Which compression it is, the content decides.
+// extension on a name without other dots (kieker-...-001.gz, as Kieker's
+// current filters name their files) leaves the kind to the content; other
+// compressed files (notes.txt.gz) are not data. Which compression it is, the
+// content decides.
 DataKind classify(std::string_view name) {
   const Compression c = compression_from_extension(name);
   name.remove_suffix(compression_extension(c).size());
@@ -195,6 +197,7 @@ DataKind classify(std::string_view name) {
   if (ends_with(name, ".bin")) return DataKind::kBin;
   if (c == Compression::kNone) return DataKind::kNone;
   if (ends_with(name, ".map")) return DataKind::kCompressedMap;
+  if (name.find('.') != std::string_view::npos) return DataKind::kNone;
   return DataKind::kSniff;
 }
 

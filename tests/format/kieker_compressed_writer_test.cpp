@@ -4,8 +4,9 @@
 #include <sys/resource.h>
 #include <zlib.h>
 
+#include <cctype>
 #include <csignal>
-#include <regex>
+#include <cstdio>
 
 #include "kieker_compression_support.hpp"
 
@@ -69,6 +70,22 @@ std::vector<std::string> write_copy(const std::string& log, const std::string& o
   return data_files(out);
 }
 
+// kieker-<yyyyMMdd>-<HHmmssSSS>-UTC-<NNN>.<extension> (std::regex trips
+// GCC 12's -Wmaybe-uninitialized under the sanitizers).
+bool is_data_file_name(const std::string& name, size_t counter, const std::string& extension) {
+  auto digits = [&](size_t at, size_t n) {
+    if (at + n > name.size()) return false;
+    for (size_t i = at; i < at + n; ++i) {
+      if (!std::isdigit(static_cast<unsigned char>(name[i]))) return false;
+    }
+    return true;
+  };
+  char tail[32];
+  std::snprintf(tail, sizeof tail, "-UTC-%03zu.", counter);
+  return name.rfind("kieker-", 0) == 0 && digits(7, 8) && name[15] == '-' && digits(16, 9) &&
+         name.substr(25) == tail + extension;
+}
+
 const char* mode_name(KiekerLogMode mode) { return mode == KiekerLogMode::kDat ? "dat" : "bin"; }
 
 TEST(KiekerCompressedWriter, FilesPassTheRealToolsAndReadBackEveryRecord) {
@@ -86,12 +103,12 @@ TEST(KiekerCompressedWriter, FilesPassTheRealToolsAndReadBackEveryRecord) {
         const std::vector<std::string> names =
             write_copy(log, dir, {mode, per_file, codec.compression});
         ASSERT_EQ(names.size(), 3u) << what;
-        // Compound names, which Kieker's DirectoryReaderStage resolves.
-        const std::regex pattern(std::string(R"(kieker-\d{8}-\d{9}-UTC-00[1-3]\.)") +
-                                 mode_name(mode) + "\\." + codec.ext);
         for (size_t i = 0; i < names.size(); ++i) {
           const std::string path = dir + "/" + names[i];
-          EXPECT_TRUE(std::regex_match(names[i], pattern)) << names[i];
+          // Compound names, which Kieker's DirectoryReaderStage resolves.
+          EXPECT_TRUE(
+              is_data_file_name(names[i], i + 1, std::string(mode_name(mode)) + "." + codec.ext))
+              << names[i];
           if (*codec.test_command != '\0') {
             EXPECT_TRUE(sh(std::string(codec.test_command) + " " + shell_quoted(path))) << path;
           }

@@ -7,12 +7,14 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   g++ clang clang-format libclang-rt-14-dev llvm
   libzstd-dev liblz4-dev zlib1g-dev
+  liblzma-dev libbz2-dev
   libdw-dev libelf-dev
   nlohmann-json3-dev libcli11-dev
   libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz
-  xz-utils bzip2 zip unzip
+  # The compressed Kieker log tests make their inputs with the real tools.
+  gzip xz-utils bzip2 zip unzip
 )
 
 missing=()

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,10 +9,10 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <functional>
 #include <system_error>
 
 #include "format/byte_sink.hpp"
+#include "format/compressed_input.hpp"
 #include "format/kieker_bin.hpp"
 #include "format/kieker_dat.hpp"
 #include "format/log_reader.hpp"
@@ -28,7 +27,8 @@ constexpr size_t kBufferFlush = 64 * 1024;  // Kieker's default bufferSize
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-// kieker-<yyyyMMdd-HHmmssSSS>-UTC-<NNN><ext>, as RotatingLogFilePoolHandler names files.
+// kieker-<yyyyMMdd-HHmmssSSS>-UTC-<NNN><ext>, as RotatingLogFilePoolHandler
+// names files, uncompressed.
 std::string data_file_name(uint32_t counter, KiekerLogMode mode) {
   timespec now{};
   clock_gettime(CLOCK_REALTIME, &now);
@@ -46,9 +46,13 @@ std::string data_file_name(uint32_t counter, KiekerLogMode mode) {
 
 KiekerLogWriter::KiekerLogWriter(std::string directory, KiekerLogMode mode,
                                  uint64_t max_entries_per_file)
+    : KiekerLogWriter(std::move(directory), Options{mode, max_entries_per_file}) {}
+
+KiekerLogWriter::KiekerLogWriter(std::string directory, const Options& options)
     : dir_(std::move(directory)),
-      mode_(mode),
-      max_entries_(std::max<uint64_t>(1, max_entries_per_file)) {
+      mode_(options.mode),
+      max_entries_(std::max<uint64_t>(1, options.max_entries_per_file)),
+      compression_(options.compression) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) {
@@ -76,19 +80,45 @@ bool KiekerLogWriter::drain(int fd, const std::string& path, std::string& buffer
   return true;
 }
 
+bool KiekerLogWriter::drain_data(bool sync) {
+  if (compressor_ == nullptr) return drain(data_fd_, data_path_, data_buf_);
+  const bool ok = sync ? compressor_->flush(data_buf_) : compressor_->write(data_buf_);
+  data_buf_.clear();
+  if (!ok) return fail("cannot write " + data_path_ + ": " + compressor_->error());
+  return true;
+}
+
+bool KiekerLogWriter::drain_all(bool sync) {
+  if (failed_) return false;
+  if (map_fd_ >= 0 && !drain(map_fd_, map_path_, map_buf_)) return false;
+  if (data_fd_ >= 0 && !drain_data(sync)) return false;
+  return true;
+}
+
 bool KiekerLogWriter::start_data_file() {
   if (!close_data_file()) return false;
   ++file_counter_;
-  data_path_ = (fs::path(dir_) / data_file_name(file_counter_, mode_)).string();
+  const std::string plain_name = data_file_name(file_counter_, mode_);
+  data_path_ =
+      (fs::path(dir_) / (plain_name + std::string(compression_extension(compression_)))).string();
   data_fd_ = ::open(data_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (data_fd_ < 0) return fail("cannot create " + data_path_ + ": " + errno_text(errno));
+  if (compression_ != Compression::kNone) {
+    // A zip entry is named like the file it would be uncompressed.
+    compressor_ = std::make_unique<CompressedOutput>(data_fd_, compression_, plain_name);
+  }
   entries_in_file_ = 0;
+  bytes_in_file_ = 0;
   return true;
 }
 
 bool KiekerLogWriter::close_data_file() {
   if (data_fd_ < 0) return true;
-  bool ok = flush();
+  bool ok = drain_all(false);
+  if (ok && compressor_ != nullptr && !compressor_->finish()) {
+    ok = fail("cannot write " + data_path_ + ": " + compressor_->error());
+  }
+  compressor_.reset();
   if (::close(data_fd_) != 0 && ok)
     ok = fail("cannot close " + data_path_ + ": " + errno_text(errno));
   data_fd_ = -1;
@@ -106,9 +136,12 @@ bool KiekerLogWriter::write(const Record& r) {
              " does not match its schema; not written";
     return false;
   }
-  if (data_fd_ < 0 || entries_in_file_ >= max_entries_) {
+  const bool zip_full =
+      compression_ == Compression::kZip && bytes_in_file_ >= CompressedOutput::kMaxZipEntryBytes;
+  if (data_fd_ < 0 || entries_in_file_ >= max_entries_ || zip_full) {
     if (!start_data_file()) return false;
   }
+  const size_t size_before = data_buf_.size();
   const int32_t known = registry_.size();
   const int32_t type_id = registry_.id(r.schema->class_name);
   if (mode_ == KiekerLogMode::kDat) {
@@ -119,18 +152,15 @@ bool KiekerLogWriter::write(const Record& r) {
   for (int32_t id = known; id < registry_.size(); ++id) {
     kieker::append_map_line(map_buf_, id, registry_.value(id));
   }
+  bytes_in_file_ += data_buf_.size() - size_before;
   ++entries_in_file_;
   ++records_;
-  if (data_buf_.size() >= kBufferFlush) return flush();
+  // Not a sync flush: that would cost compression on every buffer.
+  if (data_buf_.size() >= kBufferFlush) return drain_all(false);
   return true;
 }
 
-bool KiekerLogWriter::flush() {
-  if (failed_) return false;
-  if (map_fd_ >= 0 && !drain(map_fd_, map_path_, map_buf_)) return false;
-  if (data_fd_ >= 0 && !drain(data_fd_, data_path_, data_buf_)) return false;
-  return true;
-}
+bool KiekerLogWriter::flush() { return drain_all(true); }
 
 bool KiekerLogWriter::close() {
   if (closed_) return !failed_;
@@ -148,130 +178,107 @@ bool KiekerLogWriter::close() {
 
 namespace {
 
-enum class DataKind { kNone, kDat, kBin, kSniff, kUnsupported };
-
-struct DataFile {
-  DataKind kind = DataKind::kNone;
-  bool gzip = false;
-  std::string compression;  // for kUnsupported
-};
+enum class DataKind { kNone, kDat, kBin, kSniff, kCompressedMap };
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// Only .dat and .bin are data, optionally behind a compression extension;
-// a bare .gz is what Kieker's current GZip filter writes.
-DataFile classify(std::string_view name) {
-  for (auto [ext, label] :
-       {std::pair{".xz", "xz"}, {".zip", "zip"}, {".df", "deflate"}, {".bz2", "bzip2"}}) {
-    if (ends_with(name, ext)) return {DataKind::kUnsupported, false, label};
-  }
-  bool gz = ends_with(name, ".gz");
-  if (gz) name.remove_suffix(3);
-  if (ends_with(name, ".dat")) return {DataKind::kDat, gz, ""};
-  if (ends_with(name, ".bin")) return {DataKind::kBin, gz, ""};
-  if (gz) return {DataKind::kSniff, true, ""};
-  return {};
+// Only .dat and .bin are data, optionally behind a compression extension
+// (.dat.gz, as older Kieker writers and sonde name them). A bare compression
+// extension on a name without other dots (kieker-...-001.gz, as Kieker's
+// current filters name their files) leaves the kind to the content; other
+// compressed files (notes.txt.gz) are not data. Which compression it is, the
+// content decides.
+DataKind classify(std::string_view name) {
+  const Compression c = compression_from_extension(name);
+  name.remove_suffix(compression_extension(c).size());
+  if (ends_with(name, ".dat")) return DataKind::kDat;
+  if (ends_with(name, ".bin")) return DataKind::kBin;
+  if (c == Compression::kNone) return DataKind::kNone;
+  if (ends_with(name, ".map")) return DataKind::kCompressedMap;
+  if (name.find('.') != std::string_view::npos) return DataKind::kNone;
+  return DataKind::kSniff;
 }
 
-using ChunkFn = std::function<bool(std::string_view)>;
+// Holds back the text after the last newline decoded so far, so that a line
+// cut by a truncated or corrupt compressed stream is dropped instead of
+// parsed: a number cut short still parses. A line longer than kMaxHeld goes
+// through to the decoder, which has its own overlong-line handling.
+class CompleteLines {
+ public:
+  static constexpr size_t kMaxHeld = 1 << 20;
 
-// Feeds the file to `fn` in chunks. Returns "" or an error message.
-std::string read_plain(const std::string& path, const ChunkFn& fn) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "cannot open " + path + ": " + errno_text(errno);
-  std::string buf(1 << 20, '\0');
-  std::string err;
-  for (;;) {
-    ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) err = "cannot read " + path + ": " + errno_text(errno);
-    if (n <= 0 || !fn(std::string_view(buf.data(), static_cast<size_t>(n)))) break;
-  }
-  ::close(fd);
-  return err;
-}
-
-// As read_plain for gzip data. `warning` receives a truncated-stream note.
-std::string read_gzip(const std::string& path, const ChunkFn& fn, std::string& warning) {
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (gz == nullptr) return "cannot open " + path + ": " + errno_text(errno);
-  gzbuffer(gz, 1 << 17);
-  std::string buf(1 << 20, '\0');
-  std::string err;
-  for (;;) {
-    int n = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
-    if (n < 0) {
-      int code = 0;
-      const char* msg = gzerror(gz, &code);
-      err = path + ": corrupt gzip data: " + (msg ? msg : "?");
-      break;
+  explicit CompleteLines(kieker::DatStreamDecoder& dat) : dat_(dat) {}
+  bool feed(std::string_view chunk) {
+    const size_t newline = chunk.rfind('\n');
+    if (newline == std::string_view::npos) {
+      held_.append(chunk);
+      return held_.size() <= kMaxHeld || release();
     }
-    if (n == 0 || !fn(std::string_view(buf.data(), static_cast<size_t>(n)))) break;
+    if (!release() || !dat_.feed(chunk.substr(0, newline + 1))) return false;
+    held_.assign(chunk.substr(newline + 1));
+    return true;
   }
-  int code = 0;
-  gzerror(gz, &code);
-  if (err.empty() && code == Z_BUF_ERROR) warning = path + ": gzip stream is truncated";
-  gzclose(gz);
-  return err;
-}
+  // Passes the held text on: the stream ended normally.
+  bool release() {
+    const bool go = held_.empty() || dat_.feed(held_);
+    held_.clear();
+    return go;
+  }
+  // Drops the held text; returns its size.
+  size_t drop() {
+    const size_t n = held_.size();
+    held_.clear();
+    return n;
+  }
 
-// The first bytes of the file, to tell compressions apart.
-std::string file_head(const std::string& path) {
-  std::string head(4, '\0');
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  ssize_t n = ::read(fd, head.data(), head.size());
-  ::close(fd);
-  head.resize(n > 0 ? static_cast<size_t>(n) : 0);
-  return head;
-}
+ private:
+  kieker::DatStreamDecoder& dat_;
+  std::string held_;
+};
 
 class KiekerDirectoryReader {
  public:
   KiekerDirectoryReader(RecordSink& sink, LogReadStats& stats) : sink_(sink), stats_(stats) {}
 
   // Returns false once the sink asked to stop.
-  bool read_data_file(const std::string& path, DataFile f) {
-    if (f.gzip) {
-      std::string head = file_head(path);
-      if (head.rfind("BZh", 0) == 0) {
-        f = {DataKind::kUnsupported, false, "bzip2 (Kieker's BZip2 filter names its files .gz)"};
-      } else if (head.size() >= 2 && (head[0] != '\x1f' || head[1] != '\x8b')) {
-        stats_.ok = false;
-        stats_.errors.push_back(path + ": not gzip data despite the .gz extension");
-        return true;
-      }
-    }
-    if (f.kind == DataKind::kUnsupported) {
-      stats_.warnings.push_back(path + ": unsupported compression (" + f.compression +
-                                "); file skipped");
-      return true;
-    }
-    stats_.files.push_back(path);
+  bool read_data_file(const std::string& path, DataKind kind) {
     kieker::FileReport report(path, stats_);
     kieker::DatStreamDecoder dat(registry_, pool_, sink_, report);
     kieker::BinStreamDecoder bin(registry_, sink_, report);
-    DataKind kind = f.kind;
+    CompleteLines lines(dat);
     bool go = true;
-    ChunkFn fn = [&](std::string_view chunk) {
+    auto fn = [&](std::string_view chunk) {
+      // Text records start with '$', binary ones with a big-endian type id.
       if (kind == DataKind::kSniff) kind = chunk.front() == '$' ? DataKind::kDat : DataKind::kBin;
-      go = kind == DataKind::kDat ? dat.feed(chunk) : bin.feed(chunk);
+      go = kind == DataKind::kDat ? lines.feed(chunk) : bin.feed(chunk);
       return go;
     };
-    std::string warning;
-    std::string err = f.gzip ? read_gzip(path, fn, warning) : read_plain(path, fn);
-    if (!err.empty()) {
+    DecompressReport r = read_decompressed(path, fn);
+    // A file that could not be decoded at all was not read; one that failed
+    // part way was, up to the failure.
+    if (r.error.empty() || r.bytes > 0) stats_.files.push_back(path);
+    if (!r.error.empty()) {
       stats_.ok = false;
-      stats_.errors.push_back(err);
+      stats_.errors.push_back(r.error);
     }
-    if (!warning.empty()) stats_.warnings.push_back(warning);
+    for (std::string& w : r.warnings) stats_.warnings.push_back(std::move(w));
     if (kind == DataKind::kBin) {
-      bin.finish();
-    } else {
-      dat.finish();
+      bin.finish();  // reports a record cut short itself
+      return go;
     }
+    if (r.truncated || !r.error.empty()) {
+      if (size_t cut = lines.drop(); cut > 0) {
+        ++stats_.skipped;
+        stats_.warnings.push_back(
+            path + ": the last " + std::to_string(cut) +
+            " bytes, an incomplete line where the data breaks off, were skipped");
+      }
+    } else if (go) {
+      go = lines.release();
+    }
+    dat.finish();
     return go;
   }
 
@@ -314,9 +321,15 @@ LogReadStats read_kieker_directory(const std::string& dir, RecordSink& sink) {
   if (!has_map) return fatal(dir + ": no .map file, so this is not a Kieker log directory");
 
   for (const std::string& name : names) {
-    DataFile f = classify(name);
-    if (f.kind == DataKind::kNone) continue;
-    if (!reader.read_data_file((fs::path(dir) / name).string(), f)) break;
+    DataKind kind = classify(name);
+    if (kind == DataKind::kNone) continue;
+    if (kind == DataKind::kCompressedMap) {
+      // Kieker never compresses its map (TextMapFileHandler: "future feature").
+      stats.warnings.push_back((fs::path(dir) / name).string() +
+                               ": compressed map files are not read; file skipped");
+      continue;
+    }
+    if (!reader.read_data_file((fs::path(dir) / name).string(), kind)) break;
   }
   return stats;
 }

@@ -24,6 +24,7 @@ struct ConvertOptions {
   std::string output;
   std::string output_option;
   std::string to;
+  std::string compression = "none";
   bool repair = false;
 };
 
@@ -34,7 +35,18 @@ void print_read_messages(const format::LogReadStats& read) {
 
 int convert_records(const ConvertOptions& o, const std::string& output,
                     format::OutputFormat format) {
-  const format::ConvertResult r = format::convert_log(o.input, format, output);
+  format::Compression compression = format::Compression::kNone;
+  if (!format::parse_compression(o.compression, &compression)) {
+    std::cerr << "sonde convert: unknown --compression '" << o.compression
+              << "' (none, gzip, zlib, xz, bzip2 or zip)\n";
+    return kUsage;
+  }
+  if (compression != format::Compression::kNone && format == format::OutputFormat::kNative) {
+    std::cerr << "sonde convert: --compression is for Kieker outputs (native logs are always "
+                 "compressed)\n";
+    return kUsage;
+  }
+  const format::ConvertResult r = format::convert_log(o.input, format, output, compression);
   print_read_messages(r.read);
   if (!r.error.empty()) std::cerr << "sonde convert: error: " << r.error << "\n";
   std::cerr << "sonde convert: " << r.written << " records written to " << output;
@@ -110,6 +122,9 @@ void setup(CLI::App& app, int& exit_code) {
       ->type_name("OUT");
   app.add_option("--to", o->to, "native, kieker-dat, kieker-bin, openxtrace, chrome or otlp")
       ->type_name("FORMAT");
+  app.add_option("--compression", o->compression,
+                 "Kieker outputs: none (default), gzip, zlib, xz, bzip2 or zip per data file")
+      ->type_name("NAME");
   app.add_flag("--repair", o->repair,
                "Trace formats: synthesise missing after events before exporting");
   app.footer("Exit status: 0 ok, 1 input unreadable or output not writable, 2 usage error.");

@@ -1,5 +1,7 @@
 #include "format/compressed_format.hpp"
 
+#include <utility>
+
 namespace sonde::format {
 
 namespace {
@@ -23,6 +25,19 @@ bool is_zlib_header(std::string_view head) {
 }
 
 }  // namespace
+
+bool parse_compression(std::string_view text, Compression* out) {
+  static constexpr std::pair<std::string_view, Compression> kNames[] = {
+      {"none", Compression::kNone}, {"gzip", Compression::kGzip},   {"zlib", Compression::kZlib},
+      {"xz", Compression::kXz},     {"bzip2", Compression::kBzip2}, {"zip", Compression::kZip}};
+  for (const auto& [name, c] : kNames) {
+    if (text == name) {
+      *out = c;
+      return true;
+    }
+  }
+  return false;
+}
 
 std::string_view compression_name(Compression c) {
   switch (c) {

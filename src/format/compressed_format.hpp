@@ -16,6 +16,9 @@ enum class Compression {
   kZip,    // an archive with the data file as its (only) entry, .zip
 };
 
+// Parses a setting: "none", "gzip", "zlib", "xz", "bzip2" or "zip".
+bool parse_compression(std::string_view text, Compression* out);
+
 // "gzip", "zlib (deflate)", ...; "uncompressed" for kNone.
 std::string_view compression_name(Compression c);
 

@@ -2,10 +2,10 @@
 
 namespace sonde::format {
 
-ConvertResult convert_log(const std::string& input, OutputFormat format,
-                          const std::string& output) {
+ConvertResult convert_log(const std::string& input, OutputFormat format, const std::string& output,
+                          Compression compression) {
   ConvertResult result;
-  std::unique_ptr<RecordLogWriter> out = open_record_log(format, output);
+  std::unique_ptr<RecordLogWriter> out = open_record_log(format, output, compression);
   result.read = read_log(input, *out);
   result.error = out->finish();
   result.written = out->written();

@@ -19,6 +19,7 @@ struct ConvertResult {
   bool ok() const { return read.ok && error.empty(); }
 };
 
-ConvertResult convert_log(const std::string& input, OutputFormat format, const std::string& output);
+ConvertResult convert_log(const std::string& input, OutputFormat format, const std::string& output,
+                          Compression compression = Compression::kNone);
 
 }  // namespace sonde::format

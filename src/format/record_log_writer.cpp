@@ -31,7 +31,9 @@ class NativeLogWriter final : public RecordLogWriter {
 
 class KiekerDirectoryWriter final : public RecordLogWriter {
  public:
-  KiekerDirectoryWriter(const std::string& dir, KiekerLogMode mode) : log_(dir, mode) {}
+  KiekerDirectoryWriter(const std::string& dir, KiekerLogMode mode, Compression compression)
+      : log_(dir, KiekerLogWriter::Options{mode, KiekerLogWriter::kDefaultMaxEntriesPerFile,
+                                           compression}) {}
   bool on_record(const Record& r) override {
     if (!log_.write(r)) {
       if (log_.failed()) return false;
@@ -53,14 +55,15 @@ class KiekerDirectoryWriter final : public RecordLogWriter {
 
 }  // namespace
 
-std::unique_ptr<RecordLogWriter> open_record_log(OutputFormat format, const std::string& path) {
+std::unique_ptr<RecordLogWriter> open_record_log(OutputFormat format, const std::string& path,
+                                                 Compression compression) {
   switch (format) {
     case OutputFormat::kNative:
       return std::make_unique<NativeLogWriter>(path);
     case OutputFormat::kKiekerDat:
-      return std::make_unique<KiekerDirectoryWriter>(path, KiekerLogMode::kDat);
+      return std::make_unique<KiekerDirectoryWriter>(path, KiekerLogMode::kDat, compression);
     case OutputFormat::kKiekerBin:
-      return std::make_unique<KiekerDirectoryWriter>(path, KiekerLogMode::kBin);
+      return std::make_unique<KiekerDirectoryWriter>(path, KiekerLogMode::kBin, compression);
   }
   return nullptr;
 }

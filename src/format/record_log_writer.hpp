@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "format/compressed_format.hpp"
 #include "format/record.hpp"
 
 namespace sonde::format {
@@ -30,6 +31,8 @@ class RecordLogWriter : public RecordSink {
 
 // Opens the output; problems opening it are reported by finish() (and make
 // on_record return false), so callers have one place to check.
-std::unique_ptr<RecordLogWriter> open_record_log(OutputFormat format, const std::string& path);
+// `compression` applies to Kieker data files (see KiekerLogWriter::Options).
+std::unique_ptr<RecordLogWriter> open_record_log(OutputFormat format, const std::string& path,
+                                                 Compression compression = Compression::kNone);
 
 }  // namespace sonde::format

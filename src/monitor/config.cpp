@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "format/compressed_format.hpp"
+
 extern char** environ;
 
 namespace sonde::monitor {
@@ -77,6 +79,7 @@ const std::vector<ConfigKey>& config_keys() {
       {"fork", "follow (child writes its own log) | stop (child is not monitored)"},
       {"crash_flush_timeout_ms", "longest wait for the final flush on a fatal signal"},
       {"kieker_max_entries_per_file", "Kieker writers: records per data file"},
+      {"kieker_compression", "Kieker writers: none | gzip | zlib | xz | bzip2 | zip per data file"},
       {"hostname", "host name recorded in traces"},
       {"application", "application name recorded in the log"},
       {"xray", "auto (patch the functions of a clang -fxray-instrument program by pattern) | off"},
@@ -119,6 +122,14 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
       c.synchronous = true;
     else
       return bad(key, value, "async or sync");
+    return "";
+  }
+  if (key == "kieker_compression") {
+    format::Compression parsed;
+    if (!format::parse_compression(value, &parsed)) {
+      return bad(key, value, "none, gzip, zlib, xz, bzip2 or zip");
+    }
+    c.kieker_compression = value;
     return "";
   }
   if (key == "policy") {

@@ -43,6 +43,7 @@ struct Config {
   ForkPolicy fork = ForkPolicy::kFollow;
   uint32_t crash_flush_timeout_ms = 2000;
   uint32_t kieker_max_entries_per_file = 25000;
+  std::string kieker_compression = "none";  // none | gzip | zlib | xz | bzip2 | zip
   std::string hostname;     // default: gethostname()
   std::string application;  // default: program name
   bool xray = true;         // xray = auto | off: patch clang -fxray-instrument sleds by pattern

@@ -121,11 +121,33 @@ TEST_F(SondeConvert, ThreadContinuationIsOneTraceInEveryFormat) {
   EXPECT_EQ(flow_starts, 1);
 }
 
+TEST_F(SondeConvert, CompressedKiekerOutputKeepsEveryRecord) {
+  const fs::path out = dir_ / "compressed";
+  const CliRun r =
+      sonde({"convert", bookstore(), out.string(), "--to", "kieker-bin", "--compression", "gzip"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t gz = 0;
+  for (const auto& e : fs::directory_iterator(out)) gz += e.path().string().ends_with(".bin.gz");
+  EXPECT_GE(gz, 1u);
+  const json want = summary(bookstore());
+  const json got = summary(out.string());
+  EXPECT_EQ(got["records"], want["records"]);
+  EXPECT_EQ(got["traces"], want["traces"]);
+  EXPECT_EQ(got["record_types"], want["record_types"]);
+}
+
 TEST_F(SondeConvert, BadArgumentsAndOutputs) {
   CliRun r = sonde({"convert", bookstore(), (dir_ / "x").string(), "--to", "yaml"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("'yaml'"), std::string::npos) << r.err;
   r = sonde({"convert", bookstore(), "--to", "chrome"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = sonde({"convert", bookstore(), (dir_ / "y").string(), "--to", "kieker-dat", "--compression",
+             "rar"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'rar'"), std::string::npos) << r.err;
+  r = sonde({"convert", bookstore(), (dir_ / "z.sonde").string(), "--to", "native", "--compression",
+             "xz"});
   EXPECT_EQ(r.exit_code, 2);
   r = sonde({"convert", bookstore(), "a.json", "--out", "b.json", "--to", "chrome"});
   EXPECT_EQ(r.exit_code, 2);

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "format/kieker_tcp.hpp"
@@ -35,19 +36,36 @@ int64_t count_class(const LogContents& c, const std::string& suffix) {
   return n;
 }
 
-class KiekerWriters : public ::testing::TestWithParam<std::string> {};
+// (writer, kieker_compression)
+class KiekerWriters : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
 TEST_P(KiekerWriters, SameEventsAsTheNativeWriter) {
-  std::string out = fresh_dir("kieker_" + GetParam());
-  RunResult r = run_program({kWorkload, "3", "400", "2", "throw"},
-                            env_for(out, {"SONDE_WRITER=" + GetParam()}));
+  const auto& [writer, compression] = GetParam();
+  std::string out = fresh_dir("kieker_" + writer + "_" + compression);
+  RunResult r = run_program(
+      {kWorkload, "3", "400", "2", "throw"},
+      env_for(out, {"SONDE_WRITER=" + writer, "SONDE_KIEKER_COMPRESSION=" + compression}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   std::vector<std::string> dirs;
   for (const auto& e : std::filesystem::directory_iterator(out)) dirs.push_back(e.path().string());
   ASSERT_EQ(dirs.size(), 1u);
   EXPECT_TRUE(std::filesystem::exists(dirs[0] + "/kieker.map"));
+  // Data files carry the compound name Kieker's reader resolves (.dat.gz, .bin.xz, ...).
+  const std::string kind = writer == "kieker-dat" ? ".dat" : ".bin";
+  const std::map<std::string, std::string> suffix = {{"none", ""},      {"gzip", ".gz"},
+                                                     {"zlib", ".df"},   {"xz", ".xz"},
+                                                     {"bzip2", ".bz2"}, {"zip", ".zip"}};
+  size_t data_files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dirs[0])) {
+    const std::string name = e.path().filename().string();
+    if (name == "kieker.map" || name == "sonde.meta")
+      continue;  // sonde.meta: the monitor's own notes
+    ++data_files;
+    EXPECT_TRUE(name.ends_with(kind + suffix.at(compression))) << name;
+  }
+  EXPECT_GE(data_files, 1u);
   LogContents c = read_contents(dirs[0]);
-  ASSERT_TRUE(c.stats.ok);
+  ASSERT_TRUE(c.stats.ok) << (c.stats.errors.empty() ? "" : c.stats.errors[0]);
   const int64_t calls = 3 * 400 * 4 + 3;
   EXPECT_EQ(c.before, calls);
   EXPECT_EQ(c.after + c.failed, calls);
@@ -56,7 +74,15 @@ TEST_P(KiekerWriters, SameEventsAsTheNativeWriter) {
   for (const auto& [id, t] : c.traces) ASSERT_EQ(trace_problem(t), "") << id;
 }
 
-INSTANTIATE_TEST_SUITE_P(DatAndBin, KiekerWriters, ::testing::Values("kieker-dat", "kieker-bin"));
+INSTANTIATE_TEST_SUITE_P(
+    DatAndBin, KiekerWriters,
+    ::testing::Values(std::pair{"kieker-dat", "none"}, std::pair{"kieker-bin", "none"},
+                      std::pair{"kieker-dat", "gzip"}, std::pair{"kieker-bin", "xz"},
+                      std::pair{"kieker-dat", "zip"}, std::pair{"kieker-bin", "bzip2"},
+                      std::pair{"kieker-dat", "zlib"}),
+    [](const auto& param_info) {
+      return param_info.param.first.substr(7) + "_" + param_info.param.second;  // "dat_gzip"
+    });
 
 // A Kieker TCP receiver on 127.0.0.1 that counts what it decodes.
 class Receiver final : public format::RecordSink {

@@ -3,6 +3,7 @@
 // a sonde.meta side file, which Kieker's reader ignores.
 #include <fstream>
 
+#include "format/compressed_format.hpp"
 #include "format/kieker_log.hpp"
 #include "monitor/writers/kieker_records.hpp"
 #include "monitor/writers/writer_factories.hpp"
@@ -20,8 +21,12 @@ class KiekerEventWriter final : public EventWriter {
     dir_ = config_.out_dir + "/kieker-" + p.application + "-" + std::to_string(p.pid);
     auto mode = config_.writer == WriterKind::kKiekerBin ? format::KiekerLogMode::kBin
                                                          : format::KiekerLogMode::kDat;
-    log_ =
-        std::make_unique<format::KiekerLogWriter>(dir_, mode, config_.kieker_max_entries_per_file);
+    format::KiekerLogWriter::Options options;
+    options.mode = mode;
+    options.max_entries_per_file = config_.kieker_max_entries_per_file;
+    // Validated when the configuration was read.
+    format::parse_compression(config_.kieker_compression, &options.compression);
+    log_ = std::make_unique<format::KiekerLogWriter>(dir_, options);
     if (log_->failed()) return log_->error();
     process_ = p;
     records_.start(p, p.start_epoch_ns);

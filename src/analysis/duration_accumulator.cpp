@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 namespace sonde::analysis {
 namespace {
@@ -38,8 +39,12 @@ void DurationAccumulator::add(int64_t value) {
     max_ = std::max(max_, value);
   }
   ++count_;
-  total_ += value;
-  const double d = static_cast<double>(value - shift_);
+  // Corrupt timestamps can make absurd durations: saturate instead of
+  // overflowing (292 years of summed nanoseconds is not a real total).
+  if (__builtin_add_overflow(total_, value, &total_)) {
+    total_ = value > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+  const double d = static_cast<double>(value) - static_cast<double>(shift_);
   shifted_sum_ += d;
   shifted_squares_ += d * d;
 
@@ -63,12 +68,15 @@ void DurationAccumulator::merge(const DurationAccumulator& other) {
   }
   // Re-express the other's sums relative to this shift: with k the
   // difference of shifts, sum(d + k) and sum((d + k)^2) expand directly.
-  const double k = static_cast<double>(other.shift_ - shift_);
+  const double k = static_cast<double>(other.shift_) - static_cast<double>(shift_);
   const double n_b = static_cast<double>(other.count_);
   shifted_squares_ += other.shifted_squares_ + 2 * k * other.shifted_sum_ + n_b * k * k;
   shifted_sum_ += other.shifted_sum_ + n_b * k;
   count_ += other.count_;
-  total_ += other.total_;
+  if (__builtin_add_overflow(total_, other.total_, &total_)) {
+    total_ = other.total_ > 0 ? std::numeric_limits<int64_t>::max()
+                              : std::numeric_limits<int64_t>::min();
+  }
   min_ = std::min(min_, other.min_);
   max_ = std::max(max_, other.max_);
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -110,6 +111,7 @@ TEST(DurationAccumulator, HugeValuesDoNotOverflowTheHistogram) {
   acc.add(3);
   EXPECT_EQ(acc.summary().max, int64_t{1} << 62);
   EXPECT_GT(acc.quantile(0.5), 1e18);
+  EXPECT_EQ(acc.summary().total, std::numeric_limits<int64_t>::max());  // saturated, not wrapped
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analysis/utf8_scan.hpp"
+#include "analysis/xml_escape.hpp"
 
 namespace sonde::analysis {
 namespace {
@@ -128,50 +129,8 @@ std::string kieker_signature_text(const KiekerSignature& signature) {
   return out;
 }
 
-std::string html_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#x27;";
-        break;
-      case '/':
-        out += "&#x2F;";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += '?';
-        } else if (c >= 0x80) {
-          const size_t len = utf8_sequence_length(text, i);
-          if (len == 0) {
-            out += '?';
-          } else {
-            out.append(text.substr(i, len));
-            i += len;
-            continue;
-          }
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-    ++i;
-  }
-  return out;
-}
+// XML escaping is valid HTML escaping for text and quoted attribute values.
+std::string html_escape(std::string_view text) { return xml_escape(text); }
 
 std::string system_model_html(const KiekerSystemModel& model) {
   const auto types = static_cast<int32_t>(model.assemblies());

@@ -2,11 +2,7 @@
 // the SVG is well-formed XML with the log's operations in it, the folded
 // stacks sum to the log's exclusive times, and exit status (0 ok, 1 input
 // unreadable or output unwritable, 2 usage) with messages naming the file.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -18,8 +14,7 @@
 #include "analysis/call_tree.hpp"
 #include "analysis/trace_analysis.hpp"
 #include "format/log_reader.hpp"
-
-extern char** environ;
+#include "sonde_cli_fixture.hpp"
 
 namespace {
 
@@ -28,58 +23,10 @@ namespace fs = std::filesystem;
 const std::string kBookstore =
     (fs::path(SONDE_TESTDATA_DIR) / "kieker" / "bookstore-oer-2010" / "log").string();
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using sonde::test::CliRun;
+using sonde::test::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-class SondeFlame : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("sonde-cli-flame-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // sonde ARGS..., stdout and stderr captured through files (no shell).
-  CliRun sonde(std::vector<std::string> args) {
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    args.insert(args.begin(), SONDE_CLI);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = -1;
-    CliRun run;
-    const int rc = posix_spawn(&pid, SONDE_CLI, &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    EXPECT_EQ(rc, 0) << "cannot start " << SONDE_CLI;
-    if (rc != 0) return run;
-    int status = 0;
-    waitpid(pid, &status, 0);
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    run.out = slurp(out);
-    run.err = slurp(err);
-    return run;
-  }
-
-  fs::path dir_;
-};
+class SondeFlame : public sonde::test::SondeCli {};
 
 // Sum of the exclusive times of the log's valid traces, computed here.
 int64_t bookstore_exclusive_sum() {

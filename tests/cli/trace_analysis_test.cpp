@@ -2,11 +2,7 @@
 // options of Kieker's own runs (HOW-GENERATED.txt), and on bad input:
 // exit status (0 ok, 1 input unreadable or output unwritable, 2 usage) and
 // error messages that name the file. Golden files are Kieker's own.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -15,7 +11,7 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "sonde_cli_fixture.hpp"
 
 namespace {
 
@@ -24,57 +20,16 @@ namespace fs = std::filesystem;
 const fs::path kKieker = fs::path(SONDE_TESTDATA_DIR) / "kieker";
 const fs::path kBookstore = kKieker / "bookstore-oer-2010";
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using sonde::test::CliRun;
+using sonde::test::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-class TraceAnalysisCli : public ::testing::Test {
+class TraceAnalysisCli : public sonde::test::SondeCli {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("sonde-cli-trace-analysis-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // sonde trace-analysis ARGS..., output captured through files (no shell).
+  // sonde trace-analysis ARGS...
   CliRun sonde(std::vector<std::string> args) {
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    args.insert(args.begin(), {SONDE_CLI, "trace-analysis"});
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = -1;
-    CliRun run;
-    const int rc = posix_spawn(&pid, SONDE_CLI, &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    EXPECT_EQ(rc, 0) << "cannot start " << SONDE_CLI;
-    if (rc != 0) return run;
-    int status = 0;
-    waitpid(pid, &status, 0);
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    run.out = slurp(out);
-    run.err = slurp(err);
-    return run;
+    args.insert(args.begin(), "trace-analysis");
+    return SondeCli::sonde(std::move(args));
   }
-
-  fs::path dir_;
 };
 
 TEST_F(TraceAnalysisCli, SelectedTracesAsKiekersThirdRun) {

@@ -15,6 +15,7 @@
 
 #include "format/kieker_log.hpp"
 #include "format/log_reader.hpp"
+#include "record_text.hpp"
 
 namespace sonde::format::compression_test {
 
@@ -48,34 +49,12 @@ class TempDir {
   std::string path_;
 };
 
-// Every field of a record, doubles bit-exact, so equal strings mean equal records.
-inline std::string describe(const Record& r) {
-  std::ostringstream s;
-  s << r.schema->class_name << "@" << r.logging_timestamp;
-  for (const Value& v : r.values) {
-    s << "|";
-    std::visit(
-        [&](const auto& x) {
-          using X = std::decay_t<decltype(x)>;
-          if constexpr (std::is_same_v<X, std::vector<std::string_view>>) {
-            s << "[";
-            for (auto e : x) s << e << ",";
-            s << "]";
-          } else if constexpr (std::is_same_v<X, double>) {
-            s << std::hexfloat << x;
-          } else {
-            s << x;
-          }
-        },
-        v);
-  }
-  return s.str();
-}
+using test::describe_record;
 
 class Collect : public RecordSink {
  public:
   bool on_record(const Record& r) override {
-    records.push_back(describe(r));
+    records.push_back(describe_record(r));
     return true;
   }
   std::vector<std::string> records;

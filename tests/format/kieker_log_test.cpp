@@ -14,6 +14,7 @@
 
 #include "format/kieker_bin.hpp"
 #include "format/log_reader.hpp"
+#include "record_text.hpp"
 
 namespace sonde::format {
 namespace {
@@ -36,35 +37,14 @@ class TempDir {
   std::string path_;
 };
 
-std::string describe(const Record& r) {
-  std::ostringstream s;
-  s << r.schema->class_name << "@" << r.logging_timestamp;
-  for (const Value& v : r.values) {
-    s << "|";
-    std::visit(
-        [&](const auto& x) {
-          using X = std::decay_t<decltype(x)>;
-          if constexpr (std::is_same_v<X, std::vector<std::string_view>>) {
-            s << "[";
-            for (auto e : x) s << e << ",";
-            s << "]";
-          } else if constexpr (std::is_same_v<X, double>) {
-            s << std::hexfloat << x;
-          } else {
-            s << x;
-          }
-        },
-        v);
-  }
-  return s.str();
-}
+using test::describe_record;
 
 // Owns copies: the reader's strings die with the reader.
 class Collect : public RecordSink {
  public:
   bool on_record(const Record& r) override {
     ++per_class[r.schema->class_name];
-    records.push_back(describe(r));
+    records.push_back(describe_record(r));
     return static_cast<int>(records.size()) != stop_after;
   }
   std::map<std::string, size_t> per_class;

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -56,6 +58,7 @@ struct TraceAnalysisArgs {
   bool all = false;
   bool svg = false;
   bool repair = false;
+  bool json = false;
   analysis::KiekerOutputOptions outputs;
   GraphFlag deployment_component, assembly_component, deployment_operation, assembly_operation;
   bool container_graph = false;
@@ -75,6 +78,7 @@ class DirectoryOutput : public analysis::OutputFiles {
     if (f) f.close();
     if (!f) return failed(name);
     ++written_;
+    names_.insert(name);
     if (!svg_ || !name.ends_with(".dot")) return true;
     const std::string svg_name = name.substr(0, name.size() - 4) + ".svg";
     const analysis::RenderResult r = analysis::render_dot(content, "svg");
@@ -91,6 +95,7 @@ class DirectoryOutput : public analysis::OutputFiles {
       if (!close_appending()) return false;
       append_stream_.open(dir_ / name, std::ios::binary | std::ios::app);
       appending_ = name;
+      names_.insert(name);
     }
     if (append_stream_)
       append_stream_.write(content.data(), static_cast<std::streamsize>(content.size()));
@@ -98,6 +103,8 @@ class DirectoryOutput : public analysis::OutputFiles {
   }
 
   size_t written() const { return written_; }
+  // Every file written or appended to, sorted.
+  const std::set<std::string>& names() const { return names_; }
 
   // Closes the file being appended to; false (and a message) if that fails.
   bool close_appending() {
@@ -121,6 +128,7 @@ class DirectoryOutput : public analysis::OutputFiles {
   fs::path dir_;
   bool svg_;
   size_t written_ = 0;
+  std::set<std::string> names_;
   std::string appending_;
   std::ofstream append_stream_;
 };
@@ -270,9 +278,18 @@ int run(TraceAnalysisArgs& a) {
               << " traces arrived too late to be put in Kieker's order; "
                  "raise --reorder-window\n";
   }
-  std::cout << "Traces: " << outputs.traces() << " valid, " << outputs.invalid_traces()
-            << " invalid\n"
-            << "Wrote " << files.written() << " files to " << a.out << "\n";
+  if (a.json) {
+    const nlohmann::json doc = {
+        {"traces", outputs.traces()},    {"invalid_traces", outputs.invalid_traces()},
+        {"late_traces", ordered.late()}, {"out", a.out},
+        {"files", files.names()},        {"errors", read.errors},
+        {"warnings", read.warnings}};
+    std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    std::cout << "Traces: " << outputs.traces() << " valid, " << outputs.invalid_traces()
+              << " invalid\n"
+              << "Wrote " << files.written() << " files to " << a.out << "\n";
+  }
   if (!outputs.failed_files().empty() || !closed) return kFailed;
   return read.ok ? kOk : kFailed;
 }
@@ -311,6 +328,7 @@ void setup(CLI::App& app, int& exit_code) {
   app.add_flag("--repair,--repair-event-based-traces", a->repair,
                "Synthesise missing after events");
   app.add_flag("--all", a->all, "Write every output");
+  app.add_flag("--json", a->json, "Print what was written as JSON (traces, files)");
   app.add_flag("--svg", a->svg,
                "Also render every .dot with Graphviz and draw sequence diagrams as .svg");
   app.add_option("--response-times", a->response_times,

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -191,6 +192,24 @@ TEST_F(TraceAnalysisCli, FilterTracesWithKiekersInputdirsSpelling) {
   const std::string text = slurp(out / "executionTraces.txt");
   EXPECT_EQ(text.find("TraceId 3881283897249497088"), std::string::npos) << text;
   EXPECT_EQ(text.rfind("TraceId 3881283897249497089 ", 0), 0u) << text;
+}
+
+TEST_F(TraceAnalysisCli, JsonListsTheFilesWritten) {
+  const fs::path out = dir_ / "out";
+  const CliRun r = sonde({(kKieker / "events-2014" / "log").string(), "--out", out.string(),
+                          "--plot-Aggregated-Deployment-Call-Tree", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["invalid_traces"].get<int>(), 0);
+  EXPECT_GT(doc["traces"].get<int>(), 0);
+  size_t on_disk = 0;
+  for (const auto& entry : fs::directory_iterator(out)) {
+    ++on_disk;
+    const std::string name = entry.path().filename().string();
+    EXPECT_NE(std::find(doc["files"].begin(), doc["files"].end(), name), doc["files"].end())
+        << name;
+  }
+  EXPECT_EQ(doc["files"].size(), on_disk);
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #     with sonde (no source changes), via `sonde run`;
 #  3. monitors the bookstore example (manual probes, threads, recursion, an
 #     exception) into a native log and into a Kieker log;
-#  4. analyses the logs: summary tables, a dependency graph and a call tree
-#     as SVG pictures.
+#  4. analyses the logs: summary tables, the slowest traces, a dependency
+#     graph, a call tree and a flame graph as SVG pictures, and exports for
+#     Perfetto/speedscope (Chrome JSON), OpenTelemetry (OTLP) and OPEN.xtrace;
+#  5. runs Kieker's trace-analysis outputs on a real Kieker log.
 # Output goes to ./demo-output (or $1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,11 +39,30 @@ echo "== 3. Pictures"
 "$sonde" graph "$out/bookstore" --kind dependency --out "$out/bookstore-dependencies.svg"
 "$sonde" graph "$out/bookstore" --kind calltree --out "$out/bookstore-calltree.svg"
 "$sonde" graph "$out/autoinst" --kind calltree --out "$out/autoinst-calltree.svg"
+"$sonde" flame "$out/bookstore" --out "$out/bookstore-flame.svg"
 
 echo
-echo "== 4. The Kieker log (readable by Kieker's own tools) checked by sonde"
+echo "== 4. The slowest traces, one of them as a call tree, and exports"
+"$sonde" traces "$out/bookstore" --sort duration --limit 5
+slowest=$("$sonde" traces "$out/bookstore" --sort duration --limit 1 --csv | sed -n 2p | cut -d, -f1)
+"$sonde" traces "$out/bookstore" --show "$slowest"
+"$sonde" convert "$out/bookstore" "$out/bookstore.chrome.json" --to chrome
+"$sonde" convert "$out/bookstore" "$out/bookstore.otlp.jsonl" --to otlp
+"$sonde" convert "$out/bookstore" "$out/bookstore.openxtrace.json" --to openxtrace
+
+echo
+echo "== 5. The Kieker log (readable by Kieker's own tools) checked by sonde"
 "$sonde" check "$out"/bookstore-kieker/kieker-*
 
+kieker_log=../shared/testdata/kieker/bookstore-oer-2010/log
+if [ -d "$kieker_log" ]; then
+  echo
+  echo "== 6. Kieker's trace-analysis outputs for a real Kieker log"
+  "$sonde" trace-analysis "$kieker_log" --out "$out/kieker-trace-analysis" --all --svg \
+    --select-traces 6488138950668976141 6488138950668976129
+fi
+
 echo
-echo "Done. Logs and pictures are in $out:"
+echo "Done. Logs, pictures and exports are in $out"
+echo "(open bookstore.chrome.json in https://ui.perfetto.dev, the .svg files in a browser):"
 ls -1 "$out" "$out"/*.svg

@@ -12,8 +12,10 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
+#include "analysis/context_anomaly.hpp"
 #include "analysis/context_levels.hpp"
 #include "analysis/context_log.hpp"
 #include "analysis/context_tree.hpp"
@@ -41,6 +43,7 @@ struct ContextOptions {
   std::string min_observations = "30";
   std::string similarity = "0.5";
   std::string max_leaves = "0";
+  std::string anomalies = "0";
 };
 
 template <typename T>
@@ -119,10 +122,13 @@ int run_context(const ContextOptions& o) {
     return kUsage;
   }
   analysis::ContextTreeOptions tree_options;
+  size_t anomaly_top = 0;
   if (!parse_number(o.min_observations, &tree_options.min_observations) ||
       !parse_number(o.similarity, &tree_options.similarity) || tree_options.similarity < 0 ||
-      !parse_number(o.max_leaves, &tree_options.max_leaves)) {
-    std::cerr << "sonde context: --min-observations and --max-leaves need whole numbers, "
+      !parse_number(o.max_leaves, &tree_options.max_leaves) ||
+      !parse_number(o.anomalies, &anomaly_top)) {
+    std::cerr << "sonde context: --min-observations, --max-leaves and --anomalies need whole "
+                 "numbers, "
                  "--similarity a non-negative number\n";
     return kUsage;
   }
@@ -171,6 +177,9 @@ int run_context(const ContextOptions& o) {
     }
   }
 
+  std::optional<analysis::AnomalyReport> anomalies;
+  if (anomaly_top > 0) anomalies = analysis::detect_anomalies(data, tree, 3, anomaly_top);
+
   static const char* kLevelNames[] = {"operation", "caller", "stack", "trace"};
   if (o.json) {
     using nlohmann::json;
@@ -206,6 +215,29 @@ int run_context(const ContextOptions& o) {
           {"merged", counts.merged},
           {"rounds", counts.rounds}}},
         {"operations", ops}};
+    if (anomalies) {
+      json top = json::array();
+      for (const analysis::ScoredExecution& e : anomalies->top) {
+        const analysis::ContextObservation& ob = data.observations[e.observation];
+        top.push_back({{"operation", data.operations[ob.op]},
+                       {"trace_id", ob.trace_id},
+                       {"eoi", ob.eoi},
+                       {"duration_ns", ob.duration},
+                       {"score", e.score},
+                       {"operation_score", e.operation_score}});
+      }
+      json traces = json::array();
+      for (const analysis::TraceAnomaly& t : anomalies->traces) {
+        traces.push_back(
+            {{"trace_id", t.trace_id}, {"alarms", t.alarms}, {"max_score", t.max_score}});
+      }
+      doc["anomalies"] = {{"threshold", anomalies->threshold},
+                          {"context_alarms", anomalies->context_alarms},
+                          {"operation_alarms", anomalies->operation_alarms},
+                          {"both", anomalies->both},
+                          {"executions", top},
+                          {"traces", traces}};
+    }
     if (selected != analysis::kNoContext) {
       doc["tree"] = analysis::context_tree_json(data, tree);
     }
@@ -260,6 +292,22 @@ int run_context(const ContextOptions& o) {
     }
     leaves.write(std::cout);
   }
+  if (anomalies) {
+    std::cout << "\nAnomalies (score = (x - Q3) / max(IQR, 5 % of median) > "
+              << anomalies->threshold << "): " << anomalies->context_alarms
+              << " against the context model, " << anomalies->operation_alarms
+              << " against whole operations (" << anomalies->both << " in both)\n";
+    analysis::TextTable top({"score", "op score", "duration", "trace", "eoi", "operation"});
+    for (const analysis::ScoredExecution& e : anomalies->top) {
+      const analysis::ContextObservation& ob = data.observations[e.observation];
+      char a[32], b[32];
+      std::snprintf(a, sizeof a, "%.1f", e.score);
+      std::snprintf(b, sizeof b, "%.1f", e.operation_score);
+      top.add_row({a, b, analysis::format_duration(static_cast<double>(ob.duration)),
+                   std::to_string(ob.trace_id), std::to_string(ob.eoi), data.operations[ob.op]});
+    }
+    top.write(std::cout);
+  }
   std::cout.flush();
   return log.read.ok ? kOk : kUnreadable;
 }
@@ -286,6 +334,9 @@ void setup(CLI::App& app, int& exit_code) {
   app.add_option("--max-leaves", o->max_leaves,
                  "Stop merging once the model has this many contexts (default 0: no limit)")
       ->type_name("K");
+  app.add_option("--anomalies", o->anomalies,
+                 "List the N most anomalous executions against their context (default 0: off)")
+      ->type_name("N");
   app.footer(
       "Exit status: 0 ok, 1 the log cannot be read or an output cannot be written, 2 usage error.");
   app.callback([o, &exit_code] { exit_code = run_context(*o); });

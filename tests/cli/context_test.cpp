@@ -74,3 +74,20 @@ TEST_F(SondeCli, ContextErrors) {
 
 }  // namespace
 }  // namespace sonde::test
+
+namespace sonde::test {
+namespace {
+
+TEST_F(SondeCli, ContextAnomaliesJson) {
+  const CliRun r = sonde({"context", kBookstore, "--json", "--anomalies", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& a = doc["anomalies"];
+  EXPECT_EQ(a["threshold"], 3.0);
+  EXPECT_LE(a["executions"].size(), 3u);
+  EXPECT_LE(a["traces"].size(), 3u);
+  EXPECT_LE(a["both"].get<uint64_t>(), a["context_alarms"].get<uint64_t>());
+}
+
+}  // namespace
+}  // namespace sonde::test

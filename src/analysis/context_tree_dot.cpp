@@ -1,0 +1,69 @@
+#include "analysis/context_tree_dot.hpp"
+
+#include <sstream>
+#include <vector>
+
+#include "analysis/dot_escape.hpp"
+#include "analysis/duration_format.hpp"
+
+namespace sonde::analysis {
+
+std::string context_tree_label(const ContextData& data, const ContextNode& node) {
+  if (node.level < 0) return "all observations";
+  std::string label = data.describe(static_cast<ContextLevel>(node.level), node.context);
+  if (node.merged > 1) label += " (+" + std::to_string(node.merged - 1) + " merged)";
+  return label;
+}
+
+std::string context_tree_dot(const ContextData& data, const ContextTree& tree) {
+  std::ostringstream out;
+  out << "digraph cct {\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n";
+  const auto& nodes = tree.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ContextNode& n = nodes[i];
+    if (n.removed) continue;
+    const std::string level = n.level < 0 ? "root" : to_string(static_cast<ContextLevel>(n.level));
+    std::vector<std::string> lines = {level + ": " + context_tree_label(data, n),
+                                      "n=" + std::to_string(n.n)};
+    if (n.level >= 0) {
+      lines.back() += " median " + format_duration(n.quartiles.median) + " IQR " +
+                      format_duration(n.quartiles.iqr());
+    }
+    const bool leaf = tree.is_leaf(static_cast<int32_t>(i));
+    out << "  n" << i << " [label=" << dot_label(lines) << (leaf ? ", style=bold" : "") << "];\n";
+    if (n.parent >= 0) out << "  n" << n.parent << " -> n" << i << ";\n";
+    if (n.linked_to >= 0) {
+      out << "  n" << i << " -> n" << n.linked_to << " [style=dashed, label=\"linked\"];\n";
+    }
+  }
+  out << "}\n";
+  return out.str();
+}
+
+nlohmann::json context_tree_json(const ContextData& data, const ContextTree& tree) {
+  nlohmann::json out = nlohmann::json::array();
+  const auto& nodes = tree.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ContextNode& n = nodes[i];
+    if (n.removed) continue;
+    nlohmann::json j = {
+        {"id", i},
+        {"parent", n.parent},
+        {"level", n.level < 0 ? "root" : to_string(static_cast<ContextLevel>(n.level))},
+        {"label", context_tree_label(data, n)},
+        {"n", n.n},
+        {"leaf", tree.is_leaf(static_cast<int32_t>(i))}};
+    if (n.level >= 0) {
+      j["median_ns"] = n.quartiles.median;
+      j["iqr_ns"] = n.quartiles.iqr();
+      j["sd_ns"] = n.sd;
+      j["bimodality"] = n.bimodality;
+      j["merged_contexts"] = n.merged;
+    }
+    if (n.linked_to >= 0) j["linked_to"] = n.linked_to;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+}  // namespace sonde::analysis

@@ -1,0 +1,17 @@
+// The calling-context tree as Graphviz DOT (render with graphviz_render.hpp)
+// and as JSON: every live node with its level, label, observation count,
+// median/IQR/σ; leaves of the model are drawn bold, links dashed.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "analysis/context_tree.hpp"
+
+namespace sonde::analysis {
+
+std::string context_tree_label(const ContextData& data, const ContextNode& node);
+std::string context_tree_dot(const ContextData& data, const ContextTree& tree);
+nlohmann::json context_tree_json(const ContextData& data, const ContextTree& tree);
+
+}  // namespace sonde::analysis

@@ -1,0 +1,349 @@
+// `sonde context LOG`: calling-context timing models (seed 000). Splits each
+// operation's executions by caller, stack and trace context, reports per
+// level how many contexts there are and how much of the response-time
+// spread they explain, builds the calling-context tree, shrinks it with the
+// three operators and prints the model. See docs/analysis/context.md.
+//
+// Exit status: 0 ok; 1 the log cannot be read or an output file cannot be
+// written (the message names the file); 2 usage error.
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "analysis/context_anomaly.hpp"
+#include "analysis/context_levels.hpp"
+#include "analysis/context_log.hpp"
+#include "analysis/context_tree.hpp"
+#include "analysis/context_tree_dot.hpp"
+#include "analysis/duration_format.hpp"
+#include "analysis/graphviz_render.hpp"
+#include "analysis/text_table.hpp"
+#include "cli/command.hpp"
+
+namespace sonde::cli {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kUnreadable = 1;
+constexpr int kUsage = 2;
+
+using analysis::ContextLevel;
+using analysis::kContextLevels;
+
+struct ContextOptions {
+  std::string log;
+  bool json = false;
+  std::string operation;
+  std::string tree_json, dot, svg;
+  std::string min_observations = "30";
+  std::string similarity = "0.5";
+  std::string max_leaves = "0";
+  std::string anomalies = "0";
+};
+
+template <typename T>
+bool parse_number(const std::string& text, T* value) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+std::string percent(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", p);
+  return buf;
+}
+
+nlohmann::json level_json(const char* name, const analysis::LevelStats& s) {
+  return {{"level", name},
+          {"contexts", s.contexts},
+          {"singleton_contexts", s.singleton_contexts},
+          {"observations_per_context", s.mean_observations()},
+          {"weighted_sd_ns", s.weighted_sd},
+          {"sd_reduction_percent", s.reduction_percent},
+          {"bimodal_percent", s.bimodal_percent}};
+}
+
+nlohmann::json model_json(const analysis::ContextModelSummary& m) {
+  return {{"level", "model"},
+          {"contexts", m.entities},
+          {"leaves", m.leaves},
+          {"linked_leaves", m.linked_leaves},
+          {"leaves_per_level",
+           {{"operation", m.leaves_per_level[0]},
+            {"caller", m.leaves_per_level[1]},
+            {"stack", m.leaves_per_level[2]},
+            {"trace", m.leaves_per_level[3]}}},
+          {"observations_per_context",
+           m.entities ? static_cast<double>(m.observations) / static_cast<double>(m.entities) : 0},
+          {"weighted_sd_ns", m.weighted_sd},
+          {"sd_reduction_percent", m.reduction_percent},
+          {"bimodal_percent", m.bimodal_percent}};
+}
+
+void add_level_rows(analysis::TextTable& table, const std::array<analysis::LevelStats, 4>& levels,
+                    const analysis::ContextModelSummary& model) {
+  for (int l = 0; l < kContextLevels; ++l) {
+    const analysis::LevelStats& s = levels[static_cast<size_t>(l)];
+    char per[32];
+    std::snprintf(per, sizeof per, "%.1f", s.mean_observations());
+    table.add_row({to_string(static_cast<ContextLevel>(l)), std::to_string(s.contexts), per,
+                   analysis::format_duration(s.weighted_sd), percent(s.reduction_percent),
+                   percent(s.bimodal_percent)});
+  }
+  char per[32];
+  std::snprintf(per, sizeof per, "%.1f",
+                model.entities
+                    ? static_cast<double>(model.observations) / static_cast<double>(model.entities)
+                    : 0.0);
+  table.add_row({"model", std::to_string(model.entities), per,
+                 analysis::format_duration(model.weighted_sd), percent(model.reduction_percent),
+                 percent(model.bimodal_percent)});
+}
+
+bool write_file(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+  out.close();
+  if (!out) {
+    std::cerr << "sonde context: cannot write '" << path << "'\n";
+    return false;
+  }
+  return true;
+}
+
+int run_context(const ContextOptions& o) {
+  if (o.log.empty()) {
+    std::cerr << "sonde context: missing the LOG argument (a .sonde file or a log directory)\n";
+    return kUsage;
+  }
+  analysis::ContextTreeOptions tree_options;
+  size_t anomaly_top = 0;
+  if (!parse_number(o.min_observations, &tree_options.min_observations) ||
+      !parse_number(o.similarity, &tree_options.similarity) || tree_options.similarity < 0 ||
+      !parse_number(o.max_leaves, &tree_options.max_leaves) ||
+      !parse_number(o.anomalies, &anomaly_top)) {
+    std::cerr << "sonde context: --min-observations, --max-leaves and --anomalies need whole "
+                 "numbers, "
+                 "--similarity a non-negative number\n";
+    return kUsage;
+  }
+  std::error_code fs_error;
+  if (!std::filesystem::exists(o.log, fs_error)) {
+    std::cerr << "sonde context: cannot read '" << o.log << "': no such file or directory\n";
+    return kUnreadable;
+  }
+  const analysis::ContextLog log = analysis::read_context_log(o.log);
+  for (const std::string& e : log.read.errors) std::cerr << "sonde context: error: " << e << "\n";
+  if (!log.read.ok && log.read.records == 0) {
+    if (log.read.errors.empty()) std::cerr << "sonde context: cannot read '" << o.log << "'\n";
+    return kUnreadable;
+  }
+  const analysis::ContextData& data = log.data;
+  uint32_t selected = analysis::kNoContext;
+  if (!o.operation.empty()) {
+    for (uint32_t i = 0; i < data.operations.size(); ++i)
+      if (data.operations[i] == o.operation) selected = i;
+    if (selected == analysis::kNoContext) {
+      std::cerr << "sonde context: no operation '" << o.operation << "' in '" << o.log << "'\n";
+      return kUsage;
+    }
+  }
+
+  const analysis::ContextIndex index(data);
+  const analysis::ContextLevelReport levels = analysis::summarize_levels(data, index);
+  analysis::ContextTree tree(data, index);
+  const analysis::ContextOperatorCounts counts = tree.apply_operators(tree_options);
+  const analysis::ContextModelSummary model = tree.summarize();
+
+  if (!o.tree_json.empty() &&
+      !write_file(o.tree_json, analysis::context_tree_json(data, tree).dump(2) + "\n")) {
+    return kUnreadable;
+  }
+  if (!o.dot.empty() || !o.svg.empty()) {
+    const std::string dot = analysis::context_tree_dot(data, tree);
+    if (!o.dot.empty() && !write_file(o.dot, dot)) return kUnreadable;
+    if (!o.svg.empty()) {
+      const analysis::RenderResult svg = analysis::render_dot(dot);
+      if (!svg.ok) {
+        std::cerr << "sonde context: cannot render '" << o.svg << "': " << svg.error << "\n";
+        return kUnreadable;
+      }
+      if (!write_file(o.svg, svg.output)) return kUnreadable;
+    }
+  }
+
+  std::optional<analysis::AnomalyReport> anomalies;
+  if (anomaly_top > 0) anomalies = analysis::detect_anomalies(data, tree, 3, anomaly_top);
+
+  static const char* kLevelNames[] = {"operation", "caller", "stack", "trace"};
+  if (o.json) {
+    using nlohmann::json;
+    json level_list = json::array();
+    for (int l = 0; l < kContextLevels; ++l)
+      level_list.push_back(level_json(kLevelNames[l], levels.levels[static_cast<size_t>(l)]));
+    level_list.push_back(model_json(model));
+    json ops = json::array();
+    for (const analysis::OperationContextStats& s : levels.operations) {
+      if (selected != analysis::kNoContext && s.op != selected) continue;
+      json per_level = json::array();
+      for (int l = 0; l < kContextLevels; ++l)
+        per_level.push_back(level_json(kLevelNames[l], s.levels[static_cast<size_t>(l)]));
+      per_level.push_back(model_json(tree.summarize(s.op)));
+      ops.push_back({{"operation", data.operations[s.op]},
+                     {"executions", s.levels[0].observations},
+                     {"bimodality", s.bimodality},
+                     {"levels", per_level}});
+    }
+    json doc = {
+        {"log", {{"path", o.log}, {"records", log.read.records}, {"errors", log.read.errors}}},
+        {"traces",
+         {{"used", data.traces}, {"skipped", data.skipped_traces}, {"shapes", data.shapes.size()}}},
+        {"executions", data.observations.size()},
+        {"sd_weighting", "execution-weighted population sd: sum_c (n_c/N) sd_c"},
+        {"levels", level_list},
+        {"model",
+         {{"min_observations", tree_options.min_observations},
+          {"similarity", tree_options.similarity},
+          {"max_leaves", tree_options.max_leaves},
+          {"removed", counts.removed},
+          {"linked", counts.linked},
+          {"merged", counts.merged},
+          {"rounds", counts.rounds}}},
+        {"operations", ops}};
+    if (anomalies) {
+      json top = json::array();
+      for (const analysis::ScoredExecution& e : anomalies->top) {
+        const analysis::ContextObservation& ob = data.observations[e.observation];
+        top.push_back({{"operation", data.operations[ob.op]},
+                       {"trace_id", ob.trace_id},
+                       {"eoi", ob.eoi},
+                       {"duration_ns", ob.duration},
+                       {"score", e.score},
+                       {"operation_score", e.operation_score}});
+      }
+      json traces = json::array();
+      for (const analysis::TraceAnomaly& t : anomalies->traces) {
+        traces.push_back(
+            {{"trace_id", t.trace_id}, {"alarms", t.alarms}, {"max_score", t.max_score}});
+      }
+      doc["anomalies"] = {{"threshold", anomalies->threshold},
+                          {"context_alarms", anomalies->context_alarms},
+                          {"operation_alarms", anomalies->operation_alarms},
+                          {"both", anomalies->both},
+                          {"executions", top},
+                          {"traces", traces}};
+    }
+    if (selected != analysis::kNoContext) {
+      doc["tree"] = analysis::context_tree_json(data, tree);
+    }
+    std::cout << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    return log.read.ok ? kOk : kUnreadable;
+  }
+
+  std::cout << "Calling contexts of " << o.log << ": " << data.observations.size()
+            << " executions in " << data.traces << " traces (" << data.shapes.size()
+            << " distinct call trees), " << data.operations.size() << " operations";
+  if (data.skipped_traces > 0) std::cout << ", " << data.skipped_traces << " traces skipped";
+  std::cout << "\n\nσ = population standard deviation, weighted by executions; reduction "
+               "against no context.\n\n";
+  analysis::TextTable table(
+      {"level", "contexts", "obs/context", "weighted σ", "σ reduction", "in bimodal contexts"});
+  add_level_rows(table, levels.levels, model);
+  table.write(std::cout);
+  std::cout << "\nModel: min " << tree_options.min_observations << " observations, similarity "
+            << tree_options.similarity << ", max leaves "
+            << (tree_options.max_leaves ? std::to_string(tree_options.max_leaves) : "unlimited")
+            << "; operators removed " << counts.removed << ", linked " << counts.linked
+            << ", merged " << counts.merged << "\n";
+
+  std::cout << "\nPer operation (σ reduction by caller / stack / trace / model):\n";
+  analysis::TextTable per_op({"executions", "σ", "caller", "stack", "trace", "model", "leaves",
+                              "bimodality", "operation"});
+  for (const analysis::OperationContextStats& s : levels.operations) {
+    if (selected != analysis::kNoContext && s.op != selected) continue;
+    const analysis::ContextModelSummary m = tree.summarize(s.op);
+    char bc[16];
+    std::snprintf(bc, sizeof bc, "%.2f", s.bimodality);
+    per_op.add_row({std::to_string(s.levels[0].observations),
+                    analysis::format_duration(s.levels[0].weighted_sd),
+                    percent(s.levels[1].reduction_percent), percent(s.levels[2].reduction_percent),
+                    percent(s.levels[3].reduction_percent), percent(m.reduction_percent),
+                    std::to_string(m.leaves), bc, data.operations[s.op]});
+  }
+  per_op.write(std::cout);
+
+  if (selected != analysis::kNoContext) {
+    std::cout << "\nModel contexts of " << data.operations[selected] << ":\n";
+    analysis::TextTable leaves({"level", "n", "median", "IQR", "σ", "context"});
+    for (int32_t leaf : tree.leaves()) {
+      if (tree.operation_of(leaf) != selected) continue;
+      const analysis::ContextNode& n = tree.nodes()[static_cast<size_t>(leaf)];
+      const analysis::ContextNode& e = tree.nodes()[static_cast<size_t>(tree.entity(leaf))];
+      std::string label = analysis::context_tree_label(data, n);
+      if (n.linked_to >= 0) label += "  [linked to: " + analysis::context_tree_label(data, e) + "]";
+      leaves.add_row(
+          {kLevelNames[n.level], std::to_string(n.n), analysis::format_duration(e.quartiles.median),
+           analysis::format_duration(e.quartiles.iqr()), analysis::format_duration(e.sd), label});
+    }
+    leaves.write(std::cout);
+  }
+  if (anomalies) {
+    std::cout << "\nAnomalies (score = (x - Q3) / max(IQR, 5 % of median) > "
+              << anomalies->threshold << "): " << anomalies->context_alarms
+              << " against the context model, " << anomalies->operation_alarms
+              << " against whole operations (" << anomalies->both << " in both)\n";
+    analysis::TextTable top({"score", "op score", "duration", "trace", "eoi", "operation"});
+    for (const analysis::ScoredExecution& e : anomalies->top) {
+      const analysis::ContextObservation& ob = data.observations[e.observation];
+      char a[32], b[32];
+      std::snprintf(a, sizeof a, "%.1f", e.score);
+      std::snprintf(b, sizeof b, "%.1f", e.operation_score);
+      top.add_row({a, b, analysis::format_duration(static_cast<double>(ob.duration)),
+                   std::to_string(ob.trace_id), std::to_string(ob.eoi), data.operations[ob.op]});
+    }
+    top.write(std::cout);
+  }
+  std::cout.flush();
+  return log.read.ok ? kOk : kUnreadable;
+}
+
+void setup(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ContextOptions>();
+  app.add_option("log", o->log, "The log: a .sonde file or a directory (native or Kieker)")
+      ->type_name("LOG");
+  app.add_flag("--json", o->json, "Print the report as JSON");
+  app.add_option("--operation", o->operation, "Drill down into one operation (full signature)")
+      ->type_name("OP");
+  app.add_option("--tree-json", o->tree_json, "Write the calling-context tree as JSON")
+      ->type_name("FILE");
+  app.add_option("--dot", o->dot, "Write the calling-context tree as Graphviz DOT")
+      ->type_name("FILE");
+  app.add_option("--svg", o->svg, "Render the calling-context tree to SVG (needs Graphviz dot)")
+      ->type_name("FILE");
+  app.add_option("--min-observations", o->min_observations,
+                 "Contexts with fewer executions are linked to an ancestor (default 30)")
+      ->type_name("N");
+  app.add_option("--similarity", o->similarity,
+                 "Merge sibling contexts whose median/IQR distance is at most this (default 0.5)")
+      ->type_name("D");
+  app.add_option("--max-leaves", o->max_leaves,
+                 "Stop merging once the model has this many contexts (default 0: no limit)")
+      ->type_name("K");
+  app.add_option("--anomalies", o->anomalies,
+                 "List the N most anomalous executions against their context (default 0: off)")
+      ->type_name("N");
+  app.footer(
+      "Exit status: 0 ok, 1 the log cannot be read or an output cannot be written, 2 usage error.");
+  app.callback([o, &exit_code] { exit_code = run_context(*o); });
+}
+
+}  // namespace
+
+SONDE_COMMAND("context", "Calling-context timing models: caller, stack and trace contexts", setup);
+
+}  // namespace sonde::cli

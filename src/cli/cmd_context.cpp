@@ -6,6 +6,7 @@
 //
 // Exit status: 0 ok; 1 the log cannot be read or an output file cannot be
 // written (the message names the file); 2 usage error.
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "analysis/context_anomaly.hpp"
 #include "analysis/context_levels.hpp"
 #include "analysis/context_log.hpp"
+#include "analysis/context_study.hpp"
 #include "analysis/context_tree.hpp"
 #include "analysis/context_tree_dot.hpp"
 #include "analysis/duration_format.hpp"
@@ -44,6 +46,9 @@ struct ContextOptions {
   std::string similarity = "0.5";
   std::string max_leaves = "0";
   std::string anomalies = "0";
+  std::string study = "0";  // random instrumentations per number of monitoring points
+  std::string study_csv, study_svg;
+  std::string seed = "1";
 };
 
 template <typename T>
@@ -105,6 +110,20 @@ void add_level_rows(analysis::TextTable& table, const std::array<analysis::Level
                  percent(model.bimodal_percent)});
 }
 
+// Per number of monitoring points, the median over the runs of one column.
+template <typename Value>
+std::vector<double> study_medians(const std::vector<analysis::StudyRow>& rows, Value value) {
+  std::vector<double> out;
+  for (size_t i = 0; i < rows.size();) {
+    std::vector<double> v;
+    const size_t k = rows[i].monitoring_points;
+    for (; i < rows.size() && rows[i].monitoring_points == k; ++i) v.push_back(value(rows[i]));
+    std::sort(v.begin(), v.end());
+    out.push_back(v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
+  }
+  return out;
+}
+
 bool write_file(const std::string& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary);
   out << content;
@@ -122,14 +141,19 @@ int run_context(const ContextOptions& o) {
     return kUsage;
   }
   analysis::ContextTreeOptions tree_options;
-  size_t anomaly_top = 0;
+  size_t anomaly_top = 0, study_runs = 0;
+  uint64_t seed = 1;
   if (!parse_number(o.min_observations, &tree_options.min_observations) ||
       !parse_number(o.similarity, &tree_options.similarity) || tree_options.similarity < 0 ||
       !parse_number(o.max_leaves, &tree_options.max_leaves) ||
-      !parse_number(o.anomalies, &anomaly_top)) {
-    std::cerr << "sonde context: --min-observations, --max-leaves and --anomalies need whole "
-                 "numbers, "
-                 "--similarity a non-negative number\n";
+      !parse_number(o.anomalies, &anomaly_top) || !parse_number(o.study, &study_runs) ||
+      !parse_number(o.seed, &seed)) {
+    std::cerr << "sonde context: --min-observations, --max-leaves, --anomalies, --study and "
+                 "--seed need whole numbers, --similarity a non-negative number\n";
+    return kUsage;
+  }
+  if (study_runs == 0 && (!o.study_csv.empty() || !o.study_svg.empty())) {
+    std::cerr << "sonde context: --study-csv and --study-svg need --study N\n";
     return kUsage;
   }
   std::error_code fs_error;
@@ -179,6 +203,31 @@ int run_context(const ContextOptions& o) {
 
   std::optional<analysis::AnomalyReport> anomalies;
   if (anomaly_top > 0) anomalies = analysis::detect_anomalies(data, tree, 3, anomaly_top);
+
+  // The study: runs × operations random partial instrumentations.
+  std::vector<analysis::StudyRow> study;
+  if (study_runs > 0) {
+    study = analysis::run_study(data, study_runs, seed);
+    if (!o.study_csv.empty() && !write_file(o.study_csv, analysis::study_csv(study))) {
+      return kUnreadable;
+    }
+    const std::string title = "sonde context " + o.log + ": " + std::to_string(study.size()) +
+                              " random instrumentations, seed " + std::to_string(seed);
+    if (!o.study_svg.empty() && !write_file(o.study_svg, analysis::study_svg(study, title))) {
+      return kUnreadable;
+    }
+  }
+  auto study_column = [&study](bool contexts, size_t level) {
+    return study_medians(study, [contexts, level](const analysis::StudyRow& r) {
+      return contexts ? static_cast<double>(r.result.contexts[level])
+                      : r.result.reduction_percent[level];
+    });
+  };
+  auto study_points = [&study] {
+    return study_medians(study, [](const analysis::StudyRow& r) {
+      return static_cast<double>(r.monitoring_points);
+    });
+  };
 
   static const char* kLevelNames[] = {"operation", "caller", "stack", "trace"};
   if (o.json) {
@@ -238,6 +287,17 @@ int run_context(const ContextOptions& o) {
                           {"executions", top},
                           {"traces", traces}};
     }
+    if (!study.empty()) {
+      json medians = {{"monitoring_points", study_points()}};
+      for (size_t l = 1; l < kContextLevels; ++l) {
+        medians[std::string(kLevelNames[l]) + "_contexts"] = study_column(true, l);
+        medians[std::string(kLevelNames[l]) + "_reduction_percent"] = study_column(false, l);
+      }
+      doc["study"] = {{"runs_per_monitoring_points", study_runs},
+                      {"seed", seed},
+                      {"instrumentations", study.size()},
+                      {"medians", medians}};
+    }
     if (selected != analysis::kNoContext) {
       doc["tree"] = analysis::context_tree_json(data, tree);
     }
@@ -292,6 +352,29 @@ int run_context(const ContextOptions& o) {
     }
     leaves.write(std::cout);
   }
+  if (!study.empty()) {
+    std::cout << "\nPartial-instrumentation study: " << study.size() << " random instrumentations ("
+              << study_runs << " per number of monitoring points, seed " << seed << "); medians:\n";
+    analysis::TextTable t(
+        {"points", "caller", "stack", "trace", "caller σ red.", "stack σ red.", "trace σ red."});
+    const std::vector<double> points = study_points();
+    std::array<std::vector<double>, 6> cols;
+    for (size_t l = 1; l < kContextLevels; ++l) {
+      cols[l - 1] = study_column(true, l);
+      cols[l + 2] = study_column(false, l);
+    }
+    for (size_t i = 0; i < points.size(); ++i) {
+      std::vector<std::string> row = {std::to_string(static_cast<size_t>(points[i]))};
+      for (size_t c = 0; c < 3; ++c) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.1f", cols[c][i]);
+        row.push_back(buf);
+      }
+      for (size_t c = 3; c < 6; ++c) row.push_back(percent(cols[c][i]));
+      t.add_row(row);
+    }
+    t.write(std::cout);
+  }
   if (anomalies) {
     std::cout << "\nAnomalies (score = (x - Q3) / max(IQR, 5 % of median) > "
               << anomalies->threshold << "): " << anomalies->context_alarms
@@ -337,6 +420,17 @@ void setup(CLI::App& app, int& exit_code) {
   app.add_option("--anomalies", o->anomalies,
                  "List the N most anomalous executions against their context (default 0: off)")
       ->type_name("N");
+  app.add_option("--study", o->study,
+                 "Partial-instrumentation study: N random instrumentations per number of "
+                 "monitoring points (default 0: off)")
+      ->type_name("N");
+  app.add_option("--study-csv", o->study_csv, "Write every study instrumentation as CSV")
+      ->type_name("FILE");
+  app.add_option("--study-svg", o->study_svg,
+                 "Plot contexts and σ reduction against monitoring points (SVG)")
+      ->type_name("FILE");
+  app.add_option("--seed", o->seed, "Seed of the study's random subsets (default 1)")
+      ->type_name("S");
   app.footer(
       "Exit status: 0 ok, 1 the log cannot be read or an output cannot be written, 2 usage error.");
   app.callback([o, &exit_code] { exit_code = run_context(*o); });

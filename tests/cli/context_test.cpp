@@ -4,7 +4,9 @@
 // Catalog.getBook(boolean) again: 3 operations, 4 executions per trace, and
 // getBook has two callers, so 4 caller and 4 stack contexts.
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "sonde_cli_fixture.hpp"
@@ -87,6 +89,62 @@ TEST_F(SondeCli, ContextAnomaliesJson) {
   EXPECT_LE(a["executions"].size(), 3u);
   EXPECT_LE(a["traces"].size(), 3u);
   EXPECT_LE(a["both"].get<uint64_t>(), a["context_alarms"].get<uint64_t>());
+}
+
+}  // namespace
+}  // namespace sonde::test
+
+namespace sonde::test {
+namespace {
+
+// The partial-instrumentation study on the bookstore log (3 operations):
+// --study 4 gives 4 rows for each of 1, 2, 3 monitoring points, and the
+// 3-point rows are the full model (4 caller and 4 stack contexts).
+TEST_F(SondeCli, ContextStudyCsvSvgAndJson) {
+  const std::string csv = (dir_ / "study.csv").string();
+  const std::string svg = (dir_ / "study.svg").string();
+  const CliRun r = sonde({"context", kBookstore, "--json", "--study", "4", "--seed", "7",
+                          "--study-csv", csv, "--study-svg", svg});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["study"]["instrumentations"], 12);
+  EXPECT_EQ(doc["study"]["seed"], 7);
+  EXPECT_EQ(doc["study"]["medians"]["monitoring_points"].size(), 3u);
+  EXPECT_EQ(doc["study"]["medians"]["caller_contexts"][2], doc["levels"][1]["contexts"]);
+  EXPECT_EQ(doc["study"]["medians"]["trace_contexts"][2], doc["levels"][3]["contexts"]);
+
+  std::istringstream lines(slurp(csv));
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line.rfind("monitoring_points,run,executions,traces,", 0), 0u);
+  std::map<int, int> per_points;
+  while (std::getline(lines, line)) {
+    const int points = std::stoi(line);
+    ++per_points[points];
+    if (points == 3) {
+      EXPECT_NE(line.find(",6540,1635,3,4,4,"), std::string::npos) << line;
+    }
+  }
+  EXPECT_EQ(per_points, (std::map<int, int>{{1, 4}, {2, 4}, {3, 4}}));
+  const std::string picture = slurp(svg);
+  EXPECT_EQ(picture.rfind("<?xml", 0), 0u);
+  EXPECT_NE(picture.find("</svg>"), std::string::npos);
+
+  // Same seed, same rows.
+  const std::string again = (dir_ / "again.csv").string();
+  ASSERT_EQ(
+      sonde({"context", kBookstore, "--study", "4", "--seed", "7", "--study-csv", again}).exit_code,
+      0);
+  EXPECT_EQ(slurp(again), slurp(csv));
+}
+
+TEST_F(SondeCli, ContextStudyErrors) {
+  EXPECT_EQ(sonde({"context", kBookstore, "--study-csv", (dir_ / "x.csv").string()}).exit_code, 2);
+  EXPECT_EQ(sonde({"context", kBookstore, "--study", "x"}).exit_code, 2);
+  const CliRun r = sonde(
+      {"context", kBookstore, "--study", "1", "--study-csv", (dir_ / "no/dir/x.csv").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("x.csv"), std::string::npos) << r.err;
 }
 
 }  // namespace

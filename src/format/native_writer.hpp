@@ -44,13 +44,81 @@ class NativeWriter {
   // One block of events from one thread; events are delta-encoded against
   // the previous event's timestamp within the block.
   void begin_events(uint32_t thread, uint64_t base_tsc);
-  void enter(uint64_t tsc, uint32_t op) { event(tsc, native::EventKind::kEnter, op); }
-  void exit(uint64_t tsc, uint32_t op) { event(tsc, native::EventKind::kExit, op); }
-  void exit_failed(uint64_t tsc, uint32_t op, uint32_t cause_string_id);
+  void enter(uint64_t tsc, uint32_t op) {
+    reserve_block(1).event(tsc, native::EventKind::kEnter, op);
+  }
+  void exit(uint64_t tsc, uint32_t op) {
+    reserve_block(1).event(tsc, native::EventKind::kExit, op);
+  }
+  void exit_failed(uint64_t tsc, uint32_t op, uint32_t cause_string_id) {
+    reserve_block(1).exit_failed(tsc, op, cause_string_id);
+  }
   void trace_begin(uint64_t tsc, uint64_t trace_id, int64_t parent_trace_id,
-                   int32_t parent_order_id);
-  void lost(uint64_t tsc, uint64_t count);
+                   int32_t parent_order_id) {
+    reserve_block(1).trace_begin(tsc, trace_id, parent_trace_id, parent_order_id);
+  }
+  void lost(uint64_t tsc, uint64_t count) { reserve_block(1).lost(tsc, count); }
   void end_events();
+
+  // Encodes events of the open block without a bounds check per event: the
+  // monitor's writer thread encodes whole buffers of raw events straight
+  // into the block, and per-event checks and calls were most of its cost.
+  // reserve_block(n) makes room for n more events of any kind and returns
+  // the block's cursor; write at most n events through it. The cursor stays
+  // valid until the next reserve_block, begin_events or end_events.
+  class BlockCursor {
+   public:
+    void event(uint64_t tsc, native::EventKind kind, uint32_t op) {
+      head(tsc, kind);
+      p_ = put_varint_raw(p_, op);
+    }
+    void exit_failed(uint64_t tsc, uint32_t op, uint32_t cause_string_id) {
+      head(tsc, native::EventKind::kExitFailed);
+      p_ = put_varint_raw(p_, op);
+      p_ = put_varint_raw(p_, cause_string_id);
+    }
+    void trace_begin(uint64_t tsc, uint64_t trace_id, int64_t parent_trace_id,
+                     int32_t parent_order_id) {
+      head(tsc, native::EventKind::kTraceBegin);
+      p_ = put_varint_raw(p_, trace_id);
+      p_ = put_varint_raw(p_, zigzag64(parent_trace_id));
+      p_ = put_varint_raw(p_, zigzag64(parent_order_id));
+    }
+    void lost(uint64_t tsc, uint64_t count) {
+      head(tsc, native::EventKind::kLost);
+      p_ = put_varint_raw(p_, count);
+    }
+
+    uint64_t last_tsc() const { return last_tsc_; }
+
+   private:
+    friend class NativeWriter;
+    void head(uint64_t tsc, native::EventKind kind) {
+      // Timestamps within a thread only grow; a clock step backwards
+      // (non-TSC timers can do that) is stored as a zero delta rather than
+      // wrapping. Written without branches: the compiler makes cmovs.
+      uint64_t delta = tsc >= last_tsc_ ? tsc - last_tsc_ : 0;
+      last_tsc_ = tsc >= last_tsc_ ? tsc : last_tsc_;
+      p_ = put_varint_raw(p_, (delta << 3) | static_cast<uint64_t>(kind));
+      ++count_;
+    }
+    char* p_ = nullptr;
+    uint64_t last_tsc_ = 0;
+    uint64_t count_ = 0;
+  };
+  // The largest event: a trace begin, four varints of up to 10 bytes.
+  static constexpr size_t kMaxEventBytes = 40;
+  BlockCursor& reserve_block(size_t events) {
+    size_t bytes = events * kMaxEventBytes;
+    if (block_end_ - cursor_.p_ < static_cast<ptrdiff_t>(bytes)) grow_block(bytes);
+    return cursor_;
+  }
+  // Stores a copy of the cursor back. Encoding through a local copy lets the
+  // compiler keep it in registers: stores through its char pointer could
+  // otherwise alias the cursor itself and force reloads after every byte.
+  void commit_block(const BlockCursor& c) { cursor_ = c; }
+  // Drops the open block (a writer that failed keeps nothing).
+  void discard_events() { block_open_ = false; }
 
   // Compresses and writes the pending chunk if it has reached the target size
   // (or always, with force). Returns false once the sink has failed.
@@ -64,15 +132,8 @@ class NativeWriter {
   uint64_t chunks_written() const { return chunks_; }
 
  private:
-  void event(uint64_t tsc, native::EventKind kind, uint32_t op);
-  void event_head(uint64_t tsc, native::EventKind kind);
-  // Room for `bytes` more bytes in the open block; events are encoded
-  // through a raw pointer because per-byte string appends dominated the
-  // writer thread's profile.
-  char* block_room(size_t bytes) {
-    if (block_end_ - block_pos_ < static_cast<ptrdiff_t>(bytes)) grow_block(bytes);
-    return block_pos_;
-  }
+  // Events are encoded through a raw pointer because per-byte string
+  // appends dominated the writer thread's profile.
   void grow_block(size_t bytes);
   static char* put_varint_raw(char* p, uint64_t v) {
     while (v >= 0x80) {
@@ -81,6 +142,9 @@ class NativeWriter {
     }
     *p++ = static_cast<char>(v);
     return p;
+  }
+  static uint64_t zigzag64(int64_t v) {
+    return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
   }
   void item(native::Tag tag) {
     payload_.push_back(static_cast<char>(tag));
@@ -93,13 +157,11 @@ class NativeWriter {
   NativeWriterOptions options_;
   std::string payload_;
   uint32_t items_ = 0;
-  std::string block_;  // events of the open block; valid up to block_pos_
-  char* block_pos_ = nullptr;
+  std::string block_;   // events of the open block; valid up to cursor_.p_
+  BlockCursor cursor_;  // write position, previous timestamp and count of the open block
   char* block_end_ = nullptr;
   uint32_t block_thread_ = 0;
-  uint64_t block_count_ = 0;
   uint64_t block_base_tsc_ = 0;
-  uint64_t block_last_tsc_ = 0;
   bool block_open_ = false;
   std::unordered_map<std::string, uint32_t> strings_;
   std::unordered_map<const RecordSchema*, uint32_t> schemas_;

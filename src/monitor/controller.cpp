@@ -69,6 +69,7 @@ struct State {
   std::atomic<uint64_t> buffers_written{0};
   std::atomic<uint64_t> lost_unreported{0};
   pid_t writer_tid = 0;
+  int64_t writer_cpu_ns = 0;  // the writer thread's CPU time, taken when it stops
   std::mutex patterns_mu;
   PatternSet patterns;
   std::atomic<uint8_t> op_generation{1};
@@ -476,6 +477,10 @@ void writer_loop() {
       nanosleep(&nap, nullptr);
     }
   }
+  // For the summary: whether the writer keeps up shows in its CPU per event.
+  timespec cpu{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+  s.writer_cpu_ns = int64_t{cpu.tv_sec} * 1000000000 + cpu.tv_nsec;
 }
 
 // Called with core_mu held.
@@ -487,6 +492,13 @@ void print_summary(State& s) {
   std::fprintf(stderr, "sonde: %llu events written, %llu lost, log: %s\n",
                static_cast<unsigned long long>(t.written),
                static_cast<unsigned long long>(t.dropped), s.core->writer().location().c_str());
+  if (s.writer_cpu_ns > 0) {
+    std::fprintf(stderr, "sonde: writer thread: %.1f ms CPU, %.2f ns per event\n",
+                 static_cast<double>(s.writer_cpu_ns) / 1e6,
+                 t.written == 0
+                     ? 0.0
+                     : static_cast<double>(s.writer_cpu_ns) / static_cast<double>(t.written));
+  }
   if (t.dropped != 0) {
     std::fprintf(stderr, "sonde: WARNING: %llu events were lost (policy %s%s)\n",
                  static_cast<unsigned long long>(t.dropped),

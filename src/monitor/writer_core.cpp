@@ -88,6 +88,33 @@ void WriterCore::consume(ThreadChannel& ch, const RawEvent* begin, const RawEven
   }
   announce(ch);
   Decode& d = decode_[ch.index];
+  bool failed_before = writer_->failed();
+  uint64_t probe_events = 0;
+  if (format::NativeWriter* native = writer_->native_encoder()) {
+    probe_events = encode_native(*native, ch.index, d, begin, end);
+    if (failed_before) {
+      native->discard_events();
+    } else {
+      native->end_events();
+      writer_->flush(false);
+    }
+  } else {
+    probe_events = decode(d, begin, end);
+    if (!failed_before) writer_->events(ch.index, scratch_.data(), scratch_.size());
+  }
+  if (failed_before || writer_->failed()) {
+    lost_ += probe_events;
+  } else {
+    written_ += probe_events;
+  }
+  if (writer_->failed() && !reported_failure_) {
+    reported_failure_ = true;
+    std::fprintf(stderr, "sonde: writing the log failed: %s; further events are counted as lost\n",
+                 writer_->error().c_str());
+  }
+}
+
+uint64_t WriterCore::decode(Decode& d, const RawEvent* begin, const RawEvent* end) {
   scratch_.clear();
   uint64_t probe_events = 0;
   scratch_.reserve(static_cast<size_t>(end - begin));
@@ -155,21 +182,102 @@ void WriterCore::consume(ThreadChannel& ch, const RawEvent* begin, const RawEven
     }
     scratch_.push_back(out);
   }
-  if (writer_->failed()) {
-    lost_ += probe_events;
-  } else {
-    writer_->events(ch.index, scratch_.data(), scratch_.size());
-    if (writer_->failed()) {
-      lost_ += probe_events;
-    } else {
-      written_ += probe_events;
+  return probe_events;
+}
+
+// The same decoding as decode(), fused with the native encoding: this loop
+// is the writer thread's per-event cost, which under stress decides whether
+// probes wait for buffers. Everything per event stays in registers (the
+// cursor and depth are locals) and nothing is called on the common path.
+uint64_t WriterCore::encode_native(format::NativeWriter& w, uint32_t thread, Decode& d,
+                                   const RawEvent* begin, const RawEvent* end) {
+  // The block's base time: the first event's time, so its delta is 0.
+  uint64_t base = 0;
+  for (const RawEvent* e = begin; e < end; ++e) {
+    RawKind k = kind_of(e->b);
+    if (k != RawKind::kTraceBegin && k != RawKind::kTraceParent && k != RawKind::kCause) {
+      base = e->a;
+      break;
     }
   }
-  if (writer_->failed() && !reported_failure_) {
-    reported_failure_ = true;
-    std::fprintf(stderr, "sonde: writing the log failed: %s; further events are counted as lost\n",
-                 writer_->error().c_str());
+  w.begin_events(thread, base);
+  format::NativeWriter::BlockCursor c = w.reserve_block(static_cast<size_t>(end - begin));
+  uint64_t probe_events = 0;
+  uint32_t depth = d.depth;
+  for (const RawEvent* e = begin; e < end; ++e) {
+    // The buffer was filled on another core: fetch ahead of the decoder.
+    __builtin_prefetch(e + 32);
+    uint64_t b = e->b;
+    uint64_t payload = payload_of(b);
+    switch (kind_of(b)) {
+      case RawKind::kEnterFn:
+        c.event(e->a, EventKind::kEnter, function_op(payload));
+        ++depth;
+        ++probe_events;
+        break;
+      case RawKind::kEnterOp:
+        c.event(e->a, EventKind::kEnter, manual_op(payload));
+        ++depth;
+        ++probe_events;
+        break;
+      case RawKind::kExitFn:
+      case RawKind::kExitOp:
+        // depth 0: a frame entered before a fork, returning in the child:
+        // its enter is in the parent's log, so the child's log leaves it out.
+        if (depth == 0) [[unlikely]]
+          continue;
+        --depth;
+        ++probe_events;
+        c.event(e->a, EventKind::kExit,
+                kind_of(b) == RawKind::kExitFn ? function_op(payload) : manual_op(payload));
+        break;
+      case RawKind::kFailFn:
+      case RawKind::kFailOp: {
+        bool has_cause = e + 1 < end && kind_of(e[1].b) == RawKind::kCause;
+        if (depth == 0) {
+          if (has_cause) ++e;
+          continue;
+        }
+        --depth;
+        ++probe_events;
+        uint64_t time = e->a;
+        uint32_t op = kind_of(b) == RawKind::kFailFn ? function_op(payload) : manual_op(payload);
+        uint32_t cause = 0;
+        if (has_cause) {
+          ++e;
+          cause = static_cast<uint32_t>(e->a);
+        }
+        // The cause's STRING item goes to the chunk before this block.
+        c.exit_failed(time, op, w.string_id(cause_text(cause)));
+        break;
+      }
+      case RawKind::kTraceBegin: {
+        uint64_t trace_id = e->a;
+        int64_t parent_trace = -1;
+        int32_t parent_order = -1;
+        if (e + 1 < end && kind_of(e[1].b) == RawKind::kTraceParent) {
+          ++e;
+          parent_trace = static_cast<int64_t>(e->a);
+          parent_order = static_cast<int32_t>(payload_of(e->b)) - 1;
+        }
+        // The next event (the trace's first enter) carries the time; the
+        // block encoding needs a time per event, so borrow it.
+        c.trace_begin(e + 1 < end ? e[1].a : c.last_tsc(), trace_id, parent_trace, parent_order);
+        d.in_trace = true;
+        depth = 0;
+        break;
+      }
+      case RawKind::kLost:
+        c.lost(e->a, payload);
+        lost_ += payload;
+        break;
+      default:
+        continue;  // kCause without its failed exit, or garbage: nothing to write
+    }
   }
+  d.depth = depth;
+  w.commit_block(c);
+  return probe_events;
 }
 
 void WriterCore::count_only(const RawEvent* begin, const RawEvent* end) {

@@ -96,6 +96,7 @@ class NativeEventWriter final : public EventWriter {
   std::string error() const override { return writer_ != nullptr ? writer_->error() : ""; }
   std::string location() const override { return path_; }
   uint64_t bytes_written() const override { return writer_ ? writer_->bytes_written() : 0; }
+  format::NativeWriter* native_encoder() override { return writer_.get(); }
 
  private:
   const Config& config_;

@@ -159,18 +159,25 @@ void NativeWriter::record(const Record& r) {
   }
 }
 
-void NativeWriter::grow_block(size_t bytes) {
-  size_t used = static_cast<size_t>(cursor_.p_ - block_.data());
-  block_.resize(std::max(block_.size() * 2, used + bytes + 4096));
-  cursor_.p_ = block_.data() + used;
-  block_end_ = block_.data() + block_.size();
+void NativeWriter::grow_block(size_t events) {
+  auto grow = [](std::string& block, char*& pos, char*& end, size_t bytes) {
+    size_t used = static_cast<size_t>(pos - block.data());
+    if (block.size() - used >= bytes) return;
+    block.resize(std::max(block.size() * 2, used + bytes + 4096));
+    pos = block.data() + used;
+    end = block.data() + block.size();
+  };
+  grow(time_block_, cursor_.t_, time_end_, events * kMaxTimeBytes);
+  grow(event_block_, cursor_.e_, event_end_, events * kMaxEventBytes);
 }
 
 void NativeWriter::begin_events(uint32_t thread, uint64_t base_tsc) {
-  cursor_.p_ = block_.data();
+  cursor_.t_ = time_block_.data();
+  cursor_.e_ = event_block_.data();
   cursor_.last_tsc_ = base_tsc;
   cursor_.count_ = 0;
-  block_end_ = block_.data() + block_.size();
+  time_end_ = time_block_.data() + time_block_.size();
+  event_end_ = event_block_.data() + event_block_.size();
   block_thread_ = thread;
   block_base_tsc_ = base_tsc;
   block_open_ = true;
@@ -180,11 +187,14 @@ void NativeWriter::end_events() {
   if (!block_open_) return;
   block_open_ = false;
   if (cursor_.count_ == 0) return;
+  auto time_bytes = static_cast<size_t>(cursor_.t_ - time_block_.data());
   item(Tag::kEvents);
   put_varint(payload_, block_thread_);
   put_varint(payload_, cursor_.count_);
   put_varint(payload_, block_base_tsc_);
-  payload_.append(block_.data(), static_cast<size_t>(cursor_.p_ - block_.data()));
+  put_varint(payload_, time_bytes);
+  payload_.append(time_block_.data(), time_bytes);
+  payload_.append(event_block_.data(), static_cast<size_t>(cursor_.e_ - event_block_.data()));
 }
 
 bool NativeWriter::flush(bool force) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -41,8 +42,8 @@ class NativeWriter {
   void loss(uint32_t thread, uint64_t events, std::string_view reason);
   void record(const Record& r);
 
-  // One block of events from one thread; events are delta-encoded against
-  // the previous event's timestamp within the block.
+  // One block of events from one thread; timestamps are delta-encoded
+  // against the previous event's within the block.
   void begin_events(uint32_t thread, uint64_t base_tsc);
   void enter(uint64_t tsc, uint32_t op) {
     reserve_block(1).event(tsc, native::EventKind::kEnter, op);
@@ -64,57 +65,77 @@ class NativeWriter {
   // monitor's writer thread encodes whole buffers of raw events straight
   // into the block, and per-event checks and calls were most of its cost.
   // reserve_block(n) makes room for n more events of any kind and returns
-  // the block's cursor; write at most n events through it. The cursor stays
-  // valid until the next reserve_block, begin_events or end_events.
+  // the block's cursor; write at most n events through it, through a local
+  // copy (see commit_block). The cursor stays valid until the next
+  // reserve_block, begin_events or end_events.
+  //
+  // A block is two streams (format version 2): time deltas, and everything
+  // else. Apart, the timestamps' noise no longer breaks up the repeating
+  // operation patterns, so both compress faster and smaller.
   class BlockCursor {
    public:
     void event(uint64_t tsc, native::EventKind kind, uint32_t op) {
-      head(tsc, kind);
-      p_ = put_varint_raw(p_, op);
+      put_time(tsc);
+      put_small(uint64_t{op} << 3 | static_cast<uint64_t>(kind));
+      ++count_;
     }
     void exit_failed(uint64_t tsc, uint32_t op, uint32_t cause_string_id) {
-      head(tsc, native::EventKind::kExitFailed);
-      p_ = put_varint_raw(p_, op);
-      p_ = put_varint_raw(p_, cause_string_id);
+      event(tsc, native::EventKind::kExitFailed, op);
+      e_ = put_varint_raw(e_, cause_string_id);
     }
     void trace_begin(uint64_t tsc, uint64_t trace_id, int64_t parent_trace_id,
                      int32_t parent_order_id) {
-      head(tsc, native::EventKind::kTraceBegin);
-      p_ = put_varint_raw(p_, trace_id);
-      p_ = put_varint_raw(p_, zigzag64(parent_trace_id));
-      p_ = put_varint_raw(p_, zigzag64(parent_order_id));
+      event(tsc, native::EventKind::kTraceBegin, 0);
+      e_ = put_varint_raw(e_, trace_id);
+      e_ = put_varint_raw(e_, zigzag64(parent_trace_id));
+      e_ = put_varint_raw(e_, zigzag64(parent_order_id));
     }
     void lost(uint64_t tsc, uint64_t count) {
-      head(tsc, native::EventKind::kLost);
-      p_ = put_varint_raw(p_, count);
+      event(tsc, native::EventKind::kLost, 0);
+      e_ = put_varint_raw(e_, count);
     }
 
     uint64_t last_tsc() const { return last_tsc_; }
+    uint64_t count() const { return count_; }
 
    private:
     friend class NativeWriter;
-    void head(uint64_t tsc, native::EventKind kind) {
+    void put_time(uint64_t tsc) {
       // Timestamps within a thread only grow; a clock step backwards
       // (non-TSC timers can do that) is stored as a zero delta rather than
-      // wrapping. Written without branches: the compiler makes cmovs.
+      // wrapping.
       uint64_t delta = tsc >= last_tsc_ ? tsc - last_tsc_ : 0;
       last_tsc_ = tsc >= last_tsc_ ? tsc : last_tsc_;
-      p_ = put_varint_raw(p_, (delta << 3) | static_cast<uint64_t>(kind));
-      ++count_;
+      t_ = put_small_raw(t_, delta);
     }
-    char* p_ = nullptr;
+    void put_small(uint64_t v) { e_ = put_small_raw(e_, v); }
+    // Deltas of calls nanoseconds apart and the heads of the first 16
+    // operations take one byte: that case without the varint loop.
+    static char* put_small_raw(char* p, uint64_t v) {
+      if (v < 0x80) [[likely]] {
+        *p = static_cast<char>(v);
+        return p + 1;
+      }
+      return put_varint_raw(p, v);
+    }
+    char* t_ = nullptr;  // time stream
+    char* e_ = nullptr;  // event stream
     uint64_t last_tsc_ = 0;
     uint64_t count_ = 0;
   };
-  // The largest event: a trace begin, four varints of up to 10 bytes.
-  static constexpr size_t kMaxEventBytes = 40;
+  // Per event at most: a 10-byte time delta; in the event stream a trace
+  // begin's head, trace id, parent trace and parent order (1 + 10 + 10 + 10).
+  static constexpr size_t kMaxTimeBytes = 10;
+  static constexpr size_t kMaxEventBytes = 31;
   BlockCursor& reserve_block(size_t events) {
-    size_t bytes = events * kMaxEventBytes;
-    if (block_end_ - cursor_.p_ < static_cast<ptrdiff_t>(bytes)) grow_block(bytes);
+    if (static_cast<size_t>(time_end_ - cursor_.t_) < events * kMaxTimeBytes ||
+        static_cast<size_t>(event_end_ - cursor_.e_) < events * kMaxEventBytes) {
+      grow_block(events);
+    }
     return cursor_;
   }
   // Stores a copy of the cursor back. Encoding through a local copy lets the
-  // compiler keep it in registers: stores through its char pointer could
+  // compiler keep it in registers: stores through its char pointers could
   // otherwise alias the cursor itself and force reloads after every byte.
   void commit_block(const BlockCursor& c) { cursor_ = c; }
   // Drops the open block (a writer that failed keeps nothing).
@@ -132,9 +153,9 @@ class NativeWriter {
   uint64_t chunks_written() const { return chunks_; }
 
  private:
-  // Events are encoded through a raw pointer because per-byte string
+  // Events are encoded through raw pointers because per-byte string
   // appends dominated the writer thread's profile.
-  void grow_block(size_t bytes);
+  void grow_block(size_t events);
   static char* put_varint_raw(char* p, uint64_t v) {
     while (v >= 0x80) {
       *p++ = static_cast<char>((v & 0x7f) | 0x80);
@@ -157,9 +178,12 @@ class NativeWriter {
   NativeWriterOptions options_;
   std::string payload_;
   uint32_t items_ = 0;
-  std::string block_;   // events of the open block; valid up to cursor_.p_
-  BlockCursor cursor_;  // write position, previous timestamp and count of the open block
-  char* block_end_ = nullptr;
+  // The open block's two streams, valid up to cursor_.t_ and cursor_.e_.
+  std::string time_block_;
+  std::string event_block_;
+  BlockCursor cursor_;  // write positions, previous timestamp and count of the open block
+  char* time_end_ = nullptr;
+  char* event_end_ = nullptr;
   uint32_t block_thread_ = 0;
   uint64_t block_base_tsc_ = 0;
   bool block_open_ = false;

@@ -204,33 +204,41 @@ uint64_t WriterCore::encode_native(format::NativeWriter& w, uint32_t thread, Dec
   format::NativeWriter::BlockCursor c = w.reserve_block(static_cast<size_t>(end - begin));
   uint64_t probe_events = 0;
   uint32_t depth = d.depth;
+  // The last operation looked up: a buffer is mostly the same few
+  // operations, and a register compare is cheaper than the cache lookup.
+  // Keyed by the raw word without its kind, plus whether it is a function.
+  uint64_t memo_key = ~uint64_t{0};
+  uint32_t memo_op = 0;
+  static_assert(
+      static_cast<int>(RawKind::kEnterFn) == 1 && static_cast<int>(RawKind::kExitFn) == 2 &&
+      static_cast<int>(RawKind::kEnterOp) == 3 && static_cast<int>(RawKind::kExitOp) == 4);
+  static_assert(static_cast<int>(EventKind::kEnter) == 0 &&
+                static_cast<int>(EventKind::kExit) == 1);
   for (const RawEvent* e = begin; e < end; ++e) {
     // The buffer was filled on another core: fetch ahead of the decoder.
     __builtin_prefetch(e + 32);
     uint64_t b = e->b;
     uint64_t payload = payload_of(b);
-    switch (kind_of(b)) {
-      case RawKind::kEnterFn:
-        c.event(e->a, EventKind::kEnter, function_op(payload));
-        ++depth;
-        ++probe_events;
-        break;
-      case RawKind::kEnterOp:
-        c.event(e->a, EventKind::kEnter, manual_op(payload));
-        ++depth;
-        ++probe_events;
-        break;
-      case RawKind::kExitFn:
-      case RawKind::kExitOp:
-        // depth 0: a frame entered before a fork, returning in the child:
-        // its enter is in the parent's log, so the child's log leaves it out.
-        if (depth == 0) [[unlikely]]
-          continue;
-        --depth;
-        ++probe_events;
-        c.event(e->a, EventKind::kExit,
-                kind_of(b) == RawKind::kExitFn ? function_op(payload) : manual_op(payload));
-        break;
+    auto kind = static_cast<unsigned>(kind_of(b));
+    if (kind - 1 < 4) [[likely]] {
+      // Enter or exit, of a function (kinds 1, 2) or a manual operation (3, 4).
+      unsigned is_exit = (kind & 1) ^ 1;
+      int64_t next_depth = int64_t{depth} + 1 - 2 * int64_t{is_exit};
+      // An exit at depth 0: a frame entered before a fork, returning in the
+      // child: its enter is in the parent's log, so the child's log leaves it out.
+      if (next_depth < 0) [[unlikely]]
+        continue;
+      depth = static_cast<uint32_t>(next_depth);
+      uint64_t key = payload | (uint64_t{kind <= 2} << 63);
+      if (key != memo_key) [[unlikely]] {
+        memo_op = kind <= 2 ? function_op(payload) : manual_op(payload);
+        memo_key = key;
+      }
+      c.event(e->a, static_cast<EventKind>(is_exit), memo_op);
+      ++probe_events;
+      continue;
+    }
+    switch (static_cast<RawKind>(kind)) {
       case RawKind::kFailFn:
       case RawKind::kFailOp: {
         bool has_cause = e + 1 < end && kind_of(e[1].b) == RawKind::kCause;

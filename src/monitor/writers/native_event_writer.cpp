@@ -27,7 +27,7 @@ class NativeEventWriter final : public EventWriter {
     options.level = config_.compression_level;
     writer_ = std::make_unique<format::NativeWriter>(*sink_, options);
     if (!writer_->begin()) return writer_->error();
-    writer_->meta("sonde.format", "native/1");
+    writer_->meta("sonde.format", "native/" + std::to_string(format::native::kVersion));
     writer_->meta("host", p.hostname);
     writer_->meta("application", p.application);
     writer_->meta("pid", std::to_string(p.pid));

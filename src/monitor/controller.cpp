@@ -287,16 +287,17 @@ RawEvent* next_buffer(ThreadState& t) {
   if (s.config.policy == FullPolicy::kBlock &&
       g_mode.load(std::memory_order_relaxed) != kModeShutdown && !s.config.synchronous) {
     // Block until the writer returns a buffer; bounded so that a stuck
-    // writer can never deadlock the program (then we drop and count).
-    timespec nap{0, 20000};
-    uint64_t waited_ns = 0;
-    uint64_t limit_ns = uint64_t{s.config.block_timeout_ms} * 1000000;
-    while (waited_ns < limit_ns) {
+    // writer can never deadlock the program (then we drop and count). The
+    // writer wakes this thread as it returns a buffer: sleeping in growing
+    // naps instead overslept the return by up to a nap, time the probe then
+    // could not make up.
+    int64_t deadline = monotonic_ns_now() + int64_t{s.config.block_timeout_ms} * 1000000;
+    for (;;) {
       if (Buffer* b = ch->returns.pop())
         return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
-      nanosleep(&nap, nullptr);
-      waited_ns += static_cast<uint64_t>(nap.tv_nsec);
-      if (nap.tv_nsec < 1000000) nap.tv_nsec *= 2;
+      int64_t left = deadline - monotonic_ns_now();
+      if (left <= 0) break;
+      ch->returns.wait_for_push(static_cast<uint64_t>(std::min<int64_t>(left, 10000000)));
     }
   }
   return nullptr;

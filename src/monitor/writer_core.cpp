@@ -202,7 +202,10 @@ uint64_t WriterCore::encode_native(format::NativeWriter& w, uint32_t thread, Dec
   }
   w.begin_events(thread, base);
   format::NativeWriter::BlockCursor c = w.reserve_block(static_cast<size_t>(end - begin));
-  uint64_t probe_events = 0;
+  // Events that are not probe events (trace begins, lost markers): the
+  // probe events are the block's count less these, one counter fewer in
+  // the loop's registers.
+  uint64_t markers = 0;
   uint32_t depth = d.depth;
   // The last operation looked up: a buffer is mostly the same few
   // operations, and a register compare is cheaper than the cache lookup.
@@ -223,19 +226,21 @@ uint64_t WriterCore::encode_native(format::NativeWriter& w, uint32_t thread, Dec
     if (kind - 1 < 4) [[likely]] {
       // Enter or exit, of a function (kinds 1, 2) or a manual operation (3, 4).
       unsigned is_exit = (kind & 1) ^ 1;
-      int64_t next_depth = int64_t{depth} + 1 - 2 * int64_t{is_exit};
+      depth += 1 - 2 * is_exit;  // depth stays far below 2^31 (grow_shadow's limit)
       // An exit at depth 0: a frame entered before a fork, returning in the
       // child: its enter is in the parent's log, so the child's log leaves it out.
-      if (next_depth < 0) [[unlikely]]
+      if (static_cast<int32_t>(depth) < 0) [[unlikely]] {
+        depth = 0;
         continue;
-      depth = static_cast<uint32_t>(next_depth);
-      uint64_t key = payload | (uint64_t{kind <= 2} << 63);
+      }
+      // The enter's word with kind 1 or 3 made 2 or 4: equal for an
+      // operation's enter and exit, different for functions and manual ops.
+      uint64_t key = b + (b & (uint64_t{1} << kKindShift));
       if (key != memo_key) [[unlikely]] {
         memo_op = kind <= 2 ? function_op(payload) : manual_op(payload);
         memo_key = key;
       }
       c.event(e->a, static_cast<EventKind>(is_exit), memo_op);
-      ++probe_events;
       continue;
     }
     switch (static_cast<RawKind>(kind)) {
@@ -247,7 +252,6 @@ uint64_t WriterCore::encode_native(format::NativeWriter& w, uint32_t thread, Dec
           continue;
         }
         --depth;
-        ++probe_events;
         uint64_t time = e->a;
         uint32_t op = kind_of(b) == RawKind::kFailFn ? function_op(payload) : manual_op(payload);
         uint32_t cause = 0;
@@ -273,11 +277,13 @@ uint64_t WriterCore::encode_native(format::NativeWriter& w, uint32_t thread, Dec
         c.trace_begin(e + 1 < end ? e[1].a : c.last_tsc(), trace_id, parent_trace, parent_order);
         d.in_trace = true;
         depth = 0;
+        ++markers;
         break;
       }
       case RawKind::kLost:
         c.lost(e->a, payload);
         lost_ += payload;
+        ++markers;
         break;
       default:
         continue;  // kCause without its failed exit, or garbage: nothing to write
@@ -285,7 +291,7 @@ uint64_t WriterCore::encode_native(format::NativeWriter& w, uint32_t thread, Dec
   }
   d.depth = depth;
   w.commit_block(c);
-  return probe_events;
+  return c.count() - markers;
 }
 
 void WriterCore::count_only(const RawEvent* begin, const RawEvent* end) {

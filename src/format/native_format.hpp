@@ -48,7 +48,9 @@ enum class EventKind : uint8_t {
   kEnter = 0,       // op
   kExit = 1,        // op
   kExitFailed = 2,  // op; varint cause string id
-  kTraceBegin = 3,  // varint trace id, svarint parent trace id, svarint parent order id
+  kTraceBegin = 3,  // trace id (v2: svarint difference to the block's previous trace begin's
+                    // id, 0 before the first; v1: varint), svarint parent trace id, svarint
+                    // parent order id
   kLost = 4,        // varint events lost here (the thread's trace state is broken until depth 0)
 };
 

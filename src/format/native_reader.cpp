@@ -238,6 +238,7 @@ class Decoder {
     }
     ByteCursor times{c.p, c.p + time_bytes};
     c.p += time_bytes;
+    block_last_trace_ = 0;
     std::string err;
     for (uint64_t i = 0; i < count && c.ok; ++i) {
       tsc += times.varint();
@@ -290,7 +291,13 @@ class Decoder {
         e.cause = string_ref(c.varint(), err);
         break;
       case EventKind::kTraceBegin:
-        e.trace_id = c.varint();
+        if (version_ >= 2) {
+          // Relative to the block's previous trace begin (0 before the first).
+          block_last_trace_ += static_cast<uint64_t>(c.svarint());
+          e.trace_id = block_last_trace_;
+        } else {
+          e.trace_id = c.varint();
+        }
         e.parent_trace_id = c.svarint();
         e.parent_order_id = static_cast<int32_t>(c.svarint());
         break;
@@ -314,6 +321,7 @@ class Decoder {
   ClockCalibration clock_;
   bool has_clock_ = false;
   uint16_t version_;
+  uint64_t block_last_trace_ = 0;  // v2: trace ids are relative within a block
 };
 
 // Pulls bytes from a file or a memory range.

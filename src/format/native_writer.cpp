@@ -176,6 +176,7 @@ void NativeWriter::begin_events(uint32_t thread, uint64_t base_tsc) {
   cursor_.e_ = event_block_.data();
   cursor_.last_tsc_ = base_tsc;
   cursor_.count_ = 0;
+  cursor_.last_trace_ = 0;
   time_end_ = time_block_.data() + time_block_.size();
   event_end_ = event_block_.data() + event_block_.size();
   block_thread_ = thread;

@@ -202,7 +202,7 @@ TEST(ProbesEndToEnd, DropPolicyCountsEveryLostEventExactly) {
   RunResult r = run_program(
       {kPrograms + "/test_workload", "2", std::to_string(iterations), std::to_string(depth)},
       env_for(out, {"SONDE_POLICY=drop", "SONDE_BUFFER_EVENTS=64", "SONDE_BUFFERS_PER_THREAD=2",
-                    "SONDE_COMPRESSION_LEVEL=19"}));
+                    "SONDE_COMPRESSION=zstd", "SONDE_COMPRESSION_LEVEL=19"}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   LogContents c = read_contents(files_with_suffix(out, ".sonde").at(0));
   const int64_t produced = int64_t{2} * iterations * (depth + 2) * 2;
@@ -220,7 +220,7 @@ TEST(ProbesEndToEnd, BlockPolicyUnderStressLosesNothing) {
       {kPrograms + "/test_workload", std::to_string(threads), std::to_string(iterations),
        std::to_string(depth), "throw"},
       env_for(out, {"SONDE_POLICY=block", "SONDE_BUFFER_EVENTS=64", "SONDE_BUFFERS_PER_THREAD=2",
-                    "SONDE_COMPRESSION_LEVEL=19", "SONDE_SUMMARY=true"}));
+                    "SONDE_COMPRESSION=zstd", "SONDE_COMPRESSION_LEVEL=19"}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   LogContents c = read_contents(files_with_suffix(out, ".sonde").at(0));
   ASSERT_TRUE(c.stats.ok) << (c.stats.errors.empty() ? "" : c.stats.errors[0]);

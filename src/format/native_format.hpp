@@ -41,7 +41,8 @@ enum class Tag : uint8_t {
 //   Version 2: the time stream holds varint(tsc - previous tsc) per event;
 //   the event stream holds per event varint(op << 3 | kind), op being 0 for
 //   kinds without one, then the kind's further fields. Timestamps apart
-//   from the rest compress about three times faster and 40 % smaller.
+//   from the rest compress about three times faster and to a third of the
+//   size (MooBench, zstd; docs/formats/native.md).
 //   Version 1: per event varint((tsc - previous tsc) << 3 | kind), then the
 //   op as a varint (kinds with one) and the further fields.
 enum class EventKind : uint8_t {

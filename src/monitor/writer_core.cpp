@@ -209,7 +209,7 @@ uint64_t WriterCore::encode_native(format::NativeWriter& w, uint32_t thread, Dec
   uint32_t depth = d.depth;
   // The last operation looked up: a buffer is mostly the same few
   // operations, and a register compare is cheaper than the cache lookup.
-  // Keyed by the raw word without its kind, plus whether it is a function.
+  // Keyed by the raw word with its kind made the exit's (see below).
   uint64_t memo_key = ~uint64_t{0};
   uint32_t memo_op = 0;
   static_assert(

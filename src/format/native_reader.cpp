@@ -40,7 +40,8 @@ struct ClockCalibration {
 
 class Decoder {
  public:
-  Decoder(NativeVisitor& v, NativeReadResult& r) : visitor_(v), result_(r) {}
+  Decoder(NativeVisitor& v, NativeReadResult& r, uint16_t version)
+      : visitor_(v), result_(r), version_(version) {}
 
   // Decodes one chunk's payload. Returns an error message or "".
   std::string decode(const uint8_t* data, size_t size, uint32_t expected_items) {
@@ -220,7 +221,6 @@ class Decoder {
   }
 
   std::string decode_events(ByteCursor& c) {
-    std::string err;
     NativeEvent e{};
     e.thread = static_cast<uint32_t>(c.varint());
     uint64_t count = c.varint();
@@ -229,40 +229,86 @@ class Decoder {
     if (!has_clock_) return "events before any clock calibration";
     // Each event takes at least two bytes; a larger count is corrupt.
     if (count > static_cast<uint64_t>(c.end - c.p)) return "event block count exceeds chunk";
+    if (version_ < 2) return decode_events_v1(c, e, count, tsc);
+    // Version 2: the time stream, then the event stream.
+    uint64_t time_bytes = c.varint();
+    if (!c.ok) return "";
+    if (time_bytes > static_cast<uint64_t>(c.end - c.p) || time_bytes < count) {
+      return "event block time stream does not fit its chunk";
+    }
+    ByteCursor times{c.p, c.p + time_bytes};
+    c.p += time_bytes;
+    block_last_trace_ = 0;
+    std::string err;
+    for (uint64_t i = 0; i < count && c.ok; ++i) {
+      tsc += times.varint();
+      uint64_t head = c.varint();
+      e.kind = static_cast<EventKind>(head & 7);
+      uint64_t op = head >> 3;
+      err = event_fields(c, e, tsc, op);
+      if (!err.empty()) return err;
+      if (!c.ok) return "";
+      if (!times.ok) return "event block time stream ends early";
+      ++result_.events;
+      visitor_.on_event(e);
+    }
+    if (c.ok && times.p != times.end) return "event block time stream has trailing bytes";
+    return "";
+  }
+
+  std::string decode_events_v1(ByteCursor& c, NativeEvent& e, uint64_t count, uint64_t tsc) {
     for (uint64_t i = 0; i < count && c.ok; ++i) {
       uint64_t head = c.varint();
       tsc += head >> 3;
       e.kind = static_cast<EventKind>(head & 7);
-      e.tsc = tsc;
-      e.time_ns = clock_.to_ns(tsc);
-      e.cause = {};
-      switch (e.kind) {
-        case EventKind::kEnter:
-        case EventKind::kExit:
-          e.op = static_cast<uint32_t>(c.varint());
-          break;
-        case EventKind::kExitFailed:
-          e.op = static_cast<uint32_t>(c.varint());
-          e.cause = string_ref(c.varint(), err);
-          break;
-        case EventKind::kTraceBegin:
-          e.trace_id = c.varint();
-          e.parent_trace_id = c.svarint();
-          e.parent_order_id = static_cast<int32_t>(c.svarint());
-          break;
-        case EventKind::kLost:
-          e.lost = c.varint();
-          result_.lost_reported += e.lost;
-          break;
-        default:
-          return "unknown event kind " + std::to_string(head & 7);
+      uint64_t op = 0;
+      if (e.kind == EventKind::kEnter || e.kind == EventKind::kExit ||
+          e.kind == EventKind::kExitFailed) {
+        op = c.varint();
       }
+      std::string err = event_fields(c, e, tsc, op);
       if (!err.empty()) return err;
       if (!c.ok) return "";
       ++result_.events;
       visitor_.on_event(e);
     }
     return "";
+  }
+
+  // Fills `e` from its kind, time and op and the fields after the op.
+  std::string event_fields(ByteCursor& c, NativeEvent& e, uint64_t tsc, uint64_t op) {
+    std::string err;
+    e.tsc = tsc;
+    e.time_ns = clock_.to_ns(tsc);
+    e.cause = {};
+    switch (e.kind) {
+      case EventKind::kEnter:
+      case EventKind::kExit:
+        e.op = static_cast<uint32_t>(op);
+        break;
+      case EventKind::kExitFailed:
+        e.op = static_cast<uint32_t>(op);
+        e.cause = string_ref(c.varint(), err);
+        break;
+      case EventKind::kTraceBegin:
+        if (version_ >= 2) {
+          // Relative to the block's previous trace begin (0 before the first).
+          block_last_trace_ += static_cast<uint64_t>(c.svarint());
+          e.trace_id = block_last_trace_;
+        } else {
+          e.trace_id = c.varint();
+        }
+        e.parent_trace_id = c.svarint();
+        e.parent_order_id = static_cast<int32_t>(c.svarint());
+        break;
+      case EventKind::kLost:
+        e.lost = c.varint();
+        result_.lost_reported += e.lost;
+        break;
+      default:
+        return "unknown event kind " + std::to_string(static_cast<int>(e.kind));
+    }
+    return err;
   }
 
   NativeVisitor& visitor_;
@@ -274,6 +320,8 @@ class Decoder {
   Record record_;
   ClockCalibration clock_;
   bool has_clock_ = false;
+  uint16_t version_;
+  uint64_t block_last_trace_ = 0;  // v2: trace ids are relative within a block
 };
 
 // Pulls bytes from a file or a memory range.
@@ -327,10 +375,11 @@ NativeReadResult read_from(Source& src, NativeVisitor& visitor, const std::strin
   }
   uint16_t version;
   std::memcpy(&version, header + 8, 2);
-  if (version != native::kVersion) {
+  if (version < native::kOldestReadableVersion || version > native::kVersion) {
     return fail(8, "unsupported native format version " + std::to_string(version));
   }
-  Decoder decoder(visitor, result);
+  result.version = version;
+  Decoder decoder(visitor, result, version);
   std::vector<char> stored;
   std::vector<char> raw;
   uint64_t offset = native::kFileHeaderSize;

@@ -55,6 +55,7 @@ class NativeVisitor {
 
 struct NativeReadResult {
   bool ok = false;         // false: an error stopped reading (see error)
+  uint16_t version = 0;    // the file's format version
   std::string error;       // names the file, the offset and the reason
   bool clean_end = false;  // the END item was present (the writer closed the log)
   bool truncated = false;  // the file ends inside a chunk (e.g. the program was killed)

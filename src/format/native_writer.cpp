@@ -159,67 +159,43 @@ void NativeWriter::record(const Record& r) {
   }
 }
 
-void NativeWriter::grow_block(size_t bytes) {
-  size_t used = block_pos_ - block_.data();
-  block_.resize(std::max(block_.size() * 2, used + bytes + 4096));
-  block_pos_ = block_.data() + used;
-  block_end_ = block_.data() + block_.size();
+void NativeWriter::grow_block(size_t events) {
+  auto grow = [](std::string& block, char*& pos, char*& end, size_t bytes) {
+    size_t used = static_cast<size_t>(pos - block.data());
+    if (block.size() - used >= bytes) return;
+    block.resize(std::max(block.size() * 2, used + bytes + 4096));
+    pos = block.data() + used;
+    end = block.data() + block.size();
+  };
+  grow(time_block_, cursor_.t_, time_end_, events * kMaxTimeBytes);
+  grow(event_block_, cursor_.e_, event_end_, events * kMaxEventBytes);
 }
 
 void NativeWriter::begin_events(uint32_t thread, uint64_t base_tsc) {
-  block_pos_ = block_.data();
-  block_end_ = block_.data() + block_.size();
+  cursor_.t_ = time_block_.data();
+  cursor_.e_ = event_block_.data();
+  cursor_.last_tsc_ = base_tsc;
+  cursor_.count_ = 0;
+  cursor_.last_trace_ = 0;
+  time_end_ = time_block_.data() + time_block_.size();
+  event_end_ = event_block_.data() + event_block_.size();
   block_thread_ = thread;
-  block_count_ = 0;
   block_base_tsc_ = base_tsc;
-  block_last_tsc_ = base_tsc;
   block_open_ = true;
-}
-
-void NativeWriter::event_head(uint64_t tsc, EventKind kind) {
-  // Timestamps within a thread only grow; a clock step backwards (non-TSC
-  // timers can do that) is stored as a zero delta rather than wrapping.
-  uint64_t delta = tsc >= block_last_tsc_ ? tsc - block_last_tsc_ : 0;
-  if (tsc >= block_last_tsc_) block_last_tsc_ = tsc;
-  block_pos_ = put_varint_raw(block_room(10), (delta << 3) | static_cast<uint64_t>(kind));
-  ++block_count_;
-}
-
-void NativeWriter::event(uint64_t tsc, EventKind kind, uint32_t op) {
-  event_head(tsc, kind);
-  block_pos_ = put_varint_raw(block_room(5), op);
-}
-
-void NativeWriter::exit_failed(uint64_t tsc, uint32_t op, uint32_t cause_string_id) {
-  event_head(tsc, EventKind::kExitFailed);
-  char* p = block_room(10);
-  p = put_varint_raw(p, op);
-  block_pos_ = put_varint_raw(p, cause_string_id);
-}
-
-void NativeWriter::trace_begin(uint64_t tsc, uint64_t trace_id, int64_t parent_trace_id,
-                               int32_t parent_order_id) {
-  event_head(tsc, EventKind::kTraceBegin);
-  char* p = block_room(30);
-  p = put_varint_raw(p, trace_id);
-  p = put_varint_raw(p, zigzag(parent_trace_id));
-  block_pos_ = put_varint_raw(p, zigzag(parent_order_id));
-}
-
-void NativeWriter::lost(uint64_t tsc, uint64_t count) {
-  event_head(tsc, EventKind::kLost);
-  block_pos_ = put_varint_raw(block_room(10), count);
 }
 
 void NativeWriter::end_events() {
   if (!block_open_) return;
   block_open_ = false;
-  if (block_count_ == 0) return;
+  if (cursor_.count_ == 0) return;
+  auto time_bytes = static_cast<size_t>(cursor_.t_ - time_block_.data());
   item(Tag::kEvents);
   put_varint(payload_, block_thread_);
-  put_varint(payload_, block_count_);
+  put_varint(payload_, cursor_.count_);
   put_varint(payload_, block_base_tsc_);
-  payload_.append(block_.data(), static_cast<size_t>(block_pos_ - block_.data()));
+  put_varint(payload_, time_bytes);
+  payload_.append(time_block_.data(), time_bytes);
+  payload_.append(event_block_.data(), static_cast<size_t>(cursor_.e_ - event_block_.data()));
 }
 
 bool NativeWriter::flush(bool force) {

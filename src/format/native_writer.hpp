@@ -41,16 +41,107 @@ class NativeWriter {
   void loss(uint32_t thread, uint64_t events, std::string_view reason);
   void record(const Record& r);
 
-  // One block of events from one thread; events are delta-encoded against
-  // the previous event's timestamp within the block.
+  // One block of events from one thread; timestamps are delta-encoded
+  // against the previous event's within the block.
   void begin_events(uint32_t thread, uint64_t base_tsc);
-  void enter(uint64_t tsc, uint32_t op) { event(tsc, native::EventKind::kEnter, op); }
-  void exit(uint64_t tsc, uint32_t op) { event(tsc, native::EventKind::kExit, op); }
-  void exit_failed(uint64_t tsc, uint32_t op, uint32_t cause_string_id);
+  void enter(uint64_t tsc, uint32_t op) {
+    reserve_block(1).event(tsc, native::EventKind::kEnter, op);
+  }
+  void exit(uint64_t tsc, uint32_t op) {
+    reserve_block(1).event(tsc, native::EventKind::kExit, op);
+  }
+  void exit_failed(uint64_t tsc, uint32_t op, uint32_t cause_string_id) {
+    reserve_block(1).exit_failed(tsc, op, cause_string_id);
+  }
   void trace_begin(uint64_t tsc, uint64_t trace_id, int64_t parent_trace_id,
-                   int32_t parent_order_id);
-  void lost(uint64_t tsc, uint64_t count);
+                   int32_t parent_order_id) {
+    reserve_block(1).trace_begin(tsc, trace_id, parent_trace_id, parent_order_id);
+  }
+  void lost(uint64_t tsc, uint64_t count) { reserve_block(1).lost(tsc, count); }
   void end_events();
+
+  // Encodes events of the open block without a bounds check per event: the
+  // monitor's writer thread encodes whole buffers of raw events straight
+  // into the block, and per-event checks and calls were most of its cost.
+  // reserve_block(n) makes room for n more events of any kind and returns
+  // the block's cursor; write at most n events through it, through a local
+  // copy (see commit_block). The cursor stays valid until the next
+  // reserve_block, begin_events or end_events.
+  //
+  // A block is two streams (format version 2): time deltas, and everything
+  // else. Apart, the timestamps' noise no longer breaks up the repeating
+  // operation patterns, so both compress faster and smaller.
+  class BlockCursor {
+   public:
+    void event(uint64_t tsc, native::EventKind kind, uint32_t op) {
+      uint64_t delta = time_delta(tsc);
+      uint64_t head = uint64_t{op} << 3 | static_cast<uint64_t>(kind);
+      ++count_;
+      // Calls nanoseconds apart, among the first 16 operations: a byte in
+      // each stream, one test for both.
+      if ((delta | head) < 0x80) [[likely]] {
+        *t_++ = static_cast<char>(delta);
+        *e_++ = static_cast<char>(head);
+        return;
+      }
+      t_ = put_varint_raw(t_, delta);
+      e_ = put_varint_raw(e_, head);
+    }
+    void exit_failed(uint64_t tsc, uint32_t op, uint32_t cause_string_id) {
+      event(tsc, native::EventKind::kExitFailed, op);
+      e_ = put_varint_raw(e_, cause_string_id);
+    }
+    void trace_begin(uint64_t tsc, uint64_t trace_id, int64_t parent_trace_id,
+                     int32_t parent_order_id) {
+      event(tsc, native::EventKind::kTraceBegin, 0);
+      // Relative to the block's previous trace id: a thread's ids are
+      // consecutive, so the event stream repeats exactly from trace to
+      // trace and compresses to almost nothing.
+      e_ = put_varint_raw(e_, zigzag64(static_cast<int64_t>(trace_id - last_trace_)));
+      last_trace_ = trace_id;
+      e_ = put_varint_raw(e_, zigzag64(parent_trace_id));
+      e_ = put_varint_raw(e_, zigzag64(parent_order_id));
+    }
+    void lost(uint64_t tsc, uint64_t count) {
+      event(tsc, native::EventKind::kLost, 0);
+      e_ = put_varint_raw(e_, count);
+    }
+
+    uint64_t last_tsc() const { return last_tsc_; }
+    uint64_t count() const { return count_; }
+
+   private:
+    friend class NativeWriter;
+    // Timestamps within a thread only grow; a clock step backwards (non-TSC
+    // timers can do that) is stored as a zero delta rather than wrapping.
+    uint64_t time_delta(uint64_t tsc) {
+      uint64_t delta = tsc >= last_tsc_ ? tsc - last_tsc_ : 0;
+      last_tsc_ = tsc >= last_tsc_ ? tsc : last_tsc_;
+      return delta;
+    }
+    char* t_ = nullptr;  // time stream
+    char* e_ = nullptr;  // event stream
+    uint64_t last_tsc_ = 0;
+    uint64_t last_trace_ = 0;  // trace id of the block's previous trace begin
+    uint64_t count_ = 0;
+  };
+  // Per event at most: a 10-byte time delta; in the event stream a trace
+  // begin's head, trace id, parent trace and parent order (1 + 10 + 10 + 10).
+  static constexpr size_t kMaxTimeBytes = 10;
+  static constexpr size_t kMaxEventBytes = 31;
+  BlockCursor& reserve_block(size_t events) {
+    if (static_cast<size_t>(time_end_ - cursor_.t_) < events * kMaxTimeBytes ||
+        static_cast<size_t>(event_end_ - cursor_.e_) < events * kMaxEventBytes) {
+      grow_block(events);
+    }
+    return cursor_;
+  }
+  // Stores a copy of the cursor back. Encoding through a local copy lets the
+  // compiler keep it in registers: stores through its char pointers could
+  // otherwise alias the cursor itself and force reloads after every byte.
+  void commit_block(const BlockCursor& c) { cursor_ = c; }
+  // Drops the open block (a writer that failed keeps nothing).
+  void discard_events() { block_open_ = false; }
 
   // Compresses and writes the pending chunk if it has reached the target size
   // (or always, with force). Returns false once the sink has failed.
@@ -64,16 +155,9 @@ class NativeWriter {
   uint64_t chunks_written() const { return chunks_; }
 
  private:
-  void event(uint64_t tsc, native::EventKind kind, uint32_t op);
-  void event_head(uint64_t tsc, native::EventKind kind);
-  // Room for `bytes` more bytes in the open block; events are encoded
-  // through a raw pointer because per-byte string appends dominated the
-  // writer thread's profile.
-  char* block_room(size_t bytes) {
-    if (block_end_ - block_pos_ < static_cast<ptrdiff_t>(bytes)) grow_block(bytes);
-    return block_pos_;
-  }
-  void grow_block(size_t bytes);
+  // Events are encoded through raw pointers because per-byte string
+  // appends dominated the writer thread's profile.
+  void grow_block(size_t events);
   static char* put_varint_raw(char* p, uint64_t v) {
     while (v >= 0x80) {
       *p++ = static_cast<char>((v & 0x7f) | 0x80);
@@ -81,6 +165,9 @@ class NativeWriter {
     }
     *p++ = static_cast<char>(v);
     return p;
+  }
+  static uint64_t zigzag64(int64_t v) {
+    return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
   }
   void item(native::Tag tag) {
     payload_.push_back(static_cast<char>(tag));
@@ -93,13 +180,14 @@ class NativeWriter {
   NativeWriterOptions options_;
   std::string payload_;
   uint32_t items_ = 0;
-  std::string block_;  // events of the open block; valid up to block_pos_
-  char* block_pos_ = nullptr;
-  char* block_end_ = nullptr;
+  // The open block's two streams, valid up to cursor_.t_ and cursor_.e_.
+  std::string time_block_;
+  std::string event_block_;
+  BlockCursor cursor_;  // write positions, previous timestamp and count of the open block
+  char* time_end_ = nullptr;
+  char* event_end_ = nullptr;
   uint32_t block_thread_ = 0;
-  uint64_t block_count_ = 0;
   uint64_t block_base_tsc_ = 0;
-  uint64_t block_last_tsc_ = 0;
   bool block_open_ = false;
   std::unordered_map<std::string, uint32_t> strings_;
   std::unordered_map<const RecordSchema*, uint32_t> schemas_;

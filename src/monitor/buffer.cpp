@@ -1,6 +1,10 @@
 #include "monitor/buffer.hpp"
 
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <new>
 
@@ -21,6 +25,24 @@ Buffer* allocate_buffer(size_t capacity_events) {
   b->events = static_cast<RawEvent*>(mem);
   b->capacity = capacity_events;
   return b;
+}
+
+void ReturnRing::wait_for_push(uint64_t timeout_ns) {
+  waiting_.store(1, std::memory_order_seq_cst);
+  uint32_t seen = pushes_.load(std::memory_order_seq_cst);
+  if (tail_.load(std::memory_order_relaxed) == head_.load(std::memory_order_acquire)) {
+    timespec timeout{static_cast<time_t>(timeout_ns / 1000000000),
+                     static_cast<long>(timeout_ns % 1000000000)};
+    // Returns at once if a push changed pushes_ since `seen`.
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&pushes_), FUTEX_WAIT_PRIVATE, seen, &timeout,
+            nullptr, 0);
+  }
+  waiting_.store(0, std::memory_order_relaxed);
+}
+
+void ReturnRing::wake() {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&pushes_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
+          0);
 }
 
 void free_buffer(Buffer* b) {

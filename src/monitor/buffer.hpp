@@ -40,6 +40,13 @@ class ReturnRing {
     if (h - tail_.load(std::memory_order_acquire) == kCapacity) return false;
     slots_[h % kCapacity] = b;
     head_.store(h + 1, std::memory_order_release);
+    // A thread blocked for a buffer (block policy) sleeps on pushes_: wake
+    // it now rather than let it oversleep. Sequentially consistent with
+    // wait_for_push, so that either the thread sees this push before it
+    // sleeps or this sees the thread waiting; the system call is only made
+    // for a thread that is waiting anyway.
+    pushes_.fetch_add(1, std::memory_order_seq_cst);
+    if (waiting_.load(std::memory_order_seq_cst) != 0) wake();
     return true;
   }
   Buffer* pop() {  // owning thread side
@@ -49,12 +56,20 @@ class ReturnRing {
     tail_.store(t + 1, std::memory_order_release);
     return b;
   }
+  // Owning thread side: sleeps until the writer pushes or `timeout_ns`
+  // passes (futex; spurious returns are possible, callers loop).
+  void wait_for_push(uint64_t timeout_ns);
 
  private:
+  void wake();
   alignas(64) std::atomic<size_t> head_{0};
+  std::atomic<uint32_t> pushes_{0};  // the futex word; changes on every push
   alignas(64) std::atomic<size_t> tail_{0};
+  std::atomic<uint32_t> waiting_{0};  // the owner sleeps in wait_for_push
   Buffer* slots_[kCapacity] = {};
 };
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
+              std::atomic<uint32_t>::is_always_lock_free);
 
 // Multi-producer stack of full buffers; the writer takes all at once and
 // restores FIFO order, which keeps each thread's buffers in sequence.

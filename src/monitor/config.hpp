@@ -27,7 +27,10 @@ struct Config {
   uint32_t buffers_per_thread = 8;
   uint32_t block_timeout_ms = 10000;  // block policy: longest wait before dropping (never deadlock)
   TimerChoice timer = TimerChoice::kAuto;
-  std::string compression = "zstd";  // zstd | lz4 | none
+  // zstd | lz4 | none. lz4 by default: under stress the writer thread's
+  // cost per event decides whether probes wait, and lz4 costs less than
+  // zstd per event there (docs/PERFORMANCE.md); zstd halves the log.
+  std::string compression = "lz4";
   int compression_level = 1;
   std::string tcp_host = "127.0.0.1";
   uint16_t tcp_port = 10133;

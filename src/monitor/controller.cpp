@@ -69,6 +69,7 @@ struct State {
   std::atomic<uint64_t> buffers_written{0};
   std::atomic<uint64_t> lost_unreported{0};
   pid_t writer_tid = 0;
+  int64_t writer_cpu_ns = 0;  // the writer thread's CPU time, taken when it stops
   std::mutex patterns_mu;
   PatternSet patterns;
   std::atomic<uint8_t> op_generation{1};
@@ -286,16 +287,17 @@ RawEvent* next_buffer(ThreadState& t) {
   if (s.config.policy == FullPolicy::kBlock &&
       g_mode.load(std::memory_order_relaxed) != kModeShutdown && !s.config.synchronous) {
     // Block until the writer returns a buffer; bounded so that a stuck
-    // writer can never deadlock the program (then we drop and count).
-    timespec nap{0, 20000};
-    uint64_t waited_ns = 0;
-    uint64_t limit_ns = uint64_t{s.config.block_timeout_ms} * 1000000;
-    while (waited_ns < limit_ns) {
+    // writer can never deadlock the program (then we drop and count). The
+    // writer wakes this thread as it returns a buffer: sleeping in growing
+    // naps instead overslept the return by up to a nap, time the probe then
+    // could not make up.
+    int64_t deadline = monotonic_ns_now() + int64_t{s.config.block_timeout_ms} * 1000000;
+    for (;;) {
       if (Buffer* b = ch->returns.pop())
         return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
-      nanosleep(&nap, nullptr);
-      waited_ns += static_cast<uint64_t>(nap.tv_nsec);
-      if (nap.tv_nsec < 1000000) nap.tv_nsec *= 2;
+      int64_t left = deadline - monotonic_ns_now();
+      if (left <= 0) break;
+      ch->returns.wait_for_push(static_cast<uint64_t>(std::min<int64_t>(left, 10000000)));
     }
   }
   return nullptr;
@@ -476,6 +478,10 @@ void writer_loop() {
       nanosleep(&nap, nullptr);
     }
   }
+  // For the summary: whether the writer keeps up shows in its CPU per event.
+  timespec cpu{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+  s.writer_cpu_ns = int64_t{cpu.tv_sec} * 1000000000 + cpu.tv_nsec;
 }
 
 // Called with core_mu held.
@@ -487,6 +493,13 @@ void print_summary(State& s) {
   std::fprintf(stderr, "sonde: %llu events written, %llu lost, log: %s\n",
                static_cast<unsigned long long>(t.written),
                static_cast<unsigned long long>(t.dropped), s.core->writer().location().c_str());
+  if (s.writer_cpu_ns > 0) {
+    std::fprintf(stderr, "sonde: writer thread: %.1f ms CPU, %.2f ns per event\n",
+                 static_cast<double>(s.writer_cpu_ns) / 1e6,
+                 t.written == 0
+                     ? 0.0
+                     : static_cast<double>(s.writer_cpu_ns) / static_cast<double>(t.written));
+  }
   if (t.dropped != 0) {
     std::fprintf(stderr, "sonde: WARNING: %llu events were lost (policy %s%s)\n",
                  static_cast<unsigned long long>(t.dropped),

@@ -88,6 +88,33 @@ void WriterCore::consume(ThreadChannel& ch, const RawEvent* begin, const RawEven
   }
   announce(ch);
   Decode& d = decode_[ch.index];
+  bool failed_before = writer_->failed();
+  uint64_t probe_events = 0;
+  if (format::NativeWriter* native = writer_->native_encoder()) {
+    probe_events = encode_native(*native, ch.index, d, begin, end);
+    if (failed_before) {
+      native->discard_events();
+    } else {
+      native->end_events();
+      writer_->flush(false);
+    }
+  } else {
+    probe_events = decode(d, begin, end);
+    if (!failed_before) writer_->events(ch.index, scratch_.data(), scratch_.size());
+  }
+  if (failed_before || writer_->failed()) {
+    lost_ += probe_events;
+  } else {
+    written_ += probe_events;
+  }
+  if (writer_->failed() && !reported_failure_) {
+    reported_failure_ = true;
+    std::fprintf(stderr, "sonde: writing the log failed: %s; further events are counted as lost\n",
+                 writer_->error().c_str());
+  }
+}
+
+uint64_t WriterCore::decode(Decode& d, const RawEvent* begin, const RawEvent* end) {
   scratch_.clear();
   uint64_t probe_events = 0;
   scratch_.reserve(static_cast<size_t>(end - begin));
@@ -155,21 +182,116 @@ void WriterCore::consume(ThreadChannel& ch, const RawEvent* begin, const RawEven
     }
     scratch_.push_back(out);
   }
-  if (writer_->failed()) {
-    lost_ += probe_events;
-  } else {
-    writer_->events(ch.index, scratch_.data(), scratch_.size());
-    if (writer_->failed()) {
-      lost_ += probe_events;
-    } else {
-      written_ += probe_events;
+  return probe_events;
+}
+
+// The same decoding as decode(), fused with the native encoding: this loop
+// is the writer thread's per-event cost, which under stress decides whether
+// probes wait for buffers. Everything per event stays in registers (the
+// cursor and depth are locals) and nothing is called on the common path.
+uint64_t WriterCore::encode_native(format::NativeWriter& w, uint32_t thread, Decode& d,
+                                   const RawEvent* begin, const RawEvent* end) {
+  // The block's base time: the first event's time, so its delta is 0.
+  uint64_t base = 0;
+  for (const RawEvent* e = begin; e < end; ++e) {
+    RawKind k = kind_of(e->b);
+    if (k != RawKind::kTraceBegin && k != RawKind::kTraceParent && k != RawKind::kCause) {
+      base = e->a;
+      break;
     }
   }
-  if (writer_->failed() && !reported_failure_) {
-    reported_failure_ = true;
-    std::fprintf(stderr, "sonde: writing the log failed: %s; further events are counted as lost\n",
-                 writer_->error().c_str());
+  w.begin_events(thread, base);
+  format::NativeWriter::BlockCursor c = w.reserve_block(static_cast<size_t>(end - begin));
+  // Events that are not probe events (trace begins, lost markers): the
+  // probe events are the block's count less these, one counter fewer in
+  // the loop's registers.
+  uint64_t markers = 0;
+  uint32_t depth = d.depth;
+  // The last operation looked up: a buffer is mostly the same few
+  // operations, and a register compare is cheaper than the cache lookup.
+  // Keyed by the raw word with its kind made the exit's (see below).
+  uint64_t memo_key = ~uint64_t{0};
+  uint32_t memo_op = 0;
+  static_assert(
+      static_cast<int>(RawKind::kEnterFn) == 1 && static_cast<int>(RawKind::kExitFn) == 2 &&
+      static_cast<int>(RawKind::kEnterOp) == 3 && static_cast<int>(RawKind::kExitOp) == 4);
+  static_assert(static_cast<int>(EventKind::kEnter) == 0 &&
+                static_cast<int>(EventKind::kExit) == 1);
+  for (const RawEvent* e = begin; e < end; ++e) {
+    // The buffer was filled on another core: fetch ahead of the decoder.
+    __builtin_prefetch(e + 32);
+    uint64_t b = e->b;
+    uint64_t payload = payload_of(b);
+    auto kind = static_cast<unsigned>(kind_of(b));
+    if (kind - 1 < 4) [[likely]] {
+      // Enter or exit, of a function (kinds 1, 2) or a manual operation (3, 4).
+      unsigned is_exit = (kind & 1) ^ 1;
+      depth += 1 - 2 * is_exit;  // depth stays far below 2^31 (grow_shadow's limit)
+      // An exit at depth 0: a frame entered before a fork, returning in the
+      // child: its enter is in the parent's log, so the child's log leaves it out.
+      if (static_cast<int32_t>(depth) < 0) [[unlikely]] {
+        depth = 0;
+        continue;
+      }
+      // The enter's word with kind 1 or 3 made 2 or 4: equal for an
+      // operation's enter and exit, different for functions and manual ops.
+      uint64_t key = b + (b & (uint64_t{1} << kKindShift));
+      if (key != memo_key) [[unlikely]] {
+        memo_op = kind <= 2 ? function_op(payload) : manual_op(payload);
+        memo_key = key;
+      }
+      c.event(e->a, static_cast<EventKind>(is_exit), memo_op);
+      continue;
+    }
+    switch (static_cast<RawKind>(kind)) {
+      case RawKind::kFailFn:
+      case RawKind::kFailOp: {
+        bool has_cause = e + 1 < end && kind_of(e[1].b) == RawKind::kCause;
+        if (depth == 0) {
+          if (has_cause) ++e;
+          continue;
+        }
+        --depth;
+        uint64_t time = e->a;
+        uint32_t op = kind_of(b) == RawKind::kFailFn ? function_op(payload) : manual_op(payload);
+        uint32_t cause = 0;
+        if (has_cause) {
+          ++e;
+          cause = static_cast<uint32_t>(e->a);
+        }
+        // The cause's STRING item goes to the chunk before this block.
+        c.exit_failed(time, op, w.string_id(cause_text(cause)));
+        break;
+      }
+      case RawKind::kTraceBegin: {
+        uint64_t trace_id = e->a;
+        int64_t parent_trace = -1;
+        int32_t parent_order = -1;
+        if (e + 1 < end && kind_of(e[1].b) == RawKind::kTraceParent) {
+          ++e;
+          parent_trace = static_cast<int64_t>(e->a);
+          parent_order = static_cast<int32_t>(payload_of(e->b)) - 1;
+        }
+        // The next event (the trace's first enter) carries the time; the
+        // block encoding needs a time per event, so borrow it.
+        c.trace_begin(e + 1 < end ? e[1].a : c.last_tsc(), trace_id, parent_trace, parent_order);
+        d.in_trace = true;
+        depth = 0;
+        ++markers;
+        break;
+      }
+      case RawKind::kLost:
+        c.lost(e->a, payload);
+        lost_ += payload;
+        ++markers;
+        break;
+      default:
+        continue;  // kCause without its failed exit, or garbage: nothing to write
+    }
   }
+  d.depth = depth;
+  w.commit_block(c);
+  return c.count() - markers;
 }
 
 void WriterCore::count_only(const RawEvent* begin, const RawEvent* end) {

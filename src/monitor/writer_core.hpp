@@ -39,6 +39,11 @@ class WriterCore {
     bool in_trace = false;
   };
   void count_only(const RawEvent* begin, const RawEvent* end);
+  // Decodes into scratch_ for EventWriter::events(); returns the probe events.
+  uint64_t decode(Decode& d, const RawEvent* begin, const RawEvent* end);
+  // Encodes straight into the native writer's event block; returns the probe events.
+  uint64_t encode_native(format::NativeWriter& w, uint32_t thread, Decode& d, const RawEvent* begin,
+                         const RawEvent* end);
   uint32_t function_op(uint64_t address);
   uint32_t function_op_slow(uint64_t address);
   uint32_t manual_op(uint64_t id);

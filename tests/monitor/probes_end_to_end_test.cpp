@@ -202,12 +202,35 @@ TEST(ProbesEndToEnd, DropPolicyCountsEveryLostEventExactly) {
   RunResult r = run_program(
       {kPrograms + "/test_workload", "2", std::to_string(iterations), std::to_string(depth)},
       env_for(out, {"SONDE_POLICY=drop", "SONDE_BUFFER_EVENTS=64", "SONDE_BUFFERS_PER_THREAD=2",
-                    "SONDE_COMPRESSION_LEVEL=19"}));
+                    "SONDE_COMPRESSION=zstd", "SONDE_COMPRESSION_LEVEL=19"}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   LogContents c = read_contents(files_with_suffix(out, ".sonde").at(0));
   const int64_t produced = int64_t{2} * iterations * (depth + 2) * 2;
   ASSERT_GT(c.stats.lost_reported, 0u) << "test setup should force drops";
   EXPECT_EQ(c.before + c.after + static_cast<int64_t>(c.stats.lost_reported), produced);
+}
+
+TEST(ProbesEndToEnd, BlockPolicyUnderStressLosesNothing) {
+  // Four threads, tiny buffers, two per thread and a slow writer (high zstd
+  // level): probes keep waiting for buffers, and every event must still be
+  // written once, in order, through the writer's raw-to-native encoding.
+  std::string out = fresh_dir("block_stress");
+  const int threads = 4, iterations = 25000, depth = 3;
+  RunResult r = run_program(
+      {kPrograms + "/test_workload", std::to_string(threads), std::to_string(iterations),
+       std::to_string(depth), "throw"},
+      env_for(out, {"SONDE_POLICY=block", "SONDE_BUFFER_EVENTS=64", "SONDE_BUFFERS_PER_THREAD=2",
+                    "SONDE_COMPRESSION=zstd", "SONDE_COMPRESSION_LEVEL=19"}));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  LogContents c = read_contents(files_with_suffix(out, ".sonde").at(0));
+  ASSERT_TRUE(c.stats.ok) << (c.stats.errors.empty() ? "" : c.stats.errors[0]);
+  const int64_t calls = int64_t{threads} * iterations * (depth + 2) + threads;
+  EXPECT_EQ(c.stats.lost_reported, 0u);
+  EXPECT_EQ(c.before, calls);
+  EXPECT_EQ(c.after + c.failed, calls);
+  EXPECT_EQ(c.failed, threads);
+  EXPECT_EQ(static_cast<int64_t>(c.traces.size()), int64_t{threads} * (2 * iterations + 1));
+  for (const auto& [id, t] : c.traces) ASSERT_EQ(trace_problem(t), "") << "trace " << id;
 }
 
 TEST(ProbesEndToEnd, BadConfigDisablesMonitoringButProgramRuns) {

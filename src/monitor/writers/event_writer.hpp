@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "format/native_format.hpp"
+#include "format/native_writer.hpp"
 #include "format/record.hpp"
 #include "monitor/clock.hpp"
 #include "monitor/config.hpp"
@@ -79,6 +80,10 @@ class EventWriter {
   // False for writers that discard events (null): the writer thread then
   // only counts them, so benchmarks measure collection, not decoding.
   virtual bool wants_events() const { return true; }
+  // The native writer's encoder, or nullptr: WriterCore then encodes raw
+  // events straight into its event blocks instead of going through
+  // events(), which saves a decoded copy of every event.
+  virtual format::NativeWriter* native_encoder() { return nullptr; }
 };
 
 std::unique_ptr<EventWriter> make_event_writer(const Config& config);

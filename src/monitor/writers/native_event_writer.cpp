@@ -27,7 +27,7 @@ class NativeEventWriter final : public EventWriter {
     options.level = config_.compression_level;
     writer_ = std::make_unique<format::NativeWriter>(*sink_, options);
     if (!writer_->begin()) return writer_->error();
-    writer_->meta("sonde.format", "native/1");
+    writer_->meta("sonde.format", "native/" + std::to_string(format::native::kVersion));
     writer_->meta("host", p.hostname);
     writer_->meta("application", p.application);
     writer_->meta("pid", std::to_string(p.pid));
@@ -96,6 +96,7 @@ class NativeEventWriter final : public EventWriter {
   std::string error() const override { return writer_ != nullptr ? writer_->error() : ""; }
   std::string location() const override { return path_; }
   uint64_t bytes_written() const override { return writer_ ? writer_->bytes_written() : 0; }
+  format::NativeWriter* native_encoder() override { return writer_.get(); }
 
  private:
   const Config& config_;

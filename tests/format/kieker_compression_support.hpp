@@ -15,15 +15,14 @@
 
 #include "format/kieker_log.hpp"
 #include "format/log_reader.hpp"
-#include "record_text.hpp"
+#include "format_test_support.hpp"
 
 namespace sonde::format::compression_test {
 
 namespace fs = std::filesystem;
-
-inline std::string testdata(const std::string& rel) {
-  return std::string(SONDE_TESTDATA_DIR) + "/" + rel;
-}
+using test::describe_record;
+using test::TempDir;
+using test::testdata;
 
 // The real Kieker logs every variant is made from.
 inline const std::vector<std::string>& kieker_logs() {
@@ -35,21 +34,6 @@ inline const std::vector<std::string>& kieker_logs() {
   return logs;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "sonde-compress-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-using test::describe_record;
 
 class Collect : public RecordSink {
  public:

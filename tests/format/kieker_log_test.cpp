@@ -14,30 +14,16 @@
 
 #include "format/kieker_bin.hpp"
 #include "format/log_reader.hpp"
-#include "record_text.hpp"
+#include "format_test_support.hpp"
 
 namespace sonde::format {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string testdata(const std::string& rel) { return std::string(SONDE_TESTDATA_DIR) + "/" + rel; }
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "sonde-kieker-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 using test::describe_record;
+using test::TempDir;
+using test::testdata;
 
 // Owns copies: the reader's strings die with the reader.
 class Collect : public RecordSink {

@@ -127,14 +127,19 @@ TEST_F(ContextWorkload, OnlyTraceContextSplitsStepsTwoModes) {
   for (const auto& q : trace) EXPECT_TRUE(q.q3 < kMid || q.q1 > kMid) << q.q1 << ".." << q.q3;
 }
 
-TEST_F(ContextWorkload, ModelKeepsWorkAndStepSplitAndMergesSame) {
+// Whether `same` from D and from E merge is left out here: on a loaded
+// machine the scheduler can preempt one caller's executions far more often
+// than the other's (seen in CI: median 602 µs from D, 100 µs from E), and
+// then the model is right not to merge them. The merge operator is checked
+// on planted data in tests/analysis/context_planted_test.cpp.
+TEST_F(ContextWorkload, ModelKeepsWorkAndStepSplit) {
   ASSERT_NE(log_, nullptr);
   const auto& d = data();
   const analysis::ContextIndex index(d);
   analysis::ContextTree tree(d, index);
   const auto counts = tree.apply_operators({});
   EXPECT_EQ(counts.linked, 0u);  // 100 observations everywhere >= 30
-  EXPECT_EQ(counts.merged, 1u);  // same from D and E
+  EXPECT_LE(counts.merged, 1u);  // at most `same` from D and E
   const auto work = tree.summarize(op_id(d, "ctx.work"));
   EXPECT_EQ(work.leaves, 2u);
   EXPECT_EQ(work.leaves_per_level[kCaller], 2u);
@@ -142,9 +147,8 @@ TEST_F(ContextWorkload, ModelKeepsWorkAndStepSplitAndMergesSame) {
   EXPECT_EQ(step.leaves, 2u);
   EXPECT_EQ(step.leaves_per_level[kTrace], 2u);
   const auto same = tree.summarize(op_id(d, "ctx.same"));
-  EXPECT_EQ(same.leaves, 1u);
-  EXPECT_EQ(same.leaves_per_level[0], 1u);
-  EXPECT_EQ(tree.summarize().leaves, 2u + 2u + 1u + 5u);
+  EXPECT_EQ(same.leaves, 2u - counts.merged);
+  EXPECT_EQ(tree.summarize().leaves, 2u + 2u + same.leaves + 5u);
 }
 
 }  // namespace

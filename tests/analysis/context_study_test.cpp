@@ -20,7 +20,7 @@ namespace {
 using analysis::ContextData;
 using analysis::ProjectionResult;
 
-ContextData random_data(uint64_t seed, int traces) {
+ContextData random_study_data(uint64_t seed, int traces) {
   std::mt19937_64 rng(seed);
   analysis::ContextCollector c;
   for (int t = 0; t < traces; ++t) add_trace(c, random_trace(rng, 6, 12), t);
@@ -64,7 +64,7 @@ TEST(ContextStudy, UnmonitoredExecutionsVanishAndChildrenMoveUp) {
 }
 
 TEST(ContextStudy, RowsPerMonitoringPointCount) {
-  const ContextData d = random_data(3, 200);
+  const ContextData d = random_study_data(3, 200);
   const auto rows = analysis::run_study(d, 7, 42);
   ASSERT_EQ(rows.size(), 7 * d.operations.size());
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -80,7 +80,7 @@ TEST(ContextStudy, RowsPerMonitoringPointCount) {
 }
 
 TEST(ContextStudy, DeterministicForASeed) {
-  const ContextData d = random_data(4, 150);
+  const ContextData d = random_study_data(4, 150);
   EXPECT_EQ(analysis::study_csv(analysis::run_study(d, 5, 9)),
             analysis::study_csv(analysis::run_study(d, 5, 9)));
   EXPECT_NE(analysis::study_csv(analysis::run_study(d, 5, 9)),
@@ -90,7 +90,7 @@ TEST(ContextStudy, DeterministicForASeed) {
 class ContextStudyProperties : public ::testing::TestWithParam<uint64_t> {};
 
 TEST_P(ContextStudyProperties, AllOperationsReproduceTheFullModel) {
-  const ContextData d = random_data(GetParam(), 300);
+  const ContextData d = random_study_data(GetParam(), 300);
   const analysis::ContextIndex index(d);
   const auto full = analysis::summarize_levels(d, index);
   const ProjectionResult all =
@@ -111,7 +111,7 @@ TEST_P(ContextStudyProperties, AllOperationsReproduceTheFullModel) {
 }
 
 TEST_P(ContextStudyProperties, MonotonicProperties) {
-  const ContextData d = random_data(GetParam(), 300);
+  const ContextData d = random_study_data(GetParam(), 300);
   const size_t ops = d.operations.size();
   const ProjectionResult all = analysis::project_instrumentation(d, std::vector<bool>(ops, true));
   for (const auto& r : analysis::run_study(d, 4, GetParam())) {

@@ -13,8 +13,8 @@ using testing::RecordFeeder;
 using testing::shape;
 using Shape = std::vector<std::string>;
 
-struct Fixture {
-  explicit Fixture(ReconstructionOptions options = {}) : rec(sink, options), feed(rec) {}
+struct EventFixture {
+  explicit EventFixture(ReconstructionOptions options = {}) : rec(sink, options), feed(rec) {}
   CollectingSink sink;
   TraceReconstructor rec;
   RecordFeeder feed;
@@ -22,7 +22,7 @@ struct Fixture {
 
 TEST(EventTraceReconstruction, SiblingsAndNesting) {
   // main { a { b } c }  -> eoi in call order, ess = depth.
-  Fixture f;
+  EventFixture f;
   f.feed.metadata(7, "srv");
   f.feed.before(7, 0, 100, "main");
   f.feed.before(7, 1, 110, "a");
@@ -55,7 +55,7 @@ TEST(EventTraceReconstruction, SiblingsAndNesting) {
 
 TEST(EventTraceReconstruction, Recursion) {
   // f { f { f { g } } }
-  Fixture f;
+  EventFixture f;
   f.feed.metadata(1);
   f.feed.before(1, 0, 0, "f");
   f.feed.before(1, 1, 1, "f");
@@ -74,7 +74,7 @@ TEST(EventTraceReconstruction, Recursion) {
 }
 
 TEST(EventTraceReconstruction, FailedEventsKeepTheirCause) {
-  Fixture f;
+  EventFixture f;
   f.feed.metadata(3);
   f.feed.before(3, 0, 0, "main");
   f.feed.before(3, 1, 5, "parse");
@@ -90,7 +90,7 @@ TEST(EventTraceReconstruction, FailedEventsKeepTheirCause) {
 }
 
 TEST(EventTraceReconstruction, InterleavedTracesAndMetadataLast) {
-  Fixture f;
+  EventFixture f;
   f.feed.metadata(1);
   f.feed.before(1, 0, 0, "a");
   f.feed.before(2, 0, 1, "x");  // trace 2's metadata comes last
@@ -104,7 +104,7 @@ TEST(EventTraceReconstruction, InterleavedTracesAndMetadataLast) {
 }
 
 TEST(EventTraceReconstruction, OutOfOrderEventsAreSortedByOrderIndex) {
-  Fixture f;
+  EventFixture f;
   f.feed.metadata(1);
   f.feed.before(1, 1, 1, "b");
   f.feed.after(1, 3, 4, "a");
@@ -115,7 +115,7 @@ TEST(EventTraceReconstruction, OutOfOrderEventsAreSortedByOrderIndex) {
 }
 
 TEST(EventTraceReconstruction, CallEventsTakeAnOrderIndexWithoutAGap) {
-  Fixture f;
+  EventFixture f;
   f.feed.metadata(1);
   f.feed.before(1, 0, 0, "a");
   f.feed.call(1, 1, 1, "a", "b");
@@ -127,7 +127,7 @@ TEST(EventTraceReconstruction, CallEventsTakeAnOrderIndexWithoutAGap) {
 }
 
 TEST(EventTraceReconstruction, UnusedRecordsAreCountedNotTraced) {
-  Fixture f;
+  EventFixture f;
   f.feed.cpu(5);
   f.rec.finish();
   EXPECT_EQ(f.rec.stats().records, 1u);
@@ -138,19 +138,13 @@ TEST(EventTraceReconstruction, UnusedRecordsAreCountedNotTraced) {
 
 // ---- Invalid traces: each reason ------------------------------------------
 
-const InvalidTrace& only_invalid(const CollectingSink& sink) {
-  EXPECT_TRUE(sink.valid.empty());
-  EXPECT_EQ(sink.invalid.size(), 1u);
-  return sink.invalid.at(0);
-}
-
 TEST(EventTraceReconstruction, NoTraceMetadata) {
-  Fixture f;
+  EventFixture f;
   f.feed.before(4, 0, 0, "a");
   f.feed.after(4, 1, 1, "a");
   EXPECT_TRUE(f.sink.valid.empty());  // not complete without metadata
   f.rec.finish();
-  const InvalidTrace& t = only_invalid(f.sink);
+  const InvalidTrace& t = testing::only_invalid(f.sink);
   EXPECT_EQ(t.trace_id, 4);
   EXPECT_EQ(t.closed_by, CloseCause::kEndOfInput);
   EXPECT_EQ(t.problems.front().kind, TraceProblemKind::kNoTraceMetadata);
@@ -161,24 +155,24 @@ TEST(EventTraceReconstruction, NoTraceMetadata) {
 }
 
 TEST(EventTraceReconstruction, DuplicateTraceMetadata) {
-  Fixture f;
+  EventFixture f;
   f.feed.metadata(4);
   f.feed.metadata(4);
   f.feed.before(4, 0, 0, "a");
   f.feed.after(4, 1, 1, "a");
   f.rec.finish();
-  EXPECT_EQ(only_invalid(f.sink).problems.front().kind, TraceProblemKind::kDuplicateTraceMetadata);
+  EXPECT_EQ(testing::only_invalid(f.sink).problems.front().kind, TraceProblemKind::kDuplicateTraceMetadata);
 }
 
 TEST(EventTraceReconstruction, NoEntryEvent) {
   // The before event with order index 0 was lost.
-  Fixture f;
+  EventFixture f;
   f.feed.metadata(5);
   f.feed.before(5, 1, 1, "b");
   f.feed.after(5, 2, 2, "b");
   f.feed.after(5, 3, 3, "a");
   f.rec.finish();
-  const InvalidTrace& t = only_invalid(f.sink);
+  const InvalidTrace& t = testing::only_invalid(f.sink);
   EXPECT_EQ(t.problems.front().kind, TraceProblemKind::kNoEntryEvent);
   bool gap_at_0 = false;
   for (const auto& p : t.problems) gap_at_0 |= p.detail == "order index gap at 0";
@@ -186,13 +180,13 @@ TEST(EventTraceReconstruction, NoEntryEvent) {
 }
 
 TEST(EventTraceReconstruction, MissingAfterEvent) {
-  Fixture f;
+  EventFixture f;
   f.feed.metadata(6);
   f.feed.before(6, 0, 0, "main");
   f.feed.before(6, 1, 1, "work");
   f.feed.after(6, 2, 2, "work");
   f.rec.finish();
-  const InvalidTrace& t = only_invalid(f.sink);
+  const InvalidTrace& t = testing::only_invalid(f.sink);
   ASSERT_EQ(t.problems.size(), 1u);
   EXPECT_EQ(t.problems[0].kind, TraceProblemKind::kMissingAfterEvent);
   EXPECT_EQ(t.problems[0].detail, "missing after event for op main (eoi 0)");
@@ -202,26 +196,26 @@ TEST(EventTraceReconstruction, MissingAfterEvent) {
 
 TEST(EventTraceReconstruction, MismatchedAfterEvent) {
   // Balanced counts, but the after events close the wrong operations.
-  Fixture f;
+  EventFixture f;
   f.feed.metadata(8);
   f.feed.before(8, 0, 0, "a");
   f.feed.before(8, 1, 1, "b");
   f.feed.after(8, 2, 2, "a");
   f.feed.after(8, 3, 3, "b");
-  const InvalidTrace& t = only_invalid(f.sink);  // closed at once: complete but inconsistent
+  const InvalidTrace& t = testing::only_invalid(f.sink);  // closed at once: complete but inconsistent
   EXPECT_EQ(t.closed_by, CloseCause::kComplete);
   EXPECT_EQ(t.problems.front().kind, TraceProblemKind::kMismatchedAfterEvent);
   EXPECT_EQ(t.problems.front().detail, "after event for op a (order index 2) while op b is open");
 }
 
 TEST(EventTraceReconstruction, UnmatchedAfterEvent) {
-  Fixture f;
+  EventFixture f;
   f.feed.metadata(9);
   f.feed.after(9, 2, 3, "stray");
   f.feed.before(9, 0, 0, "a");
   f.feed.after(9, 1, 1, "a");
   f.rec.finish();
-  const InvalidTrace& t = only_invalid(f.sink);
+  const InvalidTrace& t = testing::only_invalid(f.sink);
   EXPECT_EQ(t.problems.front().kind, TraceProblemKind::kUnmatchedAfterEvent);
   EXPECT_EQ(t.problems.front().detail,
             "after event for op stray (order index 2) with no open before event");
@@ -229,7 +223,7 @@ TEST(EventTraceReconstruction, UnmatchedAfterEvent) {
 
 TEST(EventTraceReconstruction, OrderIndexGap) {
   // Events 3 and 4 were lost: balanced, but indices are not 0..n-1.
-  Fixture f;
+  EventFixture f;
   f.feed.metadata(10);
   f.feed.before(10, 0, 0, "a");
   f.feed.before(10, 1, 1, "b");
@@ -237,13 +231,13 @@ TEST(EventTraceReconstruction, OrderIndexGap) {
   f.feed.after(10, 5, 5, "a");
   EXPECT_TRUE(f.sink.valid.empty());
   f.rec.finish();
-  const InvalidTrace& t = only_invalid(f.sink);
+  const InvalidTrace& t = testing::only_invalid(f.sink);
   EXPECT_EQ(t.problems.front().kind, TraceProblemKind::kOrderIndexGap);
   EXPECT_EQ(t.problems.front().detail, "order index gap at 3 (2 missing)");
 }
 
 TEST(EventTraceReconstruction, DuplicateOrderIndex) {
-  Fixture f;
+  EventFixture f;
   f.feed.metadata(11);
   f.feed.before(11, 0, 0, "a");
   f.feed.before(11, 1, 1, "b");
@@ -251,7 +245,7 @@ TEST(EventTraceReconstruction, DuplicateOrderIndex) {
   f.feed.after(11, 2, 2, "b");
   f.feed.after(11, 3, 3, "a");
   f.rec.finish();
-  const InvalidTrace& t = only_invalid(f.sink);
+  const InvalidTrace& t = testing::only_invalid(f.sink);
   bool duplicate = false;
   for (const auto& p : t.problems) {
     duplicate |=
@@ -261,10 +255,10 @@ TEST(EventTraceReconstruction, DuplicateOrderIndex) {
 }
 
 TEST(EventTraceReconstruction, OnlyMetadataMeansNoExecutions) {
-  Fixture f;
+  EventFixture f;
   f.feed.metadata(12);
   f.rec.finish();
-  const InvalidTrace& t = only_invalid(f.sink);
+  const InvalidTrace& t = testing::only_invalid(f.sink);
   EXPECT_EQ(t.problems.front().kind, TraceProblemKind::kNoEntryEvent);
   EXPECT_EQ(t.problems.back().kind, TraceProblemKind::kNoExecutions);
 }
@@ -274,7 +268,7 @@ TEST(EventTraceReconstruction, OnlyMetadataMeansNoExecutions) {
 TEST(EventTraceReconstruction, MaxOpenTracesEvictsTheLeastRecentlyActive) {
   ReconstructionOptions o;
   o.max_open_traces = 2;
-  Fixture f(o);
+  EventFixture f(o);
   f.feed.metadata(1);
   f.feed.before(1, 0, 0, "a");
   f.feed.metadata(2);
@@ -304,7 +298,7 @@ TEST(EventTraceReconstruction, MaxOpenTracesEvictsTheLeastRecentlyActive) {
 TEST(EventTraceReconstruction, TimeoutClosesIdleTraces) {
   ReconstructionOptions o;
   o.trace_timeout_ns = 1000;
-  Fixture f(o);
+  EventFixture f(o);
   f.feed.metadata(1);
   f.feed.before(1, 0, 100, "stuck");
   f.feed.metadata(2);
@@ -327,7 +321,7 @@ TEST(EventTraceReconstruction, RepairClosesExecutionsLeftOpenBelowAnAfter) {
   for (bool repair : {false, true}) {
     ReconstructionOptions o;
     o.repair_event_traces = repair;
-    Fixture f(o);
+    EventFixture f(o);
     f.feed.metadata(1);
     f.feed.before(1, 0, 0, "outer");
     f.feed.before(1, 1, 10, "inner");
@@ -349,7 +343,7 @@ TEST(EventTraceReconstruction, RepairClosesExecutionsLeftOpenBelowAnAfter) {
 TEST(EventTraceReconstruction, RepairAtEndOfInputUsesTheLatestTimestamp) {
   ReconstructionOptions o;
   o.repair_event_traces = true;
-  Fixture f(o);
+  EventFixture f(o);
   f.feed.metadata(1);
   f.feed.before(1, 0, 0, "main");
   f.feed.before(1, 1, 10, "child");
@@ -365,14 +359,14 @@ TEST(EventTraceReconstruction, RepairAtEndOfInputUsesTheLatestTimestamp) {
 TEST(EventTraceReconstruction, RepairCannotFillOrderIndexGaps) {
   ReconstructionOptions o;
   o.repair_event_traces = true;
-  Fixture f(o);
+  EventFixture f(o);
   f.feed.metadata(1);
   f.feed.before(1, 0, 0, "a");
   f.feed.before(1, 1, 1, "b");
   // b's after (index 2) was lost
   f.feed.after(1, 3, 3, "a");
   f.rec.finish();
-  const InvalidTrace& t = only_invalid(f.sink);
+  const InvalidTrace& t = testing::only_invalid(f.sink);
   EXPECT_EQ(t.problems.front().kind, TraceProblemKind::kOrderIndexGap);
 }
 

@@ -14,8 +14,8 @@ using testing::RecordFeeder;
 using testing::shape;
 using Shape = std::vector<std::string>;
 
-struct Fixture {
-  explicit Fixture(ReconstructionOptions options = {}) : rec(sink, options), feed(rec) {}
+struct RecordFixture {
+  explicit RecordFixture(ReconstructionOptions options = {}) : rec(sink, options), feed(rec) {}
   CollectingSink sink;
   TraceReconstructor rec;
   RecordFeeder feed;
@@ -24,7 +24,7 @@ struct Fixture {
 TEST(ExecutionRecordReconstruction, WrittenAtExitAndClosedOnEntry) {
   // a.B.search() { a.C.get(); a.D.offers() { a.C.get() } }, records in
   // exit order as a probe writes them; hosts differ per execution.
-  Fixture f;
+  RecordFixture f;
   f.feed.execution(42, "a.C.get(boolean)", 11, 20, 1, 1, "SRV1");
   f.feed.execution(42, "a.C.get(boolean)", 31, 38, 3, 2, "SRV0");
   f.feed.execution(42, "a.D.offers()", 30, 40, 2, 1, "SRV0");
@@ -50,7 +50,7 @@ TEST(ExecutionRecordReconstruction, WrittenAtExitAndClosedOnEntry) {
 TEST(ExecutionRecordReconstruction, WithoutCloseOnEntryWaitsForTheEnd) {
   ReconstructionOptions o;
   o.close_execution_traces_on_entry = false;
-  Fixture f(o);
+  RecordFixture f(o);
   f.feed.execution(1, "x.Y.f()", 0, 10, 0, 0);
   EXPECT_TRUE(f.sink.valid.empty());
   f.rec.finish();
@@ -60,7 +60,7 @@ TEST(ExecutionRecordReconstruction, WithoutCloseOnEntryWaitsForTheEnd) {
 TEST(ExecutionRecordReconstruction, MultipleRootsAreAllowedAsInKieker) {
   ReconstructionOptions o;
   o.close_execution_traces_on_entry = false;
-  Fixture f(o);
+  RecordFixture f(o);
   f.feed.execution(1, "x.Y.f()", 0, 10, 0, 0);
   f.feed.execution(1, "x.Y.g()", 20, 30, 1, 0);
   f.rec.finish();
@@ -68,54 +68,48 @@ TEST(ExecutionRecordReconstruction, MultipleRootsAreAllowedAsInKieker) {
   EXPECT_EQ(shape(f.sink.valid[0]), (Shape{"x.Y.f()@0,0", "x.Y.g()@1,0"}));
 }
 
-const InvalidTrace& only_invalid(const CollectingSink& sink) {
-  EXPECT_TRUE(sink.valid.empty());
-  EXPECT_EQ(sink.invalid.size(), 1u);
-  return sink.invalid.at(0);
-}
-
 TEST(ExecutionRecordReconstruction, EoiGap) {
-  Fixture f;
+  RecordFixture f;
   f.feed.execution(2, "x.Y.b()", 5, 6, 2, 1);
   f.feed.execution(2, "x.Y.a()", 0, 10, 0, 0);  // eoi 1 never arrives
   EXPECT_TRUE(f.sink.valid.empty());
   f.rec.finish();
-  const InvalidTrace& t = only_invalid(f.sink);
+  const InvalidTrace& t = testing::only_invalid(f.sink);
   EXPECT_EQ(t.problems.front().kind, TraceProblemKind::kEoiGap);
   EXPECT_EQ(t.problems.front().detail, "eoi gap at 1 (next eoi is 2)");
 }
 
 TEST(ExecutionRecordReconstruction, DuplicateEoi) {
-  Fixture f;
+  RecordFixture f;
   f.feed.execution(3, "x.Y.b()", 1, 2, 1, 1);
   f.feed.execution(3, "x.Y.c()", 3, 4, 1, 1);
   f.feed.execution(3, "x.Y.a()", 0, 10, 0, 0);
-  const InvalidTrace& t = only_invalid(f.sink);
+  const InvalidTrace& t = testing::only_invalid(f.sink);
   EXPECT_EQ(t.closed_by, CloseCause::kComplete);
   EXPECT_EQ(t.problems.front().kind, TraceProblemKind::kDuplicateEoi);
   EXPECT_EQ(t.problems.front().detail, "duplicate eoi 1");
 }
 
 TEST(ExecutionRecordReconstruction, EntryNotAtEssZero) {
-  Fixture f;
+  RecordFixture f;
   f.feed.execution(4, "x.Y.a()", 0, 10, 0, 1);
   f.rec.finish();
-  const InvalidTrace& t = only_invalid(f.sink);
+  const InvalidTrace& t = testing::only_invalid(f.sink);
   EXPECT_EQ(t.problems.front().kind, TraceProblemKind::kBadEntryEss);
   EXPECT_EQ(t.problems.front().detail, "first execution x.Y.a() has ess 1, expected 0");
 }
 
 TEST(ExecutionRecordReconstruction, EssJump) {
-  Fixture f;
+  RecordFixture f;
   f.feed.execution(5, "x.Y.b()", 1, 2, 1, 2);  // ess 0 -> 2: a caller is missing
   f.feed.execution(5, "x.Y.a()", 0, 10, 0, 0);
-  const InvalidTrace& t = only_invalid(f.sink);
+  const InvalidTrace& t = testing::only_invalid(f.sink);
   EXPECT_EQ(t.problems.front().kind, TraceProblemKind::kEssJump);
   EXPECT_EQ(t.problems.front().detail, "ess jumps from 0 to 2 at eoi 1 (op x.Y.b())");
 }
 
 TEST(ExecutionRecordReconstruction, FlowAndExecutionRecordsWithOneIdAreSeparateTraces) {
-  Fixture f;
+  RecordFixture f;
   f.feed.execution(9, "x.Y.a()", 0, 10, 0, 0);
   f.feed.metadata(9);
   f.feed.before(9, 0, 0, "b");

@@ -18,27 +18,17 @@
 #include "analysis/operation_signature.hpp"
 #include "analysis/trace_analysis.hpp"
 #include "format/log_reader.hpp"
+#include "kieker_parity_support.hpp"
 
 namespace sonde::analysis {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kKieker = fs::path(SONDE_TESTDATA_DIR) / "kieker";
+using parity::kKieker;
+using parity::read_file;
 
-std::string read_file(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::vector<std::string> lines_of(const fs::path& p) {
-  std::vector<std::string> out;
-  std::istringstream in(read_file(p));
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
+std::vector<std::string> file_lines(const fs::path& p) { return parity::lines_of(read_file(p)); }
 
 // Splits a DOT label at its "\n" escapes.
 std::vector<std::string> label_lines(const std::string& label) {
@@ -78,7 +68,7 @@ EdgeCounts parse_golden_dependency_graph(const fs::path& file) {
   std::vector<std::string> open;  // "container" / "component"
   std::string host, component;
   EdgeCounts edges;
-  for (const std::string& line : lines_of(file)) {
+  for (const std::string& line : file_lines(file)) {
     std::smatch m;
     if (line.starts_with("subgraph \"cluster_container")) {
       open.push_back("container");
@@ -118,7 +108,7 @@ std::map<std::string, uint64_t> parse_golden_call_tree(const fs::path& file) {
   std::map<int, std::string> key;
   std::map<int, int> parent;
   std::map<int, uint64_t> count;
-  for (const std::string& line : lines_of(file)) {
+  for (const std::string& line : file_lines(file)) {
     std::smatch m;
     if (std::regex_search(line, m, node_re)) {
       std::vector<std::string> parts = label_lines(m[2]);
@@ -203,7 +193,7 @@ std::set<int64_t> golden_trace_ids(const fs::path& dir) {
   static const std::regex rep_re(R"(representative: (\d+);)");
   for (const char* f : {"executionTraces.txt", "traceDeploymentEquivClasses.txt",
                         "traceAssemblyEquivClasses.txt"}) {
-    for (const std::string& line : lines_of(dir / f)) {
+    for (const std::string& line : file_lines(dir / f)) {
       std::smatch m;
       if (std::regex_search(line, m, trace_re) || std::regex_search(line, m, rep_re)) {
         ids.insert(std::stoll(m[1]));
@@ -241,7 +231,7 @@ TEST(KiekerGolden, BookstoreExecutionsMatchKiekersExecutionTraces) {
   std::vector<Golden> golden;
   std::set<int64_t> ids;
   for (const std::string& line :
-       lines_of(dir / "kieker-trace-analysis-output/executionTraces.txt")) {
+       file_lines(dir / "kieker-trace-analysis-output/executionTraces.txt")) {
     std::smatch m;
     if (!std::regex_match(line, m, re)) continue;
     golden.push_back({std::stoll(m[1]), std::stoi(m[2]), std::stoi(m[3]), std::stoll(m[4]),

@@ -95,6 +95,13 @@ class CollectingSink : public TraceSink {
   std::vector<InvalidTrace> invalid;
 };
 
+// The one invalid trace a test expects (and no valid one).
+inline const InvalidTrace& only_invalid(const CollectingSink& sink) {
+  EXPECT_TRUE(sink.valid.empty());
+  EXPECT_EQ(sink.invalid.size(), 1u);
+  return sink.invalid.at(0);
+}
+
 // "op@eoi,ess" for each execution, for compact expectations.
 inline std::vector<std::string> shape(const Trace& t) {
   std::vector<std::string> out;

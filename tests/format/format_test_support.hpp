@@ -37,6 +37,13 @@ class TempDir {
   std::string path_;
 };
 
+// The n-byte big-endian number at `at` (Kieker's binary formats).
+inline uint64_t big_endian_at(const std::string& b, size_t at, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<unsigned char>(b[at + i]);
+  return v;
+}
+
 inline std::string describe_record(const Record& r) {
   std::ostringstream s;
   s << r.schema->class_name << "@" << r.logging_timestamp;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "all_types_schema.hpp"
+#include "format_test_support.hpp"
 
 namespace sonde::format::kieker {
 namespace {
@@ -15,18 +16,10 @@ using T = FieldType;
 
 using testing::kAllTypes;
 
-const RecordSchema* lookup(std::string_view name) { return testing::lookup_with_all_types(name); }
-
 const RecordSchema* schema(std::string_view name) {
   const RecordSchema* s = find_builtin_schema(name);
   EXPECT_NE(s, nullptr) << name;
   return s;
-}
-
-uint64_t be(const std::string& b, size_t at, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<unsigned char>(b[at + i]);
-  return v;
 }
 
 // Values that differ per field so a misplaced field shows up.
@@ -84,13 +77,13 @@ TEST(KiekerBin, BeforeOperationEventIs40BigEndianBytes) {
   std::string out;
   encode_bin_record(r, type, strings, out);
   ASSERT_EQ(out.size(), 40u);
-  EXPECT_EQ(be(out, 0, 4), 0u);                    // type id
-  EXPECT_EQ(be(out, 4, 8), 0x0102030405060708u);   // logging timestamp
-  EXPECT_EQ(be(out, 12, 8), 0x1112131415161718u);  // timestamp
-  EXPECT_EQ(be(out, 20, 8), 0xFFFFFFFFFFFFFFFEu);  // traceId -2
-  EXPECT_EQ(be(out, 28, 4), 7u);                   // orderIndex
-  EXPECT_EQ(be(out, 32, 4), 1u);                   // "op" registered after the class name
-  EXPECT_EQ(be(out, 36, 4), 2u);                   // "cls"
+  EXPECT_EQ(test::big_endian_at(out, 0, 4), 0u);                    // type id
+  EXPECT_EQ(test::big_endian_at(out, 4, 8), 0x0102030405060708u);   // logging timestamp
+  EXPECT_EQ(test::big_endian_at(out, 12, 8), 0x1112131415161718u);  // timestamp
+  EXPECT_EQ(test::big_endian_at(out, 20, 8), 0xFFFFFFFFFFFFFFFEu);  // traceId -2
+  EXPECT_EQ(test::big_endian_at(out, 28, 4), 7u);                   // orderIndex
+  EXPECT_EQ(test::big_endian_at(out, 32, 4), 1u);                   // "op" registered after the class name
+  EXPECT_EQ(test::big_endian_at(out, 36, 4), 2u);                   // "cls"
   EXPECT_EQ(strings.size(), 3);
 }
 
@@ -194,7 +187,7 @@ TEST(KiekerBin, AllFieldTypesRoundTripAndTruncationsNeedMore) {
   encode_bin_record(in, strings.id(kAllTypes.class_name), strings, out);
   EXPECT_EQ(out.size(), 12u + 4 + 8 + 8 + 4 + 1 + 4 + 1 + 2 + 2 + 4 + 4 * 3);  // 3 array elements
   StringPool pool;
-  ReaderRegistry reg(pool, lookup);
+  ReaderRegistry reg(pool, testing::lookup_with_all_types);
   for (int32_t id = 0; id < strings.size(); ++id) reg.add(id, strings.value(id));
   Record back;
   size_t size = 0;
@@ -327,7 +320,7 @@ TEST(KiekerBin, CorruptedStreamsNeverCrash) {
                  i));
   }
   StringPool pool;
-  ReaderRegistry reg(pool, lookup);
+  ReaderRegistry reg(pool, testing::lookup_with_all_types);
   for (int32_t id = 0; id < f.strings.size(); ++id) reg.add(id, f.strings.value(id));
   std::mt19937 rng(11);
   for (int round = 0; round < 500; ++round) {

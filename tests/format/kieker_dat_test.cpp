@@ -17,7 +17,6 @@ namespace {
 
 using testing::kAllTypes;
 
-const RecordSchema* lookup(std::string_view name) { return testing::lookup_with_all_types(name); }
 
 std::string java(double v) {
   std::string s;
@@ -101,7 +100,7 @@ TEST(KiekerDat, EncodesEveryFieldType) {
 
 TEST(KiekerDat, AllTypesRoundTrip) {
   StringPool pool;
-  ReaderRegistry reg(pool, lookup);
+  ReaderRegistry reg(pool, testing::lookup_with_all_types);
   reg.add(9, "test.AllTypes");
   for (auto* c : {"\\", ";"}) {  // chars that need care: `\` is not an escape for chars
     Record in = all_types("a\\b", {});
@@ -149,7 +148,7 @@ TEST(KiekerDat, RecordWithoutFieldsIsJustTheHeader) {
 
 TEST(KiekerDat, BackslashPairsStayVerbatimAsInKieker) {
   StringPool pool;
-  ReaderRegistry reg(pool, lookup);
+  ReaderRegistry reg(pool, testing::lookup_with_all_types);
   reg.add(9, "test.AllTypes");
   Record out;
   std::string detail;
@@ -222,7 +221,7 @@ TEST(KiekerDat, DecodeReportsReasons) {
   EXPECT_EQ(d, "com.example.Unknown");
 }
 
-class Collect : public RecordSink {
+class DatCollect : public RecordSink {
  public:
   bool on_record(const Record& r) override {
     std::string line;
@@ -252,7 +251,7 @@ TEST(KiekerDat, StreamReportsFileAndLineAndContinues) {
   for (size_t chunk : {text.size(), size_t{1}, size_t{7}}) {
     LogReadStats stats;
     FileReport report("x/kieker-1.dat", stats);
-    Collect sink;
+    DatCollect sink;
     DatStreamDecoder dec(reg, pool, sink, report);
     for (size_t i = 0; i < text.size(); i += chunk)
       dec.feed(std::string_view(text).substr(i, chunk));
@@ -278,7 +277,7 @@ TEST(KiekerDat, StreamStopsWhenSinkSaysSo) {
   reg.add(2, "kieker.common.record.flow.trace.operation.BeforeOperationEvent");
   LogReadStats stats;
   FileReport report("f.dat", stats);
-  Collect sink;
+  DatCollect sink;
   sink.stop_after = 1;
   DatStreamDecoder dec(reg, pool, sink, report);
   EXPECT_FALSE(dec.feed("$2;1;1;2;0;op;cls\n$2;1;1;2;0;op;cls\n"));
@@ -292,7 +291,7 @@ TEST(KiekerDat, TruncatedLastLineWarnsAndOverlongLinesAreSkipped) {
   reg.add(2, "kieker.common.record.flow.trace.operation.BeforeOperationEvent");
   LogReadStats stats;
   FileReport report("f.dat", stats);
-  Collect sink;
+  DatCollect sink;
   DatStreamDecoder dec(reg, pool, sink, report);
   const std::string junk(kMaxDatLine + 10, 'x');
   for (size_t i = 0; i < junk.size(); i += 1 << 20)
@@ -322,7 +321,7 @@ TEST(KiekerDat, GarbageNeverCrashes) {
     for (int i = 0; i < 2000; ++i) text += alphabet[rng() % alphabet.size()];
     LogReadStats stats;
     FileReport report("g.dat", stats);
-    Collect sink;
+    DatCollect sink;
     DatStreamDecoder dec(reg, pool, sink, report);
     dec.feed(text);
     dec.finish();

@@ -26,7 +26,7 @@ using test::TempDir;
 using test::testdata;
 
 // Owns copies: the reader's strings die with the reader.
-class Collect : public RecordSink {
+class LogCollect : public RecordSink {
  public:
   bool on_record(const Record& r) override {
     ++per_class[r.schema->class_name];
@@ -86,7 +86,7 @@ TEST(KiekerLog, ReadsEveryRecordOfTheTestdataLogs) {
       {"kieker/events-2017-singleton/log", {{kMeta, 1}, {kTrace, 1}, {kBefore, 52}, {kAfter, 52}}},
   };
   for (const Case& c : cases) {
-    Collect sink;
+    LogCollect sink;
     LogReadStats stats = read_kieker_directory(testdata(c.dir), sink);
     EXPECT_TRUE(stats.ok) << c.dir;
     EXPECT_TRUE(stats.errors.empty()) << (stats.errors.empty() ? "" : stats.errors[0]);
@@ -138,7 +138,7 @@ Record nasty(const RecordSchema* s, std::string_view text) {
 
 TEST(KiekerLog, BinWriterRoundTripsEveryRecordAndArbitraryStrings) {
   TempDir tmp;
-  Collect original;
+  LogCollect original;
   read_kieker_directory(testdata("kieker/bookstore-oer-2010/log"), original);
   const std::string out = tmp / "bin";
   const std::string weird = "a;b\nc\r\\n\\\xE2\x82\xAC";
@@ -151,7 +151,7 @@ TEST(KiekerLog, BinWriterRoundTripsEveryRecordAndArbitraryStrings) {
     EXPECT_EQ(w.data_files(), 7u);
     EXPECT_EQ(w.strings_altered(), 0u);
   }
-  Collect back;
+  LogCollect back;
   LogReadStats stats = read_kieker_directory(out, back);
   EXPECT_TRUE(stats.ok) << (stats.errors.empty() ? "" : stats.errors[0]);
   EXPECT_EQ(stats.files.size(), 7u);
@@ -181,7 +181,7 @@ TEST(KiekerLog, DatWriterCountsAlteredStrings) {
     EXPECT_FALSE(w.failed());
     EXPECT_TRUE(w.close());
   }
-  Collect back;
+  LogCollect back;
   read_kieker_directory(tmp / "d", back);
   ASSERT_EQ(back.records.size(), 2u);
   EXPECT_NE(back.records[0].find("|x_y|"), std::string::npos);
@@ -198,7 +198,7 @@ void gzip_file(const std::string& from, const std::string& to) {
 }
 
 TEST(KiekerLog, ReadsGzipDataFilesIncludingKiekersBareGzNames) {
-  Collect original;
+  LogCollect original;
   read_kieker_directory(testdata("kieker/events-2014/log"), original);
   for (KiekerLogMode mode : {KiekerLogMode::kDat, KiekerLogMode::kBin}) {
     TempDir tmp;
@@ -214,7 +214,7 @@ TEST(KiekerLog, ReadsGzipDataFilesIncludingKiekersBareGzNames) {
     gzip_file(out + "/" + names[0], out + "/" + names[0] + ".gz");       // .dat.gz / .bin.gz
     std::string bare = names[1].substr(0, names[1].size() - 4) + ".gz";  // Kieker's GZip filter
     gzip_file(out + "/" + names[1], out + "/" + bare);
-    Collect back;
+    LogCollect back;
     LogReadStats stats = read_kieker_directory(out, back);
     EXPECT_TRUE(stats.ok) << (stats.errors.empty() ? "" : stats.errors[0]);
     EXPECT_TRUE(stats.warnings.empty()) << stats.warnings[0];
@@ -233,7 +233,7 @@ TEST(KiekerLog, JunkBehindCompressionNamesIsReportedNotMisread) {
   spit(tmp / "kieker-20200101-000000000-UTC-003.gz", "BZh9 but no bzip2 block follows");
   spit(tmp / "kieker-20200101-000000000-UTC-004.zip", "PK junk");
   spit(tmp / "notes.txt", "ignored");
-  Collect back;
+  LogCollect back;
   LogReadStats stats = read_kieker_directory(tmp.path(), back);
   EXPECT_EQ(stats.records, 13u);
   EXPECT_FALSE(stats.ok);
@@ -260,7 +260,7 @@ TEST(KiekerLog, UnknownTypesAreSkippedInDatAndStopBin) {
          std::string("\0\0\0\2\0\0\0\3", 8);                 // one BeforeOperationEvent
   bin += std::string("\0\0\0\0", 4) + std::string(30, 'z');  // Custom: length unknown
   spit(tmp / "b.bin", bin);
-  Collect back;
+  LogCollect back;
   LogReadStats stats = read_kieker_directory(tmp.path(), back);
   EXPECT_EQ(stats.records, 2u);
   EXPECT_EQ(stats.skipped, 3u);
@@ -280,7 +280,7 @@ TEST(KiekerLog, MalformedInputNamesFileAndPosition) {
   spit(tmp / "kieker.map", "$0=" + kBefore + "\nbroken line\n");
   spit(tmp / "a.dat", "$0;1;2;3;0;op;cls\n$0;1;2\n$0;1;2;3;1;op;cls\n");
   spit(tmp / "b.bin", std::string("\0\0\0\0", 4) + std::string(20, '\0'));
-  Collect back;
+  LogCollect back;
   LogReadStats stats = read_kieker_directory(tmp.path(), back);
   EXPECT_FALSE(stats.ok);
   EXPECT_EQ(stats.records, 2u);
@@ -297,7 +297,7 @@ TEST(KiekerLog, MalformedInputNamesFileAndPosition) {
 
 TEST(KiekerLog, NotAKiekerDirectory) {
   TempDir tmp;
-  Collect sink;
+  LogCollect sink;
   LogReadStats a = read_kieker_directory(tmp.path(), sink);
   EXPECT_FALSE(a.ok);
   ASSERT_EQ(a.errors.size(), 1u);
@@ -308,7 +308,7 @@ TEST(KiekerLog, NotAKiekerDirectory) {
 }
 
 TEST(KiekerLog, SinkStopsReading) {
-  Collect sink;
+  LogCollect sink;
   sink.stop_after = 10;
   LogReadStats stats = read_kieker_directory(testdata("kieker/bookstore-oer-2010/log"), sink);
   EXPECT_EQ(sink.records.size(), 10u);

@@ -4,14 +4,10 @@
 
 #include <random>
 
+#include "format_test_support.hpp"
+
 namespace sonde::format::kieker {
 namespace {
-
-uint64_t be(const std::string& b, size_t at, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<unsigned char>(b[at + i]);
-  return v;
-}
 
 std::string i32(int32_t v) {
   auto u = static_cast<uint32_t>(v);
@@ -28,7 +24,7 @@ Record before(int64_t ts, int64_t order, std::string_view op) {
 }
 
 // Owns what it receives: the decoder's strings live only as long as the decoder.
-class Collect : public RecordSink {
+class TcpCollect : public RecordSink {
  public:
   bool on_record(const Record& r) override {
     std::string s = r.schema->class_name + "@" + std::to_string(r.logging_timestamp);
@@ -51,9 +47,9 @@ TEST(KiekerTcp, RegistryFramesPrecedeTheRecordThatUsesThem) {
   const std::string cls(kieker_class::kBeforeOperation);
   size_t at = 0;
   auto expect_registry = [&](int32_t id, const std::string& s) {
-    EXPECT_EQ(static_cast<int32_t>(be(out, at, 4)), -1);
-    EXPECT_EQ(be(out, at + 4, 4), static_cast<uint64_t>(id));
-    EXPECT_EQ(be(out, at + 8, 4), s.size());
+    EXPECT_EQ(static_cast<int32_t>(test::big_endian_at(out, at, 4)), -1);
+    EXPECT_EQ(test::big_endian_at(out, at + 4, 4), static_cast<uint64_t>(id));
+    EXPECT_EQ(test::big_endian_at(out, at + 8, 4), s.size());
     EXPECT_EQ(out.substr(at + 12, s.size()), s);
     at += 12 + s.size();
   };
@@ -61,9 +57,9 @@ TEST(KiekerTcp, RegistryFramesPrecedeTheRecordThatUsesThem) {
   expect_registry(1, "op\xC3\xA9");
   expect_registry(2, "com.example.C");
   EXPECT_EQ(out.size() - at, 40u);  // then the record frame, laid out as in .bin
-  EXPECT_EQ(be(out, at, 4), 0u);
-  EXPECT_EQ(be(out, at + 4, 8), 5u);
-  EXPECT_EQ(be(out, at + 32, 4), 1u);
+  EXPECT_EQ(test::big_endian_at(out, at, 4), 0u);
+  EXPECT_EQ(test::big_endian_at(out, at + 4, 8), 5u);
+  EXPECT_EQ(test::big_endian_at(out, at + 32, 4), 1u);
 
   std::string second;
   enc.encode(before(6, 1, "op\xC3\xA9"), second);
@@ -76,13 +72,13 @@ TEST(KiekerTcp, ByteByByteEqualsAllAtOnce) {
   std::string stream;
   for (int i = 0; i < 20; ++i) enc.encode(before(i, i, "op" + std::to_string(i % 4)), stream);
 
-  Collect whole;
+  TcpCollect whole;
   TcpDecoder a("peer-a");
   EXPECT_TRUE(a.feed(stream.data(), stream.size(), whole));
   EXPECT_TRUE(a.finish());
   EXPECT_EQ(whole.got.size(), 20u);
 
-  Collect bytes;
+  TcpCollect bytes;
   TcpDecoder b("peer-b");
   for (char c : stream) ASSERT_TRUE(b.feed(&c, 1, bytes)) << b.error();
   EXPECT_TRUE(b.finish());
@@ -94,7 +90,7 @@ TEST(KiekerTcp, ByteByByteEqualsAllAtOnce) {
 }
 
 std::string decode_error(const std::string& stream) {
-  Collect sink;
+  TcpCollect sink;
   TcpDecoder d("10.0.0.1:4711");
   if (d.feed(stream.data(), stream.size(), sink)) d.finish();
   return d.error();
@@ -144,7 +140,7 @@ TEST(KiekerTcp, CorruptedStreamsNeverCrash) {
   for (int round = 0; round < 1000; ++round) {
     std::string data = stream;
     for (int k = 0; k < 3; ++k) data[rng() % data.size()] = static_cast<char>(rng());
-    Collect sink;
+    TcpCollect sink;
     TcpDecoder d;
     for (size_t i = 0; i < data.size(); i += 61) {
       if (!d.feed(data.data() + i, std::min<size_t>(61, data.size() - i), sink)) break;
@@ -159,7 +155,7 @@ TEST(KiekerTcp, SinkCanStopTheConnection) {
   TcpEncoder enc;
   std::string stream;
   for (int i = 0; i < 3; ++i) enc.encode(before(i, i, "op"), stream);
-  Collect sink;
+  TcpCollect sink;
   sink.stop_after = 2;
   TcpDecoder d;
   EXPECT_FALSE(d.feed(stream.data(), stream.size(), sink));

@@ -51,7 +51,7 @@ Ev lost(uint32_t thread, uint64_t tsc, uint64_t n) {
   return e;
 }
 
-class Collect : public NativeVisitor {
+class NativeCollect : public NativeVisitor {
  public:
   void on_event(const NativeEvent& e) override {
     Ev c = call(e.kind, e.thread, e.tsc, 0);
@@ -147,7 +147,7 @@ TEST_P(NativeEventBlocks, EveryKindAndFieldRoundTripsAcrossBlocksAndChunks) {
   }
   ASSERT_TRUE(w.finish(expected.size(), 0));
   EXPECT_GT(w.chunks_written(), 10u);
-  Collect c;
+  NativeCollect c;
   NativeReadResult r = read_native_bytes(sink.bytes, c);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.version, native::kVersion);
@@ -222,7 +222,7 @@ TEST(NativeEventBlocks, TimeGoingBackwardsIsStoredAsZeroDelta) {
   w.exit(400, 1);  // e.g. a CLOCK_MONOTONIC step seen across cores
   w.end_events();
   ASSERT_TRUE(w.finish(2, 0));
-  Collect c;
+  NativeCollect c;
   ASSERT_TRUE(read_native_bytes(sink.bytes, c).ok);
   ASSERT_EQ(c.events.size(), 2u);
   EXPECT_EQ(c.events[1].tsc, 500u);
@@ -291,7 +291,7 @@ std::string version1_file(const std::vector<Ev>& events) {
 
 TEST(NativeEventBlocks, Version1FilesStayReadable) {
   std::vector<Ev> events = sample_events(0);
-  Collect c;
+  NativeCollect c;
   NativeReadResult r = read_native_bytes(version1_file(events), c);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.version, 1);
@@ -304,7 +304,7 @@ TEST(NativeEventBlocks, NewerVersionIsRejectedByName) {
   std::string file = version1_file(sample_events(0));
   uint16_t future = native::kVersion + 1;
   std::memcpy(file.data() + 8, &future, 2);
-  Collect c;
+  NativeCollect c;
   NativeReadResult r = read_native_bytes(file, c);
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("unsupported native format version"), std::string::npos) << r.error;
@@ -328,7 +328,7 @@ TEST(NativeEventBlocks, CorruptTimeStreamLengthIsAnErrorNotACrash) {
         static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(bad.data() + payload),
                                     static_cast<uInt>(bad.size() - payload)));
     std::memcpy(bad.data() + native::kFileHeaderSize + 20, &crc, 4);
-    Collect c;
+    NativeCollect c;
     NativeReadResult r = read_native_bytes(bad, c);
     if (!r.ok) {
       EXPECT_FALSE(r.error.empty());

@@ -40,8 +40,10 @@ RunResult run_program(const std::vector<std::string>& argv, const std::vector<st
   return result;
 }
 
+// Per process: CTest runs each test of a suite as its own process, in
+// parallel, and a suite's SetUpTestSuite runs in each of them.
 std::string fresh_dir(const std::string& name) {
-  fs::path dir = fs::path(SONDE_BINARY_DIR) / "test-output" / name;
+  fs::path dir = fs::path(SONDE_BINARY_DIR) / "test-output" / (name + "-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir.string();

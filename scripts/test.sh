@@ -46,3 +46,6 @@ echo "== monitor tests under TSan"
 TSAN_OPTIONS=halt_on_error=1:handle_segv=0 \
   build/tsan/tests/monitor/monitor_tests \
   --gtest_filter='-XrayMode.*:ProbesEndToEnd.ForkedChildWritesItsOwnLog'
+
+echo "== fuzzers (bounded: 10 s each; a long run is bash scripts/fuzz.sh --seconds 3600)"
+bash scripts/fuzz.sh --seconds 10

@@ -130,7 +130,7 @@ class Conversion {
       const std::string_view key_text = pool_.intern(name);
       auto add = [&](const Json& item) {
         if (!item.is_string() && !item.is_null()) {
-          fail(paths_.key(paths_.key(seg, k), name),
+          fail(paths_.key(paths_.key(seg, k), key_text),
                "expected a string or an array of strings, got " + kind_of(item));
         }
         out.push_back(key_text);

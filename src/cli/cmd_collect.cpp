@@ -1,7 +1,8 @@
 // `sonde collect --listen HOST:PORT --out DIR`: the collector. Receives
 // records from any number of monitored processes (sonde's tcp writer,
 // Kieker's SingleSocketTcpWriter), reconstructs their traces live and
-// stores them in DIR (native logs + index.sqlite, docs/collect.md). Runs
+// stores them in DIR (native logs + index.sqlite, docs/collect.md) or in
+// ClickHouse (--out clickhouse://HOST:PORT/DATABASE). Runs
 // until SIGINT/SIGTERM or until --connections connections have closed;
 // prints per-client counts on exit and keeps them in DIR/collect-stats.json.
 //
@@ -19,6 +20,7 @@
 #include "analysis/duration_format.hpp"
 #include "cli/command.hpp"
 #include "collect/collector.hpp"
+#include "store/clickhouse_client.hpp"
 
 namespace sonde::cli {
 namespace {
@@ -38,6 +40,7 @@ struct CollectArgs {
   std::string max_clients = "256";
   std::string max_open_traces = "10000";
   std::string trace_timeout = "30s";
+  std::string log_dir;
 };
 
 template <typename T>
@@ -81,13 +84,19 @@ int run_collect(const CollectArgs& a) {
     std::cerr << "sonde collect: missing --out (the store directory)\n";
     return kUsage;
   }
-  if (a.out.rfind("clickhouse://", 0) == 0) {
-    std::cerr << "sonde collect: --out " << a.out
-              << ": the ClickHouse store is not implemented yet (see docs/collect.md); use a "
-                 "directory\n";
+  if (store::is_clickhouse_url(a.out)) {
+    store::ClickHouseUrl url;
+    if (const std::string e = store::parse_clickhouse_url(a.out, &url); !e.empty()) {
+      std::cerr << "sonde collect: --out " << e << "\n";
+      return kUsage;
+    }
+    options.log_dir = a.log_dir;
+  } else if (!a.log_dir.empty()) {
+    std::cerr << "sonde collect: --log-dir is for a ClickHouse --out; a directory store keeps "
+                 "its logs inside\n";
     return kUsage;
   }
-  options.out_dir = a.out;
+  options.out = a.out;
   if (options.listen.bind_address.rfind("127.", 0) != 0) {
     std::cerr << "sonde collect: warning: listening on " << options.listen.bind_address
               << ": anyone who can reach it can write into the store\n";
@@ -132,7 +141,9 @@ int run_collect(const CollectArgs& a) {
   }
   std::cerr << "sonde collect: total: " << received << " received, " << stored << " stored, "
             << rejected << " rejected, " << traces << " traces (" << invalid
-            << " invalid); stats in " << collector.stats_path() << "\n";
+            << " invalid)";
+  if (!collector.stats_path().empty()) std::cerr << "; stats in " << collector.stats_path();
+  std::cerr << "\n";
   if (!error.empty()) {
     std::cerr << "sonde collect: error: " << error << "\n";
     return kFailed;
@@ -145,7 +156,12 @@ void setup(CLI::App& app, int& exit_code) {
   app.add_option("--listen,-l", a->listen,
                  "Address and port to listen on (default 127.0.0.1:10133; port 0 = any free)")
       ->type_name("HOST:PORT");
-  app.add_option("--out,-o", a->out, "The store directory (created if missing)")
+  app.add_option("--out,-o", a->out,
+                 "The store: a directory (created if missing) or "
+                 "clickhouse://HOST:PORT/DATABASE")
+      ->type_name("DIR|URL");
+  app.add_option("--log-dir", a->log_dir,
+                 "With a ClickHouse --out: also keep the native logs and stats file here")
       ->type_name("DIR");
   app.add_option("--connections", a->connections,
                  "Stop after N connections have closed (default 0: run until SIGINT/SIGTERM)")

@@ -1,5 +1,6 @@
 // `sonde index LOG --out DIR`: builds the embedded store's index
-// (DIR/index.sqlite, docs/formats/store.md) from an existing log, so
+// (DIR/index.sqlite, docs/formats/store.md; or ClickHouse tables with a
+// clickhouse://HOST:PORT/DATABASE --out) from an existing log, so
 // `sonde serve DIR` can search it like a collector's store.
 //
 // Exit status: 0 ok; 1 the log cannot be read or the index cannot be
@@ -10,6 +11,7 @@
 
 #include "cli/command.hpp"
 #include "store/index_build.hpp"
+#include "store/index_sink.hpp"
 
 namespace sonde::cli {
 namespace {
@@ -30,7 +32,8 @@ int run_index(const IndexArgs& a) {
     return 1;
   }
   std::cerr << "sonde index: " << r.records << " records, " << r.traces << " traces ("
-            << r.invalid_traces << " invalid) indexed into " << a.out << "/index.sqlite\n";
+            << r.invalid_traces << " invalid) indexed into "
+            << (store::is_clickhouse_url(a.out) ? a.out : a.out + "/index.sqlite") << "\n";
   return 0;
 }
 
@@ -38,9 +41,10 @@ void setup(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<IndexArgs>();
   app.add_option("LOG", a->log, "The log to index (native, Kieker directory, OPEN.xtrace)")
       ->required();
-  app.add_option("--out,-o", a->out, "The store directory (created if missing; an existing "
-                                     "index is appended to)")
-      ->type_name("DIR")
+  app.add_option("--out,-o", a->out,
+                 "The store: a directory (created if missing; an existing index is appended "
+                 "to) or clickhouse://HOST:PORT/DATABASE")
+      ->type_name("DIR|URL")
       ->required();
   app.add_flag("--repair", a->repair, "Synthesise missing after events, as `sonde summary --repair`");
   app.footer("Exit status: 0 ok, 1 the log cannot be read or the index cannot be written, 2 usage.");

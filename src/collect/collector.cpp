@@ -18,20 +18,29 @@ class Collector::Client final : public format::RecordSink {
  public:
   Client(Collector& owner, int64_t id, const std::string& peer)
       : owner_(owner),
-        traces_(owner.index_, id),
+        traces_(*owner.index_, id),
         reconstructor_(std::make_unique<analysis::TraceReconstructor>(
             traces_, reconstruction(owner.options_))) {
     report_.record.id = id;
     report_.record.peer = peer;
-    report_.record.log_file = "log/client-" + std::to_string(id) + ".sonde";
     report_.open = true;
-    log_ = format::open_record_log(format::OutputFormat::kNative,
-                                   (fs::path(owner.options_.out_dir) / report_.record.log_file).string());
+    if (!owner.log_dir_.empty()) {
+      report_.record.log_file = "log/client-" + std::to_string(id) + ".sonde";
+      log_ = format::open_record_log(format::OutputFormat::kNative,
+                                     (fs::path(owner.log_dir_) / report_.record.log_file).string());
+    }
   }
 
   bool on_record(const format::Record& r) override {
     store::ClientRecord& c = report_.record;
     ++c.received;
+    if (!log_) {
+      // No log kept: a record is stored once the trace reconstruction has it.
+      ++c.stored;
+      reconstructor_->on_record(r);
+      owner_.dirty_ = true;
+      return owner_.index_->error().empty();
+    }
     const uint64_t rejected_before = log_->rejected();
     if (!log_->on_record(r)) {
       owner_.fail(c.log_file + ": " + log_->finish());
@@ -44,7 +53,7 @@ class Collector::Client final : public format::RecordSink {
     }
     reconstructor_->on_record(r);
     owner_.dirty_ = true;
-    return owner_.index_.error().empty();
+    return owner_.index_->error().empty();
   }
 
   // The connection is gone: close its open traces and its log.
@@ -56,7 +65,7 @@ class Collector::Client final : public format::RecordSink {
     reconstructor_.reset();
     report_.record.undecoded_bytes = stats.undecoded_bytes;
     report_.record.error = stats.error;
-    if (const std::string e = log_->finish(); !e.empty()) {
+    if (const std::string e = log_ ? log_->finish() : ""; !e.empty()) {
       owner_.fail(report_.record.log_file + ": " + e);
       if (report_.record.error.empty()) report_.record.error = e;
     }
@@ -91,17 +100,20 @@ Collector::Collector(CollectorOptions options)
 Collector::~Collector() { finish(); }
 
 std::string Collector::open() {
-  std::error_code ec;
-  const fs::path dir(options_.out_dir);
-  fs::create_directories(dir / "log", ec);
-  if (ec) return "cannot create " + (dir / "log").string() + ": " + ec.message();
-  // Probe that files can be created here before accepting anyone's records.
-  stats_path_ = (dir / "collect-stats.json").string();
-  {
+  log_dir_ = store::is_clickhouse_url(options_.out) ? options_.log_dir : options_.out;
+  if (!log_dir_.empty()) {
+    std::error_code ec;
+    const fs::path dir(log_dir_);
+    fs::create_directories(dir / "log", ec);
+    if (ec) return "cannot create " + (dir / "log").string() + ": " + ec.message();
+    // Probe that files can be created here before accepting anyone's records.
+    stats_path_ = (dir / "collect-stats.json").string();
     std::ofstream probe(stats_path_, std::ios::app);
     if (!probe) return "cannot write " + stats_path_ + ": " + std::strerror(errno);
   }
-  if (std::string e = index_.open(options_.out_dir); !e.empty()) return e;
+  std::string error;
+  index_ = store::open_trace_index(options_.out, &error);
+  if (!index_) return error;
   if (std::string e = listener_.open(); !e.empty()) return e;
   last_commit_ = std::chrono::steady_clock::now();
   write_stats();
@@ -116,9 +128,9 @@ void Collector::run(const std::atomic<bool>& stop) {
 format::RecordSink& Collector::on_open(size_t client, const ClientStats& stats) {
   if (clients_.size() <= client) clients_.resize(client + 1);
   // Ids continue after those already in the index (a restarted collector).
-  const int64_t id = index_.next_client_id();
+  const int64_t id = index_->next_client_id();
   clients_[client] = std::make_unique<Client>(*this, id, stats.peer);
-  index_.put_client(clients_[client]->report().record);
+  index_->put_client(clients_[client]->report().record);
   dirty_ = true;
   return *clients_[client];
 }
@@ -126,7 +138,7 @@ format::RecordSink& Collector::on_open(size_t client, const ClientStats& stats) 
 void Collector::on_close(size_t client, const ClientStats& stats) {
   if (client >= clients_.size() || !clients_[client]) return;
   clients_[client]->close(stats);
-  index_.put_client(clients_[client]->report().record);
+  index_->put_client(clients_[client]->report().record);
   dirty_ = true;
 }
 
@@ -138,9 +150,9 @@ void Collector::on_tick() {
 
 void Collector::commit() {
   for (const auto& c : clients_) {
-    if (c) index_.put_client(c->report().record);
+    if (c) index_->put_client(c->report().record);
   }
-  if (std::string e = index_.commit(); !e.empty()) fail(e);
+  if (std::string e = index_->commit(); !e.empty()) fail(e);
   write_stats();
   dirty_ = false;
   last_commit_ = std::chrono::steady_clock::now();
@@ -159,6 +171,7 @@ std::vector<ClientReport> Collector::clients() const {
 }
 
 void Collector::write_stats() {
+  if (stats_path_.empty()) return;  // ClickHouse without a log directory
   nlohmann::json clients = nlohmann::json::array();
   uint64_t received = 0, stored = 0, rejected = 0, traces = 0, invalid = 0;
   for (const ClientReport& c : this->clients()) {
@@ -203,7 +216,7 @@ void Collector::write_stats() {
 }
 
 std::string Collector::finish() {
-  if (finished_ || stats_path_.empty()) return error_;
+  if (finished_ || !index_) return error_;
   finished_ = true;
   // The listener has closed every connection when run() returns; close any
   // client it never got to (run() not called).
@@ -211,7 +224,7 @@ std::string Collector::finish() {
     if (c) c->close(ClientStats{});
   }
   commit();
-  if (std::string e = index_.finish(); !e.empty()) fail(e);
+  if (std::string e = index_->finish(); !e.empty()) fail(e);
   write_stats();
   return error_;
 }

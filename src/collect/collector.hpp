@@ -23,12 +23,16 @@
 
 #include "analysis/trace_reconstructor.hpp"
 #include "collect/kieker_tcp_listener.hpp"
-#include "store/index_writer.hpp"
+#include "store/index_sink.hpp"
 
 namespace sonde::collect {
 
 struct CollectorOptions {
-  std::string out_dir;
+  // The store: a directory (logs, index.sqlite and stats go there) or
+  // clickhouse://HOST:PORT/DATABASE (then logs and stats go to log_dir,
+  // if set).
+  std::string out;
+  std::string log_dir;  // ignored for a directory store (it is `out`)
   ListenerOptions listen;
   // Per connection. Open traces are bounded (the oldest is closed as
   // invalid past the bound) and closed after the timeout in log time.
@@ -52,7 +56,7 @@ class Collector final : private ConnectionHandler {
   Collector(const Collector&) = delete;
   Collector& operator=(const Collector&) = delete;
 
-  // Creates DIR, DIR/log and the index, then binds. Returns "" or an error
+  // Creates DIR, DIR/log and the index (or connects to ClickHouse), then binds. Returns "" or an error
   // naming the path or address and the reason.
   std::string open();
   uint16_t port() const { return listener_.port(); }
@@ -77,7 +81,8 @@ class Collector final : private ConnectionHandler {
 
   CollectorOptions options_;
   KiekerTcpListener listener_;
-  store::IndexWriter index_;
+  std::unique_ptr<store::TraceIndex> index_;
+  std::string log_dir_;  // "" = keep no logs
   std::vector<std::unique_ptr<Client>> clients_;  // by listener client index
   std::string stats_path_;
   std::string error_;

@@ -1,7 +1,7 @@
 #include "store/index_build.hpp"
 
 #include "format/log_reader.hpp"
-#include "store/index_writer.hpp"
+#include "store/index_sink.hpp"
 
 namespace sonde::store {
 
@@ -12,12 +12,13 @@ IndexBuildResult build_index_from_log(const std::string& log, const std::string&
     result.error = log + ": not a log sonde can read (native .sonde, Kieker directory, OPEN.xtrace JSON)";
     return result;
   }
-  IndexWriter writer;
-  if (std::string e = writer.open(dir); !e.empty()) {
-    result.error = e;
+  std::string error;
+  std::unique_ptr<TraceIndex> writer = open_trace_index(dir, &error);
+  if (!writer) {
+    result.error = error;
     return result;
   }
-  IndexTraceSink sink(writer, 0);
+  IndexTraceSink sink(*writer, 0);
   analysis::TraceReconstructor reconstructor(sink, options);
   const format::LogReadStats read = format::read_log(log, reconstructor);
   reconstructor.finish();
@@ -25,7 +26,7 @@ IndexBuildResult build_index_from_log(const std::string& log, const std::string&
   result.warnings = read.warnings;
   result.traces = sink.valid();
   result.invalid_traces = sink.invalid();
-  if (std::string e = writer.finish(); !e.empty()) {
+  if (std::string e = writer->finish(); !e.empty()) {
     result.error = e;
   } else if (!read.ok) {
     result.error = read.errors.empty() ? log + ": cannot be read" : read.errors.front();

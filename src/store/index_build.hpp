@@ -1,6 +1,7 @@
 // Builds DIR/index.sqlite from an existing log (any format sonde reads), so
 // `sonde serve DIR` can search a log that was not collected live, and the
-// store tests can load real Kieker logs. Backs `sonde index LOG --out DIR`.
+// store tests can load real Kieker logs. Backs `sonde index LOG --out DIR`
+// (or a ClickHouse URL).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,8 @@ struct IndexBuildResult {
   uint64_t invalid_traces = 0;
 };
 
-IndexBuildResult build_index_from_log(const std::string& log, const std::string& dir,
+// `out`: a directory (DIR/index.sqlite) or clickhouse://HOST:PORT/DATABASE.
+IndexBuildResult build_index_from_log(const std::string& log, const std::string& out,
                                       const analysis::ReconstructionOptions& options = {});
 
 }  // namespace sonde::store

@@ -129,12 +129,7 @@ void IndexWriter::add(const analysis::Trace& trace, int64_t client) {
 
 void IndexWriter::add_invalid(const analysis::InvalidTrace& trace, int64_t client) {
   if (!error_.empty() || !begin()) return;
-  // Same reason text as `sonde traces --invalid` (TraceCatalog).
-  const std::string problem =
-      trace.problems.empty()
-          ? std::string(analysis::to_string(trace.closed_by))
-          : std::string(analysis::to_string(trace.problems.front().kind)) + ": " +
-                trace.problems.front().detail;
+  const std::string problem = invalid_trace_problem(trace);
   analysis::Trace partial = trace.partial;
   partial.trace_id = trace.trace_id;
   insert(partial, false, problem, client);
@@ -292,6 +287,14 @@ std::string IndexWriter::commit() {
   in_transaction_ = false;
   pending_ = 0;
   return "";
+}
+
+std::string invalid_trace_problem(const analysis::InvalidTrace& trace) {
+  // Same reason text as `sonde traces --invalid` (TraceCatalog).
+  return trace.problems.empty()
+             ? std::string(analysis::to_string(trace.closed_by))
+             : std::string(analysis::to_string(trace.problems.front().kind)) + ": " +
+                   trace.problems.front().detail;
 }
 
 std::string IndexWriter::finish() {

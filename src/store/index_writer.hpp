@@ -20,27 +20,16 @@
 
 #include "analysis/duration_accumulator.hpp"
 #include "analysis/trace_model.hpp"
+#include "store/index_sink.hpp"
 #include "store/sqlite_db.hpp"
 
 namespace sonde::store {
 
-// What the collector knows about one connection; stored in `clients`.
-struct ClientRecord {
-  int64_t id = 0;
-  std::string peer;
-  std::string log_file;  // relative to DIR
-  uint64_t received = 0;
-  uint64_t stored = 0;
-  uint64_t rejected = 0;
-  uint64_t undecoded_bytes = 0;
-  std::string error;
-};
-
-class IndexWriter {
+class IndexWriter final : public TraceIndex {
  public:
   // Traces per transaction before commit() happens by itself.
   explicit IndexWriter(size_t batch_traces = 5000) : batch_traces_(batch_traces) {}
-  ~IndexWriter();
+  ~IndexWriter() override;
   IndexWriter(const IndexWriter&) = delete;
   IndexWriter& operator=(const IndexWriter&) = delete;
 
@@ -49,21 +38,21 @@ class IndexWriter {
   std::string open(const std::string& dir);
 
   // `client` tags the trace with the connection it came from (0: a log).
-  void add(const analysis::Trace& trace, int64_t client);
-  void add_invalid(const analysis::InvalidTrace& trace, int64_t client);
-  void put_client(const ClientRecord& client);
+  void add(const analysis::Trace& trace, int64_t client) override;
+  void add_invalid(const analysis::InvalidTrace& trace, int64_t client) override;
+  void put_client(const ClientRecord& client) override;
   // The lowest client id not used in this index yet (ids stay unique when
   // a collector appends to an existing directory).
-  int64_t next_client_id() const { return next_client_id_; }
+  int64_t next_client_id() const override { return next_client_id_; }
 
   // Writes the batch and the aggregates it changed, and commits.
   // Returns "" or the error (which also stays in error()).
-  std::string commit();
+  std::string commit() override;
   // Final commit.
-  std::string finish();
+  std::string finish() override;
 
   // The first write error, or "": after one, nothing more is written.
-  const std::string& error() const { return error_; }
+  const std::string& error() const override { return error_; }
   uint64_t traces() const { return traces_; }
   uint64_t invalid_traces() const { return invalid_traces_; }
 
@@ -106,28 +95,6 @@ class IndexWriter {
     }
   };
   std::map<std::pair<std::string, std::string>, EdgeAggregate, EdgeLess> edges_;
-};
-
-// Adapts an IndexWriter to a TraceSink for one client's reconstructor.
-class IndexTraceSink : public analysis::TraceSink {
- public:
-  IndexTraceSink(IndexWriter& writer, int64_t client) : writer_(writer), client_(client) {}
-  void on_trace(const analysis::Trace& trace) override {
-    ++valid_;
-    writer_.add(trace, client_);
-  }
-  void on_invalid_trace(const analysis::InvalidTrace& trace) override {
-    ++invalid_;
-    writer_.add_invalid(trace, client_);
-  }
-  uint64_t valid() const { return valid_; }
-  uint64_t invalid() const { return invalid_; }
-
- private:
-  IndexWriter& writer_;
-  int64_t client_;
-  uint64_t valid_ = 0;
-  uint64_t invalid_ = 0;
 };
 
 }  // namespace sonde::store

@@ -74,7 +74,7 @@ class RunningCollector {
   RunningCollector(const std::string& dir, uint64_t connections,
                    std::chrono::milliseconds commit = std::chrono::milliseconds(500)) {
     CollectorOptions o;
-    o.out_dir = dir;
+    o.out = dir;
     o.listen.port = 0;
     o.listen.stop_after_connections = connections;
     o.commit_interval = commit;
@@ -334,7 +334,7 @@ TEST(Collector, UnwritableStoreIsNamed) {
   TempDir dir("sonde-collect");
   { std::ofstream(dir / "file") << "x"; }
   CollectorOptions o;
-  o.out_dir = dir / "file/store";
+  o.out = dir / "file/store";
   o.listen.port = 0;
   Collector c(o);
   const std::string error = c.open();

@@ -167,6 +167,13 @@ TEST_F(SondeCli, CollectNamesBadArgumentsAndUnwritableStores) {
   r = sonde({"collect", "--listen", "127.0.0.1:0"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
+  // An unreachable ClickHouse and a malformed URL.
+  r = sonde({"collect", "--listen", "127.0.0.1:0", "--out", "clickhouse://127.0.0.1:1/db"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("ClickHouse at 127.0.0.1:1"), std::string::npos) << r.err;
+  r = sonde({"collect", "--out", "clickhouse://127.0.0.1:8123"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("clickhouse://HOST[:PORT]/DATABASE"), std::string::npos) << r.err;
   r = sonde({"collect", "--out", (dir_ / "s").string(), "--trace-timeout", "soon"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("'soon'"), std::string::npos) << r.err;

@@ -121,8 +121,8 @@ int run_collect(const CollectArgs& a) {
   for (const collect::ClientReport& c : collector.clients()) {
     const store::ClientRecord& r = c.record;
     std::cerr << "sonde collect: client " << r.id << " (" << r.peer << "): " << r.received
-              << " received, " << r.stored << " stored, " << r.rejected << " rejected, "
-              << c.traces << " traces (" << c.invalid_traces << " invalid)";
+              << " received, " << r.stored << " stored, " << r.rejected << " rejected, " << c.traces
+              << " traces (" << c.invalid_traces << " invalid)";
     if (!r.error.empty()) {
       std::cerr << "; closed after a protocol error (" << r.undecoded_bytes
                 << " bytes not decoded): " << r.error;
@@ -140,8 +140,7 @@ int run_collect(const CollectArgs& a) {
               << " at once; --max-clients)\n";
   }
   std::cerr << "sonde collect: total: " << received << " received, " << stored << " stored, "
-            << rejected << " rejected, " << traces << " traces (" << invalid
-            << " invalid)";
+            << rejected << " rejected, " << traces << " traces (" << invalid << " invalid)";
   if (!collector.stats_path().empty()) std::cerr << "; stats in " << collector.stats_path();
   std::cerr << "\n";
   if (!error.empty()) {

@@ -46,8 +46,10 @@ void setup(CLI::App& app, int& exit_code) {
                  "to) or clickhouse://HOST:PORT/DATABASE")
       ->type_name("DIR|URL")
       ->required();
-  app.add_flag("--repair", a->repair, "Synthesise missing after events, as `sonde summary --repair`");
-  app.footer("Exit status: 0 ok, 1 the log cannot be read or the index cannot be written, 2 usage.");
+  app.add_flag("--repair", a->repair,
+               "Synthesise missing after events, as `sonde summary --repair`");
+  app.footer(
+      "Exit status: 0 ok, 1 the log cannot be read or the index cannot be written, 2 usage.");
   app.callback([a, &exit_code] { exit_code = run_index(*a); });
 }
 

@@ -95,7 +95,8 @@ class Collector::Client final : public format::RecordSink {
 };
 
 Collector::Collector(CollectorOptions options)
-    : options_(std::move(options)), listener_(static_cast<ConnectionHandler&>(*this), options_.listen) {}
+    : options_(std::move(options)),
+      listener_(static_cast<ConnectionHandler&>(*this), options_.listen) {}
 
 Collector::~Collector() { finish(); }
 

@@ -56,8 +56,8 @@ class Collector final : private ConnectionHandler {
   Collector(const Collector&) = delete;
   Collector& operator=(const Collector&) = delete;
 
-  // Creates DIR, DIR/log and the index (or connects to ClickHouse), then binds. Returns "" or an error
-  // naming the path or address and the reason.
+  // Creates DIR, DIR/log and the index (or connects to ClickHouse), then binds. Returns "" or an
+  // error naming the path or address and the reason.
   std::string open();
   uint16_t port() const { return listener_.port(); }
   // Serves until `stop`, the connection budget, or a storage error.
@@ -82,7 +82,7 @@ class Collector final : private ConnectionHandler {
   CollectorOptions options_;
   KiekerTcpListener listener_;
   std::unique_ptr<store::TraceIndex> index_;
-  std::string log_dir_;  // "" = keep no logs
+  std::string log_dir_;                           // "" = keep no logs
   std::vector<std::unique_ptr<Client>> clients_;  // by listener client index
   std::string stats_path_;
   std::string error_;

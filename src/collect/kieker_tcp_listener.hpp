@@ -29,7 +29,7 @@ struct ClientStats {
   std::string peer;  // "address:port"
   uint64_t bytes = 0;
   uint64_t records = 0;
-  std::string error;  // protocol error that closed the connection, or ""
+  std::string error;             // protocol error that closed the connection, or ""
   uint64_t undecoded_bytes = 0;  // received but not decoded (after an error, or a cut frame)
   bool open = true;
 };

@@ -82,15 +82,15 @@ std::string ClickHouseClient::post(const std::string& path, const std::string& b
   }
   if (r->status != 200) {
     std::string message = r->body;
-    while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) message.pop_back();
+    while (!message.empty() && (message.back() == '\n' || message.back() == '\r'))
+      message.pop_back();
     return "ClickHouse at " + where() + ": HTTP " + std::to_string(r->status) + ": " + message;
   }
   if (result) *result = r->body;
   return "";
 }
 
-std::string ClickHouseClient::query(const std::string& sql, std::string* result,
-                                    bool in_database) {
+std::string ClickHouseClient::query(const std::string& sql, std::string* result, bool in_database) {
   const std::string path = in_database ? "/?database=" + url_encode(url_.database) : "/";
   return post(path, sql, result);
 }
@@ -111,13 +111,26 @@ std::vector<std::vector<std::string>> ClickHouseClient::parse_rows(const std::st
     if (c == '\\' && i + 1 < tsv.size()) {
       const char e = tsv[++i];
       switch (e) {
-        case 'n': field += '\n'; break;
-        case 't': field += '\t'; break;
-        case 'r': field += '\r'; break;
-        case '0': field += '\0'; break;
-        case 'b': field += '\b'; break;
-        case 'f': field += '\f'; break;
-        default: field += e;  // \\ \' and anything else: the character itself
+        case 'n':
+          field += '\n';
+          break;
+        case 't':
+          field += '\t';
+          break;
+        case 'r':
+          field += '\r';
+          break;
+        case '0':
+          field += '\0';
+          break;
+        case 'b':
+          field += '\b';
+          break;
+        case 'f':
+          field += '\f';
+          break;
+        default:
+          field += e;  // \\ \' and anything else: the character itself
       }
     } else if (c == '\t') {
       row.push_back(std::move(field));
@@ -150,12 +163,23 @@ std::string ClickHouseClient::quote(std::string_view text) {
 void ClickHouseClient::append_field(std::string& out, std::string_view text) {
   for (const char c : text) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\0': out += "\\0"; break;
-      default: out += c;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\0':
+        out += "\\0";
+        break;
+      default:
+        out += c;
     }
   }
 }

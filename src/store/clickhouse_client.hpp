@@ -35,8 +35,7 @@ class ClickHouseClient {
 
   // Runs one statement in the URL's database (or none, for CREATE
   // DATABASE); stores the TabSeparated result. Returns "" or the error.
-  std::string query(const std::string& sql, std::string* result = nullptr,
-                    bool in_database = true);
+  std::string query(const std::string& sql, std::string* result = nullptr, bool in_database = true);
   // INSERT INTO `table` FORMAT TabSeparated with `rows` as the data.
   std::string insert(const std::string& table, const std::string& rows);
   // Rows of a TabSeparated result, fields unescaped.

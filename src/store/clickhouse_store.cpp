@@ -44,8 +44,7 @@ std::string quantile_sql(const char* p) {
 
 }  // namespace
 
-std::unique_ptr<ClickHouseStore> ClickHouseStore::open(const std::string& url,
-                                                       std::string* error) {
+std::unique_ptr<ClickHouseStore> ClickHouseStore::open(const std::string& url, std::string* error) {
   ClickHouseUrl parsed;
   if (std::string e = parse_clickhouse_url(url, &parsed); !e.empty()) {
     *error = e;
@@ -53,11 +52,10 @@ std::unique_ptr<ClickHouseStore> ClickHouseStore::open(const std::string& url,
   }
   std::unique_ptr<ClickHouseStore> store(new ClickHouseStore(parsed));
   std::string result;
-  if (std::string e = store->client_.query(
-          "SELECT count() FROM system.tables WHERE database = " +
-              ClickHouseClient::quote(parsed.database) +
-              " AND name IN ('traces', 'executions')",
-          &result, false);
+  if (std::string e = store->client_.query("SELECT count() FROM system.tables WHERE database = " +
+                                               ClickHouseClient::quote(parsed.database) +
+                                               " AND name IN ('traces', 'executions')",
+                                           &result, false);
       !e.empty()) {
     *error = e;
     return nullptr;

@@ -49,8 +49,8 @@ ClickHouseWriter::~ClickHouseWriter() {
 }
 
 std::string ClickHouseWriter::open() {
-  if (std::string e = client_.query("CREATE DATABASE IF NOT EXISTS " + client_.url().database,
-                                    nullptr, false);
+  if (std::string e =
+          client_.query("CREATE DATABASE IF NOT EXISTS " + client_.url().database, nullptr, false);
       !e.empty()) {
     return e;
   }
@@ -86,8 +86,8 @@ void ClickHouseWriter::add_invalid(const analysis::InvalidTrace& trace, int64_t 
   if (++pending_ >= batch_traces_) commit();
 }
 
-void ClickHouseWriter::insert(const analysis::Trace& trace, bool valid,
-                              const std::string& problem, int64_t client) {
+void ClickHouseWriter::insert(const analysis::Trace& trace, bool valid, const std::string& problem,
+                              int64_t client) {
   const uint64_t id = next_id_++;
   // Start and duration as TraceCatalog and the SQLite index compute them.
   int64_t start = 0, end = 0;

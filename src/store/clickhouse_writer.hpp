@@ -32,8 +32,7 @@ class ClickHouseWriter final : public TraceIndex {
   const std::string& error() const override { return error_; }
 
  private:
-  void insert(const analysis::Trace& trace, bool valid, const std::string& problem,
-              int64_t client);
+  void insert(const analysis::Trace& trace, bool valid, const std::string& problem, int64_t client);
 
   ClickHouseClient client_;
   size_t batch_traces_;

@@ -9,7 +9,8 @@ IndexBuildResult build_index_from_log(const std::string& log, const std::string&
                                       const analysis::ReconstructionOptions& options) {
   IndexBuildResult result;
   if (format::detect_log_kind(log) == format::LogKind::kUnknown) {
-    result.error = log + ": not a log sonde can read (native .sonde, Kieker directory, OPEN.xtrace JSON)";
+    result.error =
+        log + ": not a log sonde can read (native .sonde, Kieker directory, OPEN.xtrace JSON)";
     return result;
   }
   std::string error;

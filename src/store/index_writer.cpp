@@ -80,16 +80,16 @@ std::string IndexWriter::load_existing() {
   if (generation.ok() && generation.step()) generation_ = std::stoull(generation.text(0));
   SqliteStatement clients(db_, "SELECT COALESCE(MAX(id), 0) + 1 FROM clients");
   if (clients.ok() && clients.step()) next_client_id_ = clients.int64(0);
-  SqliteStatement counts(db_, "SELECT COALESCE(SUM(valid), 0), COALESCE(SUM(1 - valid), 0) FROM traces");
+  SqliteStatement counts(db_,
+                         "SELECT COALESCE(SUM(valid), 0), COALESCE(SUM(1 - valid), 0) FROM traces");
   if (counts.ok() && counts.step()) {
     traces_ = static_cast<uint64_t>(counts.int64(0));
     invalid_traces_ = static_cast<uint64_t>(counts.int64(1));
   }
   // Aggregates are not additive (quantiles): rebuild them from the executions.
-  SqliteStatement executions(
-      db_,
-      "SELECT e.operation, e.tout - e.tin, e.failed FROM executions e "
-      "JOIN traces t ON t.id = e.trace WHERE t.valid = 1");
+  SqliteStatement executions(db_,
+                             "SELECT e.operation, e.tout - e.tin, e.failed FROM executions e "
+                             "JOIN traces t ON t.id = e.trace WHERE t.valid = 1");
   if (!executions.ok()) return "cannot read the index: " + executions.error();
   while (executions.step()) {
     OperationAggregate& a = operations_[executions.text(0)];
@@ -193,8 +193,9 @@ void IndexWriter::aggregate(const analysis::Trace& trace) {
   for (const analysis::Execution& e : trace.executions) {
     auto op = operations_.find(e.operation);
     if (op == operations_.end()) {
-      op = operations_.emplace(std::piecewise_construct, std::forward_as_tuple(e.operation),
-                               std::forward_as_tuple())
+      op = operations_
+               .emplace(std::piecewise_construct, std::forward_as_tuple(e.operation),
+                        std::forward_as_tuple())
                .first;
     }
     op->second.inclusive.add(e.duration());
@@ -203,13 +204,14 @@ void IndexWriter::aggregate(const analysis::Trace& trace) {
 
     const size_t depth = static_cast<size_t>(std::max(e.ess, 0));
     stack.resize(std::min(stack.size(), depth));
-    const std::string_view caller = depth == 0 || stack.size() < depth ? std::string_view() : stack.back();
+    const std::string_view caller =
+        depth == 0 || stack.size() < depth ? std::string_view() : stack.back();
     std::pair<std::string_view, std::string_view> key{caller, e.operation};
     auto edge = edges_.find(key);
     if (edge == edges_.end()) {
-      edge = edges_.emplace(std::pair<std::string, std::string>(caller, e.operation),
-                            EdgeAggregate{})
-                 .first;
+      edge =
+          edges_.emplace(std::pair<std::string, std::string>(caller, e.operation), EdgeAggregate{})
+              .first;
     }
     ++edge->second.calls;
     edge->second.dirty = true;
@@ -291,10 +293,9 @@ std::string IndexWriter::commit() {
 
 std::string invalid_trace_problem(const analysis::InvalidTrace& trace) {
   // Same reason text as `sonde traces --invalid` (TraceCatalog).
-  return trace.problems.empty()
-             ? std::string(analysis::to_string(trace.closed_by))
-             : std::string(analysis::to_string(trace.problems.front().kind)) + ": " +
-                   trace.problems.front().detail;
+  return trace.problems.empty() ? std::string(analysis::to_string(trace.closed_by))
+                                : std::string(analysis::to_string(trace.problems.front().kind)) +
+                                      ": " + trace.problems.front().detail;
 }
 
 std::string IndexWriter::finish() {

@@ -67,16 +67,15 @@ class IndexWriter final : public TraceIndex {
     bool dirty = false;
   };
   bool begin();
-  void insert(const analysis::Trace& trace, bool valid, const std::string& problem,
-              int64_t client);
+  void insert(const analysis::Trace& trace, bool valid, const std::string& problem, int64_t client);
   void aggregate(const analysis::Trace& trace);
   void fail(const std::string& message);
   std::string load_existing();
 
   size_t batch_traces_;
   SqliteDb db_;
-  SqliteStatement insert_trace_, insert_execution_, upsert_operation_, upsert_edge_,
-      upsert_client_, set_meta_;
+  SqliteStatement insert_trace_, insert_execution_, upsert_operation_, upsert_edge_, upsert_client_,
+      set_meta_;
   bool in_transaction_ = false;
   size_t pending_ = 0;
   uint64_t generation_ = 0;

@@ -32,7 +32,9 @@ std::string SqliteDb::exec(const std::string& sql) {
   return text;
 }
 
-std::string SqliteDb::error() const { return path_ + ": " + (db_ ? sqlite3_errmsg(db_) : "not open"); }
+std::string SqliteDb::error() const {
+  return path_ + ": " + (db_ ? sqlite3_errmsg(db_) : "not open");
+}
 
 SqliteStatement::SqliteStatement(SqliteDb& db, const std::string& sql) : db_(db.handle()) {
   if (sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
@@ -63,14 +65,15 @@ void SqliteStatement::bind(int index, int64_t value) { sqlite3_bind_int64(stmt_,
 void SqliteStatement::bind(int index, double value) { sqlite3_bind_double(stmt_, index, value); }
 void SqliteStatement::bind(int index, std::string_view value) {
   // An empty view may have a null data pointer, which SQLite would store as NULL.
-  sqlite3_bind_text(stmt_, index, value.empty() ? "" : value.data(),
-                    static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt_, index, value.empty() ? "" : value.data(), static_cast<int>(value.size()),
+                    SQLITE_TRANSIENT);
 }
 
 bool SqliteStatement::step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
-  if (rc != SQLITE_DONE) error_ = std::string(sqlite3_db_filename(db_, "main")) + ": " + sqlite3_errmsg(db_);
+  if (rc != SQLITE_DONE)
+    error_ = std::string(sqlite3_db_filename(db_, "main")) + ": " + sqlite3_errmsg(db_);
   return false;
 }
 

@@ -181,8 +181,8 @@ TEST_F(SondeCli, CollectNamesBadArgumentsAndUnwritableStores) {
 
 TEST_F(SondeCli, IndexBuildsAStoreFromALog) {
   const fs::path store = dir_ / "bookstore";
-  CliRun r = sonde({"index", (kKieker / "bookstore-oer-2010" / "log").string(), "--out",
-                    store.string()});
+  CliRun r =
+      sonde({"index", (kKieker / "bookstore-oer-2010" / "log").string(), "--out", store.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("1635 traces (0 invalid)"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(store / "index.sqlite"));

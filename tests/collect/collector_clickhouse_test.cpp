@@ -3,10 +3,9 @@
 // arguments), and the ClickHouse store answers the UI's queries exactly as
 // the SQLite store built from the same records (the logs the collector kept
 // with --log-dir).
+#include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
-
-#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <map>
@@ -29,7 +28,8 @@ const std::string kWorkload =
     std::string(SONDE_BINARY_DIR) + "/tests/monitor/programs/test_workload";
 
 TEST(CollectorClickHouse, MonitoredProcessesLandInClickHouseLikeInSqlite) {
-  ASSERT_TRUE(std::filesystem::exists(kWorkload)) << kWorkload << " not built (target test_workload)";
+  ASSERT_TRUE(std::filesystem::exists(kWorkload))
+      << kWorkload << " not built (target test_workload)";
   store::test::ClickHouseServer server;
   ASSERT_EQ(server.error(), "");
   TempDir logs("sonde-collect");
@@ -46,8 +46,8 @@ TEST(CollectorClickHouse, MonitoredProcessesLandInClickHouseLikeInSqlite) {
 
   std::vector<pid_t> pids;
   for (int p = 0; p < processes; ++p) {
-    std::vector<std::string> args = {kWorkload, std::to_string(threads),
-                                     std::to_string(iterations), std::to_string(depth), "throw"};
+    std::vector<std::string> args = {kWorkload, std::to_string(threads), std::to_string(iterations),
+                                     std::to_string(depth), "throw"};
     std::vector<std::string> env = {"SONDE_WRITER=tcp",
                                     "SONDE_TCP_PORT=" + std::to_string(collector.port()),
                                     "SONDE_SUMMARY=false", "PATH=/usr/bin:/bin"};

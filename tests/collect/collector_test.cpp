@@ -3,14 +3,15 @@
 // hand-driven Kieker TCP streams of the bookstore log. Counts come from the
 // workload's arguments and the encoded logs; the SQLite store written by
 // the collector is read back through SqliteStore.
+#include "collect/collector.hpp"
+
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
@@ -20,7 +21,6 @@
 #include <thread>
 
 #include "../format/format_test_support.hpp"
-#include "collect/collector.hpp"
 #include "format/kieker_tcp.hpp"
 #include "format/log_reader.hpp"
 #include "store/sqlite_store.hpp"
@@ -112,7 +112,8 @@ std::unique_ptr<store::SqliteStore> open_store(const std::string& dir) {
 }
 
 TEST(Collector, ConcurrentMonitoredProcessesArriveCompleteAndIndexed) {
-  ASSERT_TRUE(std::filesystem::exists(kWorkload)) << kWorkload << " not built (target test_workload)";
+  ASSERT_TRUE(std::filesystem::exists(kWorkload))
+      << kWorkload << " not built (target test_workload)";
   TempDir dir("sonde-collect");
   const int processes = 4, threads = 2, iterations = 300, depth = 3;
   RunningCollector running(dir.path(), processes);
@@ -120,8 +121,8 @@ TEST(Collector, ConcurrentMonitoredProcessesArriveCompleteAndIndexed) {
 
   std::vector<pid_t> pids;
   for (int p = 0; p < processes; ++p) {
-    std::vector<std::string> args = {kWorkload, std::to_string(threads),
-                                     std::to_string(iterations), std::to_string(depth), "throw"};
+    std::vector<std::string> args = {kWorkload, std::to_string(threads), std::to_string(iterations),
+                                     std::to_string(depth), "throw"};
     std::vector<std::string> env = {"SONDE_WRITER=tcp",
                                     "SONDE_TCP_PORT=" + std::to_string(running.port()),
                                     "SONDE_SUMMARY=false", "PATH=/usr/bin:/bin"};
@@ -255,7 +256,8 @@ TEST(Collector, SameTraceIdsFromManyClientsStaySeparate) {
   const auto same_id = store->trace(first.entries[0].trace_id);
   ASSERT_EQ(same_id.size(), static_cast<size_t>(clients));
   for (const auto& t : same_id) EXPECT_EQ(t.executions.size(), 4u);
-  for (const auto& o : store->operations()) EXPECT_EQ(o.count % (clients * 1635u), 0u) << o.operation;
+  for (const auto& o : store->operations())
+    EXPECT_EQ(o.count % (clients * 1635u), 0u) << o.operation;
 }
 
 TEST(Collector, GarbageIsRejectedAndCountedOthersAreServed) {
@@ -297,7 +299,8 @@ TEST(Collector, GarbageIsRejectedAndCountedOthersAreServed) {
   std::ifstream in(dir / "collect-stats.json");
   const nlohmann::json stats = nlohmann::json::parse(in);
   int with_error = 0;
-  for (const auto& c : stats["clients"]) with_error += c["error"].get<std::string>().empty() ? 0 : 1;
+  for (const auto& c : stats["clients"])
+    with_error += c["error"].get<std::string>().empty() ? 0 : 1;
   EXPECT_EQ(with_error, 2);
   // The cut stream's complete records were kept; its traces (all but the
   // last, whose entry record was cut) are stored.

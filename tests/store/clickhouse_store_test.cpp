@@ -3,12 +3,13 @@
 // gives the same answers as the SQLite store for the same traces — the
 // bookstore log, and hand-made traces with failures, invalid traces and
 // hostile strings (tabs, newlines, quotes, backslashes, markup).
+#include "store/clickhouse_store.hpp"
+
 #include <gtest/gtest.h>
 
 #include "../format/format_test_support.hpp"
 #include "clickhouse_compare.hpp"
 #include "clickhouse_server.hpp"
-#include "store/clickhouse_store.hpp"
 #include "store/index_build.hpp"
 #include "store/index_sink.hpp"
 #include "store/sqlite_store.hpp"
@@ -64,12 +65,12 @@ TEST_F(ClickHouse, FailedInvalidAndHostileStringsRoundTrip) {
     t.thread_id = id % 3;
     t.host = host;
     t.parent_trace_id = id;
-    t.executions.push_back({"root()", "R", host, start, start + 1000 + id, 0, 0, false, false, "",
-                            -1, -1});
+    t.executions.push_back(
+        {"root()", "R", host, start, start + 1000 + id, 0, 0, false, false, "", -1, -1});
     t.executions.push_back({hostile, "C'", host, start + 10, start + 50 + id, 1, 1, fail, false,
                             fail ? std::string_view(hostile) : std::string_view(), -1, -1});
-    t.executions.push_back({"leaf()", "L", host, start + 60, start + 70, 2, 1, false, false, "",
-                            -1, -1});
+    t.executions.push_back(
+        {"leaf()", "L", host, start + 60, start + 70, 2, 1, false, false, "", -1, -1});
     return t;
   };
   TempDir dir("sonde-store");

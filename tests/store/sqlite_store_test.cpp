@@ -3,6 +3,8 @@
 // the trace catalogue for searches and paging, the reconstructor for trace
 // lookup, plain sorting for percentiles, and Kieker's own dependency graph
 // (golden output) for the call edges of the bookstore log.
+#include "store/sqlite_store.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,7 +18,6 @@
 #include "format/log_reader.hpp"
 #include "store/index_build.hpp"
 #include "store/index_writer.hpp"
-#include "store/sqlite_store.hpp"
 
 namespace sonde::store {
 namespace {
@@ -217,8 +218,10 @@ TEST_F(BookstoreStore, CallEdgesMatchKiekersDependencyGraph) {
   const std::string search = "bookstoreTracing.Bookstore.searchBook()";
   const std::string book = "bookstoreTracing.Catalog.getBook(boolean)";
   const std::string offers = "bookstoreTracing.CRM.getOffers()";
-  const std::map<std::pair<std::string, std::string>, uint64_t> want = {
-      {{"", search}, 1635}, {{search, book}, 1635}, {{search, offers}, 1635}, {{offers, book}, 1635}};
+  const std::map<std::pair<std::string, std::string>, uint64_t> want = {{{"", search}, 1635},
+                                                                        {{search, book}, 1635},
+                                                                        {{search, offers}, 1635},
+                                                                        {{offers, book}, 1635}};
   EXPECT_EQ(got, want);
 }
 
@@ -232,9 +235,10 @@ TEST(SqliteStore, FailedInvalidAndReopenedIndex) {
     t.thread_id = 1;
     t.host = "h";
     t.parent_trace_id = id;
-    t.executions.push_back({"root()", "R", "h", start, start + 100, 0, 0, false, false, "", -1, -1});
     t.executions.push_back(
-        {"child()", "C", "h", start + 10, start + 50, 1, 1, fail, false, fail ? "E: no" : "", -1, -1});
+        {"root()", "R", "h", start, start + 100, 0, 0, false, false, "", -1, -1});
+    t.executions.push_back({"child()", "C", "h", start + 10, start + 50, 1, 1, fail, false,
+                            fail ? "E: no" : "", -1, -1});
     return t;
   };
   {

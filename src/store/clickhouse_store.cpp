@@ -86,8 +86,9 @@ StoreInfo ClickHouseStore::info() {
   last_error_.clear();
   StoreInfo info;
   const auto totals = rows(
-      "SELECT sum(valid), sum(1 - valid), sum(executions), min(start_ns), max(start_ns), count() "
-      "FROM traces");
+      "SELECT sum(valid), sum(1 - valid), sumIf(executions, valid = 1), "
+      "if(sum(valid) = 0, 0, minIf(start_ns, valid = 1)), "
+      "if(sum(valid) = 0, 0, maxIf(start_ns, valid = 1)), count() FROM traces");
   if (!totals.empty() && totals[0].size() == 6) {
     info.traces = to_u64(totals[0][0]);
     info.invalid_traces = to_u64(totals[0][1]);
@@ -173,7 +174,8 @@ std::vector<OperationStats> ClickHouseStore::operations() {
       quantile_sql("0.9") + ", " + quantile_sql("0.95") + ", " + quantile_sql("0.99") +
       " FROM (SELECT operation, count() AS n, sum(failed) AS failed, sum(tout - tin) / count() "
       "AS mean, min(tout - tin) AS mn, max(tout - tin) AS mx, arraySort(groupArray(tout - tin)) "
-      "AS a FROM executions WHERE valid = 1 GROUP BY operation) ORDER BY operation";
+      "AS a, sum(tout - tin) AS total FROM executions WHERE valid = 1 GROUP BY operation) "
+      "ORDER BY total DESC, operation";
   std::vector<OperationStats> out;
   for (const auto& r : rows(sql)) {
     if (r.size() != 10) continue;

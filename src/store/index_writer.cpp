@@ -53,8 +53,8 @@ std::string IndexWriter::open(const std::string& dir) {
       "failed, cause) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   upsert_operation_ = SqliteStatement(
       db_,
-      "INSERT OR REPLACE INTO operations (operation, count, failed, mean, min, max, p50, p90, "
-      "p95, p99, exact_quantiles) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+      "INSERT OR REPLACE INTO operations (operation, count, failed, total, mean, min, max, p50, "
+      "p90, p95, p99, exact_quantiles) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
   upsert_edge_ = SqliteStatement(
       db_, "INSERT OR REPLACE INTO call_edges (caller, callee, calls) VALUES (?1, ?2, ?3)");
   upsert_client_ = SqliteStatement(
@@ -247,14 +247,15 @@ std::string IndexWriter::commit() {
     u.bind(1, std::string_view(name));
     u.bind(2, static_cast<int64_t>(s.count));
     u.bind(3, static_cast<int64_t>(a.failed));
-    u.bind(4, s.mean);
-    u.bind(5, s.min);
-    u.bind(6, s.max);
-    u.bind(7, s.median);
-    u.bind(8, s.p90);
-    u.bind(9, s.p95);
-    u.bind(10, s.p99);
-    u.bind(11, int64_t{s.exact_quantiles ? 1 : 0});
+    u.bind(4, s.total);
+    u.bind(5, s.mean);
+    u.bind(6, s.min);
+    u.bind(7, s.max);
+    u.bind(8, s.median);
+    u.bind(9, s.p90);
+    u.bind(10, s.p95);
+    u.bind(11, s.p99);
+    u.bind(12, int64_t{s.exact_quantiles ? 1 : 0});
     u.step();
     u.reset();
     if (!u.error().empty()) fail("cannot write the index: " + u.error());

@@ -91,10 +91,12 @@ StoreInfo SqliteStore::info() {
   std::lock_guard lock(mutex_);
   ReadSnapshot snapshot(db_);
   StoreInfo info;
+  // Executions and the time range of valid traces, as the in-memory store.
   SqliteStatement totals(db_,
                          "SELECT COALESCE(SUM(valid), 0), COALESCE(SUM(1 - valid), 0), "
-                         "COALESCE(SUM(executions), 0), COALESCE(MIN(start_ns), 0), "
-                         "COALESCE(MAX(start_ns), 0) FROM traces");
+                         "COALESCE(SUM(CASE WHEN valid = 1 THEN executions END), 0), "
+                         "COALESCE(MIN(CASE WHEN valid = 1 THEN start_ns END), 0), "
+                         "COALESCE(MAX(CASE WHEN valid = 1 THEN start_ns END), 0) FROM traces");
   if (totals.ok() && totals.step()) {
     info.traces = static_cast<uint64_t>(totals.int64(0));
     info.invalid_traces = static_cast<uint64_t>(totals.int64(1));
@@ -190,12 +192,13 @@ std::vector<StoredTrace> SqliteStore::trace(int64_t trace_id) {
   return traces;
 }
 
+// Largest total inclusive time first, as `sonde summary` and the in-memory store.
 std::vector<OperationStats> SqliteStore::operations() {
   std::lock_guard lock(mutex_);
   std::vector<OperationStats> out;
   SqliteStatement s(db_,
                     "SELECT operation, count, failed, mean, min, max, p50, p90, p95, p99 "
-                    "FROM operations ORDER BY operation");
+                    "FROM operations ORDER BY total DESC, operation");
   while (s.ok() && s.step()) {
     OperationStats o;
     o.operation = s.text(0);

@@ -194,6 +194,11 @@ TEST_F(BookstoreStore, OperationStatisticsMatchSortedDurations) {
   }
   const std::vector<OperationStats> ops = store_->operations();
   ASSERT_EQ(ops.size(), durations.size());
+  // Largest total inclusive time first.
+  for (size_t i = 1; i < ops.size(); ++i) {
+    EXPECT_GE(ops[i - 1].mean * static_cast<double>(ops[i - 1].count),
+              ops[i].mean * static_cast<double>(ops[i].count));
+  }
   for (const OperationStats& o : ops) {
     SCOPED_TRACE(o.operation);
     ASSERT_TRUE(durations.count(o.operation));
@@ -286,11 +291,17 @@ TEST(SqliteStore, FailedInvalidAndReopenedIndex) {
 
   const auto ops = store->operations();
   ASSERT_EQ(ops.size(), 2u);
-  EXPECT_EQ(ops[0].operation, "child()");
+  // Largest total time first: root() 3 x 100 ns, child() 3 x 40 ns.
+  EXPECT_EQ(ops[0].operation, "root()");
   EXPECT_EQ(ops[0].count, 3u);
-  EXPECT_EQ(ops[0].failed, 2u);
-  EXPECT_EQ(ops[1].operation, "root()");
+  EXPECT_EQ(ops[0].failed, 0u);
+  EXPECT_EQ(ops[1].operation, "child()");
   EXPECT_EQ(ops[1].count, 3u);
+  EXPECT_EQ(ops[1].failed, 2u);
+  // Executions and time range count valid traces only; the invalid one
+  // started at 3000.
+  EXPECT_EQ(store->info().executions, 6u);
+  EXPECT_EQ(store->info().last_start, 4000);
   const auto edges = store->call_edges();
   ASSERT_EQ(edges.size(), 2u);
   EXPECT_EQ(edges[0].caller, "");

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "../format/format_test_support.hpp"
+#include "analysis/trace_reconstructor.hpp"
 #include "format/kieker_tcp.hpp"
 #include "format/log_reader.hpp"
 #include "store/sqlite_store.hpp"
@@ -72,8 +73,10 @@ void send_all(int fd, std::string_view bytes) {
 class RunningCollector {
  public:
   RunningCollector(const std::string& dir, uint64_t connections,
-                   std::chrono::milliseconds commit = std::chrono::milliseconds(500)) {
+                   std::chrono::milliseconds commit = std::chrono::milliseconds(500),
+                   size_t max_open_traces = 10'000) {
     CollectorOptions o;
+    o.max_open_traces = max_open_traces;
     o.out = dir;
     o.listen.port = 0;
     o.listen.stop_after_connections = connections;
@@ -331,6 +334,51 @@ TEST(Collector, ReadersSeeCommittedTracesWhileTheCollectorRuns) {
   ::close(fd);
   ASSERT_EQ(running.join(), "");
   EXPECT_EQ(store->info().traces, 1635u);
+}
+
+// Bounded memory: with one open trace allowed per connection, traces that
+// overlap in the stream are closed early and stored as invalid with their
+// reason, exactly as the reconstructor does on the log with the same bound;
+// none disappears.
+class Counter : public analysis::TraceSink {
+ public:
+  void on_trace(const analysis::Trace&) override { ++valid; }
+  void on_invalid_trace(const analysis::InvalidTrace&) override { ++invalid; }
+  uint64_t valid = 0, invalid = 0;
+};
+
+TEST(Collector, BoundedOpenTracesStoreEvictedTracesAsInvalid) {
+  Encoder bookstore;
+  ASSERT_TRUE(format::read_log(kBookstore, bookstore).ok);
+  Counter reference;
+  analysis::ReconstructionOptions bounded;
+  bounded.max_open_traces = 1;
+  bounded.trace_timeout_ns = CollectorOptions{}.trace_timeout_ns;
+  analysis::TraceReconstructor r(reference, bounded);
+  ASSERT_TRUE(format::read_log(kBookstore, r).ok);
+  r.finish();
+  ASSERT_GT(reference.invalid, 0u);  // the bookstore's traces do overlap
+
+  TempDir dir("sonde-collect");
+  RunningCollector running(dir.path(), 1, std::chrono::milliseconds(500), 1);
+  ASSERT_EQ(running.open_error(), "");
+  const int fd = connect_to(running.port());
+  send_all(fd, bookstore.bytes);
+  ::close(fd);
+  ASSERT_EQ(running.join(), "");
+  const auto clients = running.collector().clients();
+  ASSERT_EQ(clients.size(), 1u);
+  EXPECT_EQ(clients[0].record.received, bookstore.records);
+  EXPECT_EQ(clients[0].traces, reference.valid);
+  EXPECT_EQ(clients[0].invalid_traces, reference.invalid);
+  auto store = open_store(dir.path());
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->info().traces, reference.valid);
+  EXPECT_EQ(store->info().invalid_traces, reference.invalid);
+  store::TraceQuery invalid;
+  invalid.filter.only_invalid = true;
+  invalid.limit = 5;
+  for (const auto& e : store->find_traces(invalid).entries) EXPECT_NE(e.problem, "") << e.trace_id;
 }
 
 TEST(Collector, UnwritableStoreIsNamed) {

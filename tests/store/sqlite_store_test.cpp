@@ -17,6 +17,7 @@
 #include "analysis/trace_reconstructor.hpp"
 #include "format/log_reader.hpp"
 #include "store/index_build.hpp"
+#include "store/index_store.hpp"
 #include "store/index_writer.hpp"
 
 namespace sonde::store {
@@ -84,6 +85,11 @@ TempDir* BookstoreStore::dir_ = nullptr;
 SqliteStore* BookstoreStore::store_ = nullptr;
 
 TEST_F(BookstoreStore, InfoCountsEveryTrace) {
+  ASSERT_TRUE(is_indexed_store(dir_->path()));
+  std::string error;
+  const auto reopened = open_indexed_store(dir_->path(), &error);
+  ASSERT_NE(reopened, nullptr) << error;
+  EXPECT_EQ(reopened->info().traces, 1635u);
   const StoreInfo info = store_->info();
   EXPECT_EQ(info.traces, 1635u);  // the fixture's README; Kieker's own count
   EXPECT_EQ(info.invalid_traces, 0u);
@@ -329,6 +335,10 @@ TEST(SqliteStore, MissingOrForeignFilesAreNamed) {
   }
   EXPECT_EQ(SqliteStore::open(foreign, &error), nullptr);
   EXPECT_NE(error.find("not a sonde index"), std::string::npos) << error;
+
+  EXPECT_FALSE(is_indexed_store(dir.path()));
+  EXPECT_EQ(open_indexed_store(dir.path(), &error), nullptr);
+  EXPECT_NE(error.find("index.sqlite"), std::string::npos) << error;
 
   const IndexBuildResult r = build_index_from_log(dir / "no-such-log", dir / "out");
   EXPECT_NE(r.error.find("no-such-log"), std::string::npos) << r.error;

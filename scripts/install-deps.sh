@@ -13,10 +13,10 @@ packages=(
   libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz
-  # The collector's ClickHouse store: HTTP client, and the server the tests start.
-  libcpp-httplib-dev clickhouse-server
   # The compressed Kieker log tests make their inputs with the real tools.
   gzip xz-utils bzip2 zip unzip
+  # The collector's ClickHouse store: HTTP client, and the server the tests start.
+  libcpp-httplib-dev clickhouse-server
 )
 
 missing=()

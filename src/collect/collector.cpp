@@ -143,10 +143,13 @@ void Collector::on_close(size_t client, const ClientStats& stats) {
   dirty_ = true;
 }
 
-void Collector::on_tick() {
+bool Collector::on_tick() {
   if (dirty_ && std::chrono::steady_clock::now() - last_commit_ >= options_.commit_interval) {
     commit();
   }
+  // A store that failed takes nothing more: stop instead of receiving
+  // records that could not be kept.
+  return error_.empty() && index_->error().empty();
 }
 
 void Collector::commit() {

@@ -74,7 +74,7 @@ class Collector final : private ConnectionHandler {
   class Client;
   format::RecordSink& on_open(size_t client, const ClientStats& stats) override;
   void on_close(size_t client, const ClientStats& stats) override;
-  void on_tick() override;
+  bool on_tick() override;
   void commit();
   void write_stats();
   void fail(const std::string& error);

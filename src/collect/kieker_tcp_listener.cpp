@@ -141,7 +141,7 @@ void KiekerTcpListener::run(const std::atomic<bool>& stop) {
     fds.push_back({listen_fd_, POLLIN, 0});
     for (const auto& c : connections_) fds.push_back({c->fd, POLLIN, 0});
     const int ready = ::poll(fds.data(), fds.size(), 100);
-    if (handler_) handler_->on_tick();
+    if (handler_ && !handler_->on_tick()) sink_stopped_ = true;
     if (ready <= 0) continue;  // timeout or EINTR: check stop
     for (size_t i = 1; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;

@@ -45,7 +45,8 @@ class ConnectionHandler {
   // The connection is closed (by the peer, an error, or the listener stopping).
   virtual void on_close(size_t client, const ClientStats& stats) = 0;
   // Once per poll round (at least every 100 ms): time for periodic work.
-  virtual void on_tick() {}
+  // Returning false stops the listener (e.g. the store failed).
+  virtual bool on_tick() { return true; }
 };
 
 class KiekerTcpListener {

@@ -15,6 +15,8 @@
 #include "../store/clickhouse_compare.hpp"
 #include "../store/clickhouse_server.hpp"
 #include "collect/collector.hpp"
+#include "collector_test_support.hpp"
+#include "format/log_reader.hpp"
 #include "store/clickhouse_store.hpp"
 #include "store/index_build.hpp"
 #include "store/sqlite_store.hpp"
@@ -97,6 +99,34 @@ TEST(CollectorClickHouse, MonitoredProcessesLandInClickHouseLikeInSqlite) {
   auto sq = store::SqliteStore::open(sqlite_dir.path(), &error);
   ASSERT_NE(sq, nullptr) << error;
   store::test::expect_same_answers(*sq, *ch, "recurse");
+}
+
+// The server goes away while a client is connected: the collector stops
+// with an error naming ClickHouse instead of receiving into nowhere.
+TEST(CollectorClickHouse, LostServerStopsTheCollectorWithItsError) {
+  store::test::ClickHouseServer server;
+  ASSERT_EQ(server.error(), "");
+  CollectorOptions o;
+  o.out = server.url("lost");
+  o.listen.port = 0;
+  o.commit_interval = std::chrono::milliseconds(20);
+  Collector collector(o);
+  ASSERT_EQ(collector.open(), "");
+  server.stop(SIGKILL);
+  std::atomic<bool> stop{false};
+  std::thread serving([&] { collector.run(stop); });
+  Encoder bookstore;
+  ASSERT_TRUE(
+      format::read_log(format::test::testdata("kieker/bookstore-oer-2010/log"), bookstore).ok);
+  const int fd = connect_to(collector.port());
+  send_all(fd, bookstore.bytes);
+  // No stop request and the connection stays open: the failed store ends run().
+  serving.join();
+  ::close(fd);
+  const std::string error = collector.finish();
+  EXPECT_NE(error.find("ClickHouse at 127.0.0.1:"), std::string::npos) << error;
+  ASSERT_EQ(collector.clients().size(), 1u);
+  EXPECT_GT(collector.clients()[0].record.received, 0u);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 
 #include "../format/format_test_support.hpp"
 #include "analysis/trace_reconstructor.hpp"
+#include "collector_test_support.hpp"
 #include "format/kieker_tcp.hpp"
 #include "format/log_reader.hpp"
 #include "store/sqlite_store.hpp"
@@ -35,39 +36,6 @@ using format::test::testdata;
 const std::string kBookstore = testdata("kieker/bookstore-oer-2010/log");
 const std::string kWorkload =
     std::string(SONDE_BINARY_DIR) + "/tests/monitor/programs/test_workload";
-
-// A log encoded as one connection's Kieker TCP stream.
-class Encoder final : public format::RecordSink {
- public:
-  bool on_record(const format::Record& r) override {
-    encoder_.encode(r, bytes);
-    ++records;
-    return true;
-  }
-  std::string bytes;
-  uint64_t records = 0;
-
- private:
-  format::kieker::TcpEncoder encoder_;
-};
-
-int connect_to(uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  return fd;
-}
-
-void send_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    ASSERT_GT(n, 0);
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-}
 
 // Runs a Collector on its own thread until `connections` have closed.
 class RunningCollector {
@@ -237,7 +205,7 @@ TEST(Collector, SameTraceIdsFromManyClientsStaySeparate) {
       // Odd piece sizes so frames are cut everywhere.
       const size_t piece = 1000 + 77 * static_cast<size_t>(i);
       for (size_t at = 0; at < bookstore.bytes.size(); at += piece) {
-        send_all(fd, std::string_view(bookstore.bytes).substr(at, piece));
+        EXPECT_TRUE(send_all(fd, std::string_view(bookstore.bytes).substr(at, piece)));
       }
       ::close(fd);
     });
@@ -272,12 +240,12 @@ TEST(Collector, GarbageIsRejectedAndCountedOthersAreServed) {
   // A frame naming a string id that was never registered, then junk.
   const std::string garbage("\x00\x00\x00\x07garbage that is no frame at all", 35);
   const int bad = connect_to(running.port());
-  send_all(bad, garbage);
+  ASSERT_TRUE(send_all(bad, garbage));
   // A valid stream cut off in the middle of a frame.
   const int cut = connect_to(running.port());
-  send_all(cut, std::string_view(good.bytes).substr(0, good.bytes.size() - 3));
+  ASSERT_TRUE(send_all(cut, std::string_view(good.bytes).substr(0, good.bytes.size() - 3)));
   const int fd = connect_to(running.port());
-  send_all(fd, good.bytes);
+  ASSERT_TRUE(send_all(fd, good.bytes));
   ::close(bad);
   ::close(cut);
   ::close(fd);
@@ -319,7 +287,7 @@ TEST(Collector, ReadersSeeCommittedTracesWhileTheCollectorRuns) {
   RunningCollector running(dir.path(), 1, std::chrono::milliseconds(50));
   ASSERT_EQ(running.open_error(), "");
   const int fd = connect_to(running.port());
-  send_all(fd, bookstore.bytes);
+  ASSERT_TRUE(send_all(fd, bookstore.bytes));
   // The connection stays open; the collector commits on its own.
   auto store = open_store(dir.path());
   ASSERT_NE(store, nullptr);
@@ -363,7 +331,7 @@ TEST(Collector, BoundedOpenTracesStoreEvictedTracesAsInvalid) {
   RunningCollector running(dir.path(), 1, std::chrono::milliseconds(500), 1);
   ASSERT_EQ(running.open_error(), "");
   const int fd = connect_to(running.port());
-  send_all(fd, bookstore.bytes);
+  ASSERT_TRUE(send_all(fd, bookstore.bytes));
   ::close(fd);
   ASSERT_EQ(running.join(), "");
   const auto clients = running.collector().clients();

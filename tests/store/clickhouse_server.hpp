@@ -79,11 +79,17 @@ class ClickHouseServer {
   }
 
   ~ClickHouseServer() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      ::waitpid(pid_, nullptr, 0);
-    }
+    stop();
     std::filesystem::remove_all(dir_);
+  }
+  // Stops the server. SIGKILL for tests of a server that goes away (a
+  // clean SIGTERM waits for clients' open keep-alive connections).
+  void stop(int sig = SIGTERM) {
+    if (pid_ > 0) {
+      ::kill(pid_, sig);
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
   }
   ClickHouseServer(const ClickHouseServer&) = delete;
   ClickHouseServer& operator=(const ClickHouseServer&) = delete;

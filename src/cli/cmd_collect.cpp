@@ -124,8 +124,7 @@ int run_collect(const CollectArgs& a) {
               << " received, " << r.stored << " stored, " << r.rejected << " rejected, " << c.traces
               << " traces (" << c.invalid_traces << " invalid)";
     if (!r.error.empty()) {
-      std::cerr << "; closed after a protocol error (" << r.undecoded_bytes
-                << " bytes not decoded): " << r.error;
+      std::cerr << "; closed: " << r.error << " (" << r.undecoded_bytes << " bytes not decoded)";
     }
     std::cerr << "\n";
     received += r.received;

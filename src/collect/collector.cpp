@@ -43,8 +43,12 @@ class Collector::Client final : public format::RecordSink {
     }
     const uint64_t rejected_before = log_->rejected();
     if (!log_->on_record(r)) {
-      owner_.fail(c.log_file + ": " + log_->finish());
-      return false;  // the output failed: stop rather than lose records silently
+      // The output failed (disk full, ...): stop rather than lose records
+      // silently. finish() names the file and the reason.
+      log_error_ = log_->finish();
+      if (log_error_.empty()) log_error_ = "cannot write " + c.log_file;
+      owner_.fail(log_error_);
+      return false;
     }
     if (log_->rejected() != rejected_before) {
       ++c.rejected;
@@ -65,8 +69,9 @@ class Collector::Client final : public format::RecordSink {
     reconstructor_.reset();
     report_.record.undecoded_bytes = stats.undecoded_bytes;
     report_.record.error = stats.error;
-    if (const std::string e = log_ ? log_->finish() : ""; !e.empty()) {
-      owner_.fail(report_.record.log_file + ": " + e);
+    const std::string e = !log_ ? "" : !log_error_.empty() ? log_error_ : log_->finish();
+    if (!e.empty()) {
+      owner_.fail(e);
       if (report_.record.error.empty()) report_.record.error = e;
     }
     log_.reset();
@@ -91,6 +96,7 @@ class Collector::Client final : public format::RecordSink {
   store::IndexTraceSink traces_;
   std::unique_ptr<analysis::TraceReconstructor> reconstructor_;
   std::unique_ptr<format::RecordLogWriter> log_;
+  std::string log_error_;  // why writing the log failed
   ClientReport report_;
 };
 

@@ -67,8 +67,11 @@ class Process {
 // `sonde collect --listen 127.0.0.1:0 ARGS`, waiting for its port.
 class CollectProcess : public Process {
  public:
-  CollectProcess(const fs::path& dir, std::vector<std::string> args)
-      : Process(with_listen(std::move(args)), dir / "collect.err") {
+  // `command` replaces the plain `sonde collect --listen 127.0.0.1:0 ARGS`.
+  CollectProcess(const fs::path& dir, std::vector<std::string> args,
+                 std::vector<std::string> command = {})
+      : Process(command.empty() ? with_listen(std::move(args)) : std::move(command),
+                dir / "collect.err") {
     static const std::regex line(R"(listening on 127\.0\.0\.1:(\d+))");
     for (int i = 0; i < 500 && port_ == 0; ++i) {
       std::smatch m;
@@ -177,6 +180,27 @@ TEST_F(SondeCli, CollectNamesBadArgumentsAndUnwritableStores) {
   r = sonde({"collect", "--out", (dir_ / "s").string(), "--trace-timeout", "soon"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("'soon'"), std::string::npos) << r.err;
+}
+
+// A full disk, simulated with a file size limit (SIGXFSZ ignored, so writes
+// fail with EFBIG): the collector stops with exit status 1 and names the
+// file it could not write.
+TEST_F(SondeCli, CollectStopsWithAnErrorWhenTheDiskIsFull) {
+  const fs::path store = dir_ / "full";
+  const std::string command = "trap '' XFSZ; ulimit -f 300; exec " + std::string(SONDE_CLI) +
+                              " collect --listen 127.0.0.1:0 --connections 1 --out " +
+                              store.string();
+  CollectProcess collector(dir_, {}, {"/bin/sh", "-c", command});
+  ASSERT_GT(collector.port(), 0) << collector.err();
+  Process run(
+      {SONDE_CLI, "run", "--writer", "tcp", "--set", "tcp_port=" + std::to_string(collector.port()),
+       "--set", "summary=false", "--no-preload", "--", kWorkload, "2", "20000", "3"},
+      dir_ / "run.err");
+  run.wait();  // its records beyond the failure are reported lost by the tcp writer
+  EXPECT_EQ(collector.wait(), 1) << collector.err();
+  const std::string err = collector.err();
+  EXPECT_NE(err.find("error: cannot write"), std::string::npos) << err;
+  EXPECT_NE(err.find(store.string()), std::string::npos) << err;
 }
 
 TEST_F(SondeCli, IndexBuildsAStoreFromALog) {

@@ -15,6 +15,8 @@ packages=(
   graphviz
   # The compressed Kieker log tests make their inputs with the real tools.
   gzip xz-utils bzip2 zip unzip
+  # The collector's ClickHouse store: HTTP client, and the server the tests start.
+  libcpp-httplib-dev clickhouse-server
 )
 
 missing=()

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -18,6 +19,7 @@ struct KiekerTcpListener::Connection {
   int fd = -1;
   size_t client = 0;  // index into clients_
   std::unique_ptr<format::kieker::TcpDecoder> decoder;
+  format::RecordSink* sink = nullptr;
 };
 
 namespace {
@@ -31,7 +33,10 @@ std::string peer_name(const sockaddr_in& a) {
 }  // namespace
 
 KiekerTcpListener::KiekerTcpListener(format::RecordSink& sink, ListenerOptions options)
-    : sink_(sink), options_(std::move(options)) {}
+    : sink_(&sink), options_(std::move(options)) {}
+
+KiekerTcpListener::KiekerTcpListener(ConnectionHandler& handler, ListenerOptions options)
+    : handler_(&handler), options_(std::move(options)) {}
 
 KiekerTcpListener::~KiekerTcpListener() {
   for (auto& c : connections_) ::close(c->fd);
@@ -82,6 +87,7 @@ void KiekerTcpListener::accept_new() {
     client.peer = peer_name(peer);
     clients_.push_back(std::move(client));
     c->decoder = std::make_unique<format::kieker::TcpDecoder>(clients_.back().peer);
+    c->sink = handler_ ? &handler_->on_open(c->client, clients_.back()) : sink_;
     connections_.push_back(std::move(c));
   }
 }
@@ -103,7 +109,7 @@ bool KiekerTcpListener::serve(Connection& c) {
       return false;
     }
     stats.bytes += static_cast<uint64_t>(n);
-    const bool ok = c.decoder->feed(buf, static_cast<size_t>(n), sink_);
+    const bool ok = c.decoder->feed(buf, static_cast<size_t>(n), *c.sink);
     stats.records = c.decoder->records();
     if (!ok) {
       if (c.decoder->stopped()) sink_stopped_ = true;
@@ -117,8 +123,11 @@ bool KiekerTcpListener::serve(Connection& c) {
 void KiekerTcpListener::close_connection(Connection& c) {
   ::close(c.fd);
   c.fd = -1;
-  clients_[c.client].open = false;
+  ClientStats& stats = clients_[c.client];
+  stats.open = false;
+  stats.undecoded_bytes = stats.bytes - std::min(stats.bytes, c.decoder->offset());
   ++closed_connections_;
+  if (handler_) handler_->on_close(c.client, stats);
 }
 
 void KiekerTcpListener::run(const std::atomic<bool>& stop) {
@@ -132,6 +141,7 @@ void KiekerTcpListener::run(const std::atomic<bool>& stop) {
     fds.push_back({listen_fd_, POLLIN, 0});
     for (const auto& c : connections_) fds.push_back({c->fd, POLLIN, 0});
     const int ready = ::poll(fds.data(), fds.size(), 100);
+    if (handler_ && !handler_->on_tick()) sink_stopped_ = true;
     if (ready <= 0) continue;  // timeout or EINTR: check stop
     for (size_t i = 1; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
@@ -144,8 +154,10 @@ void KiekerTcpListener::run(const std::atomic<bool>& stop) {
   // Stopping: take what the senders already sent, so a stop right after
   // they finished does not lose their last records.
   for (auto& c : connections_) {
-    if (!sink_stopped_ && !serve(*c)) close_connection(*c);
+    if (!sink_stopped_) serve(*c);
+    close_connection(*c);
   }
+  connections_.clear();
 }
 
 uint64_t KiekerTcpListener::records() const {

@@ -29,13 +29,32 @@ struct ClientStats {
   std::string peer;  // "address:port"
   uint64_t bytes = 0;
   uint64_t records = 0;
-  std::string error;  // protocol error that closed the connection, or ""
+  std::string error;             // protocol error that closed the connection, or ""
+  uint64_t undecoded_bytes = 0;  // received but not decoded (after an error, or a cut frame)
   bool open = true;
+};
+
+// For callers that keep state per connection (the collector: one log file
+// and one trace reconstructor per monitored process). Called from the
+// listener's one thread.
+class ConnectionHandler {
+ public:
+  virtual ~ConnectionHandler() = default;
+  // A new connection: returns the sink for its records (must live until on_close).
+  virtual format::RecordSink& on_open(size_t client, const ClientStats& stats) = 0;
+  // The connection is closed (by the peer, an error, or the listener stopping).
+  virtual void on_close(size_t client, const ClientStats& stats) = 0;
+  // Once per poll round (at least every 100 ms): time for periodic work.
+  // Returning false stops the listener (e.g. the store failed).
+  virtual bool on_tick() { return true; }
 };
 
 class KiekerTcpListener {
  public:
+  // All connections' records go to one sink.
   KiekerTcpListener(format::RecordSink& sink, ListenerOptions options);
+  // Each connection gets its own sink from the handler.
+  KiekerTcpListener(ConnectionHandler& handler, ListenerOptions options);
   ~KiekerTcpListener();
   KiekerTcpListener(const KiekerTcpListener&) = delete;
   KiekerTcpListener& operator=(const KiekerTcpListener&) = delete;
@@ -46,7 +65,8 @@ class KiekerTcpListener {
   uint16_t port() const { return bound_port_; }
 
   // Serves until `stop` becomes true (checked at least every 100 ms), the
-  // connection budget is used up, or the sink asks to stop.
+  // connection budget is used up, or a sink asks to stop. Connections still
+  // open then are drained of what already arrived and closed.
   void run(const std::atomic<bool>& stop);
 
   const std::vector<ClientStats>& clients() const { return clients_; }
@@ -60,7 +80,8 @@ class KiekerTcpListener {
   bool serve(Connection& c);
   void close_connection(Connection& c);
 
-  format::RecordSink& sink_;
+  format::RecordSink* sink_ = nullptr;  // shared sink, or null with a handler
+  ConnectionHandler* handler_ = nullptr;
   ListenerOptions options_;
   int listen_fd_ = -1;
   uint16_t bound_port_ = 0;

@@ -1,0 +1,190 @@
+// `sonde collect --listen HOST:PORT --out DIR`: the collector. Receives
+// records from any number of monitored processes (sonde's tcp writer,
+// Kieker's SingleSocketTcpWriter), reconstructs their traces live and
+// stores them in DIR (native logs + index.sqlite, docs/collect.md) or in
+// ClickHouse (--out clickhouse://HOST:PORT/DATABASE). Runs
+// until SIGINT/SIGTERM or until --connections connections have closed;
+// prints per-client counts on exit and keeps them in DIR/collect-stats.json.
+//
+// Exit status: 0 ok (a client that broke the protocol is reported, not
+// fatal: the collector keeps serving the others); 1 cannot listen or cannot
+// store; 2 usage.
+#include <signal.h>
+
+#include <atomic>
+#include <charconv>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "analysis/duration_format.hpp"
+#include "cli/command.hpp"
+#include "collect/collector.hpp"
+#include "store/clickhouse_client.hpp"
+
+namespace sonde::cli {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kFailed = 1;
+constexpr int kUsage = 2;
+
+std::atomic<bool> g_stop{false};
+
+void request_stop(int) { g_stop.store(true); }
+
+struct CollectArgs {
+  std::string listen = "127.0.0.1:10133";
+  std::string out;
+  std::string connections = "0";
+  std::string max_clients = "256";
+  std::string max_open_traces = "10000";
+  std::string trace_timeout = "30s";
+  std::string log_dir;
+};
+
+template <typename T>
+bool parse_number(const std::string& text, T* out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+int run_collect(const CollectArgs& a) {
+  collect::CollectorOptions options;
+  const size_t colon = a.listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 ||
+      !parse_number(a.listen.substr(colon + 1), &options.listen.port)) {
+    std::cerr << "sonde collect: --listen needs HOST:PORT (e.g. 127.0.0.1:10133, port 0 = any "
+                 "free port), got '"
+              << a.listen << "'\n";
+    return kUsage;
+  }
+  options.listen.bind_address = a.listen.substr(0, colon);
+  if (!parse_number(a.connections, &options.listen.stop_after_connections)) {
+    std::cerr << "sonde collect: --connections needs a number, got '" << a.connections << "'\n";
+    return kUsage;
+  }
+  if (!parse_number(a.max_clients, &options.listen.max_connections) ||
+      options.listen.max_connections == 0) {
+    std::cerr << "sonde collect: --max-clients needs a positive number, got '" << a.max_clients
+              << "'\n";
+    return kUsage;
+  }
+  if (!parse_number(a.max_open_traces, &options.max_open_traces) || options.max_open_traces == 0) {
+    std::cerr << "sonde collect: --max-open-traces needs a positive number, got '"
+              << a.max_open_traces << "'\n";
+    return kUsage;
+  }
+  if (!analysis::parse_duration(a.trace_timeout, &options.trace_timeout_ns)) {
+    std::cerr << "sonde collect: --trace-timeout needs a duration such as 30s or 500ms, got '"
+              << a.trace_timeout << "'\n";
+    return kUsage;
+  }
+  if (a.out.empty()) {
+    std::cerr << "sonde collect: missing --out (the store directory)\n";
+    return kUsage;
+  }
+  if (store::is_clickhouse_url(a.out)) {
+    store::ClickHouseUrl url;
+    if (const std::string e = store::parse_clickhouse_url(a.out, &url); !e.empty()) {
+      std::cerr << "sonde collect: --out " << e << "\n";
+      return kUsage;
+    }
+    options.log_dir = a.log_dir;
+  } else if (!a.log_dir.empty()) {
+    std::cerr << "sonde collect: --log-dir is for a ClickHouse --out; a directory store keeps "
+                 "its logs inside\n";
+    return kUsage;
+  }
+  options.out = a.out;
+  if (options.listen.bind_address.rfind("127.", 0) != 0) {
+    std::cerr << "sonde collect: warning: listening on " << options.listen.bind_address
+              << ": anyone who can reach it can write into the store\n";
+  }
+
+  collect::Collector collector(options);
+  if (const std::string error = collector.open(); !error.empty()) {
+    std::cerr << "sonde collect: " << error << "\n";
+    return kFailed;
+  }
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  // Tests and scripts read the port from this line (useful with port 0).
+  std::cerr << "sonde collect: listening on " << options.listen.bind_address << ":"
+            << collector.port() << ", storing into " << a.out << std::endl;
+  collector.run(g_stop);
+  const std::string error = collector.finish();
+
+  uint64_t received = 0, stored = 0, rejected = 0, traces = 0, invalid = 0;
+  for (const collect::ClientReport& c : collector.clients()) {
+    const store::ClientRecord& r = c.record;
+    std::cerr << "sonde collect: client " << r.id << " (" << r.peer << "): " << r.received
+              << " received, " << r.stored << " stored, " << r.rejected << " rejected, " << c.traces
+              << " traces (" << c.invalid_traces << " invalid)";
+    if (!r.error.empty()) {
+      std::cerr << "; closed: " << r.error << " (" << r.undecoded_bytes << " bytes not decoded)";
+    }
+    std::cerr << "\n";
+    received += r.received;
+    stored += r.stored;
+    rejected += r.rejected;
+    traces += c.traces;
+    invalid += c.invalid_traces;
+  }
+  if (collector.refused_connections() > 0) {
+    std::cerr << "sonde collect: warning: " << collector.refused_connections()
+              << " connections refused (more than " << options.listen.max_connections
+              << " at once; --max-clients)\n";
+  }
+  std::cerr << "sonde collect: total: " << received << " received, " << stored << " stored, "
+            << rejected << " rejected, " << traces << " traces (" << invalid << " invalid)";
+  if (!collector.stats_path().empty()) std::cerr << "; stats in " << collector.stats_path();
+  std::cerr << "\n";
+  if (!error.empty()) {
+    std::cerr << "sonde collect: error: " << error << "\n";
+    return kFailed;
+  }
+  return kOk;
+}
+
+void setup(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<CollectArgs>();
+  app.add_option("--listen,-l", a->listen,
+                 "Address and port to listen on (default 127.0.0.1:10133; port 0 = any free)")
+      ->type_name("HOST:PORT");
+  app.add_option("--out,-o", a->out,
+                 "The store: a directory (created if missing) or "
+                 "clickhouse://HOST:PORT/DATABASE")
+      ->type_name("DIR|URL");
+  app.add_option("--log-dir", a->log_dir,
+                 "With a ClickHouse --out: also keep the native logs and stats file here")
+      ->type_name("DIR");
+  app.add_option("--connections", a->connections,
+                 "Stop after N connections have closed (default 0: run until SIGINT/SIGTERM)")
+      ->type_name("N");
+  app.add_option("--max-clients", a->max_clients,
+                 "Connections served at once; more are refused and counted (default 256)")
+      ->type_name("N");
+  app.add_option("--max-open-traces", a->max_open_traces,
+                 "Open traces per connection before the oldest is closed as invalid (default "
+                 "10000)")
+      ->type_name("N");
+  app.add_option("--trace-timeout", a->trace_timeout,
+                 "Close a trace without records for this long, in log time (default 30s)")
+      ->type_name("DURATION");
+  app.footer(
+      "Exit status: 0 ok (clients that broke the protocol are reported), 1 cannot listen or "
+      "cannot store, 2 usage error.");
+  app.callback([a, &exit_code] { exit_code = run_collect(*a); });
+}
+
+}  // namespace
+
+SONDE_COMMAND("collect",
+              "Receive records from monitored processes and store their traces (logs + SQLite "
+              "index)",
+              setup);
+
+}  // namespace sonde::cli

@@ -1,0 +1,242 @@
+#include "collect/collector.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <system_error>
+
+#include "format/record_log_writer.hpp"
+
+namespace sonde::collect {
+
+namespace fs = std::filesystem;
+
+// One monitored process: its log file, its reconstructor, its counts.
+class Collector::Client final : public format::RecordSink {
+ public:
+  Client(Collector& owner, int64_t id, const std::string& peer)
+      : owner_(owner),
+        traces_(*owner.index_, id),
+        reconstructor_(std::make_unique<analysis::TraceReconstructor>(
+            traces_, reconstruction(owner.options_))) {
+    report_.record.id = id;
+    report_.record.peer = peer;
+    report_.open = true;
+    if (!owner.log_dir_.empty()) {
+      report_.record.log_file = "log/client-" + std::to_string(id) + ".sonde";
+      log_ = format::open_record_log(format::OutputFormat::kNative,
+                                     (fs::path(owner.log_dir_) / report_.record.log_file).string());
+    }
+  }
+
+  bool on_record(const format::Record& r) override {
+    store::ClientRecord& c = report_.record;
+    ++c.received;
+    if (!log_) {
+      // No log kept: a record is stored once the trace reconstruction has it.
+      ++c.stored;
+      reconstructor_->on_record(r);
+      owner_.dirty_ = true;
+      return owner_.index_->error().empty();
+    }
+    const uint64_t rejected_before = log_->rejected();
+    if (!log_->on_record(r)) {
+      // The output failed (disk full, ...): stop rather than lose records
+      // silently. finish() names the file and the reason.
+      log_error_ = log_->finish();
+      if (log_error_.empty()) log_error_ = "cannot write " + c.log_file;
+      owner_.fail(log_error_);
+      return false;
+    }
+    if (log_->rejected() != rejected_before) {
+      ++c.rejected;
+    } else {
+      ++c.stored;
+    }
+    reconstructor_->on_record(r);
+    owner_.dirty_ = true;
+    return owner_.index_->error().empty();
+  }
+
+  // The connection is gone: close its open traces and its log.
+  void close(const ClientStats& stats) {
+    if (!report_.open) return;
+    report_.open = false;
+    reconstructor_->finish();
+    // Only the counts stay: a long-running collector sees many connections.
+    reconstructor_.reset();
+    report_.record.undecoded_bytes = stats.undecoded_bytes;
+    report_.record.error = stats.error;
+    const std::string e = !log_ ? "" : !log_error_.empty() ? log_error_ : log_->finish();
+    if (!e.empty()) {
+      owner_.fail(e);
+      if (report_.record.error.empty()) report_.record.error = e;
+    }
+    log_.reset();
+  }
+
+  ClientReport report() const {
+    ClientReport r = report_;
+    r.traces = traces_.valid();
+    r.invalid_traces = traces_.invalid();
+    return r;
+  }
+
+ private:
+  static analysis::ReconstructionOptions reconstruction(const CollectorOptions& o) {
+    analysis::ReconstructionOptions r;
+    r.max_open_traces = o.max_open_traces;
+    r.trace_timeout_ns = o.trace_timeout_ns;
+    return r;
+  }
+
+  Collector& owner_;
+  store::IndexTraceSink traces_;
+  std::unique_ptr<analysis::TraceReconstructor> reconstructor_;
+  std::unique_ptr<format::RecordLogWriter> log_;
+  std::string log_error_;  // why writing the log failed
+  ClientReport report_;
+};
+
+Collector::Collector(CollectorOptions options)
+    : options_(std::move(options)),
+      listener_(static_cast<ConnectionHandler&>(*this), options_.listen) {}
+
+Collector::~Collector() { finish(); }
+
+std::string Collector::open() {
+  log_dir_ = store::is_clickhouse_url(options_.out) ? options_.log_dir : options_.out;
+  if (!log_dir_.empty()) {
+    std::error_code ec;
+    const fs::path dir(log_dir_);
+    fs::create_directories(dir / "log", ec);
+    if (ec) return "cannot create " + (dir / "log").string() + ": " + ec.message();
+    // Probe that files can be created here before accepting anyone's records.
+    stats_path_ = (dir / "collect-stats.json").string();
+    std::ofstream probe(stats_path_, std::ios::app);
+    if (!probe) return "cannot write " + stats_path_ + ": " + std::strerror(errno);
+  }
+  std::string error;
+  index_ = store::open_trace_index(options_.out, &error);
+  if (!index_) return error;
+  if (std::string e = listener_.open(); !e.empty()) return e;
+  last_commit_ = std::chrono::steady_clock::now();
+  write_stats();
+  return "";
+}
+
+void Collector::run(const std::atomic<bool>& stop) {
+  // A storage error stops the listener through the sinks returning false.
+  listener_.run(stop);
+}
+
+format::RecordSink& Collector::on_open(size_t client, const ClientStats& stats) {
+  if (clients_.size() <= client) clients_.resize(client + 1);
+  // Ids continue after those already in the index (a restarted collector).
+  const int64_t id = index_->next_client_id();
+  clients_[client] = std::make_unique<Client>(*this, id, stats.peer);
+  index_->put_client(clients_[client]->report().record);
+  dirty_ = true;
+  return *clients_[client];
+}
+
+void Collector::on_close(size_t client, const ClientStats& stats) {
+  if (client >= clients_.size() || !clients_[client]) return;
+  clients_[client]->close(stats);
+  index_->put_client(clients_[client]->report().record);
+  dirty_ = true;
+}
+
+bool Collector::on_tick() {
+  if (dirty_ && std::chrono::steady_clock::now() - last_commit_ >= options_.commit_interval) {
+    commit();
+  }
+  // A store that failed takes nothing more: stop instead of receiving
+  // records that could not be kept.
+  return error_.empty() && index_->error().empty();
+}
+
+void Collector::commit() {
+  for (const auto& c : clients_) {
+    if (c) index_->put_client(c->report().record);
+  }
+  if (std::string e = index_->commit(); !e.empty()) fail(e);
+  write_stats();
+  dirty_ = false;
+  last_commit_ = std::chrono::steady_clock::now();
+}
+
+void Collector::fail(const std::string& error) {
+  if (error_.empty()) error_ = error;
+}
+
+std::vector<ClientReport> Collector::clients() const {
+  std::vector<ClientReport> out;
+  for (const auto& c : clients_) {
+    if (c) out.push_back(c->report());
+  }
+  return out;
+}
+
+void Collector::write_stats() {
+  if (stats_path_.empty()) return;  // ClickHouse without a log directory
+  nlohmann::json clients = nlohmann::json::array();
+  uint64_t received = 0, stored = 0, rejected = 0, traces = 0, invalid = 0;
+  for (const ClientReport& c : this->clients()) {
+    const store::ClientRecord& r = c.record;
+    clients.push_back({{"id", r.id},
+                       {"peer", r.peer},
+                       {"log_file", r.log_file},
+                       {"open", c.open},
+                       {"received", r.received},
+                       {"stored", r.stored},
+                       {"rejected", r.rejected},
+                       {"undecoded_bytes", r.undecoded_bytes},
+                       {"traces", c.traces},
+                       {"invalid_traces", c.invalid_traces},
+                       {"error", r.error}});
+    received += r.received;
+    stored += r.stored;
+    rejected += r.rejected;
+    traces += c.traces;
+    invalid += c.invalid_traces;
+  }
+  const nlohmann::json doc = {
+      {"listen", options_.listen.bind_address + ":" + std::to_string(listener_.port())},
+      {"received", received},
+      {"stored", stored},
+      {"rejected", rejected},
+      {"traces", traces},
+      {"invalid_traces", invalid},
+      {"refused_connections", listener_.rejected_connections()},
+      {"error", error_},
+      {"clients", clients}};
+  // Write then rename, so a reader never sees half a file.
+  const std::string tmp = stats_path_ + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << doc.dump(2) << "\n";
+    if (!out) return fail("cannot write " + tmp);
+  }
+  std::error_code ec;
+  fs::rename(tmp, stats_path_, ec);
+  if (ec) fail("cannot write " + stats_path_ + ": " + ec.message());
+}
+
+std::string Collector::finish() {
+  if (finished_ || !index_) return error_;
+  finished_ = true;
+  // The listener has closed every connection when run() returns; close any
+  // client it never got to (run() not called).
+  for (const auto& c : clients_) {
+    if (c) c->close(ClientStats{});
+  }
+  commit();
+  if (std::string e = index_->finish(); !e.empty()) fail(e);
+  write_stats();
+  return error_;
+}
+
+}  // namespace sonde::collect

@@ -1,0 +1,94 @@
+// `sonde collect`: receives records from many monitored processes over
+// Kieker's TCP protocol and stores them in the embedded default store:
+//   DIR/log/client-N.sonde   every record of connection N, native format
+//   DIR/index.sqlite         traces, their executions, per-operation
+//                            aggregates and call edges (docs/formats/store.md)
+//   DIR/collect-stats.json   per-client counts, rewritten as they change
+//
+// Each connection has its own trace reconstructor (trace ids of different
+// processes may clash) with bounded open traces and a timeout; everything
+// runs on the listener's one thread, so a slow disk slows reading and TCP
+// flow control pushes back on the monitored processes instead of memory
+// growing. Nothing is dropped silently: records a log cannot carry are
+// counted as rejected, bytes after a protocol error as undecoded, and the
+// client's error is kept in the stats.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/trace_reconstructor.hpp"
+#include "collect/kieker_tcp_listener.hpp"
+#include "store/index_sink.hpp"
+
+namespace sonde::collect {
+
+struct CollectorOptions {
+  // The store: a directory (logs, index.sqlite and stats go there) or
+  // clickhouse://HOST:PORT/DATABASE (then logs and stats go to log_dir,
+  // if set).
+  std::string out;
+  std::string log_dir;  // ignored for a directory store (it is `out`)
+  ListenerOptions listen;
+  // Per connection. Open traces are bounded (the oldest is closed as
+  // invalid past the bound) and closed after the timeout in log time.
+  size_t max_open_traces = 10'000;
+  int64_t trace_timeout_ns = int64_t{30} * 1'000'000'000;
+  // How often new traces become visible to readers of the index.
+  std::chrono::milliseconds commit_interval{500};
+};
+
+struct ClientReport {
+  store::ClientRecord record;  // id, peer, log file, received/stored/rejected, error
+  uint64_t traces = 0;
+  uint64_t invalid_traces = 0;
+  bool open = false;
+};
+
+class Collector final : private ConnectionHandler {
+ public:
+  explicit Collector(CollectorOptions options);
+  ~Collector() override;
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
+
+  // Creates DIR, DIR/log and the index (or connects to ClickHouse), then binds. Returns "" or an
+  // error naming the path or address and the reason.
+  std::string open();
+  uint16_t port() const { return listener_.port(); }
+  // Serves until `stop`, the connection budget, or a storage error.
+  void run(const std::atomic<bool>& stop);
+  // Closes every client, commits the index and writes the stats file.
+  // Returns "" or the first storage error.
+  std::string finish();
+
+  std::vector<ClientReport> clients() const;
+  uint64_t refused_connections() const { return listener_.rejected_connections(); }
+  const std::string& stats_path() const { return stats_path_; }
+
+ private:
+  class Client;
+  format::RecordSink& on_open(size_t client, const ClientStats& stats) override;
+  void on_close(size_t client, const ClientStats& stats) override;
+  bool on_tick() override;
+  void commit();
+  void write_stats();
+  void fail(const std::string& error);
+
+  CollectorOptions options_;
+  KiekerTcpListener listener_;
+  std::unique_ptr<store::TraceIndex> index_;
+  std::string log_dir_;                           // "" = keep no logs
+  std::vector<std::unique_ptr<Client>> clients_;  // by listener client index
+  std::string stats_path_;
+  std::string error_;
+  std::chrono::steady_clock::time_point last_commit_;
+  bool dirty_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace sonde::collect

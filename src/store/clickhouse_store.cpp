@@ -1,0 +1,209 @@
+#include "store/clickhouse_store.hpp"
+
+#include <cstdlib>
+#include <limits>
+#include <map>
+
+namespace sonde::store {
+
+namespace {
+
+int64_t to_i64(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 10); }
+uint64_t to_u64(const std::string& s) { return std::strtoull(s.c_str(), nullptr, 10); }
+double to_double(const std::string& s) { return std::strtod(s.c_str(), nullptr); }
+
+constexpr const char* kTraceColumns =
+    "id, trace_id, root_operation, start_ns, duration_ns, host, thread_id, parent_trace_id, "
+    "executions, failed, valid, problem";
+
+analysis::TraceEntry read_entry(const std::vector<std::string>& r) {
+  analysis::TraceEntry e;
+  e.trace_id = to_i64(r[1]);
+  e.root_operation = r[2];
+  e.start = to_i64(r[3]);
+  e.duration = to_i64(r[4]);
+  e.host = r[5];
+  e.thread_id = to_i64(r[6]);
+  e.parent_trace_id = to_i64(r[7]);
+  e.executions = static_cast<uint32_t>(to_u64(r[8]));
+  e.failed = static_cast<uint32_t>(to_u64(r[9]));
+  e.valid = r[10] != "0";
+  e.problem = r[11];
+  return e;
+}
+
+// Q(p) of the sorted array `a` with `n` elements, Hyndman & Fan type 7, as
+// analysis::quantile_sorted computes it: a[lo] + frac * (a[hi] - a[lo]).
+std::string quantile_sql(const char* p) {
+  const std::string h = std::string("((n - 1) * ") + p + ")";
+  const std::string lo = "toUInt64(floor(" + h + "))";
+  const std::string a_lo = "arrayElement(a, " + lo + " + 1)";
+  const std::string a_hi = "arrayElement(a, least(" + lo + " + 2, n))";
+  return a_lo + " + (" + h + " - floor(" + h + ")) * (" + a_hi + " - " + a_lo + ")";
+}
+
+}  // namespace
+
+std::unique_ptr<ClickHouseStore> ClickHouseStore::open(const std::string& url, std::string* error) {
+  ClickHouseUrl parsed;
+  if (std::string e = parse_clickhouse_url(url, &parsed); !e.empty()) {
+    *error = e;
+    return nullptr;
+  }
+  std::unique_ptr<ClickHouseStore> store(new ClickHouseStore(parsed));
+  std::string result;
+  if (std::string e = store->client_.query("SELECT count() FROM system.tables WHERE database = " +
+                                               ClickHouseClient::quote(parsed.database) +
+                                               " AND name IN ('traces', 'executions')",
+                                           &result, false);
+      !e.empty()) {
+    *error = e;
+    return nullptr;
+  }
+  if (result.rfind("2", 0) != 0) {
+    *error = url + ": no sonde tables (traces, executions) in database " + parsed.database;
+    return nullptr;
+  }
+  return store;
+}
+
+std::string ClickHouseStore::last_error() {
+  std::lock_guard lock(mutex_);
+  return last_error_;
+}
+
+std::vector<std::vector<std::string>> ClickHouseStore::rows(const std::string& sql) {
+  std::string result;
+  if (std::string e = client_.query(sql, &result); !e.empty()) {
+    last_error_ = e;
+    return {};
+  }
+  return ClickHouseClient::parse_rows(result);
+}
+
+StoreInfo ClickHouseStore::info() {
+  std::lock_guard lock(mutex_);
+  last_error_.clear();
+  StoreInfo info;
+  const auto totals = rows(
+      "SELECT sum(valid), sum(1 - valid), sumIf(executions, valid = 1), "
+      "if(sum(valid) = 0, 0, minIf(start_ns, valid = 1)), "
+      "if(sum(valid) = 0, 0, maxIf(start_ns, valid = 1)), count() FROM traces");
+  if (!totals.empty() && totals[0].size() == 6) {
+    info.traces = to_u64(totals[0][0]);
+    info.invalid_traces = to_u64(totals[0][1]);
+    info.executions = to_u64(totals[0][2]);
+    info.first_start = to_i64(totals[0][3]);
+    info.last_start = to_i64(totals[0][4]);
+    // The tables only grow: the row count is a generation.
+    info.generation = to_u64(totals[0][5]);
+  }
+  for (const auto& r : rows("SELECT DISTINCT host FROM traces WHERE host != '' ORDER BY host")) {
+    info.hosts.push_back(r[0]);
+  }
+  return info;
+}
+
+TraceQueryResult ClickHouseStore::find_traces(const TraceQuery& q) {
+  std::lock_guard lock(mutex_);
+  last_error_.clear();
+  const analysis::TraceFilter& f = q.filter;
+  std::string where = " WHERE start_ns >= " + std::to_string(q.from_ns) +
+                      " AND start_ns <= " + std::to_string(q.to_ns) +
+                      " AND duration_ns >= " + std::to_string(f.min_duration);
+  if (f.only_invalid) {
+    where += " AND valid = 0";
+  } else if (!f.include_invalid) {
+    where += " AND valid = 1";
+  }
+  if (f.max_duration >= 0) where += " AND duration_ns <= " + std::to_string(f.max_duration);
+  if (!f.operation.empty()) {
+    where += " AND position(root_operation, " + ClickHouseClient::quote(f.operation) + ") > 0";
+  }
+  if (!f.host.empty()) where += " AND host = " + ClickHouseClient::quote(f.host);
+  if (f.only_failed) where += " AND failed > 0";
+  const std::string order = q.order == analysis::TraceOrder::kLongest
+                                ? " ORDER BY duration_ns DESC, trace_id, id"
+                                : " ORDER BY start_ns, trace_id, id";
+  auto clamp = [](size_t n) {
+    return std::to_string(std::min<size_t>(n, std::numeric_limits<int64_t>::max()));
+  };
+  TraceQueryResult result;
+  const auto count = rows("SELECT count() FROM traces" + where);
+  if (!count.empty()) result.matched = to_u64(count[0][0]);
+  if (q.limit == 0) return result;
+  for (const auto& r : rows(std::string("SELECT ") + kTraceColumns + " FROM traces" + where +
+                            order + " LIMIT " + clamp(q.offset) + ", " + clamp(q.limit))) {
+    if (r.size() == 12) result.entries.push_back(read_entry(r));
+  }
+  return result;
+}
+
+std::vector<StoredTrace> ClickHouseStore::trace(int64_t trace_id) {
+  std::lock_guard lock(mutex_);
+  last_error_.clear();
+  std::vector<StoredTrace> traces;
+  std::map<uint64_t, size_t> by_row;
+  for (const auto& r : rows(std::string("SELECT ") + kTraceColumns +
+                            " FROM traces WHERE trace_id = " + std::to_string(trace_id) +
+                            " ORDER BY start_ns, id")) {
+    if (r.size() != 12) continue;
+    by_row[to_u64(r[0])] = traces.size();
+    traces.push_back({read_entry(r), {}});
+  }
+  if (traces.empty()) return traces;
+  for (const auto& r :
+       rows("SELECT trace, operation, component, host, tin, tout, eoi, ess, failed, cause FROM "
+            "executions WHERE trace_id = " +
+            std::to_string(trace_id) + " ORDER BY trace, seq")) {
+    if (r.size() != 10) continue;
+    const auto it = by_row.find(to_u64(r[0]));
+    if (it == by_row.end()) continue;  // inserted, its trace row not yet
+    traces[it->second].executions.push_back(
+        {r[1], r[2], r[3], to_i64(r[4]), to_i64(r[5]), static_cast<int32_t>(to_i64(r[6])),
+         static_cast<int32_t>(to_i64(r[7])), r[8] != "0", r[9]});
+  }
+  return traces;
+}
+
+std::vector<OperationStats> ClickHouseStore::operations() {
+  std::lock_guard lock(mutex_);
+  last_error_.clear();
+  const std::string sql =
+      "SELECT operation, n, failed, mean, mn, mx, " + quantile_sql("0.5") + ", " +
+      quantile_sql("0.9") + ", " + quantile_sql("0.95") + ", " + quantile_sql("0.99") +
+      " FROM (SELECT operation, count() AS n, sum(failed) AS failed, sum(tout - tin) / count() "
+      "AS mean, min(tout - tin) AS mn, max(tout - tin) AS mx, arraySort(groupArray(tout - tin)) "
+      "AS a, sum(tout - tin) AS total FROM executions WHERE valid = 1 GROUP BY operation) "
+      "ORDER BY total DESC, operation";
+  std::vector<OperationStats> out;
+  for (const auto& r : rows(sql)) {
+    if (r.size() != 10) continue;
+    OperationStats o;
+    o.operation = r[0];
+    o.count = to_u64(r[1]);
+    o.failed = to_u64(r[2]);
+    o.mean = to_double(r[3]);
+    o.min = to_i64(r[4]);
+    o.max = to_i64(r[5]);
+    o.p50 = to_double(r[6]);
+    o.p90 = to_double(r[7]);
+    o.p95 = to_double(r[8]);
+    o.p99 = to_double(r[9]);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::vector<CallEdge> ClickHouseStore::call_edges() {
+  std::lock_guard lock(mutex_);
+  last_error_.clear();
+  std::vector<CallEdge> out;
+  for (const auto& r : rows("SELECT caller, operation, count() FROM executions WHERE valid = 1 "
+                            "GROUP BY caller, operation ORDER BY caller, operation")) {
+    if (r.size() == 3) out.push_back({r[0], r[1], to_u64(r[2])});
+  }
+  return out;
+}
+
+}  // namespace sonde::store

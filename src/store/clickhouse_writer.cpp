@@ -1,0 +1,165 @@
+#include "store/clickhouse_writer.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "analysis/trace_catalog.hpp"
+
+namespace sonde::store {
+
+namespace {
+
+// Ordered by what the UI asks most: a time range of traces, a trace's
+// executions, an operation's executions.
+const char* kTracesTable = R"(CREATE TABLE IF NOT EXISTS traces (
+  id UInt64, trace_id Int64, root_operation String, start_ns Int64, duration_ns Int64,
+  host String, thread_id Int64, parent_trace_id Int64, executions UInt32, failed UInt32,
+  valid UInt8, problem String, client Int64
+) ENGINE = MergeTree() ORDER BY (start_ns, trace_id, id))";
+
+const char* kExecutionsTable = R"(CREATE TABLE IF NOT EXISTS executions (
+  trace UInt64, trace_id Int64, seq UInt32, eoi Int32, ess Int32, operation String,
+  component String, host String, tin Int64, tout Int64, failed UInt8, cause String,
+  valid UInt8, caller String
+) ENGINE = MergeTree() ORDER BY (trace_id, trace, seq))";
+
+template <typename T>
+void field(std::string& out, T value) {
+  out += std::to_string(value);
+  out += '\t';
+}
+void field(std::string& out, std::string_view text) {
+  ClickHouseClient::append_field(out, text);
+  out += '\t';
+}
+void end_row(std::string& out) { out.back() = '\n'; }
+
+}  // namespace
+
+std::string clickhouse_schema_sql(const std::string& database) {
+  return "CREATE DATABASE IF NOT EXISTS " + database + ";\n" + kTracesTable + ";\n" +
+         kExecutionsTable + ";\n";
+}
+
+ClickHouseWriter::ClickHouseWriter(ClickHouseUrl url, size_t batch_traces)
+    : client_(std::move(url)), batch_traces_(batch_traces) {}
+
+ClickHouseWriter::~ClickHouseWriter() {
+  if (open_ && error_.empty()) finish();
+}
+
+std::string ClickHouseWriter::open() {
+  if (std::string e =
+          client_.query("CREATE DATABASE IF NOT EXISTS " + client_.url().database, nullptr, false);
+      !e.empty()) {
+    return e;
+  }
+  for (const char* sql : {kTracesTable, kExecutionsTable}) {
+    if (std::string e = client_.query(sql); !e.empty()) return e;
+  }
+  // Appending: row and client ids continue after the stored ones.
+  std::string result;
+  if (std::string e = client_.query("SELECT max(id) + 1, max(client) + 1 FROM traces", &result);
+      !e.empty()) {
+    return e;
+  }
+  const auto rows = ClickHouseClient::parse_rows(result);
+  if (!rows.empty() && rows[0].size() == 2) {
+    next_id_ = std::max<uint64_t>(1, std::stoull(rows[0][0]));
+    next_client_id_ = std::max<int64_t>(1, std::stoll(rows[0][1]));
+  }
+  open_ = true;
+  return "";
+}
+
+void ClickHouseWriter::add(const analysis::Trace& trace, int64_t client) {
+  if (!error_.empty()) return;
+  insert(trace, true, "", client);
+  if (++pending_ >= batch_traces_) commit();
+}
+
+void ClickHouseWriter::add_invalid(const analysis::InvalidTrace& trace, int64_t client) {
+  if (!error_.empty()) return;
+  analysis::Trace partial = trace.partial;
+  partial.trace_id = trace.trace_id;
+  insert(partial, false, invalid_trace_problem(trace), client);
+  if (++pending_ >= batch_traces_) commit();
+}
+
+void ClickHouseWriter::insert(const analysis::Trace& trace, bool valid, const std::string& problem,
+                              int64_t client) {
+  const uint64_t id = next_id_++;
+  // Start and duration as TraceCatalog and the SQLite index compute them.
+  int64_t start = 0, end = 0;
+  uint32_t failed = 0;
+  bool first = true;
+  std::vector<std::string_view> stack;
+  uint32_t seq = 0;
+  for (const analysis::Execution& e : trace.executions) {
+    if (e.failed) ++failed;
+    if (first || e.tin < start) start = e.tin;
+    if (first || std::max(e.tin, e.tout) > end) end = std::max(e.tin, e.tout);
+    first = false;
+    // Caller: the nearest earlier execution one level up (as the SQLite index).
+    const size_t depth = static_cast<size_t>(std::max(e.ess, 0));
+    stack.resize(std::min(stack.size(), depth));
+    const std::string_view caller =
+        depth == 0 || stack.size() < depth ? std::string_view() : stack.back();
+    std::string& r = execution_rows_;
+    field(r, id);
+    field(r, trace.trace_id);
+    field(r, seq++);
+    field(r, e.eoi);
+    field(r, e.ess);
+    field(r, e.operation);
+    field(r, e.component);
+    field(r, e.host);
+    field(r, e.tin);
+    field(r, e.tout);
+    field(r, e.failed ? 1 : 0);
+    field(r, e.cause);
+    field(r, valid ? 1 : 0);
+    field(r, caller);
+    end_row(r);
+    stack.push_back(e.operation);
+  }
+  std::string& r = trace_rows_;
+  field(r, id);
+  field(r, trace.trace_id);
+  field(r, analysis::root_operation(trace));
+  field(r, start);
+  field(r, end - start);
+  field(r, trace.host);
+  field(r, trace.thread_id);
+  field(r, trace.parent_trace_id);
+  field(r, static_cast<uint32_t>(trace.executions.size()));
+  field(r, failed);
+  field(r, valid ? 1 : 0);
+  field(r, std::string_view(problem));
+  field(r, client);
+  end_row(r);
+}
+
+void ClickHouseWriter::put_client(const ClientRecord& client) {
+  next_client_id_ = std::max(next_client_id_, client.id + 1);
+}
+
+std::string ClickHouseWriter::commit() {
+  if (!error_.empty()) return error_;
+  // Executions first: a reader that finds a trace finds its executions.
+  std::string e = client_.insert("executions", execution_rows_);
+  if (e.empty()) e = client_.insert("traces", trace_rows_);
+  execution_rows_.clear();
+  trace_rows_.clear();
+  pending_ = 0;
+  if (!e.empty()) error_ = "cannot write to " + e;
+  return error_;
+}
+
+std::string ClickHouseWriter::finish() {
+  std::string e = commit();
+  open_ = false;
+  return e;
+}
+
+}  // namespace sonde::store

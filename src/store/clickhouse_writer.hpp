@@ -1,0 +1,50 @@
+// Writes reconstructed traces into ClickHouse (schema in
+// docs/formats/store.md, "ClickHouse"): `traces` and `executions` tables,
+// MergeTree, inserted in batches of TabSeparated rows over HTTP. Unlike the
+// SQLite index, aggregates are not stored: ClickHouse computes operation
+// statistics and call edges from `executions` at query time (each
+// execution row carries its caller and its trace's validity for that).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "store/clickhouse_client.hpp"
+#include "store/index_sink.hpp"
+
+namespace sonde::store {
+
+class ClickHouseWriter final : public TraceIndex {
+ public:
+  explicit ClickHouseWriter(ClickHouseUrl url, size_t batch_traces = 5000);
+  ~ClickHouseWriter() override;
+
+  // Creates the database and tables if missing. Returns "" or the error.
+  std::string open();
+
+  void add(const analysis::Trace& trace, int64_t client) override;
+  void add_invalid(const analysis::InvalidTrace& trace, int64_t client) override;
+  // Kept in memory only (ids continue after those in `traces`).
+  void put_client(const ClientRecord& client) override;
+  int64_t next_client_id() const override { return next_client_id_; }
+  std::string commit() override;
+  std::string finish() override;
+  const std::string& error() const override { return error_; }
+
+ private:
+  void insert(const analysis::Trace& trace, bool valid, const std::string& problem, int64_t client);
+
+  ClickHouseClient client_;
+  size_t batch_traces_;
+  std::string trace_rows_, execution_rows_;
+  size_t pending_ = 0;
+  uint64_t next_id_ = 1;
+  int64_t next_client_id_ = 1;
+  std::string error_;
+  bool open_ = false;
+};
+
+// The CREATE statements, for the docs and for cluster setups.
+std::string clickhouse_schema_sql(const std::string& database);
+
+}  // namespace sonde::store

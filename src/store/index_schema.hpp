@@ -1,0 +1,17 @@
+// The schema of DIR/index.sqlite, the embedded store's index of traces
+// (documented column by column in docs/formats/store.md). Written by
+// IndexWriter (the collector, `sonde index`), read by SqliteStore.
+#pragma once
+
+#include <string>
+
+namespace sonde::store {
+
+// Bumped whenever a table or column changes meaning; readers refuse others.
+inline constexpr int kIndexSchemaVersion = 1;
+inline constexpr const char* kIndexFileName = "index.sqlite";
+
+// CREATE TABLE/INDEX IF NOT EXISTS statements for every table.
+const std::string& index_schema_sql();
+
+}  // namespace sonde::store

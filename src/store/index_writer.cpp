@@ -1,0 +1,308 @@
+#include "store/index_writer.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+#include <tuple>
+#include <vector>
+
+#include "analysis/trace_catalog.hpp"
+#include "store/index_schema.hpp"
+
+namespace sonde::store {
+
+namespace fs = std::filesystem;
+
+IndexWriter::~IndexWriter() {
+  if (db_.is_open() && error_.empty()) finish();
+}
+
+std::string IndexWriter::open(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return "cannot create " + dir + ": " + ec.message();
+  if (!fs::is_directory(dir, ec)) return "cannot use " + dir + ": not a directory";
+  const std::string path = (fs::path(dir) / kIndexFileName).string();
+  if (std::string e = db_.open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE); !e.empty()) {
+    return "cannot open the index " + e;
+  }
+  // WAL: `sonde serve` reads while the collector writes. synchronous=NORMAL
+  // is durable against process crashes (the collector's concern), and
+  // commits cost no fsync each.
+  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"}) {
+    if (std::string e = db_.exec(pragma); !e.empty()) return "cannot open the index " + e;
+  }
+  if (std::string e = db_.exec(index_schema_sql()); !e.empty()) {
+    return "cannot create the index " + e;
+  }
+  {
+    SqliteStatement version(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
+    if (version.ok() && version.step() && version.text(0) != std::to_string(kIndexSchemaVersion)) {
+      return path + ": index schema version " + version.text(0) + ", this sonde writes " +
+             std::to_string(kIndexSchemaVersion);
+    }
+  }
+  insert_trace_ = SqliteStatement(
+      db_,
+      "INSERT INTO traces (trace_id, root_operation, start_ns, duration_ns, host, thread_id, "
+      "parent_trace_id, executions, failed, valid, problem, client) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  insert_execution_ = SqliteStatement(
+      db_,
+      "INSERT INTO executions (trace, seq, eoi, ess, operation, component, host, tin, tout, "
+      "failed, cause) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+  upsert_operation_ = SqliteStatement(
+      db_,
+      "INSERT OR REPLACE INTO operations (operation, count, failed, total, mean, min, max, p50, "
+      "p90, p95, p99, exact_quantiles) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  upsert_edge_ = SqliteStatement(
+      db_, "INSERT OR REPLACE INTO call_edges (caller, callee, calls) VALUES (?1, ?2, ?3)");
+  upsert_client_ = SqliteStatement(
+      db_,
+      "INSERT OR REPLACE INTO clients (id, peer, log_file, received, stored, rejected, "
+      "undecoded_bytes, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  set_meta_ = SqliteStatement(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)");
+  for (const SqliteStatement* s : {&insert_trace_, &insert_execution_, &upsert_operation_,
+                                   &upsert_edge_, &upsert_client_, &set_meta_}) {
+    if (!s->ok()) return "cannot prepare the index: " + s->error();
+  }
+  if (std::string e = load_existing(); !e.empty()) return e;
+  if (!begin()) return error_;
+  set_meta_.bind(1, std::string_view("schema_version"));
+  set_meta_.bind(2, std::to_string(kIndexSchemaVersion));
+  set_meta_.step();
+  set_meta_.reset();
+  return commit();
+}
+
+std::string IndexWriter::load_existing() {
+  SqliteStatement generation(db_, "SELECT value FROM meta WHERE key = 'generation'");
+  if (generation.ok() && generation.step()) generation_ = std::stoull(generation.text(0));
+  SqliteStatement clients(db_, "SELECT COALESCE(MAX(id), 0) + 1 FROM clients");
+  if (clients.ok() && clients.step()) next_client_id_ = clients.int64(0);
+  SqliteStatement counts(db_,
+                         "SELECT COALESCE(SUM(valid), 0), COALESCE(SUM(1 - valid), 0) FROM traces");
+  if (counts.ok() && counts.step()) {
+    traces_ = static_cast<uint64_t>(counts.int64(0));
+    invalid_traces_ = static_cast<uint64_t>(counts.int64(1));
+  }
+  // Aggregates are not additive (quantiles): rebuild them from the executions.
+  SqliteStatement executions(db_,
+                             "SELECT e.operation, e.tout - e.tin, e.failed FROM executions e "
+                             "JOIN traces t ON t.id = e.trace WHERE t.valid = 1");
+  if (!executions.ok()) return "cannot read the index: " + executions.error();
+  while (executions.step()) {
+    OperationAggregate& a = operations_[executions.text(0)];
+    a.inclusive.add(executions.int64(1));
+    a.failed += executions.int64(2) != 0 ? 1 : 0;
+  }
+  SqliteStatement edges(db_, "SELECT caller, callee, calls FROM call_edges");
+  if (!edges.ok()) return "cannot read the index: " + edges.error();
+  while (edges.step()) {
+    edges_[{edges.text(0), edges.text(1)}].calls = static_cast<uint64_t>(edges.int64(2));
+  }
+  if (!executions.error().empty()) return "cannot read the index: " + executions.error();
+  return "";
+}
+
+void IndexWriter::fail(const std::string& message) {
+  if (error_.empty()) error_ = message;
+}
+
+bool IndexWriter::begin() {
+  if (in_transaction_) return true;
+  if (std::string e = db_.exec("BEGIN"); !e.empty()) {
+    fail("cannot write the index " + e);
+    return false;
+  }
+  in_transaction_ = true;
+  return true;
+}
+
+void IndexWriter::add(const analysis::Trace& trace, int64_t client) {
+  if (!error_.empty() || !begin()) return;
+  insert(trace, true, "", client);
+  aggregate(trace);
+  ++traces_;
+  if (++pending_ >= batch_traces_) commit();
+}
+
+void IndexWriter::add_invalid(const analysis::InvalidTrace& trace, int64_t client) {
+  if (!error_.empty() || !begin()) return;
+  const std::string problem = invalid_trace_problem(trace);
+  analysis::Trace partial = trace.partial;
+  partial.trace_id = trace.trace_id;
+  insert(partial, false, problem, client);
+  ++invalid_traces_;
+  if (++pending_ >= batch_traces_) commit();
+}
+
+void IndexWriter::insert(const analysis::Trace& trace, bool valid, const std::string& problem,
+                         int64_t client) {
+  // Start and duration as TraceCatalog computes them: an invalid trace may
+  // have executions whose exit was never seen (tout == -1).
+  int64_t start = 0, end = 0;
+  int64_t failed = 0;
+  bool first = true;
+  for (const analysis::Execution& e : trace.executions) {
+    if (e.failed) ++failed;
+    if (first || e.tin < start) start = e.tin;
+    if (first || std::max(e.tin, e.tout) > end) end = std::max(e.tin, e.tout);
+    first = false;
+  }
+  SqliteStatement& t = insert_trace_;
+  t.bind(1, trace.trace_id);
+  t.bind(2, analysis::root_operation(trace));
+  t.bind(3, start);
+  t.bind(4, end - start);
+  t.bind(5, trace.host);
+  t.bind(6, trace.thread_id);
+  t.bind(7, trace.parent_trace_id);
+  t.bind(8, static_cast<int64_t>(trace.executions.size()));
+  t.bind(9, failed);
+  t.bind(10, int64_t{valid ? 1 : 0});
+  t.bind(11, std::string_view(problem));
+  t.bind(12, client);
+  t.step();
+  t.reset();
+  if (!t.error().empty()) return fail("cannot write the index: " + t.error());
+  const int64_t row = sqlite3_last_insert_rowid(db_.handle());
+  SqliteStatement& x = insert_execution_;
+  int64_t seq = 0;
+  for (const analysis::Execution& e : trace.executions) {
+    x.bind(1, row);
+    x.bind(2, seq++);
+    x.bind(3, int64_t{e.eoi});
+    x.bind(4, int64_t{e.ess});
+    x.bind(5, e.operation);
+    x.bind(6, e.component);
+    x.bind(7, e.host);
+    x.bind(8, e.tin);
+    x.bind(9, e.tout);
+    x.bind(10, int64_t{e.failed ? 1 : 0});
+    x.bind(11, e.cause);
+    x.step();
+    x.reset();
+    if (!x.error().empty()) return fail("cannot write the index: " + x.error());
+  }
+}
+
+void IndexWriter::aggregate(const analysis::Trace& trace) {
+  // Caller of an execution: the nearest earlier execution one level up.
+  std::vector<std::string_view> stack;
+  for (const analysis::Execution& e : trace.executions) {
+    auto op = operations_.find(e.operation);
+    if (op == operations_.end()) {
+      op = operations_
+               .emplace(std::piecewise_construct, std::forward_as_tuple(e.operation),
+                        std::forward_as_tuple())
+               .first;
+    }
+    op->second.inclusive.add(e.duration());
+    if (e.failed) ++op->second.failed;
+    op->second.dirty = true;
+
+    const size_t depth = static_cast<size_t>(std::max(e.ess, 0));
+    stack.resize(std::min(stack.size(), depth));
+    const std::string_view caller =
+        depth == 0 || stack.size() < depth ? std::string_view() : stack.back();
+    std::pair<std::string_view, std::string_view> key{caller, e.operation};
+    auto edge = edges_.find(key);
+    if (edge == edges_.end()) {
+      edge =
+          edges_.emplace(std::pair<std::string, std::string>(caller, e.operation), EdgeAggregate{})
+              .first;
+    }
+    ++edge->second.calls;
+    edge->second.dirty = true;
+    stack.push_back(e.operation);
+  }
+}
+
+void IndexWriter::put_client(const ClientRecord& c) {
+  if (!error_.empty() || !begin()) return;
+  SqliteStatement& s = upsert_client_;
+  s.bind(1, c.id);
+  s.bind(2, std::string_view(c.peer));
+  s.bind(3, std::string_view(c.log_file));
+  s.bind(4, static_cast<int64_t>(c.received));
+  s.bind(5, static_cast<int64_t>(c.stored));
+  s.bind(6, static_cast<int64_t>(c.rejected));
+  s.bind(7, static_cast<int64_t>(c.undecoded_bytes));
+  s.bind(8, std::string_view(c.error));
+  s.step();
+  s.reset();
+  if (!s.error().empty()) fail("cannot write the index: " + s.error());
+  next_client_id_ = std::max(next_client_id_, c.id + 1);
+}
+
+std::string IndexWriter::commit() {
+  if (!error_.empty()) return error_;
+  if (!in_transaction_) return "";
+  for (auto& [name, a] : operations_) {
+    if (!a.dirty) continue;
+    a.dirty = false;
+    const analysis::DistributionSummary s = a.inclusive.summary();
+    SqliteStatement& u = upsert_operation_;
+    u.bind(1, std::string_view(name));
+    u.bind(2, static_cast<int64_t>(s.count));
+    u.bind(3, static_cast<int64_t>(a.failed));
+    u.bind(4, s.total);
+    u.bind(5, s.mean);
+    u.bind(6, s.min);
+    u.bind(7, s.max);
+    u.bind(8, s.median);
+    u.bind(9, s.p90);
+    u.bind(10, s.p95);
+    u.bind(11, s.p99);
+    u.bind(12, int64_t{s.exact_quantiles ? 1 : 0});
+    u.step();
+    u.reset();
+    if (!u.error().empty()) fail("cannot write the index: " + u.error());
+  }
+  for (auto& [key, edge] : edges_) {
+    if (!edge.dirty) continue;
+    edge.dirty = false;
+    SqliteStatement& u = upsert_edge_;
+    u.bind(1, std::string_view(key.first));
+    u.bind(2, std::string_view(key.second));
+    u.bind(3, static_cast<int64_t>(edge.calls));
+    u.step();
+    u.reset();
+    if (!u.error().empty()) fail("cannot write the index: " + u.error());
+  }
+  set_meta_.bind(1, std::string_view("generation"));
+  set_meta_.bind(2, std::to_string(++generation_));
+  set_meta_.step();
+  set_meta_.reset();
+  if (!set_meta_.error().empty()) fail("cannot write the index: " + set_meta_.error());
+  if (!error_.empty()) {
+    db_.exec("ROLLBACK");
+    in_transaction_ = false;
+    return error_;
+  }
+  if (std::string e = db_.exec("COMMIT"); !e.empty()) {
+    db_.exec("ROLLBACK");
+    in_transaction_ = false;
+    fail("cannot write the index " + e);
+    return error_;
+  }
+  in_transaction_ = false;
+  pending_ = 0;
+  return "";
+}
+
+std::string invalid_trace_problem(const analysis::InvalidTrace& trace) {
+  // Same reason text as `sonde traces --invalid` (TraceCatalog).
+  return trace.problems.empty() ? std::string(analysis::to_string(trace.closed_by))
+                                : std::string(analysis::to_string(trace.problems.front().kind)) +
+                                      ": " + trace.problems.front().detail;
+}
+
+std::string IndexWriter::finish() {
+  std::string e = commit();
+  db_.close();
+  return e;
+}
+
+}  // namespace sonde::store

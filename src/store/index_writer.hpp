@@ -1,0 +1,99 @@
+// Writes reconstructed traces into DIR/index.sqlite (schema in
+// index_schema.cpp, docs/formats/store.md): one row per trace, its
+// executions (so a trace can be shown without reading the logs), and
+// per-operation aggregates and call edges kept up to date on every commit.
+//
+// Inserts are batched in transactions; commit() makes everything added so
+// far visible to readers (WAL mode: readers never block the writer and see
+// only committed batches). Aggregates live in memory with bounded size per
+// operation (DurationAccumulator) and are rewritten for the operations a
+// batch touched. Reopening an existing index appends to it: the aggregates
+// are rebuilt from the stored executions first.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "analysis/duration_accumulator.hpp"
+#include "analysis/trace_model.hpp"
+#include "store/index_sink.hpp"
+#include "store/sqlite_db.hpp"
+
+namespace sonde::store {
+
+class IndexWriter final : public TraceIndex {
+ public:
+  // Traces per transaction before commit() happens by itself.
+  explicit IndexWriter(size_t batch_traces = 5000) : batch_traces_(batch_traces) {}
+  ~IndexWriter() override;
+  IndexWriter(const IndexWriter&) = delete;
+  IndexWriter& operator=(const IndexWriter&) = delete;
+
+  // Creates DIR (if needed) and opens or creates DIR/index.sqlite.
+  // Returns "" or an error naming the path and the reason.
+  std::string open(const std::string& dir);
+
+  // `client` tags the trace with the connection it came from (0: a log).
+  void add(const analysis::Trace& trace, int64_t client) override;
+  void add_invalid(const analysis::InvalidTrace& trace, int64_t client) override;
+  void put_client(const ClientRecord& client) override;
+  // The lowest client id not used in this index yet (ids stay unique when
+  // a collector appends to an existing directory).
+  int64_t next_client_id() const override { return next_client_id_; }
+
+  // Writes the batch and the aggregates it changed, and commits.
+  // Returns "" or the error (which also stays in error()).
+  std::string commit() override;
+  // Final commit.
+  std::string finish() override;
+
+  // The first write error, or "": after one, nothing more is written.
+  const std::string& error() const override { return error_; }
+  uint64_t traces() const { return traces_; }
+  uint64_t invalid_traces() const { return invalid_traces_; }
+
+ private:
+  struct OperationAggregate {
+    analysis::DurationAccumulator inclusive;
+    uint64_t failed = 0;
+    bool dirty = false;
+  };
+  struct EdgeAggregate {
+    uint64_t calls = 0;
+    bool dirty = false;
+  };
+  bool begin();
+  void insert(const analysis::Trace& trace, bool valid, const std::string& problem, int64_t client);
+  void aggregate(const analysis::Trace& trace);
+  void fail(const std::string& message);
+  std::string load_existing();
+
+  size_t batch_traces_;
+  SqliteDb db_;
+  SqliteStatement insert_trace_, insert_execution_, upsert_operation_, upsert_edge_, upsert_client_,
+      set_meta_;
+  bool in_transaction_ = false;
+  size_t pending_ = 0;
+  uint64_t generation_ = 0;
+  uint64_t traces_ = 0;
+  uint64_t invalid_traces_ = 0;
+  int64_t next_client_id_ = 1;
+  std::string error_;
+  std::map<std::string, OperationAggregate, std::less<>> operations_;
+  // Ordered by (caller, callee); looked up with string_views, no copies.
+  struct EdgeLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return std::pair<std::string_view, std::string_view>(a.first, a.second) <
+             std::pair<std::string_view, std::string_view>(b.first, b.second);
+    }
+  };
+  std::map<std::pair<std::string, std::string>, EdgeAggregate, EdgeLess> edges_;
+};
+
+}  // namespace sonde::store

@@ -1,0 +1,219 @@
+// `sonde collect` as a real process on loopback: monitored programs started
+// with `sonde run --writer tcp` stream to it concurrently and every record
+// arrives (counts from the workload's arguments); signals stop it with its
+// counts printed and kept in the stats file; bad arguments and an
+// unwritable --out are named. `sonde index` builds a store from a log.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sonde_cli_fixture.hpp"
+
+extern char** environ;
+
+namespace sonde::test {
+namespace {
+
+using nlohmann::json;
+
+const std::string kWorkload =
+    std::string(SONDE_BINARY_DIR) + "/tests/monitor/programs/test_workload";
+
+// A process with stderr captured in a file.
+class Process {
+ public:
+  Process(std::vector<std::string> args, const fs::path& err) : err_(err) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    EXPECT_EQ(posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~Process() {
+    if (pid_ > 0 && exit_code_ < 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  int wait() {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return exit_code_;
+  }
+  void signal(int sig) { ::kill(pid_, sig); }
+  std::string err() const { return slurp(err_); }
+
+ private:
+  fs::path err_;
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+};
+
+// `sonde collect --listen 127.0.0.1:0 ARGS`, waiting for its port.
+class CollectProcess : public Process {
+ public:
+  // `command` replaces the plain `sonde collect --listen 127.0.0.1:0 ARGS`.
+  CollectProcess(const fs::path& dir, std::vector<std::string> args,
+                 std::vector<std::string> command = {})
+      : Process(command.empty() ? with_listen(std::move(args)) : std::move(command),
+                dir / "collect.err") {
+    static const std::regex line(R"(listening on 127\.0\.0\.1:(\d+))");
+    for (int i = 0; i < 500 && port_ == 0; ++i) {
+      std::smatch m;
+      const std::string text = err();
+      if (std::regex_search(text, m, line)) port_ = std::stoi(m[1]);
+      if (port_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  int port() const { return port_; }
+
+ private:
+  static std::vector<std::string> with_listen(std::vector<std::string> args) {
+    args.insert(args.begin(), {SONDE_CLI, "collect", "--listen", "127.0.0.1:0"});
+    return args;
+  }
+  int port_ = 0;
+};
+
+json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+
+TEST_F(SondeCli, CollectReceivesConcurrentMonitoredPrograms) {
+  const fs::path store = dir_ / "store";
+  const int programs = 3, threads = 2, iterations = 400, depth = 2;
+  CollectProcess collector(dir_, {"--out", store.string(), "--connections", "3"});
+  ASSERT_GT(collector.port(), 0) << collector.err();
+
+  std::vector<std::unique_ptr<Process>> runs;
+  for (int p = 0; p < programs; ++p) {
+    runs.push_back(std::make_unique<Process>(
+        std::vector<std::string>{SONDE_CLI, "run", "--writer", "tcp", "--set",
+                                 "tcp_port=" + std::to_string(collector.port()), "--set",
+                                 "summary=false", "--no-preload", "--", kWorkload,
+                                 std::to_string(threads), std::to_string(iterations),
+                                 std::to_string(depth), "throw"},
+        dir_ / ("run" + std::to_string(p) + ".err")));
+  }
+  for (auto& r : runs) EXPECT_EQ(r->wait(), 0) << r->err();
+  ASSERT_EQ(collector.wait(), 0) << collector.err();
+
+  // Per program (workload.cpp): 2 traces per iteration and thread plus one
+  // failing call per thread, a before and an after event per call, and one
+  // KiekerMetadataRecord.
+  const uint64_t traces = uint64_t{threads} * (2 * iterations + 1);
+  const uint64_t calls = uint64_t{threads} * iterations * (depth + 2) + threads;
+  const uint64_t records = traces + 2 * calls + 1;
+  const json stats = read_json(store / "collect-stats.json");
+  ASSERT_EQ(stats["clients"].size(), static_cast<size_t>(programs)) << stats.dump(2);
+  for (const json& c : stats["clients"]) {
+    EXPECT_EQ(c["received"].get<uint64_t>(), records) << c.dump();
+    EXPECT_EQ(c["stored"].get<uint64_t>(), records) << c.dump();
+    EXPECT_EQ(c["rejected"].get<uint64_t>(), 0u) << c.dump();
+    EXPECT_EQ(c["traces"].get<uint64_t>(), traces) << c.dump();
+    EXPECT_TRUE(fs::exists(store / c["log_file"].get<std::string>()));
+  }
+  EXPECT_EQ(stats["received"].get<uint64_t>(), programs * records);
+  const std::string err = collector.err();
+  EXPECT_NE(err.find("total: " + std::to_string(programs * records) + " received"),
+            std::string::npos)
+      << err;
+  EXPECT_TRUE(fs::exists(store / "index.sqlite"));
+
+  // The stored logs read back as one native log with every trace.
+  const CliRun summary = sonde({"traces", (store / "log").string(), "--summary", "--json"});
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  const json s = json::parse(summary.out);
+  EXPECT_EQ(s["records"].get<uint64_t>(), programs * records);
+  EXPECT_EQ(s["traces"].get<uint64_t>(), programs * traces);
+  EXPECT_EQ(s["invalid_traces"].get<uint64_t>(), 0u);
+}
+
+TEST_F(SondeCli, CollectStopsOnSigtermWithItsCounts) {
+  const fs::path store = dir_ / "idle";
+  CollectProcess collector(dir_, {"--out", store.string()});
+  ASSERT_GT(collector.port(), 0) << collector.err();
+  collector.signal(SIGTERM);
+  EXPECT_EQ(collector.wait(), 0) << collector.err();
+  EXPECT_NE(collector.err().find("total: 0 received"), std::string::npos) << collector.err();
+  EXPECT_EQ(read_json(store / "collect-stats.json")["received"].get<uint64_t>(), 0u);
+}
+
+TEST_F(SondeCli, CollectNamesBadArgumentsAndUnwritableStores) {
+  { std::ofstream(dir_ / "file") << "x"; }
+  const std::string blocked = (dir_ / "file" / "store").string();
+  CliRun r = sonde({"collect", "--listen", "127.0.0.1:0", "--out", blocked});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(blocked), std::string::npos) << r.err;
+  r = sonde({"collect", "--listen", "localhost", "--out", (dir_ / "s").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("HOST:PORT"), std::string::npos) << r.err;
+  r = sonde({"collect", "--listen", "not-an-address:0", "--out", (dir_ / "s").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not-an-address"), std::string::npos) << r.err;
+  r = sonde({"collect", "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
+  // An unreachable ClickHouse and a malformed URL.
+  r = sonde({"collect", "--listen", "127.0.0.1:0", "--out", "clickhouse://127.0.0.1:1/db"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("ClickHouse at 127.0.0.1:1"), std::string::npos) << r.err;
+  r = sonde({"collect", "--out", "clickhouse://127.0.0.1:8123"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("clickhouse://HOST[:PORT]/DATABASE"), std::string::npos) << r.err;
+  r = sonde({"collect", "--out", (dir_ / "s").string(), "--trace-timeout", "soon"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'soon'"), std::string::npos) << r.err;
+}
+
+// A full disk, simulated with a file size limit (SIGXFSZ ignored, so writes
+// fail with EFBIG): the collector stops with exit status 1 and names the
+// file it could not write.
+TEST_F(SondeCli, CollectStopsWithAnErrorWhenTheDiskIsFull) {
+  const fs::path store = dir_ / "full";
+  const std::string command = "trap '' XFSZ; ulimit -f 300; exec " + std::string(SONDE_CLI) +
+                              " collect --listen 127.0.0.1:0 --connections 1 --out " +
+                              store.string();
+  CollectProcess collector(dir_, {}, {"/bin/sh", "-c", command});
+  ASSERT_GT(collector.port(), 0) << collector.err();
+  Process run(
+      {SONDE_CLI, "run", "--writer", "tcp", "--set", "tcp_port=" + std::to_string(collector.port()),
+       "--set", "summary=false", "--no-preload", "--", kWorkload, "2", "20000", "3"},
+      dir_ / "run.err");
+  run.wait();  // its records beyond the failure are reported lost by the tcp writer
+  EXPECT_EQ(collector.wait(), 1) << collector.err();
+  const std::string err = collector.err();
+  EXPECT_NE(err.find("error: cannot write"), std::string::npos) << err;
+  EXPECT_NE(err.find(store.string()), std::string::npos) << err;
+}
+
+TEST_F(SondeCli, IndexBuildsAStoreFromALog) {
+  const fs::path store = dir_ / "bookstore";
+  CliRun r =
+      sonde({"index", (kKieker / "bookstore-oer-2010" / "log").string(), "--out", store.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("1635 traces (0 invalid)"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(store / "index.sqlite"));
+  r = sonde({"index", (dir_ / "no-such-log").string(), "--out", store.string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no-such-log"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace sonde::test

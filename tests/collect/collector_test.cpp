@@ -1,0 +1,365 @@
+// The collector in-process on a free loopback port, fed by real TCP
+// clients: monitored workload processes (sonde's tcp writer) and
+// hand-driven Kieker TCP streams of the bookstore log. Counts come from the
+// workload's arguments and the encoded logs; the SQLite store written by
+// the collector is read back through SqliteStore.
+#include "collect/collector.hpp"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "../format/format_test_support.hpp"
+#include "analysis/trace_reconstructor.hpp"
+#include "collector_test_support.hpp"
+#include "format/kieker_tcp.hpp"
+#include "format/log_reader.hpp"
+#include "store/sqlite_store.hpp"
+
+namespace sonde::collect {
+namespace {
+
+using format::test::TempDir;
+using format::test::testdata;
+
+const std::string kBookstore = testdata("kieker/bookstore-oer-2010/log");
+const std::string kWorkload =
+    std::string(SONDE_BINARY_DIR) + "/tests/monitor/programs/test_workload";
+
+// Runs a Collector on its own thread until `connections` have closed.
+class RunningCollector {
+ public:
+  RunningCollector(const std::string& dir, uint64_t connections,
+                   std::chrono::milliseconds commit = std::chrono::milliseconds(500),
+                   size_t max_open_traces = 10'000) {
+    CollectorOptions o;
+    o.max_open_traces = max_open_traces;
+    o.out = dir;
+    o.listen.port = 0;
+    o.listen.stop_after_connections = connections;
+    o.commit_interval = commit;
+    collector_ = std::make_unique<Collector>(o);
+    error_ = collector_->open();
+    if (error_.empty()) thread_ = std::thread([this] { collector_->run(stop_); });
+  }
+  ~RunningCollector() { stop(); }
+  const std::string& open_error() const { return error_; }
+  uint16_t port() const { return collector_->port(); }
+  // Waits for the connection budget (or stops it now with `now`).
+  std::string join(bool now = false) {
+    if (now) stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    return collector_->finish();
+  }
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  Collector& collector() { return *collector_; }
+
+ private:
+  std::unique_ptr<Collector> collector_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::string error_;
+};
+
+std::unique_ptr<store::SqliteStore> open_store(const std::string& dir) {
+  std::string error;
+  auto s = store::SqliteStore::open(dir, &error);
+  EXPECT_NE(s, nullptr) << error;
+  return s;
+}
+
+TEST(Collector, ConcurrentMonitoredProcessesArriveCompleteAndIndexed) {
+  ASSERT_TRUE(std::filesystem::exists(kWorkload))
+      << kWorkload << " not built (target test_workload)";
+  TempDir dir("sonde-collect");
+  const int processes = 4, threads = 2, iterations = 300, depth = 3;
+  RunningCollector running(dir.path(), processes);
+  ASSERT_EQ(running.open_error(), "");
+
+  std::vector<pid_t> pids;
+  for (int p = 0; p < processes; ++p) {
+    std::vector<std::string> args = {kWorkload, std::to_string(threads), std::to_string(iterations),
+                                     std::to_string(depth), "throw"};
+    std::vector<std::string> env = {"SONDE_WRITER=tcp",
+                                    "SONDE_TCP_PORT=" + std::to_string(running.port()),
+                                    "SONDE_SUMMARY=false", "PATH=/usr/bin:/bin"};
+    std::vector<char*> argv, envp;
+    for (auto& a : args) argv.push_back(a.data());
+    for (auto& e : env) envp.push_back(e.data());
+    argv.push_back(nullptr);
+    envp.push_back(nullptr);
+    pid_t pid = -1;
+    ASSERT_EQ(posix_spawn(&pid, kWorkload.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
+    pids.push_back(pid);
+  }
+  for (const pid_t pid : pids) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  ASSERT_EQ(running.join(), "");
+
+  // Per process (workload.cpp): 2 traces per iteration and thread plus one
+  // failing call per thread; every call is a before and an after event;
+  // one KiekerMetadataRecord describes the process.
+  const uint64_t traces = uint64_t{threads} * (2 * iterations + 1);
+  const uint64_t calls = uint64_t{threads} * iterations * (depth + 2) + threads;
+  const uint64_t records = traces + 2 * calls + 1;
+  const auto clients = running.collector().clients();
+  ASSERT_EQ(clients.size(), static_cast<size_t>(processes));
+  for (const ClientReport& c : clients) {
+    SCOPED_TRACE(c.record.peer);
+    EXPECT_EQ(c.record.received, records);
+    EXPECT_EQ(c.record.stored, records);
+    EXPECT_EQ(c.record.rejected, 0u);
+    EXPECT_EQ(c.record.error, "");
+    EXPECT_EQ(c.traces, traces);
+    EXPECT_EQ(c.invalid_traces, 0u);
+    EXPECT_FALSE(c.open);
+  }
+
+  auto store = open_store(dir.path());
+  ASSERT_NE(store, nullptr);
+  const store::StoreInfo info = store->info();
+  EXPECT_EQ(info.traces, processes * traces);
+  EXPECT_EQ(info.invalid_traces, 0u);
+  EXPECT_EQ(info.executions, processes * calls);
+
+  // The tcp writer sends Kieker signatures: a named scope gets "()".
+  std::map<std::string, store::OperationStats> ops;
+  for (const auto& o : store->operations()) ops[o.operation] = o;
+  const uint64_t runs = uint64_t{processes} * threads * iterations;
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops["shop.recurse()"].count, runs * (depth + 1));
+  EXPECT_EQ(ops["shop.leaf()"].count, runs);
+  EXPECT_EQ(ops["shop.fail()"].count, uint64_t{processes} * threads);
+  EXPECT_EQ(ops["shop.fail()"].failed, uint64_t{processes} * threads);
+  EXPECT_EQ(ops["shop.recurse()"].failed, 0u);
+
+  std::map<std::pair<std::string, std::string>, uint64_t> edges;
+  for (const auto& e : store->call_edges()) edges[{e.caller, e.callee}] = e.calls;
+  const std::map<std::pair<std::string, std::string>, uint64_t> want_edges = {
+      {{"", "shop.recurse()"}, runs},
+      {{"shop.recurse()", "shop.recurse()"}, runs * depth},
+      {{"", "shop.leaf()"}, runs},
+      {{"", "shop.fail()"}, uint64_t{processes} * threads}};
+  EXPECT_EQ(edges, want_edges);
+
+  store::TraceQuery failed;
+  failed.filter.only_failed = true;
+  const store::TraceQueryResult f = store->find_traces(failed);
+  EXPECT_EQ(f.matched, uint64_t{processes} * threads);
+  for (const auto& e : f.entries) EXPECT_EQ(e.root_operation, "shop.fail()");
+  ASSERT_FALSE(f.entries.empty());
+  const auto shown = store->trace(f.entries[0].trace_id);
+  ASSERT_GE(shown.size(), 1u);
+  ASSERT_EQ(shown[0].executions.size(), 1u);
+  EXPECT_TRUE(shown[0].executions[0].failed);
+  EXPECT_NE(shown[0].executions[0].cause.find("out of stock"), std::string::npos);
+
+  store::TraceQuery deep;
+  deep.filter.operation = "recurse";
+  EXPECT_EQ(store->find_traces(deep).matched, runs);
+
+  // The log directory holds every record, readable as one native log.
+  Encoder count;
+  const format::LogReadStats read = format::read_log(dir / "log", count);
+  EXPECT_TRUE(read.ok);
+  EXPECT_EQ(count.records, processes * records);
+  // The stats file says the same.
+  std::ifstream in(dir / "collect-stats.json");
+  const nlohmann::json stats = nlohmann::json::parse(in);
+  EXPECT_EQ(stats["received"].get<uint64_t>(), processes * records);
+  EXPECT_EQ(stats["stored"].get<uint64_t>(), processes * records);
+  EXPECT_EQ(stats["rejected"].get<uint64_t>(), 0u);
+  EXPECT_EQ(stats["clients"].size(), static_cast<size_t>(processes));
+}
+
+TEST(Collector, SameTraceIdsFromManyClientsStaySeparate) {
+  // Six clients send the same log at once: their trace ids clash, and each
+  // connection's reconstructor keeps its traces apart.
+  Encoder bookstore;
+  ASSERT_TRUE(format::read_log(kBookstore, bookstore).ok);
+  TempDir dir("sonde-collect");
+  const int clients = 6;
+  RunningCollector running(dir.path(), clients);
+  ASSERT_EQ(running.open_error(), "");
+  std::vector<std::thread> senders;
+  for (int i = 0; i < clients; ++i) {
+    senders.emplace_back([&, i] {
+      const int fd = connect_to(running.port());
+      // Odd piece sizes so frames are cut everywhere.
+      const size_t piece = 1000 + 77 * static_cast<size_t>(i);
+      for (size_t at = 0; at < bookstore.bytes.size(); at += piece) {
+        EXPECT_TRUE(send_all(fd, std::string_view(bookstore.bytes).substr(at, piece)));
+      }
+      ::close(fd);
+    });
+  }
+  for (auto& t : senders) t.join();
+  ASSERT_EQ(running.join(), "");
+  for (const ClientReport& c : running.collector().clients()) {
+    EXPECT_EQ(c.record.received, bookstore.records);
+    EXPECT_EQ(c.record.stored, bookstore.records);
+    EXPECT_EQ(c.traces, 1635u);
+  }
+  auto store = open_store(dir.path());
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->info().traces, clients * 1635u);
+  store::TraceQuery all;
+  all.limit = 1;
+  const auto first = store->find_traces(all);
+  ASSERT_EQ(first.entries.size(), 1u);
+  const auto same_id = store->trace(first.entries[0].trace_id);
+  ASSERT_EQ(same_id.size(), static_cast<size_t>(clients));
+  for (const auto& t : same_id) EXPECT_EQ(t.executions.size(), 4u);
+  for (const auto& o : store->operations())
+    EXPECT_EQ(o.count % (clients * 1635u), 0u) << o.operation;
+}
+
+TEST(Collector, GarbageIsRejectedAndCountedOthersAreServed) {
+  Encoder good;
+  ASSERT_TRUE(format::read_log(kBookstore, good).ok);
+  TempDir dir("sonde-collect");
+  RunningCollector running(dir.path(), 3);
+  ASSERT_EQ(running.open_error(), "");
+  // A frame naming a string id that was never registered, then junk.
+  const std::string garbage("\x00\x00\x00\x07garbage that is no frame at all", 35);
+  const int bad = connect_to(running.port());
+  ASSERT_TRUE(send_all(bad, garbage));
+  // A valid stream cut off in the middle of a frame.
+  const int cut = connect_to(running.port());
+  ASSERT_TRUE(send_all(cut, std::string_view(good.bytes).substr(0, good.bytes.size() - 3)));
+  const int fd = connect_to(running.port());
+  ASSERT_TRUE(send_all(fd, good.bytes));
+  ::close(bad);
+  ::close(cut);
+  ::close(fd);
+  ASSERT_EQ(running.join(), "");
+
+  const auto clients = running.collector().clients();
+  ASSERT_EQ(clients.size(), 3u);
+  int broken = 0, complete = 0;
+  for (const ClientReport& c : clients) {
+    if (!c.record.error.empty()) {
+      ++broken;
+      EXPECT_GT(c.record.undecoded_bytes, 0u) << c.record.error;
+      EXPECT_LT(c.record.received, good.records);
+    } else {
+      ++complete;
+      EXPECT_EQ(c.record.received, good.records);
+      EXPECT_EQ(c.traces, 1635u);
+    }
+  }
+  EXPECT_EQ(broken, 2);
+  EXPECT_EQ(complete, 1);
+  std::ifstream in(dir / "collect-stats.json");
+  const nlohmann::json stats = nlohmann::json::parse(in);
+  int with_error = 0;
+  for (const auto& c : stats["clients"])
+    with_error += c["error"].get<std::string>().empty() ? 0 : 1;
+  EXPECT_EQ(with_error, 2);
+  // The cut stream's complete records were kept; its traces (all but the
+  // last, whose entry record was cut) are stored.
+  auto store = open_store(dir.path());
+  ASSERT_NE(store, nullptr);
+  EXPECT_GE(store->info().traces, 1635u + 1634u);
+}
+
+TEST(Collector, ReadersSeeCommittedTracesWhileTheCollectorRuns) {
+  Encoder bookstore;
+  ASSERT_TRUE(format::read_log(kBookstore, bookstore).ok);
+  TempDir dir("sonde-collect");
+  RunningCollector running(dir.path(), 1, std::chrono::milliseconds(50));
+  ASSERT_EQ(running.open_error(), "");
+  const int fd = connect_to(running.port());
+  ASSERT_TRUE(send_all(fd, bookstore.bytes));
+  // The connection stays open; the collector commits on its own.
+  auto store = open_store(dir.path());
+  ASSERT_NE(store, nullptr);
+  const uint64_t generation = store->info().generation;
+  uint64_t seen = 0;
+  for (int i = 0; i < 1000 && seen < 1635; ++i) {
+    seen = store->info().traces;
+    if (seen < 1635) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(seen, 1635u);
+  EXPECT_GT(store->info().generation, generation);
+  ::close(fd);
+  ASSERT_EQ(running.join(), "");
+  EXPECT_EQ(store->info().traces, 1635u);
+}
+
+// Bounded memory: with one open trace allowed per connection, traces that
+// overlap in the stream are closed early and stored as invalid with their
+// reason, exactly as the reconstructor does on the log with the same bound;
+// none disappears.
+class Counter : public analysis::TraceSink {
+ public:
+  void on_trace(const analysis::Trace&) override { ++valid; }
+  void on_invalid_trace(const analysis::InvalidTrace&) override { ++invalid; }
+  uint64_t valid = 0, invalid = 0;
+};
+
+TEST(Collector, BoundedOpenTracesStoreEvictedTracesAsInvalid) {
+  Encoder bookstore;
+  ASSERT_TRUE(format::read_log(kBookstore, bookstore).ok);
+  Counter reference;
+  analysis::ReconstructionOptions bounded;
+  bounded.max_open_traces = 1;
+  bounded.trace_timeout_ns = CollectorOptions{}.trace_timeout_ns;
+  analysis::TraceReconstructor r(reference, bounded);
+  ASSERT_TRUE(format::read_log(kBookstore, r).ok);
+  r.finish();
+  ASSERT_GT(reference.invalid, 0u);  // the bookstore's traces do overlap
+
+  TempDir dir("sonde-collect");
+  RunningCollector running(dir.path(), 1, std::chrono::milliseconds(500), 1);
+  ASSERT_EQ(running.open_error(), "");
+  const int fd = connect_to(running.port());
+  ASSERT_TRUE(send_all(fd, bookstore.bytes));
+  ::close(fd);
+  ASSERT_EQ(running.join(), "");
+  const auto clients = running.collector().clients();
+  ASSERT_EQ(clients.size(), 1u);
+  EXPECT_EQ(clients[0].record.received, bookstore.records);
+  EXPECT_EQ(clients[0].traces, reference.valid);
+  EXPECT_EQ(clients[0].invalid_traces, reference.invalid);
+  auto store = open_store(dir.path());
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->info().traces, reference.valid);
+  EXPECT_EQ(store->info().invalid_traces, reference.invalid);
+  store::TraceQuery invalid;
+  invalid.filter.only_invalid = true;
+  invalid.limit = 5;
+  for (const auto& e : store->find_traces(invalid).entries) EXPECT_NE(e.problem, "") << e.trace_id;
+}
+
+TEST(Collector, UnwritableStoreIsNamed) {
+  TempDir dir("sonde-collect");
+  { std::ofstream(dir / "file") << "x"; }
+  CollectorOptions o;
+  o.out = dir / "file/store";
+  o.listen.port = 0;
+  Collector c(o);
+  const std::string error = c.open();
+  EXPECT_NE(error.find(dir / "file/store"), std::string::npos) << error;
+  EXPECT_NE(error.find("Not a directory"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace sonde::collect

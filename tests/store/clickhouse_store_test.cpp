@@ -1,0 +1,128 @@
+// The ClickHouse store against a real clickhouse-server (Debian's package,
+// started on loopback on a free port with a temporary data directory): it
+// gives the same answers as the SQLite store for the same traces — the
+// bookstore log, and hand-made traces with failures, invalid traces and
+// hostile strings (tabs, newlines, quotes, backslashes, markup).
+#include "store/clickhouse_store.hpp"
+
+#include <gtest/gtest.h>
+
+#include "../format/format_test_support.hpp"
+#include "clickhouse_compare.hpp"
+#include "clickhouse_server.hpp"
+#include "store/index_build.hpp"
+#include "store/index_sink.hpp"
+#include "store/sqlite_store.hpp"
+
+namespace sonde::store {
+namespace {
+
+using format::test::TempDir;
+using format::test::testdata;
+
+class ClickHouse : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = new test::ClickHouseServer(); }
+  static void TearDownTestSuite() { delete server_; }
+  void SetUp() override { ASSERT_EQ(server_->error(), ""); }
+  static test::ClickHouseServer* server_;
+};
+test::ClickHouseServer* ClickHouse::server_ = nullptr;
+
+std::unique_ptr<SqliteStore> sqlite(const std::string& dir) {
+  std::string error;
+  auto s = SqliteStore::open(dir, &error);
+  EXPECT_NE(s, nullptr) << error;
+  return s;
+}
+
+std::unique_ptr<ClickHouseStore> clickhouse(const std::string& url) {
+  std::string error;
+  auto s = ClickHouseStore::open(url, &error);
+  EXPECT_NE(s, nullptr) << error;
+  return s;
+}
+
+TEST_F(ClickHouse, BookstoreGivesTheSameAnswersAsSqlite) {
+  const std::string log = testdata("kieker/bookstore-oer-2010/log");
+  TempDir dir("sonde-store");
+  ASSERT_EQ(build_index_from_log(log, dir.path()).error, "");
+  const std::string url = server_->url("bookstore");
+  ASSERT_EQ(build_index_from_log(log, url).error, "");
+  auto a = sqlite(dir.path());
+  auto b = clickhouse(url);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(b->info().traces, 1635u);
+  test::expect_same_answers(*a, *b, "searchBook");
+  EXPECT_EQ(b->last_error(), "");
+}
+
+TEST_F(ClickHouse, FailedInvalidAndHostileStringsRoundTrip) {
+  const std::string hostile = "<script>alert('x')</script>\t\"q\"\\n\nline2 \\ end";
+  auto make = [&](int64_t id, int64_t start, bool fail, const std::string& host) {
+    analysis::Trace t;
+    t.trace_id = id;
+    t.thread_id = id % 3;
+    t.host = host;
+    t.parent_trace_id = id;
+    t.executions.push_back(
+        {"root()", "R", host, start, start + 1000 + id, 0, 0, false, false, "", -1, -1});
+    t.executions.push_back({hostile, "C'", host, start + 10, start + 50 + id, 1, 1, fail, false,
+                            fail ? std::string_view(hostile) : std::string_view(), -1, -1});
+    t.executions.push_back(
+        {"leaf()", "L", host, start + 60, start + 70, 2, 1, false, false, "", -1, -1});
+    return t;
+  };
+  TempDir dir("sonde-store");
+  const std::string url = server_->url("handmade");
+  for (const std::string& out : {dir.path(), url}) {
+    std::string error;
+    auto index = open_trace_index(out, &error);
+    ASSERT_NE(index, nullptr) << error;
+    for (int64_t i = 0; i < 60; ++i) {
+      index->add(make(i, 1'000'000 + i * 100'000, i % 7 == 0, i % 2 ? "h1" : hostile), 1);
+    }
+    // The same trace id twice (two processes).
+    index->add(make(5, 9'000'000, false, "h2"), 2);
+    analysis::InvalidTrace bad;
+    bad.trace_id = 99;
+    bad.closed_by = analysis::CloseCause::kTimeout;
+    bad.problems.push_back({analysis::TraceProblemKind::kMissingAfterEvent, hostile});
+    bad.partial = make(99, 5'000'000, false, "h1");
+    bad.partial.executions[0].tout = -1;
+    index->add_invalid(bad, 1);
+    ASSERT_EQ(index->finish(), "");
+  }
+  auto a = sqlite(dir.path());
+  auto b = clickhouse(url);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(b->info().invalid_traces, 1u);
+  EXPECT_EQ(b->trace(5).size(), 2u);
+  TraceQuery q;
+  q.filter.host = hostile;
+  EXPECT_EQ(b->find_traces(q).matched, 30u);
+  q.filter.host.clear();
+  q.filter.operation = hostile;
+  EXPECT_EQ(b->find_traces(q).matched, 0u);  // the hostile name is never a root
+  const auto failed = b->trace(7);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].executions[1].operation, hostile);
+  EXPECT_EQ(failed[0].executions[1].cause, hostile);
+  test::expect_same_answers(*a, *b, "root");
+  EXPECT_EQ(b->last_error(), "");
+}
+
+TEST_F(ClickHouse, BadUrlsAndMissingTablesAreNamed) {
+  std::string error;
+  EXPECT_EQ(ClickHouseStore::open("clickhouse://127.0.0.1/", &error), nullptr);
+  EXPECT_NE(error.find("clickhouse://HOST[:PORT]/DATABASE"), std::string::npos) << error;
+  EXPECT_EQ(ClickHouseStore::open("clickhouse://127.0.0.1:1/db", &error), nullptr);
+  EXPECT_NE(error.find("127.0.0.1:1"), std::string::npos) << error;
+  EXPECT_EQ(ClickHouseStore::open(server_->url("empty"), &error), nullptr);
+  EXPECT_NE(error.find("no sonde tables"), std::string::npos) << error;
+  EXPECT_EQ(ClickHouseStore::open("clickhouse://127.0.0.1:8123/bad-name;", &error), nullptr);
+  EXPECT_NE(error.find("database name"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace sonde::store

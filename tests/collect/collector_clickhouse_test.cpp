@@ -26,12 +26,8 @@ namespace {
 
 using format::test::TempDir;
 
-const std::string kWorkload =
-    std::string(SONDE_BINARY_DIR) + "/tests/monitor/programs/test_workload";
 
 TEST(CollectorClickHouse, MonitoredProcessesLandInClickHouseLikeInSqlite) {
-  ASSERT_TRUE(std::filesystem::exists(kWorkload))
-      << kWorkload << " not built (target test_workload)";
   store::test::ClickHouseServer server;
   ASSERT_EQ(server.error(), "");
   TempDir logs("sonde-collect");
@@ -46,27 +42,7 @@ TEST(CollectorClickHouse, MonitoredProcessesLandInClickHouseLikeInSqlite) {
   std::atomic<bool> stop{false};
   std::thread serving([&] { collector.run(stop); });
 
-  std::vector<pid_t> pids;
-  for (int p = 0; p < processes; ++p) {
-    std::vector<std::string> args = {kWorkload, std::to_string(threads), std::to_string(iterations),
-                                     std::to_string(depth), "throw"};
-    std::vector<std::string> env = {"SONDE_WRITER=tcp",
-                                    "SONDE_TCP_PORT=" + std::to_string(collector.port()),
-                                    "SONDE_SUMMARY=false", "PATH=/usr/bin:/bin"};
-    std::vector<char*> argv, envp;
-    for (auto& a : args) argv.push_back(a.data());
-    for (auto& e : env) envp.push_back(e.data());
-    argv.push_back(nullptr);
-    envp.push_back(nullptr);
-    pid_t pid = -1;
-    ASSERT_EQ(posix_spawn(&pid, kWorkload.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
-    pids.push_back(pid);
-  }
-  for (const pid_t pid : pids) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
+  expect_clean_exits(spawn_workloads(collector.port(), processes, threads, iterations, depth));
   serving.join();
   ASSERT_EQ(collector.finish(), "");
 

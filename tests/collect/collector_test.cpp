@@ -34,8 +34,6 @@ using format::test::TempDir;
 using format::test::testdata;
 
 const std::string kBookstore = testdata("kieker/bookstore-oer-2010/log");
-const std::string kWorkload =
-    std::string(SONDE_BINARY_DIR) + "/tests/monitor/programs/test_workload";
 
 // Runs a Collector on its own thread until `connections` have closed.
 class RunningCollector {
@@ -83,34 +81,12 @@ std::unique_ptr<store::SqliteStore> open_store(const std::string& dir) {
 }
 
 TEST(Collector, ConcurrentMonitoredProcessesArriveCompleteAndIndexed) {
-  ASSERT_TRUE(std::filesystem::exists(kWorkload))
-      << kWorkload << " not built (target test_workload)";
   TempDir dir("sonde-collect");
   const int processes = 4, threads = 2, iterations = 300, depth = 3;
   RunningCollector running(dir.path(), processes);
   ASSERT_EQ(running.open_error(), "");
 
-  std::vector<pid_t> pids;
-  for (int p = 0; p < processes; ++p) {
-    std::vector<std::string> args = {kWorkload, std::to_string(threads), std::to_string(iterations),
-                                     std::to_string(depth), "throw"};
-    std::vector<std::string> env = {"SONDE_WRITER=tcp",
-                                    "SONDE_TCP_PORT=" + std::to_string(running.port()),
-                                    "SONDE_SUMMARY=false", "PATH=/usr/bin:/bin"};
-    std::vector<char*> argv, envp;
-    for (auto& a : args) argv.push_back(a.data());
-    for (auto& e : env) envp.push_back(e.data());
-    argv.push_back(nullptr);
-    envp.push_back(nullptr);
-    pid_t pid = -1;
-    ASSERT_EQ(posix_spawn(&pid, kWorkload.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
-    pids.push_back(pid);
-  }
-  for (const pid_t pid : pids) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
+  expect_clean_exits(spawn_workloads(running.port(), processes, threads, iterations, depth));
   ASSERT_EQ(running.join(), "");
 
   // Per process (workload.cpp): 2 traces per iteration and thread plus one

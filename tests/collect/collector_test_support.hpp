@@ -6,10 +6,14 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "format/kieker_tcp.hpp"
 #include "format/record.hpp"
@@ -48,6 +52,41 @@ inline bool send_all(int fd, std::string_view bytes) {
     bytes.remove_prefix(static_cast<size_t>(n));
   }
   return true;
+}
+
+inline const std::string kWorkload =
+    std::string(SONDE_BINARY_DIR) + "/tests/monitor/programs/test_workload";
+
+// Starts `processes` monitored workloads (tests/monitor/programs/workload.cpp,
+// mode "throw") streaming to a collector on `port`; returns their pids.
+inline std::vector<pid_t> spawn_workloads(uint16_t port, int processes, int threads, int iterations,
+                                          int depth) {
+  std::vector<pid_t> pids;
+  EXPECT_TRUE(std::filesystem::exists(kWorkload)) << kWorkload << " not built (target test_workload)";
+  for (int p = 0; p < processes; ++p) {
+    std::vector<std::string> args = {kWorkload, std::to_string(threads), std::to_string(iterations),
+                                     std::to_string(depth), "throw"};
+    std::vector<std::string> env = {"SONDE_WRITER=tcp", "SONDE_TCP_PORT=" + std::to_string(port),
+                                    "SONDE_SUMMARY=false", "PATH=/usr/bin:/bin"};
+    std::vector<char*> argv, envp;
+    for (auto& a : args) argv.push_back(a.data());
+    for (auto& e : env) envp.push_back(e.data());
+    argv.push_back(nullptr);
+    envp.push_back(nullptr);
+    pid_t pid = -1;
+    EXPECT_EQ(posix_spawn(&pid, kWorkload.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
+    if (pid > 0) pids.push_back(pid);
+  }
+  return pids;
+}
+
+// Waits for every pid; each must exit with status 0.
+inline void expect_clean_exits(const std::vector<pid_t>& pids) {
+  for (const pid_t pid : pids) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
 }
 
 }  // namespace sonde::collect

@@ -39,6 +39,7 @@ const int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP};
 struct RunOptions {
   std::string out;
   std::string writer;
+  std::string to;  // HOST:PORT of a TCP receiver (sonde collect, Kieker)
   std::string config;
   std::vector<std::string> sets;
   bool no_preload = false;
@@ -98,16 +99,34 @@ std::map<std::string, std::string> parse_sets(const RunOptions& o) {
     sets[key] = trim(item.substr(eq + 1));
   }
   // --out and --writer are shorthands for --set out=/writer=; both at once is ambiguous.
-  auto shorthand = [&sets](const char* key, const std::string& value) {
+  auto shorthand = [&sets](const char* key, const std::string& value,
+                           const std::string& flag = "") {
     if (value.empty()) return;
     auto it = sets.find(key);
     if (it != sets.end() && it->second != value) {
-      throw SetupError(std::string("--") + key + " and --set " + key + "= disagree; give one");
+      throw SetupError((flag.empty() ? std::string("--") + key : flag) + " and --set " + key +
+                       "= disagree; give one");
     }
     sets[key] = value;
   };
   shorthand("out", o.out);
   shorthand("writer", o.writer);
+  if (!o.to.empty()) {
+    // --to HOST:PORT: the TCP writer's receiver; implies --writer tcp.
+    const size_t colon = o.to.rfind(':');
+    const std::string host = colon == std::string::npos ? "" : o.to.substr(0, colon);
+    const std::string port = colon == std::string::npos ? "" : o.to.substr(colon + 1);
+    int port_number = 0;
+    const bool port_ok = !port.empty() && port.size() <= 5 &&
+                         port.find_first_not_of("0123456789") == std::string::npos &&
+                         (port_number = std::stoi(port)) > 0 && port_number < 65536;
+    if (host.empty() || !port_ok) {
+      throw SetupError("--to '" + o.to + "': expected HOST:PORT, e.g. --to 127.0.0.1:10133");
+    }
+    shorthand("writer", "tcp", "--to");
+    shorthand("tcp_host", host, "--to");
+    shorthand("tcp_port", port, "--to");
+  }
   return sets;
 }
 
@@ -442,6 +461,9 @@ void setup(CLI::App& app, int& exit_code) {
                  "./sonde-logs)");
   app.add_option("--writer", o->writer, "native | kieker-dat | kieker-bin | tcp | null")
       ->check(CLI::IsMember({"native", "kieker-dat", "kieker-bin", "tcp", "null"}));
+  app.add_option("--to", o->to,
+                 "Stream the records to a TCP receiver (sonde collect, Kieker) at HOST:PORT; "
+                 "implies --writer tcp");
   app.add_option("--config", o->config, "Config file of 'key = value' lines (sets SONDE_CONFIG)");
   app.add_option("--set", o->sets,
                  "Set one config key for this run (SONDE_<KEY>), e.g. --set buffer_events=4096; "

@@ -104,8 +104,8 @@ TEST_F(SondeCli, CollectReceivesConcurrentMonitoredPrograms) {
   std::vector<std::unique_ptr<Process>> runs;
   for (int p = 0; p < programs; ++p) {
     runs.push_back(std::make_unique<Process>(
-        std::vector<std::string>{SONDE_CLI, "run", "--writer", "tcp", "--set",
-                                 "tcp_port=" + std::to_string(collector.port()), "--set",
+        std::vector<std::string>{SONDE_CLI, "run", "--to",
+                                 "127.0.0.1:" + std::to_string(collector.port()), "--set",
                                  "summary=false", "--no-preload", "--", kWorkload,
                                  std::to_string(threads), std::to_string(iterations),
                                  std::to_string(depth), "throw"},

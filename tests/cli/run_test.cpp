@@ -193,7 +193,30 @@ TEST_F(SondeRunTest, UnknownWriterIsAnError) {
   EXPECT_NE(r.output.find("carrier-pigeon"), std::string::npos) << r.output;
 }
 
+TEST_F(SondeRunTest, ToNeedsHostAndPort) {
+  for (const std::string bad : {"10133", "127.0.0.1", "127.0.0.1:", ":10133", "h:0", "h:65536",
+                                "h:12x"}) {
+    Result r = run({"--to", bad, "--", "true"});
+    EXPECT_EQ(r.status, 125) << bad << ": " << r.output;
+    EXPECT_NE(r.output.find("--to '" + bad + "': expected HOST:PORT"), std::string::npos)
+        << r.output;
+  }
+}
+
+TEST_F(SondeRunTest, ToAndAnotherWriterDisagree) {
+  Result r = run({"--to", "127.0.0.1:9", "--writer", "native", "--", "true"});
+  EXPECT_EQ(r.status, 125) << r.output;
+  EXPECT_NE(r.output.find("--to and --set writer= disagree"), std::string::npos) << r.output;
+}
+
 // ---- What the program gets -------------------------------------------------------
+
+TEST_F(SondeRunTest, ToSelectsTheTcpWriterAndItsReceiver) {
+  Result r = run({"--no-preload", "--to", "192.0.2.7:4711", "--", "sh", "-c",
+                  "echo \"ENV $SONDE_WRITER|$SONDE_TCP_HOST|$SONDE_TCP_PORT\""});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("ENV tcp|192.0.2.7|4711\n"), std::string::npos) << r.output;
+}
 
 TEST_F(SondeRunTest, SettingsReachTheProgramAsEnvironment) {
   std::ofstream(dir_ / "sonde.conf") << "summary = false\n";

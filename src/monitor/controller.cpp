@@ -63,12 +63,20 @@ struct State {
   std::atomic<bool> stop{false};
   std::atomic<bool> crash_request{false};
   std::atomic<bool> crash_done{false};
-  std::atomic<bool> flush_request{false};
-  std::atomic<uint64_t> flush_generation{0};
+  // Flush tickets: a caller takes ticket T (flush_requested after its
+  // increment) and waits until flush_done >= T. The writer notes the
+  // requested count before it drains, so a flush already under way when the
+  // ticket was taken does not count for it.
+  std::atomic<uint64_t> flush_requested{0};
+  std::atomic<uint64_t> flush_done{0};
+  // Code ranges about to be unmapped (dlclose): applied by the writer after
+  // the flush that resolved every address seen before the unload.
+  std::mutex unload_mu;
+  std::vector<std::pair<uint64_t, uint64_t>> unloaded_ranges;
   std::atomic<uint64_t> recorded{0};
   std::atomic<uint64_t> buffers_written{0};
   std::atomic<uint64_t> lost_unreported{0};
-  pid_t writer_tid = 0;
+  std::atomic<pid_t> writer_tid{0};
   int64_t writer_cpu_ns = 0;  // the writer thread's CPU time, taken when it stops
   std::mutex patterns_mu;
   PatternSet patterns;
@@ -431,6 +439,18 @@ void final_drain(State& s, bool closing) {
   s.core->flush(true);
 }
 
+// Called by the writer with core_mu held, after a flush: every address seen
+// so far is resolved, so names of code about to be unmapped are safe, and
+// an address reused by the next library must be resolved again.
+void forget_unloaded_code(State& s) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  {
+    std::lock_guard lock(s.unload_mu);
+    ranges.swap(s.unloaded_ranges);
+  }
+  for (const auto& [begin, end] : ranges) s.core->forget_functions(begin, end);
+}
+
 void writer_loop() {
   State& s = state();
   s.writer_tid = static_cast<pid_t>(syscall(SYS_gettid));
@@ -455,13 +475,15 @@ void writer_loop() {
         s.crash_done.store(true, std::memory_order_release);
         s.crash_request.store(false);
       }
-      if (s.flush_request.exchange(false) || t >= next_flush) {
+      const uint64_t requested = s.flush_requested.load(std::memory_order_acquire);
+      if (requested != s.flush_done.load(std::memory_order_relaxed) || t >= next_flush) {
         drain_full(s);
         drain_partial(s);
         report_thread_losses(s);
         s.core->flush(true);
+        forget_unloaded_code(s);
         next_flush = t + s.config.flush_interval_ms;
-        s.flush_generation.fetch_add(1);
+        s.flush_done.store(requested, std::memory_order_release);
       }
       if (t >= next_clock) {
         s.core->refresh_clock();
@@ -615,13 +637,24 @@ bool flush_now() {
   if (g_mode.load() != kModeOn) return false;
   ThreadState& t = t_state;
   if (t.status == kThreadActive && t.buffer != nullptr) hand_off(t, false), next_buffer(t);
-  uint64_t gen = s.flush_generation.load();
-  s.flush_request.store(true);
-  for (int i = 0; i < 5000 && s.flush_generation.load() == gen; ++i) {
+  // The writer thread cannot wait for itself (a dlclose inside elfutils).
+  if (static_cast<pid_t>(syscall(SYS_gettid)) == s.writer_tid) return false;
+  const uint64_t ticket = s.flush_requested.fetch_add(1, std::memory_order_acq_rel) + 1;
+  for (int i = 0; i < 5000 && s.flush_done.load(std::memory_order_acquire) < ticket; ++i) {
     timespec nap{0, 1000000};
     nanosleep(&nap, nullptr);
   }
-  return s.flush_generation.load() != gen;
+  return s.flush_done.load(std::memory_order_acquire) >= ticket;
+}
+
+bool before_code_unload(uint64_t begin, uint64_t end) {
+  State& s = state();
+  if (g_mode.load() != kModeOn) return false;
+  {
+    std::lock_guard lock(s.unload_mu);
+    s.unloaded_ranges.emplace_back(begin, end);
+  }
+  return flush_now();
 }
 
 Totals current_totals() {

@@ -15,7 +15,13 @@ namespace sonde::monitor {
 // Starts monitoring once (thread-safe); later calls return at once.
 void ensure_started();
 void shutdown_monitoring();
+// Hands every recorded event to the writer and waits (bounded) until it is
+// written; false if monitoring is off, on the writer thread, or on timeout.
 bool flush_now();
+// Code in [begin, end) is about to be unmapped (dlclose): flushes, so its
+// addresses are resolved while still mapped, then makes the writer resolve
+// addresses in that range anew (another library may be loaded there).
+bool before_code_unload(uint64_t begin, uint64_t end);
 
 const Config& current_config();
 uint32_t current_thread_index();

@@ -46,6 +46,13 @@ uint32_t WriterCore::function_op_slow(uint64_t address) {
   return op.id;
 }
 
+void WriterCore::forget_functions(uint64_t begin, uint64_t end) {
+  std::erase_if(function_ops_, [&](const auto& kv) { return kv.first >= begin && kv.first < end; });
+  for (OpCacheEntry& slot : fn_cache_)
+    if (slot.key >= begin && slot.key < end) slot = {};
+  symbolizer_.reset();
+}
+
 uint32_t WriterCore::manual_op(uint64_t id) {
   OpCacheEntry& slot = manual_cache_[id & (kOpCacheSize - 1)];
   if (slot.key == id + 1) return slot.op;

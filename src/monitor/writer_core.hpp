@@ -28,6 +28,10 @@ class WriterCore {
   void refresh_clock();
   void flush(bool force);
   void close();
+  // Code in [begin, end) was unloaded: addresses there are resolved anew
+  // (as new operations) if they show up again, and the symbolizer re-reads
+  // the process's mappings.
+  void forget_functions(uint64_t begin, uint64_t end);
 
   uint64_t events_written() const { return written_ - writer_->events_lost(); }
   uint64_t events_lost() const { return lost_ + writer_->events_lost(); }

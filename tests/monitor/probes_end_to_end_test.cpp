@@ -48,6 +48,29 @@ TEST(ProbesEndToEnd, ManualProbesEveryEventAccountedFor) {
   EXPECT_EQ(thread_ids.size(), static_cast<size_t>(threads));
 }
 
+TEST(ProbesEndToEnd, ThousandsOfShortLivedThreadsLoseNothing) {
+  std::string out = fresh_dir("churn");
+  const int threads = 2000, iterations = 20, depth = 2;
+  RunResult r = run_program({kPrograms + "/test_workload", std::to_string(threads),
+                             std::to_string(iterations), std::to_string(depth), "churn"},
+                            env_for(out));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  LogContents c = read_contents(files_with_suffix(out, ".sonde").at(0));
+  ASSERT_TRUE(c.stats.ok) << (c.stats.errors.empty() ? "" : c.stats.errors[0]);
+  EXPECT_EQ(c.stats.lost_reported, 0u);
+  const int64_t calls = int64_t{threads} * iterations * (depth + 2);
+  EXPECT_EQ(c.before, calls);
+  EXPECT_EQ(c.after, calls);
+  EXPECT_EQ(static_cast<int64_t>(c.traces.size()), int64_t{threads} * 2 * iterations);
+  std::set<int64_t> thread_ids;
+  for (const auto& [id, t] : c.traces) {
+    ASSERT_EQ(trace_problem(t), "") << "trace " << id;
+    thread_ids.insert(t.thread_id);
+  }
+  // Every thread is its own channel in the log, even when the OS reuses tids.
+  EXPECT_EQ(thread_ids.size(), static_cast<size_t>(threads));
+}
+
 TEST(ProbesEndToEnd, RecursionHasKiekerOrderIndexesAndNames) {
   std::string out = fresh_dir("recursion");
   RunResult r = run_program({kPrograms + "/test_workload", "1", "1", "2"}, env_for(out));

@@ -7,7 +7,8 @@
 // "traceparent" does so through a W3C traceparent string; "remote" hands
 // a traceparent to a second process ("serve TRACEPARENT", this program
 // again), as an RPC would; "reload" rewrites SONDE_PATTERNS_FILE half-way
-// to exclude shop.leaf.
+// to exclude shop.leaf; "churn" runs THREADS short-lived threads, eight at
+// a time, each doing the work once.
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -150,6 +151,15 @@ int main(int argc, char** argv) {
   int iterations = std::atoi(argv[2]);
   int depth = std::atoi(argv[3]);
   std::string mode = argc > 4 ? argv[4] : "";
+  if (mode == "churn") {
+    for (int started = 0; started < threads;) {
+      std::vector<std::thread> wave;
+      for (int i = 0; i < 8 && started < threads; ++i, ++started)
+        wave.emplace_back([&] { work(iterations, depth, false); });
+      for (auto& t : wave) t.join();
+    }
+    return 0;
+  }
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {

@@ -122,7 +122,7 @@ void FlameGraph::add(const StitchedTrace& stitched) {
   }
 }
 
-void FlameGraph::write_folded(std::ostream& out) const {
+void FlameGraph::write_folded(std::ostream& out, size_t max_depth) const {
   // Depth-first with an explicit stack: stacks can be 100,000 frames deep.
   std::vector<std::vector<int32_t>> sorted(frames_.size());
   for (size_t f = 0; f < frames_.size(); ++f) {
@@ -144,7 +144,12 @@ void FlameGraph::write_folded(std::ostream& out) const {
     line.resize(line_length.back());
     if (!line.empty()) line += ';';
     line += label(frames_[c]);
-    if (frames_[c].self > 0) out << line << ' ' << frames_[c].self << '\n';
+    const FlameFrame& f = frames_[c];
+    if (f.self > 0) out << line << ' ' << f.self << '\n';
+    if (stack.size() >= max_depth) {  // c is at depth max_depth: fold what lies below
+      if (f.total > f.self) out << line << ";[deeper frames folded] " << f.total - f.self << '\n';
+      continue;
+    }
     line_length.push_back(line.size());
     stack.emplace_back(c, 0);
   }

@@ -71,8 +71,12 @@ class FlameGraph : public StitchedTraceSink {
   const FlameGraphOptions& options() const { return options_; }
 
   // Folded stacks, children in label order: one "a;b;c <self ns>" line per
-  // frame with self time > 0.
-  void write_folded(std::ostream& out) const;
+  // frame with self time > 0. A line repeats its whole stack, so the output
+  // grows with depth squared (a 100,000-deep recursion would be ~45 GB):
+  // below `max_depth` frames, the rest of each stack is one frame
+  // "[deeper frames folded]" carrying their self time.
+  static constexpr size_t kDefaultFoldedDepth = 1024;
+  void write_folded(std::ostream& out, size_t max_depth = kDefaultFoldedDepth) const;
 
  private:
   int32_t intern(const std::string& text);

@@ -37,6 +37,7 @@ struct FlameOptions {
   std::string min_width = "0.1";
   std::string focus;
   int width = 1200;
+  size_t max_depth = analysis::FlameGraph::kDefaultFoldedDepth;
   bool icicle = false;
   bool full_labels = false;
   bool separate_parts = false;
@@ -139,7 +140,7 @@ int run_flame(const FlameOptions& o) {
       svg.interactive = !o.no_script;
       analysis::write_flame_graph_svg(flame, file, svg);
     } else {
-      flame.write_folded(file);
+      flame.write_folded(file, o.max_depth);
     }
     file.close();
   }
@@ -162,6 +163,12 @@ void setup(CLI::App& app, int& exit_code) {
                  "SVG: leave out frames narrower than this, in pixels (0.1) or percent (0.5%)")
       ->type_name("WIDTH");
   app.add_option("--width", o->width, "SVG: width in pixels (default 1200)")->type_name("PX");
+  app.add_option("--max-depth", o->max_depth,
+                 "Folded stacks: frames below this depth become one '[deeper frames folded]' "
+                 "frame (default 1024; every line repeats its stack, so deep recursion would "
+                 "otherwise grow the file with depth squared)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30))
+      ->type_name("N");
   app.add_option("--focus", o->focus,
                  "Only time in frames whose label or signature contains TEXT, and their callees")
       ->type_name("TEXT");

@@ -32,9 +32,10 @@ using test::exec;
 using test::kT0;
 using test::make_trace;
 
-std::map<std::string, int64_t> folded_lines(const FlameGraph& graph) {
+std::map<std::string, int64_t> folded_lines(const FlameGraph& graph,
+                                            size_t max_depth = FlameGraph::kDefaultFoldedDepth) {
   std::ostringstream out;
-  graph.write_folded(out);
+  graph.write_folded(out, max_depth);
   std::map<std::string, int64_t> lines;
   std::istringstream in(out.str());
   for (std::string line; std::getline(in, line);) {
@@ -107,6 +108,35 @@ TEST(FlameGraph, FoldedValuesAreExclusiveTimesAndSumToTheirTotal) {
   EXPECT_EQ(lines, expected);
   EXPECT_EQ(sum_of(lines), exclusive_sum(t));
   EXPECT_EQ(graph.total(), 1000);
+}
+
+TEST(FlameGraph, DeepStacksAreFoldedBelowTheDepthLimitKeepingEveryNanosecond) {
+  // A recursion 5,000 deep, 1 ns of self time per level on each side.
+  constexpr int kDepth = 5000;
+  Trace t;
+  t.trace_id = 1;
+  for (int i = 0; i < kDepth; ++i) {
+    Execution x;
+    x.operation = "R.f()";
+    x.component = "R";
+    x.tin = i;
+    x.tout = 2 * kDepth - i;
+    x.eoi = i;
+    x.ess = i;
+    t.executions.push_back(x);
+  }
+  FlameGraph graph;
+  graph.add(t);
+  const auto lines = folded_lines(graph, 10);
+  // Ten lines for depths 1..10, one for everything below.
+  EXPECT_EQ(lines.size(), 11u);
+  EXPECT_EQ(sum_of(lines), exclusive_sum(t));
+  std::string tenth;
+  for (int i = 0; i < 10; ++i) tenth += (i ? ";" : "") + std::string("R.f()");
+  ASSERT_EQ(lines.count(tenth + ";[deeper frames folded]"), 1u);
+  EXPECT_EQ(lines.at(tenth + ";[deeper frames folded]"), exclusive_sum(t) - 10 * 2);
+  // The default limit keeps stacks of normal depth whole.
+  EXPECT_EQ(folded_lines(graph).size(), FlameGraph::kDefaultFoldedDepth + 1);
 }
 
 TEST(FlameGraph, IdenticalStacksMergeSoMemoryFollowsDistinctStacks) {

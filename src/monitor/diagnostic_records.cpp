@@ -1,5 +1,7 @@
 #include "monitor/diagnostic_records.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +14,7 @@
 
 #include "format/callable_schemas.hpp"
 #include "format/diagnostic_schemas.hpp"
+#include "format/kieker_signature.hpp"
 #include "format/record.hpp"
 #include "format/schema.hpp"
 #include "monitor/clock.hpp"
@@ -217,27 +220,39 @@ uint64_t diagnostics_dropped() {
 
 namespace {
 
-// Operation names by shadow key, resolved once each on the writer thread.
+// Operation names by shadow key, resolved once each on the writer thread,
+// as the Kieker operation signature the log's flow records carry for the
+// same operation (so records and traces join on it).
 class OperationNames {
  public:
   const std::string& name(uint64_t key) {
     auto [it, inserted] = names_.try_emplace(key);
     if (!inserted) return it->second;
     if (key == 0) return it->second;  // no operation: ""
+    std::string name, module;
     if (key & kOpTag) {
       ManualOperation m;
       uint64_t id = key & ~kOpTag;
-      it->second = lookup_operation(static_cast<uint32_t>(id), &m)
-                       ? m.name
-                       : "<unregistered operation " + std::to_string(id) + ">";
+      name = lookup_operation(static_cast<uint32_t>(id), &m)
+                 ? m.name
+                 : "<unregistered operation " + std::to_string(id) + ">";
+      module = executable();  // as WriterCore names manual operations
     } else {
       if (!symbolizer_) symbolizer_ = std::make_unique<Symbolizer>();
-      it->second = symbolizer_->resolve(key).name;
+      Symbol s = symbolizer_->resolve(key);
+      name = s.name;
+      module = s.module;
     }
+    it->second = format::kieker_signature(name, module).operation;
     return it->second;
   }
 
  private:
+  static std::string executable() {
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
+  }
   std::unordered_map<uint64_t, std::string> names_;
   std::unique_ptr<Symbolizer> symbolizer_;
 };
@@ -337,3 +352,14 @@ void drain_diagnostics(WriterCore& core) {
 }
 
 }  // namespace sonde::monitor
+
+// Whether an interposition probe is on now: 1 on, 0 off, -1 unknown name.
+// For programs (and tests) that switch probes through probes_file and need
+// to know when the writer thread has applied the change. docs/probes.md.
+extern "C" __attribute__((visibility("default"))) int sonde_probe_enabled(const char* name) {
+  using sonde::monitor::g_probe_switches;
+  std::string_view n = name != nullptr ? name : "";
+  if (n == "lock_wait") return g_probe_switches.lock_wait.load() != 0 ? 1 : 0;
+  if (n == "sqlite") return g_probe_switches.sqlite.load() != 0 ? 1 : 0;
+  return -1;
+}

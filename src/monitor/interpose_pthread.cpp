@@ -5,7 +5,11 @@
 // tied to the waiter's trace position. Locks libc takes internally (its own
 // calls, not through the PLT) and statically linked programs are not seen.
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
+
+#include <algorithm>
+#include <cstdint>
 
 #include "monitor/clock.hpp"
 #include "monitor/diagnostic_records.hpp"
@@ -65,9 +69,44 @@ MutexFn real_trylock() {
 #endif
 }
 
+// libsonde's own code (load address range), whose locks (buffer hand-off,
+// thread registration, contended by the writer thread) are the monitor's
+// cost, not the program's: they are not recorded.
+struct CodeRange {
+  uintptr_t lo = 0, hi = 0;
+};
+
+int find_own_range(dl_phdr_info* info, size_t, void* data) {
+  auto* range = static_cast<CodeRange*>(data);
+  if (info->dlpi_addr != range->lo) return 0;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    lo = std::min<uintptr_t>(lo, info->dlpi_addr + ph.p_vaddr);
+    hi = std::max<uintptr_t>(hi, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+  }
+  range->lo = lo;
+  range->hi = hi;
+  return 1;
+}
+
+bool inside_libsonde(uintptr_t address) {
+  static const CodeRange range = [] {
+    CodeRange r;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&find_own_range), &info) == 0) return r;
+    r.lo = reinterpret_cast<uintptr_t>(info.dli_fbase);
+    if (dl_iterate_phdr(find_own_range, &r) == 0) r = CodeRange{};
+    return r;
+  }();
+  return address >= range.lo && address < range.hi;
+}
+
 // The contended path, out of line so the common path stays small.
-[[gnu::noinline]] int contended_lock(pthread_mutex_t* m, MutexFn lock) {
+[[gnu::noinline]] int contended_lock(pthread_mutex_t* m, MutexFn lock, uintptr_t caller) {
   ProbeBusy busy;  // locks taken while recording pass straight through
+  if (inside_libsonde(caller)) return lock(m);
   int64_t start_epoch = epoch_ns_now();
   int64_t start = monotonic_ns_now();
   int rc = lock(m);
@@ -103,5 +142,5 @@ SONDE_INTERPOSE int pthread_mutex_lock(pthread_mutex_t* m) {
   // Same result as lock() for every mutex type except a wait: EBUSY.
   int rc = trylock(m);
   if (rc != EBUSY) [[likely]] return rc;
-  return contended_lock(m, lock);
+  return contended_lock(m, lock, reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
 }

@@ -506,6 +506,11 @@ void print_summary(State& s) {
                      ? 0.0
                      : static_cast<double>(s.writer_cpu_ns) / static_cast<double>(t.written));
   }
+  if (uint64_t d = diagnostics_emitted() + diagnostics_dropped(); d != 0) {
+    std::fprintf(stderr, "sonde: %llu probe records (lock waits, database calls), %llu dropped\n",
+                 static_cast<unsigned long long>(diagnostics_emitted()),
+                 static_cast<unsigned long long>(diagnostics_dropped()));
+  }
   if (t.dropped != 0) {
     std::fprintf(stderr, "sonde: WARNING: %llu events were lost (policy %s%s)\n",
                  static_cast<unsigned long long>(t.dropped),

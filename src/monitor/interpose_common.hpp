@@ -12,6 +12,11 @@
 
 namespace sonde::monitor {
 
+// A definition of `name` in a loaded object that is not in the global
+// lookup scope (dlopen'ed RTLD_LOCAL, e.g. a Python extension's
+// libsqlite3), other than libsonde's `self`; nullptr if none.
+void* definition_in_local_objects(const char* name, void* self);
+
 // The next definition of `name` after libsonde, or, when libsonde comes
 // later in the lookup order than the library (dlopen), any definition
 // other than `self`. Cached in `slot`; nullptr if none is loaded.
@@ -22,6 +27,9 @@ Fn next_definition(std::atomic<Fn>& slot, const char* name, Fn self) {
   void* p = dlsym(RTLD_NEXT, name);
   if (p == nullptr || p == reinterpret_cast<void*>(self)) p = dlsym(RTLD_DEFAULT, name);
   if (p == reinterpret_cast<void*>(self)) p = nullptr;
+  if (p == nullptr && self != nullptr) {
+    p = definition_in_local_objects(name, reinterpret_cast<void*>(self));
+  }
   f = reinterpret_cast<Fn>(p);
   if (f != nullptr) slot.store(f, std::memory_order_release);
   return f;

@@ -86,7 +86,8 @@ const std::vector<ConfigKey>& config_keys() {
       {"summary", "print a summary line to stderr at exit (true/false)"},
       {"probe_lock_wait", "record contended pthread_mutex_lock waits (true/false)"},
       {"probe_lock_wait_threshold_ns", "record only lock waits at least this long"},
-      {"probe_sqlite", "record SQLite statement executions (true/false)"},
+      {"probe_database", "record database calls: SQLite, sonde_record_database_call (true/false)"},
+      {"probe_messaging", "record message sends: sonde_record_message_send (true/false)"},
       {"probes_file", "file of probe_* keys, re-read when it changes"},
       {"probe_queue_records", "diagnostic records pending for the writer before loss"},
   };
@@ -102,8 +103,10 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
     return parse_bool(value, &c.summary) ? "" : bad(key, value, "true or false");
   if (key == "probe_lock_wait")
     return parse_bool(value, &c.probe_lock_wait) ? "" : bad(key, value, "true or false");
-  if (key == "probe_sqlite")
-    return parse_bool(value, &c.probe_sqlite) ? "" : bad(key, value, "true or false");
+  if (key == "probe_messaging")
+    return parse_bool(value, &c.probe_messaging) ? "" : bad(key, value, "true or false");
+  if (key == "probe_database")
+    return parse_bool(value, &c.probe_database) ? "" : bad(key, value, "true or false");
   if (key == "probes_file") {
     c.probes_file = value;
     return "";

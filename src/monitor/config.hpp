@@ -56,7 +56,8 @@ struct Config {
   // switches them at run time.
   bool probe_lock_wait = false;             // pthread_mutex_lock waits
   uint32_t probe_lock_wait_threshold_ns = 0;  // record waits at least this long
-  bool probe_sqlite = false;                // sqlite3_step / sqlite3_exec
+  bool probe_database = false;              // SQLite, sonde_record_database_call
+  bool probe_messaging = false;             // sonde_record_message_send
   std::string probes_file;                  // probe_* keys, re-read when it changes
   uint32_t probe_queue_records = 16384;     // pending diagnostic records before loss
 };

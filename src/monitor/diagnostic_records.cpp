@@ -70,12 +70,13 @@ void apply_probe_switches(const Config& config) {
   g_probe_switches.lock_wait_threshold_ns.store(config.probe_lock_wait_threshold_ns,
                                                 std::memory_order_relaxed);
   g_probe_switches.lock_wait.store(config.probe_lock_wait ? 1 : 0, std::memory_order_relaxed);
-  g_probe_switches.sqlite.store(config.probe_sqlite ? 1 : 0, std::memory_order_relaxed);
+  g_probe_switches.database.store(config.probe_database ? 1 : 0, std::memory_order_relaxed);
+  g_probe_switches.messaging.store(config.probe_messaging ? 1 : 0, std::memory_order_relaxed);
   static bool warned = false;
-  if (config.probe_sqlite && !warned) {
+  if (config.probe_database && !warned) {
     if (std::string problem = sqlite_binding_problem(); !problem.empty()) {
       warned = true;
-      std::fprintf(stderr, "sonde: probe_sqlite: %s\n", problem.c_str());
+      std::fprintf(stderr, "sonde: probe_database: %s\n", problem.c_str());
     }
   }
 }
@@ -353,13 +354,3 @@ void drain_diagnostics(WriterCore& core) {
 
 }  // namespace sonde::monitor
 
-// Whether an interposition probe is on now: 1 on, 0 off, -1 unknown name.
-// For programs (and tests) that switch probes through probes_file and need
-// to know when the writer thread has applied the change. docs/probes.md.
-extern "C" __attribute__((visibility("default"))) int sonde_probe_enabled(const char* name) {
-  using sonde::monitor::g_probe_switches;
-  std::string_view n = name != nullptr ? name : "";
-  if (n == "lock_wait") return g_probe_switches.lock_wait.load() != 0 ? 1 : 0;
-  if (n == "sqlite") return g_probe_switches.sqlite.load() != 0 ? 1 : 0;
-  return -1;
-}

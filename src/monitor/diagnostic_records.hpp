@@ -48,7 +48,8 @@ struct DiagnosticRecord {
 // load), written at start-up and by probes_file reloads.
 struct ProbeSwitches {
   std::atomic<uint8_t> lock_wait{0};
-  std::atomic<uint8_t> sqlite{0};
+  std::atomic<uint8_t> database{0};
+  std::atomic<uint8_t> messaging{0};
   std::atomic<uint64_t> lock_wait_threshold_ns{0};
 };
 extern ProbeSwitches g_probe_switches;

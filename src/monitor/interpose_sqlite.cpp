@@ -1,4 +1,4 @@
-// Database calls (probe_sqlite): SQLite's sqlite3_step, sqlite3_reset,
+// Database calls (probe_database): SQLite's sqlite3_step, sqlite3_reset,
 // sqlite3_finalize and sqlite3_exec interposed. One DatabaseCall record per
 // statement execution: from its first sqlite3_step to the step that ends it
 // (SQLITE_DONE or an error), or to the reset/finalize that abandons it.
@@ -154,7 +154,7 @@ void finish_active(sqlite3_stmt* stmt) {
 }
 
 bool probe_on() {
-  return g_probe_switches.sqlite.load(std::memory_order_relaxed) != 0 && t_probe_busy == 0;
+  return g_probe_switches.database.load(std::memory_order_relaxed) != 0 && t_probe_busy == 0;
 }
 
 }  // namespace

@@ -30,8 +30,14 @@ struct DbCallCopy {
   std::string sql, bound, url, product;
 };
 
+struct MessageCopy {
+  int64_t trace_id = 0, order_index = 0, duration = 0, bytes = 0;
+  std::string destination;
+};
+
 struct Diagnostics {
   std::vector<LockWaitCopy> lock_waits;
+  std::vector<MessageCopy> messages;
   std::vector<DbCallCopy> db_calls;
   format::LogReadStats stats;
 };
@@ -45,6 +51,10 @@ class DiagnosticCollector final : public format::RecordSink {
       namespace f = format::lock_field;
       d_.lock_waits.push_back({r.i64(1), r.i64(2), r.i64(f::kWaitDuration), r.i64(f::kHoldDuration),
                                std::string(r.str(f::kLock)), std::string(r.str(f::kOperation))});
+    } else if (cls == format::diagnostic_class::kMessageSend) {
+      namespace f = format::message_field;
+      d_.messages.push_back({r.i64(1), r.i64(2), r.i64(f::kDuration), r.i64(f::kBytes),
+                             std::string(r.str(f::kDestination))});
     } else if (cls == format::callable_class::kDatabaseCall) {
       namespace f = format::db_field;
       d_.db_calls.push_back({r.i64(1), r.i64(2), r.i64(f::kDuration), r.flag(f::kPrepared),
@@ -211,10 +221,10 @@ TEST(InterposeSqlite, OneRecordPerStatementExecutionWithItsSql) {
   std::string db = out + "/shop.db";
   const int inserts = 25;
   ProgramRun run = run_and_read({kPrograms + "/test_sqlite_calls", db, std::to_string(inserts)},
-                         env_for(out, {"SONDE_PROBE_SQLITE=true"}), out);
+                         env_for(out, {"SONDE_PROBE_DATABASE=true"}), out);
   ASSERT_EQ(run.result.exit_code, 0) << run.result.stderr_text;
   // No warning that the program's calls bypass libsonde.
-  EXPECT_EQ(run.result.stderr_text.find("probe_sqlite"), std::string::npos)
+  EXPECT_EQ(run.result.stderr_text.find("probe_database"), std::string::npos)
       << run.result.stderr_text;
   const std::vector<DbCallCopy>& calls = run.diagnostics.db_calls;
   ASSERT_EQ(calls.size(), static_cast<size_t>(inserts + 4));
@@ -282,6 +292,66 @@ TEST(InterposeSqlite, SwitchedOnAtRunTimeThroughProbesFile) {
   }
   for (int i = inserts; i < 2 * inserts; ++i) expected.insert(bound_insert(i));
   EXPECT_EQ(bound, expected);
+}
+
+// ---------------------------------------------------------------------------
+// Records the program reports itself (sonde/records.h).
+
+TEST(ProbeRecordsApi, MessageSendsAndDatabaseCallsWithTheirValues) {
+  std::string out = fresh_dir("probe_records_api");
+  const int sends = 30, calls = 7;
+  ProgramRun run = run_and_read(
+      {kPrograms + "/test_probe_records", std::to_string(sends), std::to_string(calls)},
+      env_for(out, {"SONDE_PROBE_MESSAGING=true", "SONDE_PROBE_DATABASE=on"}), out);
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.stderr_text;
+  ASSERT_EQ(run.diagnostics.messages.size(), static_cast<size_t>(sends + 1));
+  std::map<std::string, int> per_queue;
+  int64_t bytes = 0, duration = 0;
+  for (const MessageCopy& m : run.diagnostics.messages) {
+    ++per_queue[m.destination];
+    if (m.destination == "orphan") {
+      EXPECT_EQ(m.trace_id, -1);
+      EXPECT_EQ(m.order_index, -1);
+      EXPECT_EQ(m.duration, -1);
+      continue;
+    }
+    bytes += m.bytes;
+    duration += m.duration;
+    auto t = run.contents.traces.find(m.trace_id);
+    ASSERT_NE(t, run.contents.traces.end());
+    EXPECT_EQ(t->second.events.at(0).operation, "shop.publish()");
+    EXPECT_EQ(m.order_index, 0);
+  }
+  EXPECT_EQ(per_queue["queue-0"], 10);
+  EXPECT_EQ(per_queue["queue-1"], 10);
+  EXPECT_EQ(per_queue["queue-2"], 10);
+  EXPECT_EQ(per_queue["orphan"], 1);
+  // Sum of 100 + i and 1000 + i for i < 30.
+  EXPECT_EQ(bytes, 100 * sends + sends * (sends - 1) / 2);
+  EXPECT_EQ(duration, 1000 * sends + sends * (sends - 1) / 2);
+  ASSERT_EQ(run.diagnostics.db_calls.size(), static_cast<size_t>(calls));
+  std::set<std::string> sql;
+  for (const DbCallCopy& c : run.diagnostics.db_calls) {
+    sql.insert(c.sql);
+    EXPECT_EQ(c.duration, 500);
+    EXPECT_FALSE(c.prepared);
+  }
+  EXPECT_EQ(sql.size(), static_cast<size_t>(calls));
+  EXPECT_EQ(sql.count("SELECT 6"), 1u);
+}
+
+TEST(ProbeRecordsApi, EachKindOnlyWhileItsProbeIsOn) {
+  std::string out = fresh_dir("probe_records_api_off");
+  ProgramRun off = run_and_read({kPrograms + "/test_probe_records", "5", "5"}, env_for(out), out);
+  ASSERT_EQ(off.result.exit_code, 0) << off.result.stderr_text;
+  EXPECT_TRUE(off.diagnostics.messages.empty());
+  EXPECT_TRUE(off.diagnostics.db_calls.empty());
+  out = fresh_dir("probe_records_api_messaging_only");
+  ProgramRun messaging = run_and_read({kPrograms + "/test_probe_records", "5", "5"},
+                                      env_for(out, {"SONDE_PROBE_MESSAGING=true"}), out);
+  ASSERT_EQ(messaging.result.exit_code, 0) << messaging.result.stderr_text;
+  EXPECT_EQ(messaging.diagnostics.messages.size(), 6u);
+  EXPECT_TRUE(messaging.diagnostics.db_calls.empty());
 }
 
 }  // namespace

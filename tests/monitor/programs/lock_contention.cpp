@@ -24,7 +24,7 @@
 
 #include "sonde/sonde.hpp"
 
-extern "C" int sonde_probe_enabled(const char* name);
+#include "sonde/records.h"
 
 namespace {
 

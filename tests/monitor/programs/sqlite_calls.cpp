@@ -8,7 +8,7 @@
 //   1 x           SELECT name FROM items WHERE id > ?1   (first row only, finalized)
 //   sqlite3_exec  SELECT count(*) FROM items
 // "reload": all of that with the probe off, then SONDE_PROBES_FILE gets
-// probe_sqlite = on and, once applied, the INSERTS inserts run again: only
+// probe_database = on and, once applied, the INSERTS inserts run again: only
 // those INSERTS executions may be recorded.
 #include <sqlite3.h>
 
@@ -20,7 +20,7 @@
 
 #include "sonde/sonde.hpp"
 
-extern "C" int sonde_probe_enabled(const char* name);
+#include "sonde/records.h"
 
 namespace {
 
@@ -112,17 +112,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "reload needs SONDE_PROBES_FILE\n");
     return 2;
   }
-  if (sonde_probe_enabled("sqlite") != 0) {
+  if (sonde_probe_enabled("database") != 0) {
     std::fprintf(stderr, "sqlite probe on before the probes file enabled it\n");
     return 3;
   }
   all_statements(db, n);
-  std::ofstream(file) << "probe_sqlite = on\n";
-  for (int i = 0; i < 10000 && sonde_probe_enabled("sqlite") != 1; ++i) {
+  std::ofstream(file) << "probe_database = on\n";
+  for (int i = 0; i < 10000 && sonde_probe_enabled("database") != 1; ++i) {
     timespec nap{0, 1000000};
     nanosleep(&nap, nullptr);
   }
-  if (sonde_probe_enabled("sqlite") != 1) {
+  if (sonde_probe_enabled("database") != 1) {
     std::fprintf(stderr, "the probes file was not applied within 10 s\n");
     return 4;
   }

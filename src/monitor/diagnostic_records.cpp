@@ -19,6 +19,7 @@
 #include "format/schema.hpp"
 #include "monitor/clock.hpp"
 #include "monitor/controller.hpp"
+#include "monitor/interpose_common.hpp"
 #include "monitor/registry.hpp"
 #include "monitor/symbolizer.hpp"
 #include "monitor/thread_state.hpp"
@@ -72,10 +73,14 @@ void apply_probe_switches(const Config& config) {
   g_probe_switches.lock_wait.store(config.probe_lock_wait ? 1 : 0, std::memory_order_relaxed);
   g_probe_switches.database.store(config.probe_database ? 1 : 0, std::memory_order_relaxed);
   g_probe_switches.messaging.store(config.probe_messaging ? 1 : 0, std::memory_order_relaxed);
-  static bool warned = false;
-  if (config.probe_database && !warned) {
-    if (std::string problem = sqlite_binding_problem(); !problem.empty()) {
-      warned = true;
+  // Say so when a database library's calls bypass the probes, rather than
+  // record nothing silently. Once per library.
+  static bool warned[2] = {false, false};
+  const char* entry_points[2] = {"sqlite3_step", "PQexec"};
+  for (int i = 0; i < 2 && config.probe_database; ++i) {
+    if (warned[i]) continue;
+    if (std::string problem = binding_problem(entry_points[i]); !problem.empty()) {
+      warned[i] = true;
       std::fprintf(stderr, "sonde: probe_database: %s\n", problem.c_str());
     }
   }

@@ -85,10 +85,6 @@ void poll_probes_file();
 // In a forked child: forgets records queued by threads that do not exist there.
 void diagnostics_after_fork_child();
 
-// Why the SQLite probe cannot see the program's calls, "" if it can
-// (interpose_sqlite.cpp).
-std::string sqlite_binding_problem();
-
 // Records emitted and dropped since start (for tests and the summary).
 uint64_t diagnostics_emitted();
 uint64_t diagnostics_dropped();

@@ -36,4 +36,20 @@ void* definition_in_local_objects(const char* name, void* self) {
   return nullptr;
 }
 
+std::string binding_problem(const char* symbol) {
+  void* bound = dlsym(RTLD_DEFAULT, symbol);
+  if (bound == nullptr) return "";  // the library is not loaded (yet)
+  // Compare modules: the address of libsonde's own definition would go
+  // through the same lookup.
+  Dl_info mine{}, info{};
+  if (dladdr(reinterpret_cast<void*>(&binding_problem), &mine) == 0 ||
+      dladdr(bound, &info) == 0 || info.dli_fbase == mine.dli_fbase) {
+    return "";
+  }
+  const char* where = info.dli_fname != nullptr ? info.dli_fname : "?";
+  return std::string("the program's ") + symbol + " binds to " + where +
+         ", not to libsonde: link libsonde before that library or LD_PRELOAD it; "
+         "its calls will not be recorded";
+}
+
 }  // namespace sonde::monitor

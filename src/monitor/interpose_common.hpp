@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <string>
 
 #define SONDE_INTERPOSE extern "C" __attribute__((visibility("default")))
 
@@ -16,6 +17,11 @@ namespace sonde::monitor {
 // lookup scope (dlopen'ed RTLD_LOCAL, e.g. a Python extension's
 // libsqlite3), other than libsonde's `self`; nullptr if none.
 void* definition_in_local_objects(const char* name, void* self);
+
+// Why the program's calls to `symbol` do not reach libsonde's probe ("" if
+// they do, or no library defining it is loaded): the library defining it
+// comes before libsonde in the lookup order.
+std::string binding_problem(const char* symbol);
 
 // The next definition of `name` after libsonde, or, when libsonde comes
 // later in the lookup order than the library (dlopen), any definition

@@ -225,22 +225,3 @@ SONDE_INTERPOSE int sqlite3_exec(sqlite3* db, const char* sql,
   }
   return rc;
 }
-
-namespace sonde::monitor {
-
-std::string sqlite_binding_problem() {
-  void* bound = dlsym(RTLD_DEFAULT, "sqlite3_step");
-  if (bound == nullptr) return "";  // no SQLite loaded (yet)
-  // Compare modules: &::sqlite3_step itself would go through the same lookup.
-  Dl_info mine{}, info{};
-  if (dladdr(reinterpret_cast<void*>(&sqlite_binding_problem), &mine) == 0 ||
-      dladdr(bound, &info) == 0 || info.dli_fbase == mine.dli_fbase) {
-    return "";
-  }
-  const char* where = info.dli_fname != nullptr ? info.dli_fname : "?";
-  return std::string("the program's sqlite3_step binds to ") + where +
-         ", not to libsonde: link libsonde before libsqlite3 or LD_PRELOAD it; "
-         "no database calls will be recorded";
-}
-
-}  // namespace sonde::monitor

@@ -15,6 +15,9 @@ packages=(
   graphviz
   # The compressed Kieker log tests make their inputs with the real tools.
   gzip xz-utils bzip2 zip unzip
+  # The database probe's libpq test (tests/monitor/interpose_libpq_test.cpp)
+  # runs a throw-away PostgreSQL server.
+  libpq-dev postgresql
 )
 
 missing=()

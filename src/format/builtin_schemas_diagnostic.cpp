@@ -24,10 +24,10 @@ std::array<RecordSchema, 2> make_schemas() {
                                    {"holdDuration", T::kInt64},
                                    {"lock", T::kString},
                                    {"operation", T::kString}})},
-          RecordSchema{std::string(diagnostic_class::kMessageSend),
-                       positioned({{"duration", T::kInt64},
-                                   {"destination", T::kString},
-                                   {"bytes", T::kInt64}})}};
+          RecordSchema{
+              std::string(diagnostic_class::kMessageSend),
+              positioned(
+                  {{"duration", T::kInt64}, {"destination", T::kString}, {"bytes", T::kInt64}})}};
 }
 
 }  // namespace

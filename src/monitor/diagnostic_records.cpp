@@ -304,7 +304,8 @@ void write_record(WriterCore& core, const DiagnosticRecord& r) {
       out.values[f::kWaitDuration] = int64_t{r.value0};
       out.values[f::kHoldDuration] = int64_t{r.value1};
       out.values[f::kLock] = std::string_view(address);
-      out.values[f::kOperation] = std::string_view(operation_names().name(r.position.operation_key));
+      out.values[f::kOperation] =
+          std::string_view(operation_names().name(r.position.operation_key));
       core.record(out);
       break;
     }
@@ -358,4 +359,3 @@ void drain_diagnostics(WriterCore& core) {
 }
 
 }  // namespace sonde::monitor
-

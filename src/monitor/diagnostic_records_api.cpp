@@ -13,8 +13,7 @@ namespace sonde::monitor {
 namespace {
 
 bool wanted(const std::atomic<uint8_t>& probe) {
-  return probe.load(std::memory_order_relaxed) != 0 && t_probe_busy == 0 &&
-         diagnostics_accepting();
+  return probe.load(std::memory_order_relaxed) != 0 && t_probe_busy == 0 && diagnostics_accepting();
 }
 
 // Copies `parts` into one malloc'd '\0'-separated block for r.text.

@@ -42,8 +42,8 @@ std::string binding_problem(const char* symbol) {
   // Compare modules: the address of libsonde's own definition would go
   // through the same lookup.
   Dl_info mine{}, info{};
-  if (dladdr(reinterpret_cast<void*>(&binding_problem), &mine) == 0 ||
-      dladdr(bound, &info) == 0 || info.dli_fbase == mine.dli_fbase) {
+  if (dladdr(reinterpret_cast<void*>(&binding_problem), &mine) == 0 || dladdr(bound, &info) == 0 ||
+      info.dli_fbase == mine.dli_fbase) {
     return "";
   }
   const char* where = info.dli_fname != nullptr ? info.dli_fname : "?";

@@ -29,7 +29,8 @@ std::string binding_problem(const char* symbol);
 template <typename Fn>
 Fn next_definition(std::atomic<Fn>& slot, const char* name, Fn self) {
   Fn f = slot.load(std::memory_order_acquire);
-  if (f != nullptr) [[likely]] return f;
+  if (f != nullptr) [[likely]]
+    return f;
   void* p = dlsym(RTLD_NEXT, name);
   if (p == nullptr || p == reinterpret_cast<void*>(self)) p = dlsym(RTLD_DEFAULT, name);
   if (p == reinterpret_cast<void*>(self)) p = nullptr;

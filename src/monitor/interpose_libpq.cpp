@@ -105,8 +105,7 @@ SONDE_INTERPOSE pg_result* PQexec(pg_conn* conn, const char* query) {
 
 SONDE_INTERPOSE pg_result* PQexecParams(pg_conn* conn, const char* command, int n_params,
                                         const Oid* types, const char* const* values,
-                                        const int* lengths, const int* formats,
-                                        int result_format) {
+                                        const int* lengths, const int* formats, int result_format) {
   ExecParamsFn exec = next_definition(g_exec_params, "PQexecParams", &PQexecParams);
   if (exec == nullptr) return nullptr;
   auto call = [&] {

@@ -36,7 +36,8 @@ __thread uint8_t t_resolving __attribute__((tls_model("initial-exec")));
 
 MutexFn resolve(std::atomic<MutexFn>& slot, const char* name, MutexFn self, MutexFn fallback) {
   MutexFn f = slot.load(std::memory_order_acquire);
-  if (f != nullptr) [[likely]] return f;
+  if (f != nullptr) [[likely]]
+    return f;
   if (t_resolving && fallback != nullptr) return fallback;
   t_resolving = 1;
   f = next_definition(slot, name, self);
@@ -133,7 +134,8 @@ bool inside_libsonde(uintptr_t address) {
 
 SONDE_INTERPOSE int pthread_mutex_lock(pthread_mutex_t* m) {
   MutexFn lock = real_lock();
-  if (lock == nullptr) return EINVAL;  // no pthread_mutex_lock after libsonde: cannot happen with glibc
+  if (lock == nullptr)
+    return EINVAL;  // no pthread_mutex_lock after libsonde: cannot happen with glibc
   if (g_probe_switches.lock_wait.load(std::memory_order_relaxed) == 0 || t_probe_busy) {
     return lock(m);
   }
@@ -141,6 +143,7 @@ SONDE_INTERPOSE int pthread_mutex_lock(pthread_mutex_t* m) {
   if (trylock == nullptr) return lock(m);
   // Same result as lock() for every mutex type except a wait: EBUSY.
   int rc = trylock(m);
-  if (rc != EBUSY) [[likely]] return rc;
+  if (rc != EBUSY) [[likely]]
+    return rc;
   return contended_lock(m, lock, reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
 }

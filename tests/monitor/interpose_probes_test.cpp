@@ -100,7 +100,7 @@ struct ProgramRun {
 };
 
 ProgramRun run_and_read(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                 const std::string& out) {
+                        const std::string& out) {
   ProgramRun run;
   run.result = run_program(argv, env);
   std::vector<std::string> logs = files_with_suffix(out, ".sonde");
@@ -113,8 +113,7 @@ ProgramRun run_and_read(const std::vector<std::string>& argv, const std::vector<
   EXPECT_TRUE(run.diagnostics.stats.ok);
   // The reader knows the record types: nothing skipped, no warnings.
   EXPECT_EQ(run.diagnostics.stats.skipped, 0u);
-  EXPECT_TRUE(run.diagnostics.stats.warnings.empty())
-      << run.diagnostics.stats.warnings.front();
+  EXPECT_TRUE(run.diagnostics.stats.warnings.empty()) << run.diagnostics.stats.warnings.front();
   EXPECT_EQ(run.diagnostics.stats.lost_reported, 0u);
   return run;
 }
@@ -144,9 +143,9 @@ void expect_lock_waits_tied_to_traces(const ProgramRun& run, const std::set<std:
 TEST(InterposeLockWait, OneRecordPerContendedAcquisitionNoneForUncontended) {
   std::string out = fresh_dir("interpose_lock_exact");
   const int pairs = 3, rounds = 150;
-  ProgramRun run = run_and_read({kPrograms + "/test_lock_contention", std::to_string(pairs),
-                          std::to_string(rounds)},
-                         env_for(out, {"SONDE_PROBE_LOCK_WAIT=true"}), out);
+  ProgramRun run = run_and_read(
+      {kPrograms + "/test_lock_contention", std::to_string(pairs), std::to_string(rounds)},
+      env_for(out, {"SONDE_PROBE_LOCK_WAIT=true"}), out);
   ASSERT_EQ(run.result.exit_code, 0) << run.result.stderr_text;
   std::set<std::string> addresses = mutex_addresses(run.result.stderr_text);
   ASSERT_EQ(addresses.size(), static_cast<size_t>(pairs));
@@ -158,7 +157,8 @@ TEST(InterposeLockWait, OneRecordPerContendedAcquisitionNoneForUncontended) {
 
 TEST(InterposeLockWait, OffByDefault) {
   std::string out = fresh_dir("interpose_lock_off");
-  ProgramRun run = run_and_read({kPrograms + "/test_lock_contention", "2", "50"}, env_for(out), out);
+  ProgramRun run =
+      run_and_read({kPrograms + "/test_lock_contention", "2", "50"}, env_for(out), out);
   ASSERT_EQ(run.result.exit_code, 0) << run.result.stderr_text;
   EXPECT_TRUE(run.diagnostics.lock_waits.empty());
   EXPECT_EQ(run.contents.records_by_class.count(std::string(format::diagnostic_class::kLockWait)),
@@ -170,10 +170,10 @@ TEST(InterposeLockWait, OffByDefault) {
 TEST(InterposeLockWait, ThresholdDropsShorterWaits) {
   // The holder releases as soon as the waiter blocks: no wait comes near 4 s.
   std::string out = fresh_dir("interpose_lock_threshold");
-  ProgramRun run = run_and_read({kPrograms + "/test_lock_contention", "2", "50"},
-                         env_for(out, {"SONDE_PROBE_LOCK_WAIT=true",
-                                       "SONDE_PROBE_LOCK_WAIT_THRESHOLD_NS=4000000000"}),
-                         out);
+  ProgramRun run = run_and_read(
+      {kPrograms + "/test_lock_contention", "2", "50"},
+      env_for(out, {"SONDE_PROBE_LOCK_WAIT=true", "SONDE_PROBE_LOCK_WAIT_THRESHOLD_NS=4000000000"}),
+      out);
   ASSERT_EQ(run.result.exit_code, 0) << run.result.stderr_text;
   EXPECT_TRUE(run.diagnostics.lock_waits.empty());
 }
@@ -195,9 +195,7 @@ TEST(InterposeLockWait, SwitchedOnAtRunTimeThroughProbesFile) {
 TEST(InterposeProbesFile, NonProbeKeyAtStartDisablesMonitoringNamingIt) {
   std::string out = fresh_dir("interpose_bad_probes_file");
   std::string file = out + "/probes.conf";
-  {
-    std::ofstream(file) << "probe_lock_wait = on\nwriter = null\n";
-  }
+  { std::ofstream(file) << "probe_lock_wait = on\nwriter = null\n"; }
   RunResult r = run_program({kPrograms + "/test_lock_contention", "1", "5"},
                             env_for(out, {"SONDE_PROBES_FILE=" + file}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
@@ -221,7 +219,7 @@ TEST(InterposeSqlite, OneRecordPerStatementExecutionWithItsSql) {
   std::string db = out + "/shop.db";
   const int inserts = 25;
   ProgramRun run = run_and_read({kPrograms + "/test_sqlite_calls", db, std::to_string(inserts)},
-                         env_for(out, {"SONDE_PROBE_DATABASE=true"}), out);
+                                env_for(out, {"SONDE_PROBE_DATABASE=true"}), out);
   ASSERT_EQ(run.result.exit_code, 0) << run.result.stderr_text;
   // No warning that the program's calls bypass libsonde.
   EXPECT_EQ(run.result.stderr_text.find("probe_database"), std::string::npos)
@@ -255,7 +253,8 @@ TEST(InterposeSqlite, OneRecordPerStatementExecutionWithItsSql) {
   std::set<std::string> expected_bound;
   for (int i = 0; i < inserts; ++i) expected_bound.insert(bound_insert(i));
   EXPECT_EQ(bound_inserts, expected_bound);
-  EXPECT_EQ(operation_of_sql["CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT)"], "db.setup()");
+  EXPECT_EQ(operation_of_sql["CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT)"],
+            "db.setup()");
   EXPECT_EQ(operation_of_sql[insert_sql], "db.insert()");
   EXPECT_EQ(operation_of_sql["SELECT id, name FROM items ORDER BY id"], "db.scan()");
   EXPECT_EQ(operation_of_sql["SELECT name FROM items WHERE id > ?1"], "db.first()");

@@ -22,9 +22,8 @@
 #include <thread>
 #include <vector>
 
-#include "sonde/sonde.hpp"
-
 #include "sonde/records.h"
+#include "sonde/sonde.hpp"
 
 namespace {
 
@@ -92,7 +91,8 @@ int main(int argc, char** argv) {
   bool reload = argc > 3 && std::string(argv[3]) == "reload";
   std::vector<Pair> pairs(static_cast<size_t>(pairs_n));
   for (int i = 0; i < pairs_n; ++i) {
-    std::fprintf(stderr, "mutex %d %p\n", i, static_cast<void*>(&pairs[static_cast<size_t>(i)].mutex));
+    std::fprintf(stderr, "mutex %d %p\n", i,
+                 static_cast<void*>(&pairs[static_cast<size_t>(i)].mutex));
   }
   if (!reload) {
     run_rounds(pairs, 0, rounds);

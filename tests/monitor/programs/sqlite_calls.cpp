@@ -18,9 +18,8 @@
 #include <fstream>
 #include <string>
 
-#include "sonde/sonde.hpp"
-
 #include "sonde/records.h"
+#include "sonde/sonde.hpp"
 
 namespace {
 

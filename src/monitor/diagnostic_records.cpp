@@ -208,7 +208,13 @@ void emit_diagnostic(DiagnosticRecord& r) {
 void diagnostics_after_fork_child() {
   // Only the forking thread exists here and it is not inside a probe; slots
   // half-written by vanished threads are forgotten (their text leaks).
-  if (Queue* q = g_queue.load()) q->reset();
+  if (Queue* q = g_queue.load()) {
+    q->reset();
+    // The child's summary counts the child's records.
+    q->emitted.store(0);
+    q->dropped.store(0);
+    q->dropped_unreported.store(0);
+  }
 }
 
 uint64_t diagnostics_emitted() {

@@ -507,7 +507,8 @@ void print_summary(State& s) {
                      : static_cast<double>(s.writer_cpu_ns) / static_cast<double>(t.written));
   }
   if (uint64_t d = diagnostics_emitted() + diagnostics_dropped(); d != 0) {
-    std::fprintf(stderr, "sonde: %llu probe records (lock waits, database calls, messages), %llu dropped\n",
+    std::fprintf(stderr,
+                 "sonde: %llu probe records (lock waits, database calls, messages), %llu dropped\n",
                  static_cast<unsigned long long>(diagnostics_emitted()),
                  static_cast<unsigned long long>(diagnostics_dropped()));
   }

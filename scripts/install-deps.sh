@@ -11,6 +11,9 @@ packages=(
   libdw-dev libelf-dev
   nlohmann-json3-dev libcli11-dev
   libsqlite3-dev sqlite3
+  # The database probe's libpq test (tests/monitor/interpose_libpq_test.cpp)
+  # runs a throw-away PostgreSQL server.
+  libpq-dev postgresql
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz
   # The compressed Kieker log tests make their inputs with the real tools.

@@ -96,6 +96,7 @@ std::span<const RecordSchema* const> builtin_schemas() {
     for (const RecordSchema* s : kieker_extra_schemas()) v.push_back(s);
     for (const RecordSchema* s : system_schemas()) v.push_back(s);
     for (const RecordSchema* s : callable_schemas()) v.push_back(s);
+    for (const RecordSchema* s : diagnostic_schemas()) v.push_back(s);
     return v;
   }());
   return all;

@@ -84,6 +84,12 @@ const std::vector<ConfigKey>& config_keys() {
       {"application", "application name recorded in the log"},
       {"xray", "auto (patch the functions of a clang -fxray-instrument program by pattern) | off"},
       {"summary", "print a summary line to stderr at exit (true/false)"},
+      {"probe_lock_wait", "record contended pthread_mutex_lock waits (true/false)"},
+      {"probe_lock_wait_threshold_ns", "record only lock waits at least this long"},
+      {"probe_database", "record database calls: SQLite, sonde_record_database_call (true/false)"},
+      {"probe_messaging", "record message sends: sonde_record_message_send (true/false)"},
+      {"probes_file", "file of probe_* keys, re-read when it changes"},
+      {"probe_queue_records", "diagnostic records pending for the writer before loss"},
   };
   return keys;
 }
@@ -95,6 +101,16 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
     return parse_bool(value, &c.enabled) ? "" : bad(key, value, "true or false");
   if (key == "summary")
     return parse_bool(value, &c.summary) ? "" : bad(key, value, "true or false");
+  if (key == "probe_lock_wait")
+    return parse_bool(value, &c.probe_lock_wait) ? "" : bad(key, value, "true or false");
+  if (key == "probe_messaging")
+    return parse_bool(value, &c.probe_messaging) ? "" : bad(key, value, "true or false");
+  if (key == "probe_database")
+    return parse_bool(value, &c.probe_database) ? "" : bad(key, value, "true or false");
+  if (key == "probes_file") {
+    c.probes_file = value;
+    return "";
+  }
   if (key == "out") {
     if (value.empty()) return bad(key, value, "a directory");
     c.out_dir = value;
@@ -193,6 +209,8 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
       {"flush_interval_ms", 1, 3600000, &c.flush_interval_ms},
       {"crash_flush_timeout_ms", 0, 60000, &c.crash_flush_timeout_ms},
       {"kieker_max_entries_per_file", 1, 1u << 30, &c.kieker_max_entries_per_file},
+      {"probe_lock_wait_threshold_ns", 0, 4000000000u, &c.probe_lock_wait_threshold_ns},
+      {"probe_queue_records", 64, 1u << 24, &c.probe_queue_records},
   };
   for (const U32Key& k : u32_keys) {
     if (key != k.name) continue;

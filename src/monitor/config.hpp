@@ -51,6 +51,15 @@ struct Config {
   std::string application;  // default: program name
   bool xray = true;         // xray = auto | off: patch clang -fxray-instrument sleds by pattern
   bool summary = true;      // print a one-line summary to stderr at exit
+  // Probes for unmodified programs (docs/probes.md): interposed library
+  // calls that write diagnostic records. All off by default; probes_file
+  // switches them at run time.
+  bool probe_lock_wait = false;             // pthread_mutex_lock waits
+  uint32_t probe_lock_wait_threshold_ns = 0;  // record waits at least this long
+  bool probe_database = false;              // SQLite, sonde_record_database_call
+  bool probe_messaging = false;             // sonde_record_message_send
+  std::string probes_file;                  // probe_* keys, re-read when it changes
+  uint32_t probe_queue_records = 16384;     // pending diagnostic records before loss
 };
 
 struct ConfigKey {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "monitor/channel.hpp"
+#include "monitor/diagnostic_records.hpp"
 #include "monitor/function_filter.hpp"
 #include "monitor/patterns.hpp"
 #include "monitor/process_info.hpp"
@@ -427,6 +428,7 @@ void final_drain(State& s, bool closing) {
   drain_full(s);
   drain_partial(s);
   report_thread_losses(s);
+  drain_diagnostics(*s.core);
   if (closing) {
     // Events dropped on threads still running and not yet marked in a buffer.
     std::lock_guard clock(s.channels_mu);
@@ -455,6 +457,7 @@ void writer_loop() {
   State& s = state();
   s.writer_tid = static_cast<pid_t>(syscall(SYS_gettid));
   t_state.status = kThreadOff;  // the writer never records itself
+  t_probe_busy = 1;             // nor do the interposition probes (its own locks)
   pthread_setname_np(pthread_self(), "sonde-writer");
   auto now_ms = [] { return monotonic_ns_now() / 1000000; };
   int64_t next_flush = now_ms() + s.config.flush_interval_ms;
@@ -466,11 +469,13 @@ void writer_loop() {
     {
       std::lock_guard lock(s.core_mu);
       drain_full(s);
+      drain_diagnostics(*s.core);
       int64_t t = now_ms();
       if (s.crash_request.load(std::memory_order_acquire)) {
         drain_full(s);  // buffers pushed since this iteration's first drain
         drain_partial(s);
         report_thread_losses(s);
+        drain_diagnostics(*s.core);
         s.core->flush(true);
         s.crash_done.store(true, std::memory_order_release);
         s.crash_request.store(false);
@@ -495,6 +500,7 @@ void writer_loop() {
       reap_channels(s);
     }
     poll_patterns_file();
+    poll_probes_file();
     if (idle) {
       timespec nap{0, 200000};
       nanosleep(&nap, nullptr);
@@ -521,6 +527,12 @@ void print_summary(State& s) {
                  t.written == 0
                      ? 0.0
                      : static_cast<double>(s.writer_cpu_ns) / static_cast<double>(t.written));
+  }
+  if (uint64_t d = diagnostics_emitted() + diagnostics_dropped(); d != 0) {
+    std::fprintf(stderr,
+                 "sonde: %llu probe records (lock waits, database calls, messages), %llu dropped\n",
+                 static_cast<unsigned long long>(diagnostics_emitted()),
+                 static_cast<unsigned long long>(diagnostics_dropped()));
   }
   if (t.dropped != 0) {
     std::fprintf(stderr, "sonde: WARNING: %llu events were lost (policy %s%s)\n",
@@ -567,6 +579,10 @@ void start() {
   }
   if (std::string perr = set_patterns(patterns); !perr.empty()) {
     std::fprintf(stderr, "sonde: monitoring disabled: %s\n", perr.c_str());
+    return;
+  }
+  if (std::string derr = start_diagnostics(s.config); !derr.empty()) {
+    std::fprintf(stderr, "sonde: monitoring disabled: %s\n", derr.c_str());
     return;
   }
   select_timer(s.config.timer != TimerChoice::kMonotonic);
@@ -747,6 +763,7 @@ void on_fork_child() {
   // thread creation: allocator locks may still be held by vanished
   // threads). The child restarts monitoring on its first probe instead.
   abandoned->push_back(s.core.release());
+  diagnostics_after_fork_child();
   s.stop.store(false);
   s.closed = false;
   s.recorded.store(0);

@@ -111,6 +111,17 @@ class TcpEventWriter final : public EventWriter {
       disconnect();
       return false;
     }
+    // A receiver port in the ephemeral range, with nobody listening, can be
+    // picked as our own source port: TCP's simultaneous open then connects
+    // the socket to itself, and every record would loop back unseen.
+    sockaddr_in local{};
+    socklen_t local_len = sizeof local;
+    if (getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &local_len) == 0 &&
+        local.sin_port == sa.sin_port && local.sin_addr.s_addr == sa.sin_addr.s_addr) {
+      fail("connected to itself (nobody listens on that port)");
+      disconnect();
+      return false;
+    }
     int one = 1;
     setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     timeval timeout{5, 0};  // a stalled peer must not stall the writer forever

@@ -11,6 +11,8 @@ packages=(
   libdw-dev libelf-dev
   nlohmann-json3-dev libcli11-dev
   libsqlite3-dev sqlite3
+  # examples/shop (the diagnose demo system under test) serves HTTP with it.
+  libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz
   # The compressed Kieker log tests make their inputs with the real tools.

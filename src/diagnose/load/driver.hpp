@@ -33,8 +33,9 @@ struct LoadOptions {
   const std::atomic<bool>* cancel = nullptr;  // set from outside to stop early
   // Called (from the driver's control thread) when the stable phase begins
   // and ends, e.g. to switch probes on and off.
-  std::function<void(std::int64_t epoch_ns)> on_stable_begin;
-  std::function<void(std::int64_t epoch_ns)> on_stable_end;
+  using Callback = std::function<void(std::int64_t epoch_ns)>;
+  Callback on_stable_begin;
+  Callback on_stable_end;
 };
 
 struct RequestRecord {

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -90,6 +92,10 @@ bool parse_options(int argc, char** argv, Options& options, std::string& error) 
 }
 
 namespace {
+
+volatile std::sig_atomic_t g_stop_requested = 0;
+// Not instrumented: a probe must not run inside a signal handler.
+__attribute__((no_instrument_function)) void request_stop(int) { g_stop_requested = 1; }
 
 int int_param(const httplib::Request& req, const char* name) {
   if (!req.has_param(name)) throw std::invalid_argument(std::string("missing parameter ") + name);
@@ -175,24 +181,19 @@ int run(const Options& options) {
       std::cerr << "shop: cannot listen on 127.0.0.1:" << options.port << "\n";
       status = 1;
     } else {
-      // SIGINT/SIGTERM are blocked in every thread; this one waits for them.
-      std::thread stopper([&server] {
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGTERM);
-        int sig = 0;
-        sigwait(&set, &sig);
+      // SIGINT/SIGTERM set a flag (a handler, not sigwait: threads the
+      // program did not create, such as libsonde's writer, may take the
+      // signal); this thread turns it into a clean server stop.
+      std::atomic<bool> listening{true};
+      std::thread stopper([&server, &listening] {
+        while (listening && !g_stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(20));
         server.stop();
       });
       std::printf("shop: listening on 127.0.0.1:%d\n", port);
       std::fflush(stdout);
       server.listen_after_bind();
-      if (stopper.joinable()) {
-        // listen ended on its own (not by a signal): wake the waiter.
-        kill(getpid(), SIGTERM);
-        stopper.join();
-      }
+      listening = false;
+      stopper.join();
     }
     bus.stop();
   }
@@ -214,11 +215,11 @@ int main(int argc, char** argv) {
     std::cerr << "shop: " << error << "\n" << shop::usage();
     return 2;
   }
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  struct sigaction stop{};
+  stop.sa_handler = shop::request_stop;
+  sigemptyset(&stop.sa_mask);
+  sigaction(SIGINT, &stop, nullptr);
+  sigaction(SIGTERM, &stop, nullptr);
   try {
     return shop::run(options);
   } catch (const std::exception& e) {

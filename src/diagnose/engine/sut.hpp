@@ -29,7 +29,7 @@ class SystemUnderTest {
   // process exits first or the timeout passes (with its output's tail).
   void wait_ready(const std::string& host, int port, double timeout_s);
   // Exit description if it has exited ("exited with status 3",
-  // "killed by signal 9"), otherwise nothing.
+  // "was killed by signal 9 (Killed)"), otherwise nothing.
   std::optional<std::string> exited();
   // SIGINT to its process group; SIGKILL after `timeout_s`. Returns how it ended.
   std::string stop(double timeout_s);

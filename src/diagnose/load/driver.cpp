@@ -134,6 +134,7 @@ LoadResult run_load(const UsageProfile& profile, const LoadOptions& o) {
   LoadResult result;
   Shared shared;
   std::vector<std::vector<RequestRecord>> per_user(static_cast<std::size_t>(o.users));
+  const std::int64_t launch_ns = epoch_ns();
   const Clock::time_point t0 = Clock::now();
   const Clock::time_point stable_at = t0 + seconds(o.ramp_up_s);
   const Clock::time_point stable_until = stable_at + seconds(o.duration_s);
@@ -187,7 +188,7 @@ LoadResult run_load(const UsageProfile& profile, const LoadOptions& o) {
       if (o.on_stable_end) o.on_stable_end(result.stable_end_ns);
     }
   } else {
-    result.stable_begin_ns = epoch_ns();
+    result.stable_begin_ns = launch_ns;
     if (o.on_stable_begin) o.on_stable_begin(result.stable_begin_ns);
   }
   if (scheduler.joinable()) scheduler.join();

@@ -79,6 +79,17 @@ void Database::seed(int products) {
            "a fine product number " + s + " with a long description"});
     query("INSERT INTO stock VALUES (?, 1000000)", {s});
   }
+  // An order history for users 0..199: 5 orders of 4 lines each, so
+  // GET /orders has rows to fetch from the start.
+  for (int user = 0; user < 200; ++user) {
+    for (int order = 0; order < 5; ++order) {
+      query("INSERT INTO orders (user, total) VALUES (?, 0)", {std::to_string(user)});
+      const std::string id = std::to_string(sqlite3_last_insert_rowid(connection()));
+      for (int line = 0; line < 4; ++line)
+        query("INSERT INTO order_line (order_id, product, quantity) VALUES (?, ?, 1)",
+              {id, std::to_string(1 + (user * 13 + order * 5 + line) % products)});
+    }
+  }
   exec("COMMIT");
 }
 

@@ -38,7 +38,8 @@ void MessageBus::send(const std::string& destination, std::string body) {
   const auto bytes = static_cast<std::int64_t>(body.size());
   Queue& q = *queues_.at(destination);
   {
-    std::lock_guard lock(q.mutex);
+    std::unique_lock lock(q.mutex);
+    q.space.wait(lock, [&] { return stopping_ || q.items.size() < kCapacity; });
     q.items.push_back(std::move(body));
   }
   q.ready.notify_one();
@@ -55,6 +56,8 @@ void MessageBus::consume(const std::string& destination, Queue& q) {
       body = std::move(q.items.front());
       q.items.pop_front();
     }
+    q.space.notify_one();
+    std::this_thread::sleep_for(std::chrono::microseconds(kDeliveryOverheadUs));
     q.handler(Message{destination, body});
     ++delivered_;
   }
@@ -65,6 +68,7 @@ void MessageBus::stop() {
   for (auto& [name, q] : queues_) {
     { std::lock_guard lock(q->mutex); }
     q->ready.notify_all();
+    q->space.notify_all();
   }
   for (auto& [name, q] : queues_)
     if (q->consumer.joinable()) q->consumer.join();

@@ -48,9 +48,13 @@ void Shop::cart_activity(int user, int product) {
   if (!options_.ramp) return;
   std::lock_guard lock(activity_mutex_);
   activity_.emplace_back(user, product);
-  volatile long seen = 0;
-  for (const auto& [u, p] : activity_)
-    if (u == user && p == product) seen = seen + 1;
+  // "Recently viewed" counts per category, recomputed from the whole history.
+  long seen[20] = {};
+  for (int category = 0; category < 20; ++category)
+    for (const auto& [u, p] : activity_)
+      if (u == user && p % 20 == category) ++seen[category];
+  volatile long sink = seen[product % 20];
+  (void)sink;
 }
 
 std::string Shop::product(int id) {
@@ -232,7 +236,7 @@ std::string Shop::recommend(int product) {
             {std::to_string(product)}, [&](sqlite3_stmt* s) { similar.push_back(sqlite3_column_int(s, 0)); });
   // --cpu-heavy: scores every candidate with a costly numeric model instead
   // of taking the first few.
-  const int rounds = options_.cpu_heavy ? 40000 : 20;
+  const int rounds = options_.cpu_heavy ? 4000 : 20;
   double best = -1;
   int pick = similar.empty() ? product : similar.front();
   for (int candidate : similar) {

@@ -74,10 +74,15 @@ struct Message {
 };
 
 // In-process message queues between components, one consumer thread per
-// destination. Each send is reported to sonde's messaging probe when the
+// destination, behaving like a broker: a queue holds at most `capacity`
+// messages (a sender waits for space: flow control) and every delivery
+// costs a fixed handling overhead, so many messages cost more than few
+// large ones. Each send is reported to sonde's messaging probe when the
 // program runs under a libsonde that offers sonde_record_message_send.
 class MessageBus {
  public:
+  static constexpr std::size_t kCapacity = 256;
+  static constexpr int kDeliveryOverheadUs = 50;
   using Handler = std::function<void(const Message&)>;
   void subscribe(const std::string& destination, Handler handler);
   void send(const std::string& destination, std::string body);
@@ -89,6 +94,7 @@ class MessageBus {
   struct Queue {
     std::mutex mutex;
     std::condition_variable ready;
+    std::condition_variable space;
     std::deque<std::string> items;
     Handler handler;
     std::thread consumer;

@@ -134,6 +134,42 @@ TEST(EngineRun, TinyScalingSeriesWritesTheContractLayout) {
   EXPECT_EQ(e.results().size(), ids.size());
 }
 
+TEST(EngineRun, CustomSeriesRunsOnOneSutAndSharesItsLog) {
+  const ScratchDir scratch("engine");
+  const json series = {{"kind", "custom"},
+                       {"series", "ramp"},
+                       {"phases", {{{"users", 1}, {"stable_s", 0.4}},
+                                   {{"users", 3}, {"stable_s", 0.4}, {"measure", false}},
+                                   {{"users", 1}, {"stable_s", 0.4}}}}};
+  const auto config = engine::EnvironmentConfig::parse(shop_config(scratch.path, {{"experiments", {series}}}));
+  const fs::path out = scratch.path / "run";
+  engine::Engine e(config, out);
+  int starts = 0;
+  e.set_progress([&](const std::string& line) { starts += line.find("starting the system under test") == 0; });
+  ASSERT_TRUE(e.run_all(engine::plan_from_config(config))) << e.reason();
+  e.finish();
+  EXPECT_EQ(starts, 1);
+  const json w1 = read_json(out / "experiments" / "ramp-w1" / "experiment.json");
+  const json w2 = read_json(out / "experiments" / "ramp-w2" / "experiment.json");
+  EXPECT_EQ(w1["kind"], "custom");
+  EXPECT_EQ(w2["step"], 2);
+  EXPECT_EQ(w2["series"], "ramp");
+  // The load phase lies between the windows.
+  EXPECT_LT(w1["end_ns"].get<std::int64_t>(), w2["start_ns"].get<std::int64_t>());
+  // One process, one log, visible from both windows (each filters by its time).
+  std::vector<std::string> logs[2];
+  int i = 0;
+  for (const char* id : {"ramp-w1", "ramp-w2"}) {
+    for (const auto& entry : fs::directory_iterator(out / "experiments" / id / "log")) logs[i].push_back(entry.path().filename());
+    ++i;
+  }
+  ASSERT_EQ(logs[0].size(), 1u);
+  EXPECT_EQ(logs[0], logs[1]);
+  ShopOperationCounter counter;
+  EXPECT_TRUE(format::read_log((out / "experiments" / "ramp-w2" / "log").string(), counter).ok);
+  EXPECT_GT(counter.shop_entries, 0u);
+}
+
 TEST(EngineRun, SutThatExitsAtOnceGivesAnIncompleteRunWithTheReason) {
   const ScratchDir scratch("engine");
   json raw = shop_config(scratch.path, {});

@@ -194,8 +194,9 @@ TEST(EngineRun, SutDyingMidExperimentStopsTheRun) {
   json raw = shop_config(scratch.path, {});
   raw["durations"]["stable_s"] = 30;
   raw["sut"]["monitor"] = false;
-  // timeout(1) kills the shop 1.5 s after it starts, in the middle of the stable phase.
-  raw["sut"]["command"] = {"timeout", "-s", "KILL", "1.5", kShopBinary.string(), "--port", "{port}", "--products", "500"};
+  // timeout(1) kills the shop 3 s after it starts (time enough to seed and
+  // open its port even under sanitizers), in the middle of the stable phase.
+  raw["sut"]["command"] = {"timeout", "-s", "KILL", "3", kShopBinary.string(), "--port", "{port}", "--products", "500"};
   const auto config = engine::EnvironmentConfig::parse(raw);
   engine::Engine e(config, scratch.path / "run");
   e.set_progress([](const std::string&) {});
@@ -220,9 +221,12 @@ TEST(EngineRun, CancelStopsTheSutAndMarksTheRunIncomplete) {
   engine::Engine e(config, scratch.path / "run");
   bool stable_seen = false;
   e.set_progress([&](const std::string& line) { stable_seen |= line.find("load-u2") != std::string::npos; });
+  // A real SIGINT to this process, as from Ctrl-C (the SUT has its own
+  // process group, so only the engine's handler sees it).
+  engine::cancel_on_signals(e);
   std::thread canceller([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    e.cancel_flag() = true;
+    ::kill(::getpid(), SIGINT);
   });
   const auto before = std::chrono::steady_clock::now();
   EXPECT_FALSE(e.run(engine::load_plan(2, {"response_time"})));

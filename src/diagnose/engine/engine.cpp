@@ -311,7 +311,7 @@ bool Engine::run(const SeriesPlan& plan) {
     std::unique_ptr<SystemUnderTest> sut;
     try {
       sut = std::make_unique<SystemUnderTest>(argv, (owner_dir / "sut-output.txt").string());
-      sut->wait_ready(config_.sut.host, port, config_.sut.ready_timeout_s);
+      sut->wait_ready(config_.sut.host, port, config_.sut.ready_timeout_s, &cancel_);
     } catch (const SutError& e) {
       ExperimentResult r;
       r.spec = *todo.front();

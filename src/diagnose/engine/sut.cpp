@@ -130,13 +130,18 @@ std::string SystemUnderTest::output_tail(std::size_t bytes) const {
   return all.size() > bytes ? all.substr(all.size() - bytes) : all;
 }
 
-void SystemUnderTest::wait_ready(const std::string& host, int port, double timeout_s) {
+void SystemUnderTest::wait_ready(const std::string& host, int port, double timeout_s,
+                                 const std::atomic<bool>* cancel) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
     if (auto how = exited())
       throw SutError("the system under test " + *how + " before accepting connections on " + host + ":" +
                      std::to_string(port) + "; its output:\n" + output_tail());
     if (port_open(host, port)) return;
+    if (cancel && cancel->load()) {
+      stop(5);
+      throw SutError("cancelled");
+    }
     if (std::chrono::steady_clock::now() > deadline) {
       stop(5);
       throw SutError("the system under test did not accept connections on " + host + ":" + std::to_string(port) +

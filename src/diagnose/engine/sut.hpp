@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -26,8 +27,9 @@ class SystemUnderTest {
   SystemUnderTest& operator=(const SystemUnderTest&) = delete;
 
   // Waits until host:port accepts a connection. Throws SutError if the
-  // process exits first or the timeout passes (with its output's tail).
-  void wait_ready(const std::string& host, int port, double timeout_s);
+  // process exits first or the timeout passes (with its output's tail), and
+  // stops it with SutError("cancelled") when `*cancel` becomes true.
+  void wait_ready(const std::string& host, int port, double timeout_s, const std::atomic<bool>* cancel = nullptr);
   // Exit description if it has exited ("exited with status 3",
   // "was killed by signal 9 (Killed)"), otherwise nothing.
   std::optional<std::string> exited();

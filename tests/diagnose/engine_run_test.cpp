@@ -189,6 +189,18 @@ TEST(EngineRun, SutThatExitsAtOnceGivesAnIncompleteRunWithTheReason) {
   EXPECT_EQ(ej["status"], "failed");
 }
 
+TEST(EngineRun, UnmonitoredSutIsAnErrorNotAnEmptyExperiment) {
+  const ScratchDir scratch("engine");
+  json raw = shop_config(scratch.path, {});
+  raw["sut"]["monitor_settings"] = {{"policy", "sometimes"}};  // libsonde disables monitoring
+  const auto config = engine::EnvironmentConfig::parse(raw);
+  engine::Engine e(config, scratch.path / "run");
+  e.set_progress([](const std::string&) {});
+  EXPECT_FALSE(e.run(engine::single_user_plan({"response_time"})));
+  EXPECT_NE(e.reason().find("runs unmonitored: sonde: monitoring disabled"), std::string::npos) << e.reason();
+  EXPECT_NE(e.reason().find("config key 'policy'"), std::string::npos) << e.reason();
+}
+
 TEST(EngineRun, SutDyingMidExperimentStopsTheRun) {
   const ScratchDir scratch("engine");
   json raw = shop_config(scratch.path, {});

@@ -312,6 +312,18 @@ bool Engine::run(const SeriesPlan& plan) {
     try {
       sut = std::make_unique<SystemUnderTest>(argv, (owner_dir / "sut-output.txt").string());
       sut->wait_ready(config_.sut.host, port, config_.sut.ready_timeout_s, &cancel_);
+      // libsonde refuses a bad setting by running the program unmonitored;
+      // experiments without data must not pass for measured ones.
+      const std::string output = sut->output_tail(8000);
+      const auto disabled = output.find("sonde: monitoring disabled");
+      if (config_.sut.monitor && disabled != std::string::npos) {
+        sut->stop(config_.sut.stop_timeout_s);
+        throw SutError("the system under test runs unmonitored: " +
+                       output.substr(disabled, output.find('\n', disabled) - disabled) +
+                       (config_.sut.probe_control == "probes_file"
+                            ? " (a libsonde without probes_file needs \"probe_control\": \"none\")"
+                            : ""));
+      }
     } catch (const SutError& e) {
       ExperimentResult r;
       r.spec = *todo.front();

@@ -164,7 +164,7 @@ TEST(LoadDriver, ConnectionErrorsAreRecordedWithStatusZero) {
 }
 
 TEST(LoadProfile, ErrorsNameTheKey) {
-  auto error_of = [](const std::string& json) {
+  auto profile_error = [](const std::string& json) {
     try {
       load::UsageProfile::parse(json);
     } catch (const load::ProfileError& e) {
@@ -172,13 +172,13 @@ TEST(LoadProfile, ErrorsNameTheKey) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(error_of(R"({"requests": [{"path": "/a", "wieght": 2}]})").find("requests[0].wieght"), std::string::npos);
-  EXPECT_NE(error_of(R"({"requests": [{"path": "/a", "method": "FETCH"}]})").find("requests[0].method"), std::string::npos);
-  EXPECT_NE(error_of(R"({"requests": []})").find("'requests'"), std::string::npos);
-  EXPECT_NE(error_of(R"({"mode": "random", "requests": [{"path": "/a"}]})").find("'mode'"), std::string::npos);
-  EXPECT_NE(error_of(R"({"think_time_ms": 1, "think_time_spread_ms": 2, "requests": [{"path": "/a"}]})")
+  EXPECT_NE(profile_error(R"({"requests": [{"path": "/a", "wieght": 2}]})").find("requests[0].wieght"), std::string::npos);
+  EXPECT_NE(profile_error(R"({"requests": [{"path": "/a", "method": "FETCH"}]})").find("requests[0].method"), std::string::npos);
+  EXPECT_NE(profile_error(R"({"requests": []})").find("'requests'"), std::string::npos);
+  EXPECT_NE(profile_error(R"({"mode": "random", "requests": [{"path": "/a"}]})").find("'mode'"), std::string::npos);
+  EXPECT_NE(profile_error(R"({"think_time_ms": 1, "think_time_spread_ms": 2, "requests": [{"path": "/a"}]})")
                 .find("think_time_spread_ms"), std::string::npos);
-  EXPECT_NE(error_of("{not json").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(profile_error("{not json").find("not valid JSON"), std::string::npos);
 }
 
 TEST(LoadProfile, PlaceholdersExpand) {

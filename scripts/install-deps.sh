@@ -14,6 +14,8 @@ packages=(
   # The database probe's libpq test (tests/monitor/interpose_libpq_test.cpp)
   # runs a throw-away PostgreSQL server.
   libpq-dev postgresql
+  # examples/shop (the diagnose demo system under test) serves HTTP with it.
+  libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz
   # The compressed Kieker log tests make their inputs with the real tools.

@@ -1,0 +1,79 @@
+// In-process message queues between the shop's components.
+#include <dlfcn.h>
+
+#include <chrono>
+
+#include "shop.hpp"
+
+namespace shop {
+namespace {
+
+// sonde's messaging probe, if the program runs under a libsonde that has it
+// (looked up at run time: the shop is not linked with libsonde).
+using RecordSend = void (*)(const char*, std::int64_t, std::int64_t);
+RecordSend record_send() {
+  static const RecordSend fn =
+      reinterpret_cast<RecordSend>(dlsym(RTLD_DEFAULT, "sonde_record_message_send"));
+  return fn;
+}
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+void MessageBus::subscribe(const std::string& destination, Handler handler) {
+  auto queue = std::make_unique<Queue>();
+  queue->handler = std::move(handler);
+  Queue& q = *queue;
+  queues_[destination] = std::move(queue);
+  q.consumer = std::thread([this, destination, &q] { consume(destination, q); });
+}
+
+void MessageBus::send(const std::string& destination, std::string body) {
+  const std::int64_t start = now_ns();
+  const auto bytes = static_cast<std::int64_t>(body.size());
+  Queue& q = *queues_.at(destination);
+  {
+    std::unique_lock lock(q.mutex);
+    q.space.wait(lock, [&] { return stopping_ || q.items.size() < kCapacity; });
+    q.items.push_back(std::move(body));
+  }
+  q.ready.notify_one();
+  if (RecordSend fn = record_send()) fn(destination.c_str(), bytes, now_ns() - start);
+}
+
+void MessageBus::consume(const std::string& destination, Queue& q) {
+  for (;;) {
+    std::string body;
+    {
+      std::unique_lock lock(q.mutex);
+      q.ready.wait(lock, [&] { return stopping_ || !q.items.empty(); });
+      if (q.items.empty()) return;  // stopping and drained
+      body = std::move(q.items.front());
+      q.items.pop_front();
+    }
+    q.space.notify_one();
+    std::this_thread::sleep_for(std::chrono::microseconds(kDeliveryOverheadUs));
+    q.handler(Message{destination, body});
+    ++delivered_;
+  }
+}
+
+void MessageBus::stop() {
+  if (stopping_.exchange(true)) return;
+  for (auto& [name, q] : queues_) {
+    { std::lock_guard lock(q->mutex); }
+    q->ready.notify_all();
+    q->space.notify_all();
+  }
+  for (auto& [name, q] : queues_)
+    if (q->consumer.joinable()) q->consumer.join();
+}
+
+MessageBus::~MessageBus() { stop(); }
+
+}  // namespace shop

@@ -1,0 +1,261 @@
+// The shop's components and, behind their flags, the antipatterns that
+// `sonde diagnose` must find. Each flag's effect is commented where it acts;
+// without flags every request is quick and independent of the others.
+#include "shop.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace shop {
+namespace {
+
+void pause_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+// A basket used when a user orders with an empty cart: 8 products derived
+// from the user id, so orders always have several lines.
+constexpr int kDefaultBasket = 8;
+
+}  // namespace
+
+Shop::Shop(const Options& options, Database& db, MessageBus& bus)
+    : options_(options), db_(db), bus_(bus) {
+  bus_.subscribe("inventory", [this](const Message& m) { on_inventory(m); });
+  bus_.subscribe("notification", [this](const Message& m) { on_notification(m); });
+  bus_.subscribe("hub", [this](const Message& m) { on_hub(m); });
+  if (options_.hiccups) hiccups_ = std::thread([this] { hiccup_loop(); });
+}
+
+Shop::~Shop() {
+  stopping_ = true;
+  if (hiccups_.joinable()) hiccups_.join();
+}
+
+// --hiccups: a periodic stop-the-world pause (as a garbage collector's):
+// every request holds world() shared, the pause holds it exclusively.
+void Shop::hiccup_loop() {
+  while (!stopping_) {
+    for (int waited = 0; waited < options_.hiccup_period_ms && !stopping_; waited += 50) pause_ms(50);
+    if (stopping_) return;
+    std::unique_lock stop_the_world(world_);
+    pause_ms(options_.hiccup_pause_ms);
+  }
+}
+
+// --ramp: every view is appended to a list that is never trimmed and that
+// each request scans, so response times grow with the shop's uptime.
+void Shop::cart_activity(int user, int product) {
+  if (!options_.ramp) return;
+  std::lock_guard lock(activity_mutex_);
+  activity_.emplace_back(user, product);
+  // "Recently viewed" counts per category, recomputed from the whole history.
+  long seen[20] = {};
+  for (int category = 0; category < 20; ++category)
+    for (const auto& [u, p] : activity_)
+      if (u == user && p % 20 == category) ++seen[category];
+  volatile long sink = seen[product % 20];
+  (void)sink;
+}
+
+std::string Shop::product(int id) {
+  // --one-lane-bridge: a global lock held for the whole request, including
+  // its database call and a slow rendering step.
+  std::unique_lock<std::mutex> bridge(bridge_, std::defer_lock);
+  if (options_.one_lane_bridge) bridge.lock();
+  std::ostringstream out;
+  bool found = false;
+  db_.query("SELECT name, price FROM product WHERE id = ?", {std::to_string(id)},
+            [&](sqlite3_stmt* s) {
+              found = true;
+              out << "{\"id\":" << id << ",\"name\":\"" << sqlite3_column_text(s, 0)
+                  << "\",\"price\":" << sqlite3_column_int(s, 1) << "}";
+            });
+  if (options_.one_lane_bridge) pause_ms(3);
+  cart_activity(0, id);
+  if (!found) throw std::invalid_argument("no product " + std::to_string(id));
+  return out.str();
+}
+
+std::string Shop::search(const std::string& term) {
+  std::ostringstream out;
+  out << "[";
+  int n = 0;
+  auto row = [&](sqlite3_stmt* s) {
+    out << (n++ ? "," : "") << "{\"id\":" << sqlite3_column_int(s, 0) << ",\"name\":\""
+        << sqlite3_column_text(s, 1) << "\"}";
+  };
+  if (options_.expensive_query) {
+    // --expensive-query: a substring match (full table scan) ordered by an
+    // expression (temporary B-tree) over the whole catalogue.
+    db_.query("SELECT id, name FROM product WHERE description LIKE ? "
+              "ORDER BY length(description) * price DESC, name LIMIT 20",
+              {"%" + term + "%"}, row);
+  } else {
+    db_.query("SELECT id, name FROM product WHERE category = ? ORDER BY id LIMIT 20",
+              {std::to_string(std::hash<std::string>{}(term) % 20)}, row);
+  }
+  out << "]";
+  return out.str();
+}
+
+std::string Shop::add_to_cart(int user, int product, int quantity) {
+  if (quantity <= 0) throw std::invalid_argument("quantity must be positive");
+  {
+    std::lock_guard lock(carts_mutex_);
+    carts_[user][product] += quantity;
+  }
+  cart_activity(user, product);
+  const std::vector<std::string> reserve{std::to_string(quantity), std::to_string(product)};
+  if (options_.db_lock) {
+    // --db-lock: the reservation takes the database's write lock first and
+    // keeps it while it counts the product's sales, so concurrent carts
+    // queue on the database lock.
+    db_.exec("BEGIN IMMEDIATE");
+    db_.query("UPDATE stock SET quantity = quantity - ? WHERE product = ?", reserve);
+    db_.query("SELECT count(*) FROM order_line WHERE product = ?", {std::to_string(product)});
+    pause_ms(2);
+    db_.exec("COMMIT");
+  } else {
+    db_.query("UPDATE stock SET quantity = quantity - ? WHERE product = ?", reserve);
+  }
+  return "{\"user\":" + std::to_string(user) + ",\"product\":" + std::to_string(product) + "}";
+}
+
+// Messages go straight to their component, or with --blob through the hub.
+void Shop::route(const std::string& destination, std::string body) {
+  if (options_.blob)
+    bus_.send("hub", destination + "|" + body);
+  else
+    bus_.send(destination, std::move(body));
+}
+
+// --blob: one component that every message passes through; it parses,
+// audits and forwards each message on its single consumer thread.
+void Shop::on_hub(const Message& message) {
+  const auto bar = message.body.find('|');
+  if (bar == std::string::npos) return;
+  std::string audit;
+  for (int i = 0; i < 200; ++i) audit += message.body.substr(0, bar);
+  pause_ms(1);
+  bus_.send(message.body.substr(0, bar), message.body.substr(bar + 1));
+}
+
+// Inventory: "product:quantity;product:quantity;..." -> stock updates.
+void Shop::on_inventory(const Message& message) {
+  std::istringstream in(message.body);
+  std::string item;
+  while (std::getline(in, item, ';')) {
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) continue;
+    db_.query("UPDATE stock SET quantity = quantity - ? WHERE product = ?",
+              {item.substr(colon + 1), item.substr(0, colon)});
+  }
+}
+
+void Shop::on_notification(const Message&) { ++notifications_; }
+
+std::string Shop::place_order(int user) {
+  std::map<int, int> lines;
+  {
+    std::lock_guard lock(carts_mutex_);
+    lines.swap(carts_[user]);
+  }
+  if (lines.empty())
+    for (int i = 0; i < kDefaultBasket; ++i) lines[1 + (user * 31 + i * 7) % options_.products] += 1;
+  long long order_id = 0;
+  db_.exec("BEGIN IMMEDIATE");
+  db_.query("INSERT INTO orders (user, total) VALUES (?, 0)", {std::to_string(user)});
+  order_id = sqlite3_last_insert_rowid(db_.connection());
+  for (const auto& [product, quantity] : lines)
+    db_.query("INSERT INTO order_line (order_id, product, quantity) VALUES (?, ?, ?)",
+              {std::to_string(order_id), std::to_string(product), std::to_string(quantity)});
+  db_.exec("COMMIT");
+  ++orders_;
+
+  if (options_.empty_semi_trucks) {
+    // --empty-semi-trucks: one tiny message per order line (and unit)
+    // instead of one message carrying the whole order.
+    for (const auto& [product, quantity] : lines)
+      for (int unit = 0; unit < quantity; ++unit) route("inventory", std::to_string(product) + ":1");
+  } else {
+    std::string batch;
+    for (const auto& [product, quantity] : lines)
+      batch += std::to_string(product) + ":" + std::to_string(quantity) + ";";
+    route("inventory", batch);
+  }
+  // --excessive-messaging: a status update per step of a fine-grained
+  // workflow, each carrying the whole order, instead of one notification.
+  const int notifications = options_.excessive_messaging ? 60 : 1;
+  const std::string payload(options_.excessive_messaging ? 2048 : 64, 'n');
+  for (int i = 0; i < notifications; ++i)
+    route("notification", "order " + std::to_string(order_id) + " step " + std::to_string(i) + " " + payload);
+  return "{\"order\":" + std::to_string(order_id) + ",\"lines\":" + std::to_string(lines.size()) + "}";
+}
+
+std::string Shop::order_history(int user) {
+  std::ostringstream out;
+  out << "[";
+  int n = 0;
+  if (options_.stifle) {
+    // --stifle: N+1 queries: the orders, then each order's lines, then
+    // each line's product name, one statement per row.
+    std::vector<long long> order_ids;
+    db_.query("SELECT id FROM orders WHERE user = ? ORDER BY id DESC LIMIT 10", {std::to_string(user)},
+              [&](sqlite3_stmt* s) { order_ids.push_back(sqlite3_column_int64(s, 0)); });
+    for (long long id : order_ids) {
+      std::vector<int> products;
+      db_.query("SELECT product FROM order_line WHERE order_id = ?", {std::to_string(id)},
+                [&](sqlite3_stmt* s) { products.push_back(sqlite3_column_int(s, 0)); });
+      for (int p : products)
+        db_.query("SELECT name FROM product WHERE id = ?", {std::to_string(p)}, [&](sqlite3_stmt* s) {
+          out << (n++ ? "," : "") << "{\"order\":" << id << ",\"name\":\"" << sqlite3_column_text(s, 0) << "\"}";
+        });
+    }
+  } else {
+    db_.query("SELECT o.id, p.name FROM (SELECT id FROM orders WHERE user = ? ORDER BY id DESC LIMIT 10) o "
+              "JOIN order_line l ON l.order_id = o.id JOIN product p ON p.id = l.product",
+              {std::to_string(user)}, [&](sqlite3_stmt* s) {
+                out << (n++ ? "," : "") << "{\"order\":" << sqlite3_column_int64(s, 0) << ",\"name\":\""
+                    << sqlite3_column_text(s, 1) << "\"}";
+              });
+  }
+  out << "]";
+  return out.str();
+}
+
+std::string Shop::shipping_quote(int product) {
+  // --slow-external: the quote comes from a (simulated) carrier service
+  // that answers after a fixed delay, independent of the shop's load.
+  if (options_.slow_external) pause_ms(options_.external_delay_ms);
+  return "{\"product\":" + std::to_string(product) + ",\"shipping\":" + std::to_string(300 + product % 200) + "}";
+}
+
+std::string Shop::recommend(int product) {
+  std::vector<int> similar;
+  db_.query("SELECT id FROM product WHERE category = (SELECT category FROM product WHERE id = ?) LIMIT 50",
+            {std::to_string(product)}, [&](sqlite3_stmt* s) { similar.push_back(sqlite3_column_int(s, 0)); });
+  // --cpu-heavy: scores every candidate with a costly numeric model instead
+  // of taking the first few.
+  const int rounds = options_.cpu_heavy ? 4000 : 20;
+  double best = -1;
+  int pick = similar.empty() ? product : similar.front();
+  for (int candidate : similar) {
+    double score = 0;
+    for (int r = 0; r < rounds; ++r) score += std::sin(candidate * 0.001 + r) * std::cos(product * 0.002 - r);
+    if (score > best) best = score, pick = candidate;
+  }
+  return "{\"product\":" + std::to_string(product) + ",\"recommended\":" + std::to_string(pick) + "}";
+}
+
+std::string Shop::stats() {
+  std::size_t activity;
+  {
+    std::lock_guard lock(activity_mutex_);
+    activity = activity_.size();
+  }
+  return "{\"orders\":" + std::to_string(orders_.load()) + ",\"notifications\":" +
+         std::to_string(notifications_.load()) + ",\"messages_delivered\":" + std::to_string(bus_.delivered()) +
+         ",\"activity\":" + std::to_string(activity) + "}";
+}
+
+}  // namespace shop

@@ -1,0 +1,148 @@
+// The demo shop: a small HTTP service with injectable performance
+// antipatterns, the system under test of `sonde diagnose`. Everything the
+// service does lives in namespace shop so that sonde's patterns
+// (`-*;+shop::*`) restrict -finstrument-functions probes to its own code.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace shop {
+
+// Which antipatterns are switched on (one command-line flag each).
+struct Options {
+  int port = 8080;
+  int threads = 32;       // HTTP worker threads (concurrent requests served)
+  int products = 20000;   // rows seeded into the catalogue
+  std::string data_dir;   // empty: a fresh temporary directory
+  bool one_lane_bridge = false;
+  bool db_lock = false;
+  bool stifle = false;
+  bool expensive_query = false;
+  bool ramp = false;
+  bool hiccups = false;
+  bool cpu_heavy = false;
+  bool slow_external = false;
+  bool excessive_messaging = false;
+  bool blob = false;
+  bool empty_semi_trucks = false;
+  int hiccup_period_ms = 2000;
+  int hiccup_pause_ms = 300;
+  int external_delay_ms = 40;
+};
+
+// Parses argv; on a bad flag returns false with `error` naming it.
+bool parse_options(int argc, char** argv, Options& options, std::string& error);
+std::string usage();
+
+// One SQLite connection per thread on a shared file (WAL, busy timeout):
+// concurrency and lock waits are SQLite's own, as in a real service.
+class Database {
+ public:
+  explicit Database(std::string path);
+  ~Database();
+  void seed(int products);
+  sqlite3* connection();  // this thread's connection
+  // Runs `sql` with integer/text parameters; calls `row` per result row.
+  void query(const std::string& sql, const std::vector<std::string>& params,
+             const std::function<void(sqlite3_stmt*)>& row = {});
+  void exec(const std::string& sql);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::mutex connections_mutex_;
+  std::vector<sqlite3*> connections_;
+};
+
+struct Message {
+  std::string destination;
+  std::string body;
+};
+
+// In-process message queues between components, one consumer thread per
+// destination, behaving like a broker: a queue holds at most `capacity`
+// messages (a sender waits for space: flow control) and every delivery
+// costs a fixed handling overhead, so many messages cost more than few
+// large ones. Each send is reported to sonde's messaging probe when the
+// program runs under a libsonde that offers sonde_record_message_send.
+class MessageBus {
+ public:
+  static constexpr std::size_t kCapacity = 256;
+  static constexpr int kDeliveryOverheadUs = 50;
+  using Handler = std::function<void(const Message&)>;
+  void subscribe(const std::string& destination, Handler handler);
+  void send(const std::string& destination, std::string body);
+  void stop();
+  ~MessageBus();
+  std::uint64_t delivered() const { return delivered_.load(); }
+
+ private:
+  struct Queue {
+    std::mutex mutex;
+    std::condition_variable ready;
+    std::condition_variable space;
+    std::deque<std::string> items;
+    Handler handler;
+    std::thread consumer;
+  };
+  void consume(const std::string& destination, Queue& queue);
+  std::map<std::string, std::unique_ptr<Queue>> queues_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint64_t> delivered_{0};
+};
+
+// The service: catalogue, cart, orders, inventory, shipping, recommendations.
+class Shop {
+ public:
+  Shop(const Options& options, Database& db, MessageBus& bus);
+  ~Shop();
+  // Each returns the response body; throws std::invalid_argument on a bad parameter.
+  std::string product(int id);
+  std::string search(const std::string& term);
+  std::string add_to_cart(int user, int product, int quantity);
+  std::string place_order(int user);
+  std::string order_history(int user);
+  std::string shipping_quote(int product);
+  std::string recommend(int product);
+  std::string stats();
+  // Every request holds this shared; a hiccup takes it exclusively.
+  std::shared_mutex& world() { return world_; }
+
+ private:
+  void on_inventory(const Message& message);
+  void on_notification(const Message& message);
+  void on_hub(const Message& message);
+  void route(const std::string& destination, std::string body);
+  void hiccup_loop();
+  void cart_activity(int user, int product);
+
+  Options options_;
+  Database& db_;
+  MessageBus& bus_;
+  std::shared_mutex world_;
+  std::mutex bridge_;  // --one-lane-bridge: one request at a time
+  std::mutex carts_mutex_;
+  std::map<int, std::map<int, int>> carts_;  // user -> product -> quantity
+  std::mutex activity_mutex_;
+  std::vector<std::pair<int, int>> activity_;  // --ramp: grows forever, scanned per request
+  std::atomic<std::uint64_t> orders_{0};
+  std::atomic<std::uint64_t> notifications_{0};
+  std::atomic<bool> stopping_{false};
+  std::thread hiccups_;
+};
+
+}  // namespace shop

@@ -1,0 +1,131 @@
+// The experiment engine of `sonde diagnose` (docs/diagnose/config.md):
+// runs experiments against the system under test and stores each in the
+// layout of docs/diagnose/experiment-data.md, which the heuristics read.
+//
+// Per experiment: start the SUT (under `sonde run`, its log going to the
+// experiment's log/ directory; with restart=per_series one SUT serves a
+// whole series), warm up, ramp up, switch on exactly the experiment's
+// probes at run time (patterns_file and probes_file, re-read by libsonde
+// without a restart), measure the stable phase, switch them off, cool
+// down, stop the SUT. An experiment asked for twice is run once (reuse).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <variant>
+#include <string>
+#include <vector>
+
+#include "diagnose/engine/config.hpp"
+#include "diagnose/load/profile.hpp"
+
+namespace sonde::diagnose::engine {
+
+// One measured phase.
+struct ExperimentSpec {
+  std::string id;      // e.g. "load-u40", "scaling-s3-u24", "ramp-w2"
+  std::string kind;    // single_user | load | scaling | custom
+  int users = 1;
+  int step = 0;
+  std::string series;
+  std::vector<std::string> probes = {"response_time"};
+  double stable_s = 0;  // 0: the config's durations.stable_s
+};
+
+// An unmeasured load phase inside a custom series (e.g. the Ramp's stimulation).
+struct LoadPhase {
+  int users = 1;
+  double duration_s = 0;
+};
+
+// One SUT lifetime: measured experiments, optionally separated by
+// unmeasured load phases (custom series). Step i of `phases` is either.
+struct SeriesPlan {
+  std::string series;
+  std::vector<std::variant<ExperimentSpec, LoadPhase>> phases;
+};
+
+struct ExperimentResult {
+  ExperimentSpec spec;
+  std::filesystem::path dir;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uint64_t requests = 0;
+  std::uint64_t errors = 0;
+  bool complete = false;
+  std::string reason;
+};
+
+// User counts of a scaling series: n steps from 1 to max in equal steps,
+// truncated to integers (DynamicSpotter's executeDefaultExperimentSeries);
+// n <= 1 gives {max}. Duplicates (n > max) are dropped.
+std::vector<int> scaling_users(int max_users, int steps);
+
+// The experiments a config's "experiments" list describes, in order.
+std::vector<SeriesPlan> plan_from_config(const EnvironmentConfig& config);
+SeriesPlan single_user_plan(std::vector<std::string> probes);
+SeriesPlan load_plan(int users, std::vector<std::string> probes);
+SeriesPlan scaling_plan(int max_users, int steps, std::vector<std::string> probes);
+
+class Engine {
+ public:
+  // Writes into `out_dir` (created); run.json is written at once, marked
+  // incomplete until finish().
+  Engine(EnvironmentConfig config, std::filesystem::path out_dir);
+  ~Engine();
+
+  // Runs one series (reusing experiments already run). Returns false if the
+  // run cannot go on (SUT failed, cancelled); reason() says why.
+  bool run(const SeriesPlan& plan);
+  // Runs every series; stops at the first failure.
+  bool run_all(const std::vector<SeriesPlan>& plans);
+  // Marks run.json complete (if nothing failed) with the end time.
+  void finish();
+
+  const std::map<std::string, ExperimentResult>& results() const { return results_; }
+  const std::string& reason() const { return reason_; }
+  bool failed() const { return !reason_.empty(); }
+
+  // Set (e.g. from a SIGINT handler) to stop: the running experiment ends,
+  // the SUT is stopped, run.json says incomplete "cancelled".
+  std::atomic<bool>& cancel_flag() { return cancel_; }
+  // Progress lines go here (default: stderr); plan totals give the ETA.
+  void set_progress(std::function<void(const std::string&)> sink) { progress_ = std::move(sink); }
+  void expect_total(const std::vector<SeriesPlan>& plans);
+
+ private:
+  struct RunningSut;
+  double planned_seconds(const SeriesPlan& plan) const;
+  void write_run_json();
+  void write_experiment_json(const ExperimentResult& r);
+  void switch_probes(const std::filesystem::path& patterns_file, const std::filesystem::path& probes_file,
+                     const std::vector<std::string>& probes);
+  void report(const std::string& what);
+  void fail(const std::string& reason);
+
+  EnvironmentConfig config_;
+  std::filesystem::path out_;
+  load::UsageProfile profile_;
+  std::map<std::string, ExperimentResult> results_;
+  std::vector<std::string> order_;
+  std::int64_t start_ns_ = 0;
+  std::int64_t end_ns_ = 0;
+  bool finished_ = false;
+  std::string reason_;
+  std::atomic<bool> cancel_{false};
+  std::function<void(const std::string&)> progress_;
+  double total_s_ = 0;
+  double done_s_ = 0;
+  std::chrono::steady_clock::time_point started_;
+};
+
+// Installs a SIGINT/SIGTERM handler that sets `engine`'s cancel flag
+// (a second signal restores the default action, so it still kills).
+void cancel_on_signals(Engine& engine);
+
+}  // namespace sonde::diagnose::engine

@@ -1,0 +1,50 @@
+// The system under test as a child process: started (optionally under
+// `sonde run`, which preloads libsonde), checked for readiness on its TCP
+// port, watched for death, and stopped with SIGINT then SIGKILL.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sonde::diagnose::engine {
+
+struct SutError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class SystemUnderTest {
+ public:
+  // Starts `argv` with stdout and stderr appended to `output_file`.
+  // Throws SutError if it cannot be started.
+  SystemUnderTest(const std::vector<std::string>& argv, const std::string& output_file);
+  ~SystemUnderTest();  // stops it if still running
+  SystemUnderTest(const SystemUnderTest&) = delete;
+  SystemUnderTest& operator=(const SystemUnderTest&) = delete;
+
+  // Waits until host:port accepts a connection. Throws SutError if the
+  // process exits first or the timeout passes (with its output's tail), and
+  // stops it with SutError("cancelled") when `*cancel` becomes true.
+  void wait_ready(const std::string& host, int port, double timeout_s, const std::atomic<bool>* cancel = nullptr);
+  // Exit description if it has exited ("exited with status 3",
+  // "was killed by signal 9 (Killed)"), otherwise nothing.
+  std::optional<std::string> exited();
+  // SIGINT to its process group; SIGKILL after `timeout_s`. Returns how it ended.
+  std::string stop(double timeout_s);
+  std::string output_tail(std::size_t bytes = 2000) const;
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::string output_file_;
+  std::optional<std::string> exit_;
+};
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int free_loopback_port();
+
+}  // namespace sonde::diagnose::engine

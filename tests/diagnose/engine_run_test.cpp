@@ -1,0 +1,263 @@
+// The experiment engine against the real shop under `sonde run`: a tiny
+// scaling series produces the layout of docs/diagnose/experiment-data.md
+// with logs the project's reader reads; failures leave run.json incomplete
+// with the reason.
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "diagnose/engine/engine.hpp"
+#include "format/log_reader.hpp"
+#include "format/record.hpp"
+#include "load_test_support.hpp"
+
+namespace sonde::test {
+namespace {
+
+namespace engine = sonde::diagnose::engine;
+using nlohmann::json;
+
+json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+
+// A config for the shop with short phases; `extra` is merged in.
+json shop_config(const fs::path& dir, const json& extra) {
+  std::ofstream(dir / "profile.json") << R"({"requests": [
+      {"name": "GET /product", "path": "/product?id={random:1:500}", "weight": 3},
+      {"name": "GET /orders", "path": "/orders?user={user}"}]})";
+  json config = {
+      {"sut",
+       {{"command", {kShopBinary.string(), "--port", "{port}", "--products", "500"}},
+        {"sonde", kSondeBinary.string()},
+        // libsonde on this branch has no probes_file yet (the probes work adds it).
+        {"probe_control", "none"},
+        {"reload_ms", 50}}},
+      {"profile", (dir / "profile.json").string()},
+      {"max_users", 3},
+      {"durations", {{"ramp_up_s", 0.2}, {"stable_s", 0.8}, {"cool_down_s", 0.1}}},
+      {"requirements", {{"default", {{"threshold_ms", 500}, {"percentile", 0.95}}}}},
+  };
+  if (extra.is_object()) config.merge_patch(extra);
+  return config;
+}
+
+// Counts flow records of shop operations in a log.
+struct ShopOperationCounter : format::RecordSink {
+  std::uint64_t shop_entries = 0, other_entries = 0;
+  bool on_record(const format::Record& r) override {
+    if (r.schema->class_name != "kieker.common.record.flow.trace.operation.BeforeOperationEvent") return true;
+    const int field = r.schema->field_index("operationSignature");
+    if (field < 0) return true;
+    const auto signature = r.str(static_cast<std::size_t>(field));
+    // The reader gives Kieker-style signatures: "shop.Shop.product(int)".
+    (signature.find("shop.") == 0 ? shop_entries : other_entries) += 1;
+    return true;
+  }
+};
+
+TEST(EngineRun, TinyScalingSeriesWritesTheContractLayout) {
+  const ScratchDir scratch("engine");
+  const fs::path& dir = scratch.path;
+  const auto config = engine::EnvironmentConfig::parse(shop_config(dir, {{"experiments", {{{"kind", "scaling"}, {"steps", 3}}}}}));
+  const fs::path out = dir / "run";
+  engine::Engine e(config, out);
+  std::vector<std::string> progress;
+  e.set_progress([&](const std::string& line) { progress.push_back(line); });
+  ASSERT_TRUE(e.run_all(engine::plan_from_config(config))) << e.reason();
+  e.finish();
+
+  const json run = read_json(out / "run.json");
+  EXPECT_EQ(run["status"], "complete");
+  EXPECT_EQ(run["reason"], "");
+  EXPECT_EQ(run["max_users"], 3);
+  EXPECT_EQ(run["requirements"]["default"]["threshold_ms"], 500.0);
+  EXPECT_GT(run["end_ns"].get<std::int64_t>(), run["start_ns"].get<std::int64_t>());
+  const std::vector<std::string> ids = {"scaling-s1-u1", "scaling-s2-u2", "scaling-s3-u3"};
+  EXPECT_EQ(run["experiments"].get<std::vector<std::string>>(), ids);
+
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    SCOPED_TRACE(ids[i]);
+    const fs::path exp = out / "experiments" / ids[i];
+    const json ej = read_json(exp / "experiment.json");
+    EXPECT_EQ(ej["id"], ids[i]);
+    EXPECT_EQ(ej["kind"], "scaling");
+    EXPECT_EQ(ej["series"], "scaling");
+    EXPECT_EQ(ej["users"], static_cast<int>(i) + 1);
+    EXPECT_EQ(ej["step"], static_cast<int>(i) + 1);
+    EXPECT_EQ(ej["status"], "complete");
+    EXPECT_EQ(ej["probes"], json({"response_time"}));
+    const auto start = ej["start_ns"].get<std::int64_t>(), end = ej["end_ns"].get<std::int64_t>();
+    EXPECT_LT(start, end);
+
+    // requests.csv: exactly the counted requests, all inside the stable phase, from `users` users.
+    const auto lines = read_lines(exp / "requests.csv");
+    ASSERT_GE(lines.size(), 2u);
+    EXPECT_EQ(lines[0], "start_ns,end_ns,user,service,status");
+    EXPECT_EQ(lines.size() - 1, ej["requests"].get<std::size_t>());
+    EXPECT_EQ(ej["errors"], 0);
+    std::set<std::string> users;
+    for (std::size_t l = 1; l < lines.size(); ++l) {
+      const auto f = split_csv(lines[l]);
+      ASSERT_EQ(f.size(), 5u);
+      EXPECT_GE(std::stoll(f[1]), start);
+      EXPECT_LE(std::stoll(f[1]), end);
+      users.insert(f[2]);
+      EXPECT_EQ(f[4], "200");
+    }
+    EXPECT_EQ(users.size(), i + 1);
+
+    // log/: one monitored process per experiment, readable, with the
+    // shop's own operations only (patterns "-*;+shop::*").
+    std::size_t logs = 0;
+    for (const auto& entry : fs::directory_iterator(exp / "log")) logs += entry.path().extension() == ".sonde";
+    EXPECT_EQ(logs, 1u);
+    ShopOperationCounter counter;
+    const auto stats = format::read_log((exp / "log").string(), counter);
+    EXPECT_TRUE(stats.ok) << (stats.errors.empty() ? "" : stats.errors[0]);
+    EXPECT_TRUE(stats.warnings.empty()) << stats.warnings[0];  // e.g. a log not closed: the SUT was killed
+    EXPECT_GT(counter.shop_entries, 0u);
+    EXPECT_EQ(counter.other_entries, 0u);
+  }
+  // Progress: one line per experiment with an ETA.
+  std::size_t with_eta = 0;
+  for (const auto& line : progress) with_eta += line.find("ETA") != std::string::npos;
+  EXPECT_EQ(with_eta, ids.size());
+
+  // Asking again reuses the stored experiments instead of running them.
+  progress.clear();
+  ASSERT_TRUE(e.run(engine::scaling_plan(3, 3, {"response_time"})));
+  for (const auto& line : progress) EXPECT_NE(line.find("reused"), std::string::npos) << line;
+  EXPECT_EQ(e.results().size(), ids.size());
+}
+
+TEST(EngineRun, CustomSeriesRunsOnOneSutAndSharesItsLog) {
+  const ScratchDir scratch("engine");
+  const json series = {{"kind", "custom"},
+                       {"series", "ramp"},
+                       {"phases", {{{"users", 1}, {"stable_s", 0.4}},
+                                   {{"users", 3}, {"stable_s", 0.4}, {"measure", false}},
+                                   {{"users", 1}, {"stable_s", 0.4}}}}};
+  const auto config = engine::EnvironmentConfig::parse(shop_config(scratch.path, {{"experiments", {series}}}));
+  const fs::path out = scratch.path / "run";
+  engine::Engine e(config, out);
+  int starts = 0;
+  e.set_progress([&](const std::string& line) { starts += line.find("starting the system under test") == 0; });
+  ASSERT_TRUE(e.run_all(engine::plan_from_config(config))) << e.reason();
+  e.finish();
+  EXPECT_EQ(starts, 1);
+  const json w1 = read_json(out / "experiments" / "ramp-w1" / "experiment.json");
+  const json w2 = read_json(out / "experiments" / "ramp-w2" / "experiment.json");
+  EXPECT_EQ(w1["kind"], "custom");
+  EXPECT_EQ(w2["step"], 2);
+  EXPECT_EQ(w2["series"], "ramp");
+  // The load phase lies between the windows.
+  EXPECT_LT(w1["end_ns"].get<std::int64_t>(), w2["start_ns"].get<std::int64_t>());
+  // One process, one log, visible from both windows (each filters by its time).
+  std::vector<std::string> logs[2];
+  int i = 0;
+  for (const char* id : {"ramp-w1", "ramp-w2"}) {
+    for (const auto& entry : fs::directory_iterator(out / "experiments" / id / "log")) logs[i].push_back(entry.path().filename());
+    ++i;
+  }
+  ASSERT_EQ(logs[0].size(), 1u);
+  EXPECT_EQ(logs[0], logs[1]);
+  ShopOperationCounter counter;
+  EXPECT_TRUE(format::read_log((out / "experiments" / "ramp-w2" / "log").string(), counter).ok);
+  EXPECT_GT(counter.shop_entries, 0u);
+}
+
+TEST(EngineRun, SutThatExitsAtOnceGivesAnIncompleteRunWithTheReason) {
+  const ScratchDir scratch("engine");
+  json raw = shop_config(scratch.path, {});
+  raw["sut"]["command"] = {"/bin/sh", "-c", "echo no database here >&2; exit 3"};
+  raw["sut"]["monitor"] = false;
+  const auto config = engine::EnvironmentConfig::parse(raw);
+  engine::Engine e(config, scratch.path / "run");
+  e.set_progress([](const std::string&) {});
+  EXPECT_FALSE(e.run(engine::single_user_plan({"response_time"})));
+  EXPECT_NE(e.reason().find("exited with status 3"), std::string::npos) << e.reason();
+  EXPECT_NE(e.reason().find("no database here"), std::string::npos) << e.reason();
+  e.finish();
+  const json run = read_json(scratch.path / "run" / "run.json");
+  EXPECT_EQ(run["status"], "incomplete");
+  EXPECT_NE(run["reason"].get<std::string>().find("exited with status 3"), std::string::npos);
+  const json ej = read_json(scratch.path / "run" / "experiments" / "single-u1" / "experiment.json");
+  EXPECT_EQ(ej["status"], "failed");
+}
+
+TEST(EngineRun, UnmonitoredSutIsAnErrorNotAnEmptyExperiment) {
+  const ScratchDir scratch("engine");
+  json raw = shop_config(scratch.path, {});
+  raw["sut"]["monitor_settings"] = {{"policy", "sometimes"}};  // libsonde disables monitoring
+  const auto config = engine::EnvironmentConfig::parse(raw);
+  engine::Engine e(config, scratch.path / "run");
+  e.set_progress([](const std::string&) {});
+  EXPECT_FALSE(e.run(engine::single_user_plan({"response_time"})));
+  EXPECT_NE(e.reason().find("runs unmonitored: sonde: monitoring disabled"), std::string::npos) << e.reason();
+  EXPECT_NE(e.reason().find("config key 'policy'"), std::string::npos) << e.reason();
+}
+
+TEST(EngineRun, SutDyingMidExperimentStopsTheRun) {
+  const ScratchDir scratch("engine");
+  json raw = shop_config(scratch.path, {});
+  raw["durations"]["stable_s"] = 30;
+  raw["sut"]["monitor"] = false;
+  // timeout(1) kills the shop 3 s after it starts (time enough to seed and
+  // open its port even under sanitizers), in the middle of the stable phase.
+  raw["sut"]["command"] = {"timeout", "-s", "KILL", "3", kShopBinary.string(), "--port", "{port}", "--products", "500"};
+  const auto config = engine::EnvironmentConfig::parse(raw);
+  engine::Engine e(config, scratch.path / "run");
+  e.set_progress([](const std::string&) {});
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_FALSE(e.run(engine::load_plan(2, {"response_time"})));
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(20));
+  EXPECT_NE(e.reason().find("was killed by signal 9 (Killed) during the experiment"), std::string::npos) << e.reason();
+  e.finish();
+  const json run = read_json(scratch.path / "run" / "run.json");
+  EXPECT_EQ(run["status"], "incomplete");
+  EXPECT_NE(run["reason"].get<std::string>().find("during the experiment"), std::string::npos);
+  const json ej = read_json(scratch.path / "run" / "experiments" / "load-u2" / "experiment.json");
+  EXPECT_EQ(ej["status"], "failed");
+  EXPECT_NE(ej["reason"].get<std::string>().find("during the experiment"), std::string::npos);
+}
+
+TEST(EngineRun, CancelStopsTheSutAndMarksTheRunIncomplete) {
+  const ScratchDir scratch("engine");
+  json raw = shop_config(scratch.path, {});
+  raw["durations"]["stable_s"] = 30;
+  const auto config = engine::EnvironmentConfig::parse(raw);
+  engine::Engine e(config, scratch.path / "run");
+  bool stable_seen = false;
+  e.set_progress([&](const std::string& line) { stable_seen |= line.find("load-u2") != std::string::npos; });
+  // A real SIGINT to this process, as from Ctrl-C (the SUT has its own
+  // process group, so only the engine's handler sees it).
+  engine::cancel_on_signals(e);
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    ::kill(::getpid(), SIGINT);
+  });
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_FALSE(e.run(engine::load_plan(2, {"response_time"})));
+  canceller.join();
+  EXPECT_TRUE(stable_seen);
+  EXPECT_EQ(e.reason(), "cancelled");
+  // Far less than the 30 s stable phase: the run did not wait it out.
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(20));
+  e.finish();
+  const json run = read_json(scratch.path / "run" / "run.json");
+  EXPECT_EQ(run["status"], "incomplete");
+  EXPECT_EQ(run["reason"], "cancelled");
+  // The SUT was stopped, not killed: libsonde finished its log at exit and
+  // printed its summary line.
+  const auto output = read_lines(scratch.path / "run" / "experiments" / "load-u2" / "sut-output.txt");
+  bool summary = false;
+  for (const auto& line : output) summary |= line.find("events written") != std::string::npos;
+  EXPECT_TRUE(summary) << "SUT output has no libsonde summary";
+}
+
+}  // namespace
+}  // namespace sonde::test

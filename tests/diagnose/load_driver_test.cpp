@@ -1,0 +1,196 @@
+// The load driver against the real shop on a loopback port: request counts
+// follow from the workload's parameters, users really run concurrently,
+// requests.csv follows docs/diagnose/experiment-data.md.
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "diagnose/load/driver.hpp"
+#include "diagnose/load/http_client.hpp"
+#include "load_test_support.hpp"
+
+namespace sonde::test {
+namespace {
+
+namespace load = sonde::diagnose::load;
+
+// GET a path and return the body (for the shop's /stats).
+std::string get(int port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  EXPECT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  std::string response;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) response.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return response.substr(response.find("\r\n\r\n") + 4);
+}
+
+TEST(LoadDriver, FixedCountRunSendsExactlyUsersTimesRequests) {
+  const ScratchDir scratch("load");
+  const fs::path& dir = scratch.path;
+  RunningShop shop(dir, {});
+  const auto profile = profile_of(R"({"mode": "sequence", "requests": [
+      {"name": "GET /product", "path": "/product?id={random:1:500}"},
+      {"name": "POST /order", "method": "POST", "path": "/order?user={user}"}]})");
+  load::LoadOptions o;
+  o.port = shop.port;
+  o.users = 3;
+  o.duration_s = 0;
+  o.requests_per_user = 10;
+  const auto result = load::run_load(profile, o);
+  ASSERT_EQ(result.requests.size(), 30u) << result.first_error;
+  EXPECT_EQ(result.stable().size(), 30u);  // a count-limited run is measured as a whole
+  EXPECT_EQ(load::count_errors(result.requests), 0u);
+  std::map<int, std::vector<std::string>> per_user;
+  for (const auto& r : result.requests) per_user[r.user].push_back(r.service);
+  ASSERT_EQ(per_user.size(), 3u);
+  for (auto& [user, services] : per_user) {
+    ASSERT_EQ(services.size(), 10u);
+    // Sequence mode: each user alternates the two requests, product first.
+    EXPECT_EQ(std::count(services.begin(), services.end(), "GET /product"), 5);
+  }
+  // The shop saw every order: 3 users x 5 orders.
+  EXPECT_NE(get(shop.port, "/stats").find("\"orders\":15"), std::string::npos) << get(shop.port, "/stats");
+}
+
+TEST(LoadDriver, UsersRunConcurrently) {
+  const ScratchDir scratch("load");
+  const fs::path& dir = scratch.path;
+  // Each shipping quote waits 300 ms server-side, so users starting
+  // together must overlap if they really run in parallel.
+  RunningShop shop(dir, {"--slow-external", "--external-delay-ms", "300"});
+  const auto profile = profile_of(R"({"requests": [{"path": "/shipping?product={user}"}]})");
+  load::LoadOptions o;
+  o.port = shop.port;
+  o.users = 4;
+  o.duration_s = 0;
+  o.requests_per_user = 2;
+  const auto result = load::run_load(profile, o);
+  ASSERT_EQ(result.requests.size(), 8u) << result.first_error;
+  int most = 0;
+  for (const auto& a : result.requests) {
+    int overlapping = 0;
+    for (const auto& b : result.requests)
+      if (b.start_ns <= a.start_ns && a.start_ns < b.end_ns) ++overlapping;
+    most = std::max(most, overlapping);
+  }
+  EXPECT_EQ(most, 4);
+  for (const auto& r : result.requests) EXPECT_EQ(r.service, "GET /shipping");
+}
+
+TEST(LoadDriver, RequestsCsvIsWellFormed) {
+  const ScratchDir scratch("load");
+  const fs::path& dir = scratch.path;
+  RunningShop shop(dir, {});
+  const auto profile = profile_of(R"({"think_time_ms": 2, "think_time_spread_ms": 1, "requests": [
+      {"path": "/product?id={random:1:500}", "weight": 3},
+      {"name": "search, by word", "path": "/search?q={iteration}"},
+      {"name": "GET /product missing", "path": "/product?id=999999"}]})");
+  load::LoadOptions o;
+  o.port = shop.port;
+  o.users = 2;
+  o.duration_s = 0;
+  o.requests_per_user = 25;
+  const auto result = load::run_load(profile, o);
+  const fs::path csv = dir / "requests.csv";
+  load::write_requests_csv(csv.string(), result.requests);
+  const auto lines = read_lines(csv);
+  ASSERT_EQ(lines.size(), 51u);
+  EXPECT_EQ(lines[0], "start_ns,end_ns,user,service,status");
+  std::set<std::string> services;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    std::string line = lines[i];
+    // The one service name with a comma is quoted.
+    const std::string quoted = "\"search, by word\"";
+    if (line.find(quoted) != std::string::npos) line.replace(line.find(quoted), quoted.size(), "search by word");
+    const auto f = split_csv(line);
+    ASSERT_EQ(f.size(), 5u) << lines[i];
+    const long long start = std::stoll(f[0]), end = std::stoll(f[1]);
+    EXPECT_LE(start, end);
+    EXPECT_TRUE(f[2] == "0" || f[2] == "1");
+    services.insert(f[3]);
+    // An unknown product is the shop's 400, everything else 200.
+    EXPECT_EQ(f[4], f[3] == "GET /product missing" ? "400" : "200") << lines[i];
+  }
+  EXPECT_TRUE(services.count("GET /product"));
+}
+
+TEST(LoadDriver, OpenWorkloadSendsThePoissonArrivals) {
+  const ScratchDir scratch("load");
+  const fs::path& dir = scratch.path;
+  RunningShop shop(dir, {});
+  const auto profile = profile_of(R"({"requests": [{"path": "/health"}]})");
+  load::LoadOptions o;
+  o.port = shop.port;
+  o.users = 4;
+  o.duration_s = 1;
+  o.arrival_rate = 80;
+  o.seed = 7;
+  // The driver draws its arrival gaps from the same generator and seed.
+  std::mt19937_64 rng(o.seed);
+  std::exponential_distribution<double> gap(o.arrival_rate);
+  std::size_t expected = 0;
+  for (double t = gap(rng); t < o.duration_s; t += gap(rng)) ++expected;
+  const auto result = load::run_load(profile, o);
+  EXPECT_EQ(result.requests.size(), expected) << result.first_error;
+  EXPECT_EQ(load::count_errors(result.requests), 0u);
+}
+
+TEST(LoadDriver, ConnectionErrorsAreRecordedWithStatusZero) {
+  const int port = diagnose::engine::free_loopback_port();  // nothing listens there
+  const auto profile = profile_of(R"({"requests": [{"path": "/"}]})");
+  load::LoadOptions o;
+  o.port = port;
+  o.users = 2;
+  o.duration_s = 0;
+  o.requests_per_user = 3;
+  const auto result = load::run_load(profile, o);
+  ASSERT_EQ(result.requests.size(), 6u);
+  EXPECT_EQ(load::count_errors(result.requests), 6u);
+  for (const auto& r : result.requests) EXPECT_EQ(r.status, 0);
+  EXPECT_NE(result.first_error.find("refused"), std::string::npos) << result.first_error;
+}
+
+TEST(LoadProfile, ErrorsNameTheKey) {
+  auto profile_error = [](const std::string& json) {
+    try {
+      load::UsageProfile::parse(json);
+    } catch (const load::ProfileError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(profile_error(R"({"requests": [{"path": "/a", "wieght": 2}]})").find("requests[0].wieght"), std::string::npos);
+  EXPECT_NE(profile_error(R"({"requests": [{"path": "/a", "method": "FETCH"}]})").find("requests[0].method"), std::string::npos);
+  EXPECT_NE(profile_error(R"({"requests": []})").find("'requests'"), std::string::npos);
+  EXPECT_NE(profile_error(R"({"mode": "random", "requests": [{"path": "/a"}]})").find("'mode'"), std::string::npos);
+  EXPECT_NE(profile_error(R"({"think_time_ms": 1, "think_time_spread_ms": 2, "requests": [{"path": "/a"}]})")
+                .find("think_time_spread_ms"), std::string::npos);
+  EXPECT_NE(profile_error("{not json").find("not valid JSON"), std::string::npos);
+}
+
+TEST(LoadProfile, PlaceholdersExpand) {
+  std::mt19937_64 rng(1);
+  EXPECT_EQ(load::expand("/cart?user={user}&n={iteration}", 4, 9, rng), "/cart?user=4&n=9");
+  for (int i = 0; i < 50; ++i) {
+    const int v = std::stoi(load::expand("{random:3:5}", 0, 0, rng));
+    EXPECT_GE(v, 3);
+    EXPECT_LE(v, 5);
+  }
+  EXPECT_EQ(load::expand("{json}", 0, 0, rng), "{json}");
+}
+
+}  // namespace
+}  // namespace sonde::test

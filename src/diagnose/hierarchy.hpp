@@ -1,0 +1,37 @@
+// The problem hierarchy (docs/diagnose/hierarchy.md): which heuristic sits
+// where, with which parameters. The thesis' default is built in; a JSON
+// config replaces it.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "diagnose/heuristic.hpp"
+
+namespace sonde::diagnose {
+
+struct HierarchyNode {
+  std::string id;
+  std::string heuristic;
+  std::map<std::string, double> params;  // overrides of the heuristic's defaults
+  std::vector<HierarchyNode> children;
+};
+
+struct DiagnoseConfig {
+  Settings settings;
+  HierarchyNode root;
+};
+
+// The thesis hierarchy (Wert, Fig. 4.2 as used in DynamicSpotter).
+HierarchyNode default_hierarchy();
+nlohmann::json default_config_json();
+
+// Parses a config (docs/diagnose/hierarchy.md). Throws DiagnoseError naming
+// the offending key (JSON path) for unknown keys, wrong types, unknown
+// heuristics or parameters, duplicate ids.
+DiagnoseConfig parse_diagnose_config(const nlohmann::json& config);
+DiagnoseConfig load_diagnose_config(const std::string& path);
+
+}  // namespace sonde::diagnose

@@ -80,7 +80,8 @@ Evidence increase_evidence(const Increase& inc, const std::string& location,
 
 KeyedSeries keyed_series(const std::vector<const Experiment*>& series, const std::string& cls,
                          const std::string& probe, const std::string& value_field,
-                         const std::string& key_field, double scale) {
+                         const std::string& key_field, double scale,
+                         std::string (*key_of)(std::string_view)) {
   KeyedSeries out;
   for (const Experiment* e : series) {
     if (!e->has_probe(probe)) {
@@ -96,7 +97,8 @@ KeyedSeries keyed_series(const std::vector<const Experiment*>& series, const std
     for (const LogRecord& r : recs.records) {
       const double v = r.number(value_field, -1);
       if (v < 0) continue;  // -1: unknown
-      step[r.text(key_field)].push_back(v * scale);
+      const std::string key = r.text(key_field);
+      step[key_of != nullptr ? key_of(key) : key].push_back(v * scale);
     }
     out.per_step.push_back(std::move(step));
   }

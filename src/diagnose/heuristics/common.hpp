@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,8 @@ struct KeyedSeries {
 };
 KeyedSeries keyed_series(const std::vector<const Experiment*>& series, const std::string& cls,
                          const std::string& probe, const std::string& value_field,
-                         const std::string& key_field, double scale);
+                         const std::string& key_field, double scale,
+                         std::string (*key_of)(std::string_view) = nullptr);
 
 // Mean CPU utilization (0..1) of an experiment from CPUUtilizationRecord,
 // and the number of distinct cpuIDs seen; false when there are none.

@@ -29,7 +29,7 @@ class DatabaseOlb : public Heuristic {
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
     NodeResult r;
     const std::vector<std::string> grown = growth_with_load(
-        ctx, {"sonde.record.DatabaseCall", "database", "duration", "sqlStatement", "SQL", ""}, r);
+        ctx, {"sonde.record.DatabaseCall", "database", "duration", "sqlStatement", "SQL", "", true}, r);
     if (grown.empty()) return r;
     const std::vector<const Experiment*> steps = ctx.data.series("scaling");
     double u = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "diagnose/heuristics/sql_shape.hpp"
 #include "diagnose/stats/descriptive.hpp"
 
 namespace sonde::diagnose::heuristics {
@@ -32,7 +33,8 @@ std::vector<std::string> growth_with_load(const Context& ctx, const GrowthSpec& 
     return grown;
   }
   const KeyedSeries ks = keyed_series(steps, spec.record_class, spec.probe, spec.value_field,
-                                      spec.key_field, 1e-6);
+                                      spec.key_field, 1e-6,
+                                      spec.sql_key ? &sql_shape : nullptr);
   if (!ks.error.empty()) {
     r = not_evaluated(ks.error);
     return grown;

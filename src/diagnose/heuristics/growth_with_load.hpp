@@ -17,6 +17,7 @@ struct GrowthSpec {
   std::string key_field;
   std::string key_label;    // "lock", "SQL"
   std::string context_field;  // extra location, e.g. the operation ("" none)
+  bool sql_key = false;       // group keys by SQL shape (literals -> ?)
 };
 
 // Fills r's evidence and status; returns the keys that grew.

@@ -7,6 +7,7 @@
 
 #include "analysis/xml_escape.hpp"
 #include "diagnose/diagnosis.hpp"
+#include "diagnose/heuristics/common.hpp"
 #include "diagnose/report.hpp"
 #include "diagnose/report_svg.hpp"
 
@@ -18,10 +19,7 @@ using nlohmann::json;
 
 std::string num(double v, int precision = 3) {
   if (!std::isfinite(v)) return "–";
-  std::ostringstream o;
-  o.precision(precision);
-  o << v;
-  return o.str();
+  return heuristics::fmt(v, precision);
 }
 
 // How sure, in words, from the p-value.
@@ -152,6 +150,15 @@ void node_html(const NodeResult& r, std::ostringstream& o, int depth) {
   for (const NodeResult& c : r.children) node_html(c, o, depth + 1);
 }
 
+// Evidence rows also record what was checked and found fine; the summary
+// shows only the rows behind the finding.
+bool supports(const Evidence& e) {
+  for (const char* key : {"found", "violated", "significant"}) {
+    if (e.values.contains(key) && e.values[key].is_boolean() && !e.values[key].get<bool>()) return false;
+  }
+  return true;
+}
+
 void collect_detected(const NodeResult& r, std::vector<const NodeResult*>& out) {
   if (r.status == Status::kDetected) out.push_back(&r);
   for (const NodeResult& c : r.children) collect_detected(c, out);
@@ -212,8 +219,12 @@ std::string report_summary(const NodeResult& root, const ReportMeta& meta) {
     << " skipped, " << c.not_evaluated << " not evaluated\n";
   for (const NodeResult* r : found) {
     o << "  DETECTED " << r->title << ": " << r->reason << "\n";
-    for (size_t i = 0; i < r->evidence.size() && i < 3; ++i) {
-      if (!r->evidence[i].detail.empty()) o << "    - " << r->evidence[i].detail << "\n";
+    int shown = 0;
+    for (const Evidence& e : r->evidence) {
+      if (shown == 3) break;
+      if (e.detail.empty() || !supports(e)) continue;
+      o << "    - " << e.detail << "\n";
+      ++shown;
     }
   }
   std::vector<const NodeResult*> stack{&root};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <set>
 #include <sstream>
 
@@ -143,9 +144,22 @@ std::vector<std::string> violating_services(const Experiment& e, const Settings&
 }
 
 std::string fmt(double v, int precision) {
+  // Readable for people: 2034 not 2.03e+03; 0.0012 keeps its significant digits.
+  if (!std::isfinite(v)) return std::isnan(v) ? "n/a" : (v > 0 ? "inf" : "-inf");
   std::ostringstream out;
-  out.precision(precision);
-  out << v;
+  const double a = std::fabs(v);
+  if (a >= 100 && a < 1e15) {
+    out << std::fixed << std::setprecision(0) << v;
+  } else if (a >= 1 && a < 100) {
+    out << std::fixed << std::setprecision(a >= 10 ? 1 : 2) << v;
+    std::string text = out.str();
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+    return text;
+  } else {
+    out.precision(precision);
+    out << v;
+  }
   return out.str();
 }
 

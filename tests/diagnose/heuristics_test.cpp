@@ -170,6 +170,36 @@ TEST(OneLaneBridge, ResponseTimeBeyondQueueingThresholdWithIdleCpu) {
   EXPECT_NE(missing.reason.find("cpu"), std::string::npos);
 }
 
+TEST(OneLaneBridge, NetworkBoundSystemIsNotAnOlb) {
+  // Thesis TC19/TC20: idle CPU, response times beyond the queueing threshold,
+  // but the message throughput stagnates: the network is the limit.
+  TempDir d;
+  write_scaling(d.path(), {100, 300, 700, 1200, 2000}, {"response_time", "cpu", "messaging"});
+  for (int k = 0; k < 5; ++k) {
+    const std::string dir = experiment_dir(d.path(), "scaling-s" + std::to_string(k));
+    write_log(dir, [&](format::RecordSink& sink) {
+      const format::RecordSchema* cpu =
+          format::find_builtin_schema("kieker.common.record.system.CPUUtilizationRecord");
+      format::Record r;
+      format::reset_to_defaults(r, cpu);
+      r.values[static_cast<size_t>(cpu->field_index("timestamp"))] = kT0 + kMs;
+      r.values[static_cast<size_t>(cpu->field_index("totalUtilization"))] = 0.2;
+      sink.on_record(r);
+      const int messages = k == 0 ? 100 : 1000;  // stagnates from the second step on
+      for (int i = 0; i < messages; ++i) {
+        format::Record m;
+        format::reset_to_defaults(m, &message_send_schema());
+        m.values[0] = kT0 + i * kMs;
+        m.values[4] = std::string_view("orders");
+        sink.on_record(m);
+      }
+    });
+  }
+  const NodeResult r = evaluate(d.path(), "one_lane_bridge");
+  EXPECT_EQ(r.status, Status::kNotDetected);
+  EXPECT_NE(r.reason.find("stagnates"), std::string::npos) << r.reason;
+}
+
 void write_lock_waits(const std::string& dir, double wait_ms, const std::string& lock) {
   write_log(dir, [&](format::RecordSink& sink) {
     for (int i = 0; i < 200; ++i) {

@@ -5,6 +5,7 @@
 // rho_s = max(single-user mean, floor). Then something other than the CPU
 // limits concurrency: a lock, a pool of one, a single DB connection.
 #include <algorithm>
+#include <set>
 
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/common.hpp"
@@ -13,6 +14,29 @@
 
 namespace sonde::diagnose::heuristics {
 namespace {
+
+// "" when the messaging throughput kept growing (or was not measured),
+// else a description of where it stagnated.
+std::string network_bound(const std::vector<const Experiment*>& steps, const std::set<size_t>& over,
+                          double epsilon) {
+  std::vector<double> throughput;
+  for (const Experiment* e : steps) {
+    if (!e->has_probe("messaging")) return "";
+    const LogRecords& recs = log_records(*e, "sonde.record.MessageSend");
+    const double d = e->duration_s();
+    if (!recs.error.empty() || d <= 0) return "";
+    throughput.push_back(static_cast<double>(recs.records.size()) / d);
+  }
+  if (over.empty() || throughput.back() <= 0) return "";
+  // The network saturates at the first step beyond the threshold; from
+  // there on throughput must stop growing (the first such step may still
+  // have grown into saturation, unless it is the only one).
+  for (auto it = over.size() > 1 ? std::next(over.begin()) : over.begin(); it != over.end(); ++it) {
+    const size_t s = *it;
+    if (s == 0 || throughput[s] >= throughput[s - 1] * (1 + epsilon)) return "";
+  }
+  return "message throughput stagnates at " + fmt(throughput.back()) + " messages/s";
+}
 
 class OneLaneBridge : public Heuristic {
  public:
@@ -26,7 +50,9 @@ class OneLaneBridge : public Heuristic {
     return {{"scaling", "scaling", 5, {"response_time", "cpu"}}};
   }
   std::map<std::string, double> defaults() const override {
-    return {{"tolerance", 1.1}, {"single_user_floor_ms", 15}};
+    // network_check: 1 = apply the digest 6.4 fix below, 0 = thesis behaviour.
+    return {{"tolerance", 1.1}, {"single_user_floor_ms", 15}, {"network_check", 1},
+            {"messaging_epsilon", 0.05}};
   }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
@@ -53,6 +79,7 @@ class OneLaneBridge : public Heuristic {
     NodeResult r;
     nlohmann::json chart = nlohmann::json::array();
     int detected = 0;
+    std::set<size_t> over_steps;  // load steps where some service exceeded the threshold
     for (const std::string& service : services) {
       const std::vector<double> base = single->response_times(service);
       if (base.empty()) continue;
@@ -68,6 +95,7 @@ class OneLaneBridge : public Heuristic {
             stats::olb_threshold(rho_s, cores, util[s], ctx.params.at("tolerance"));
         const bool over = measured > threshold;
         found = found || over;
+        if (over) over_steps.insert(s);
         points.push_back({{"users", steps[s]->users}, {"measured", measured},
                           {"threshold", threshold}, {"utilization", util[s]}});
         if (!over) continue;
@@ -89,6 +117,19 @@ class OneLaneBridge : public Heuristic {
       chart.push_back({{"service", service}, {"points", points}, {"found", found}});
     }
     r.charts["queueing"] = chart;
+    if (detected > 0 && ctx.params.at("network_check") != 0) {
+      // Thesis weak spot (TC19/TC20): on a network-bound system the CPU is
+      // idle and response times exceed the CPU queueing threshold, so the
+      // rule fires although no lock is to blame. When the series measured
+      // messaging and the message throughput stops growing at the load
+      // steps that exceed the threshold, the limit is the network.
+      if (std::string why = network_bound(steps, over_steps, ctx.params.at("messaging_epsilon")); !why.empty()) {
+        r.status = Status::kNotDetected;
+        r.reason = "response times exceed the CPU queueing threshold, but " + why +
+                   ": the network/messaging limits throughput (see Excessive Messaging), not a one lane bridge";
+        return r;
+      }
+    }
     r.status = detected > 0 ? Status::kDetected : Status::kNotDetected;
     r.reason = detected > 0 ? std::to_string(detected) + " service(s) wait longer than CPU queueing explains"
                             : "response times are explained by CPU utilization";

@@ -1,5 +1,6 @@
 #include "diagnose/hierarchy.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -121,6 +122,30 @@ json default_config_json() {
            {{"threshold_ms", s.requirement.threshold_ms}, {"percentile", s.requirement.percentile}}},
           {"services", json::object()},
           {"hierarchy", node_json(default_hierarchy())}};
+}
+
+std::vector<ExperimentNeed> merged_needs(const HierarchyNode& root) {
+  std::vector<ExperimentNeed> out;
+  std::vector<const HierarchyNode*> stack{&root};
+  while (!stack.empty()) {
+    const HierarchyNode* n = stack.back();
+    stack.pop_back();
+    for (const ExperimentNeed& need : heuristic_registry().at(n->heuristic)->needs()) {
+      auto it = std::find_if(out.begin(), out.end(), [&](const ExperimentNeed& e) {
+        return e.kind == need.kind && e.series == need.series;
+      });
+      if (it == out.end()) {
+        out.push_back(need);
+        continue;
+      }
+      it->steps = std::max(it->steps, need.steps);
+      for (const std::string& p : need.probes) {
+        if (std::find(it->probes.begin(), it->probes.end(), p) == it->probes.end()) it->probes.push_back(p);
+      }
+    }
+    for (const HierarchyNode& c : n->children) stack.push_back(&c);
+  }
+  return out;
 }
 
 DiagnoseConfig parse_diagnose_config(const json& config) {

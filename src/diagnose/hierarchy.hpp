@@ -28,6 +28,11 @@ struct DiagnoseConfig {
 HierarchyNode default_hierarchy();
 nlohmann::json default_config_json();
 
+// What the experiment engine must run for the whole tree: the needs of
+// every node merged, one entry per (kind, series) with the most steps and
+// the union of the probes, so two heuristics share one experiment.
+std::vector<ExperimentNeed> merged_needs(const HierarchyNode& root);
+
 // Parses a config (docs/diagnose/hierarchy.md). Throws DiagnoseError naming
 // the offending key (JSON path) for unknown keys, wrong types, unknown
 // heuristics or parameters, duplicate ids.

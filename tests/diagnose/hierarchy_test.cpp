@@ -49,6 +49,30 @@ TEST(Hierarchy, DefaultIsTheThesisTreeAndRoundTrips) {
   EXPECT_DOUBLE_EQ(parsed.settings.requirement.percentile, 0.99);
 }
 
+TEST(Hierarchy, MergedNeedsShareExperiments) {
+  const std::vector<ExperimentNeed> needs = merged_needs(default_hierarchy());
+  auto find_need = [&](const std::string& kind, const std::string& series) -> const ExperimentNeed* {
+    for (const ExperimentNeed& n : needs) {
+      if (n.kind == kind && n.series == series) return &n;
+    }
+    return nullptr;
+  };
+  // One scaling series of 5 steps serves Traffic Jam, OLB, its root causes and messaging.
+  const ExperimentNeed* scaling = find_need("scaling", "scaling");
+  ASSERT_NE(scaling, nullptr);
+  EXPECT_EQ(scaling->steps, 5);
+  for (const char* probe : {"response_time", "cpu", "lock_wait", "database", "messaging"}) {
+    EXPECT_NE(std::find(scaling->probes.begin(), scaling->probes.end(), probe), scaling->probes.end()) << probe;
+  }
+  const ExperimentNeed* ramp = find_need("custom", "ramp");
+  ASSERT_NE(ramp, nullptr);
+  EXPECT_EQ(ramp->steps, 4);
+  // Performance Problem, Hiccups, CVR and Expensive Database Call share one load test.
+  int loads = 0;
+  for (const ExperimentNeed& n : needs) loads += n.kind == "load";
+  EXPECT_EQ(loads, 1);
+}
+
 TEST(Hierarchy, BadConfigNamesTheKey) {
   EXPECT_NE(config_error({{"alpah", 0.1}}).find("'alpah'"), std::string::npos);
   EXPECT_NE(config_error({{"alpha", 2}}).find("'alpha'"), std::string::npos);

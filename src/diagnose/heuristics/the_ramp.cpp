@@ -18,7 +18,7 @@ class TheRamp : public Heuristic {
            "scanned on every request), independent of the load.";
   }
   std::vector<ExperimentNeed> needs() const override {
-    return {{"single_user", "ramp", 4, {"response_time"}}};
+    return {{"custom", "ramp", 4, {"response_time"}}};  // single-user windows between load phases
   }
   std::map<std::string, double> defaults() const override {
     return {{"windows", 4}, {"min_relative_increase", 0}};

@@ -28,8 +28,9 @@ int run_diagnose(const DiagnoseOptions& o) {
     return 2;
   }
   try {
-    const DiagnoseConfig config = o.hierarchy.empty() ? parse_diagnose_config(nlohmann::json::object())
-                                                      : load_diagnose_config(o.hierarchy);
+    const DiagnoseConfig config = o.hierarchy.empty()
+                                      ? parse_diagnose_config(nlohmann::json::object())
+                                      : load_diagnose_config(o.hierarchy);
     const ExperimentData data = load_experiment_data(o.data);
     const NodeResult root = run_diagnosis(data, config);
     const ReportMeta meta = report_meta(data);
@@ -47,10 +48,12 @@ int run_diagnose(const DiagnoseOptions& o) {
 SONDE_COMMAND("diagnose", "Find performance antipatterns in experiment data (see docs/diagnose/)",
               [](CLI::App& app, int& exit_code) {
                 auto o = std::make_shared<DiagnoseOptions>();
-                app.add_option("--data", o->data, "experiment-data directory (run.json, experiments/)");
+                app.add_option("--data", o->data,
+                               "experiment-data directory (run.json, experiments/)");
                 app.add_option("--out", o->out, "directory for report.json and report.html");
-                app.add_option("--hierarchy", o->hierarchy,
-                               "problem hierarchy / requirements config (JSON, docs/diagnose/hierarchy.md)");
+                app.add_option(
+                    "--hierarchy", o->hierarchy,
+                    "problem hierarchy / requirements config (JSON, docs/diagnose/hierarchy.md)");
                 app.add_flag("--print-default-hierarchy", o->print_default,
                              "print the built-in configuration and exit");
                 app.callback([o, &exit_code] { exit_code = run_diagnose(*o); });

@@ -48,10 +48,18 @@ NodeResult evaluate(const HierarchyNode& n, const ExperimentData& data, const Se
 
 void count(const NodeResult& r, ResultCounts& c) {
   switch (r.status) {
-    case Status::kDetected: ++c.detected; break;
-    case Status::kNotDetected: ++c.not_detected; break;
-    case Status::kSkipped: ++c.skipped; break;
-    case Status::kNotEvaluated: ++c.not_evaluated; break;
+    case Status::kDetected:
+      ++c.detected;
+      break;
+    case Status::kNotDetected:
+      ++c.not_detected;
+      break;
+    case Status::kSkipped:
+      ++c.skipped;
+      break;
+    case Status::kNotEvaluated:
+      ++c.not_evaluated;
+      break;
   }
   for (const NodeResult& child : r.children) count(child, c);
 }

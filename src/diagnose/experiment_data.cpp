@@ -157,7 +157,8 @@ Experiment read_experiment(const fs::path& dir) {
   e.kind = field<std::string>(j, "kind", "", path);
   static const std::set<std::string> kinds = {"single_user", "load", "scaling", "custom"};
   if (!kinds.count(e.kind)) {
-    throw DiagnoseError(path.string() + ": key 'kind' must be single_user, load, scaling or custom");
+    throw DiagnoseError(path.string() +
+                        ": key 'kind' must be single_user, load, scaling or custom");
   }
   e.series = field<std::string>(j, "series", "", path);
   e.users = field<int>(j, "users", 0, path);

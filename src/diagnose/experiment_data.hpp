@@ -32,7 +32,7 @@ struct Request {
 struct Experiment {
   std::string id;
   std::string dir;
-  std::string kind;    // single_user | load | scaling | custom
+  std::string kind;  // single_user | load | scaling | custom
   std::string series;
   int users = 0;
   int step = 0;

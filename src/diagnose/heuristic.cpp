@@ -6,10 +6,14 @@ namespace sonde::diagnose {
 
 const char* status_name(Status s) {
   switch (s) {
-    case Status::kDetected: return "detected";
-    case Status::kNotDetected: return "not_detected";
-    case Status::kSkipped: return "skipped";
-    case Status::kNotEvaluated: return "not_evaluated";
+    case Status::kDetected:
+      return "detected";
+    case Status::kNotDetected:
+      return "not_detected";
+    case Status::kSkipped:
+      return "skipped";
+    case Status::kNotEvaluated:
+      return "not_evaluated";
   }
   return "not_evaluated";
 }
@@ -49,8 +53,8 @@ NodeResult not_evaluated(std::string reason) {
 }
 
 std::string describe_sample(const Experiment& e, size_t n) {
-  return "experiment '" + e.id + "' (" + std::to_string(e.users) + " users), n=" +
-         std::to_string(n);
+  return "experiment '" + e.id + "' (" + std::to_string(e.users) +
+         " users), n=" + std::to_string(n);
 }
 
 }  // namespace sonde::diagnose

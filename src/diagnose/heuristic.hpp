@@ -17,9 +17,9 @@ namespace sonde::diagnose {
 // What a heuristic needs measured, as data, so the experiment engine can
 // plan experiments and reuse one when two heuristics need the same.
 struct ExperimentNeed {
-  std::string kind;    // single_user | load | scaling | custom
-  std::string series;  // series name ("" for single experiments)
-  int steps = 1;       // experiments in the series
+  std::string kind;                 // single_user | load | scaling | custom
+  std::string series;               // series name ("" for single experiments)
+  int steps = 1;                    // experiments in the series
   std::vector<std::string> probes;  // response_time, lock_wait, database, messaging, cpu
 };
 
@@ -31,9 +31,9 @@ struct Evidence {
   std::string test;      // e.g. "Welch t-test", "percentile > threshold"
   double p_value = std::numeric_limits<double>::quiet_NaN();
   double effect_size = std::numeric_limits<double>::quiet_NaN();
-  std::string effect;    // what effect_size measures, e.g. "relative increase of the mean"
-  std::string data;      // the experiments and sample sizes used
-  std::string detail;    // one sentence for a non-expert
+  std::string effect;  // what effect_size measures, e.g. "relative increase of the mean"
+  std::string data;    // the experiments and sample sizes used
+  std::string detail;  // one sentence for a non-expert
   nlohmann::json values = nlohmann::json::object();  // numbers behind it, for charts
 };
 
@@ -42,7 +42,7 @@ struct NodeResult {
   std::string heuristic;
   std::string title;
   Status status = Status::kNotEvaluated;
-  std::string reason;   // why not evaluated / skipped, or the one-line verdict
+  std::string reason;  // why not evaluated / skipped, or the one-line verdict
   std::vector<Evidence> evidence;
   nlohmann::json charts = nlohmann::json::object();
   std::vector<NodeResult> children;
@@ -78,8 +78,8 @@ struct Context {
 class Heuristic {
  public:
   virtual ~Heuristic() = default;
-  virtual std::string name() const = 0;   // registry key, e.g. "traffic_jam"
-  virtual std::string title() const = 0;  // "Traffic Jam"
+  virtual std::string name() const = 0;         // registry key, e.g. "traffic_jam"
+  virtual std::string title() const = 0;        // "Traffic Jam"
   virtual std::string description() const = 0;  // what it means, for the report
   virtual std::vector<ExperimentNeed> needs() const = 0;
   // Parameters and their defaults (the thesis values); a config may

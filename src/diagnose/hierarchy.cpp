@@ -72,8 +72,8 @@ HierarchyNode parse_node(const json& j, const std::string& path, std::set<std::s
       if (!defaults.count(key)) {
         std::string known;
         for (const auto& [k, v] : defaults) known += (known.empty() ? "" : ", ") + k;
-        fail(path + ".params." + key, "unknown parameter of " + n.heuristic + " (known: " +
-                                          (known.empty() ? "none" : known) + ")");
+        fail(path + ".params." + key, "unknown parameter of " + n.heuristic +
+                                          " (known: " + (known.empty() ? "none" : known) + ")");
       }
       n.params[key] = number(value, path + ".params." + key, "");
     }
@@ -102,26 +102,27 @@ json node_json(const HierarchyNode& n) {
 }  // namespace
 
 HierarchyNode default_hierarchy() {
-  return node("performance_problem",
-              {node("application_hiccups"), node("the_ramp"),
-               node("continuously_violated_requirements",
-                    {node("traffic_jam",
-                          {node("one_lane_bridge", {node("dispensable_synchronization"),
-                                                    node("database_olb")}),
-                           node("database_congestion",
-                                {node("the_stifle"), node("expensive_database_call")}),
-                           node("excessive_messaging",
-                                {node("the_blob"), node("empty_semi_trucks")})})})});
+  return node(
+      "performance_problem",
+      {node("application_hiccups"), node("the_ramp"),
+       node("continuously_violated_requirements",
+            {node(
+                "traffic_jam",
+                {node("one_lane_bridge",
+                      {node("dispensable_synchronization"), node("database_olb")}),
+                 node("database_congestion", {node("the_stifle"), node("expensive_database_call")}),
+                 node("excessive_messaging", {node("the_blob"), node("empty_semi_trucks")})})})});
 }
 
 json default_config_json() {
   const Settings s;
-  return {{"alpha", s.alpha},
-          {"cores", s.cores},
-          {"requirement",
-           {{"threshold_ms", s.requirement.threshold_ms}, {"percentile", s.requirement.percentile}}},
-          {"services", json::object()},
-          {"hierarchy", node_json(default_hierarchy())}};
+  return {
+      {"alpha", s.alpha},
+      {"cores", s.cores},
+      {"requirement",
+       {{"threshold_ms", s.requirement.threshold_ms}, {"percentile", s.requirement.percentile}}},
+      {"services", json::object()},
+      {"hierarchy", node_json(default_hierarchy())}};
 }
 
 std::vector<ExperimentNeed> merged_needs(const HierarchyNode& root) {
@@ -140,7 +141,8 @@ std::vector<ExperimentNeed> merged_needs(const HierarchyNode& root) {
       }
       it->steps = std::max(it->steps, need.steps);
       for (const std::string& p : need.probes) {
-        if (std::find(it->probes.begin(), it->probes.end(), p) == it->probes.end()) it->probes.push_back(p);
+        if (std::find(it->probes.begin(), it->probes.end(), p) == it->probes.end())
+          it->probes.push_back(p);
       }
     }
     for (const HierarchyNode& c : n->children) stack.push_back(&c);
@@ -157,7 +159,8 @@ DiagnoseConfig parse_diagnose_config(const json& config) {
   }
   if (config.contains("cores")) {
     const json& cores = config["cores"];
-    if (!cores.is_number_integer() || cores.get<int>() < 0) fail("cores", "must be an integer >= 0");
+    if (!cores.is_number_integer() || cores.get<int>() < 0)
+      fail("cores", "must be an integer >= 0");
     out.settings.cores = cores.get<int>();
   }
   if (config.contains("requirement")) {

@@ -13,7 +13,7 @@ namespace sonde::diagnose {
 
 struct ReportMeta {
   std::string data_dir;
-  bool complete = true;     // false: the run stopped early (run.json status)
+  bool complete = true;  // false: the run stopped early (run.json status)
   std::string incomplete_reason;
   int experiments = 0;
 };

@@ -38,10 +38,18 @@ std::string charts_html(const NodeResult& r) {
   const json& c = r.charts;
   if (c.contains("cdf")) {
     for (const json& s : c["cdf"]) {
-      Chart ch{"Response times of " + s["service"].get<std::string>() + " (CDF)", "response time [ms]",
-               "share of requests", {}, {}, {}, {}};
+      Chart ch{"Response times of " + s["service"].get<std::string>() + " (CDF)",
+               "response time [ms]",
+               "share of requests",
+               {},
+               {},
+               {},
+               {}};
       ChartSeries cs{"measured", {}, {}, {}, {}, false};
-      for (const json& p : s["points"]) { cs.x.push_back(d(p[0])); cs.y.push_back(d(p[1])); }
+      for (const json& p : s["points"]) {
+        cs.x.push_back(d(p[0]));
+        cs.y.push_back(d(p[1]));
+      }
       ch.series.push_back(cs);
       ch.vlines.push_back({d(s["threshold_ms"]), "requirement"});
       ch.hlines.push_back({d(s["percentile"]), "P" + num(d(s["percentile"]) * 100)});
@@ -53,10 +61,18 @@ std::string charts_html(const NodeResult& r) {
       const json& buckets = s["buckets"];
       if (buckets.empty()) continue;
       const double t0 = d(buckets[0][0]);
-      Chart ch{"Hiccup timeline of " + s["service"].get<std::string>(), "time [s]",
-               "bucket percentile [ms]", {}, {}, {}, {}};
+      Chart ch{"Hiccup timeline of " + s["service"].get<std::string>(),
+               "time [s]",
+               "bucket percentile [ms]",
+               {},
+               {},
+               {},
+               {}};
       ChartSeries cs{"per bucket", {}, {}, {}, {}, false};
-      for (const json& b : buckets) { cs.x.push_back((d(b[0]) - t0) / 1e9); cs.y.push_back(d(b[2])); }
+      for (const json& b : buckets) {
+        cs.x.push_back((d(b[0]) - t0) / 1e9);
+        cs.y.push_back(d(b[2]));
+      }
       ch.series.push_back(cs);
       ch.hlines.push_back({d(s["threshold_ms"]), "requirement"});
       for (const json& h : s["hiccups"]) {
@@ -67,14 +83,22 @@ std::string charts_html(const NodeResult& r) {
   }
   if (c.contains("scaling")) {
     for (const json& s : c["scaling"]) {
-      Chart ch{"Response time vs users: " + s["service"].get<std::string>(), "users", "response time [ms]",
-               {}, {}, {}, {}};
+      Chart ch{"Response time vs users: " + s["service"].get<std::string>(),
+               "users",
+               "response time [ms]",
+               {},
+               {},
+               {},
+               {}};
       ChartSeries mean{"mean (95% CI)", {}, {}, {}, {}, false};
       ChartSeries pct{"percentile", {}, {}, {}, {}, true};
       for (const json& p : s["points"]) {
-        mean.x.push_back(d(p["users"])); mean.y.push_back(d(p["mean"]));
-        mean.low.push_back(d(p["low"])); mean.high.push_back(d(p["high"]));
-        pct.x.push_back(d(p["users"])); pct.y.push_back(d(p["percentile"]));
+        mean.x.push_back(d(p["users"]));
+        mean.y.push_back(d(p["mean"]));
+        mean.low.push_back(d(p["low"]));
+        mean.high.push_back(d(p["high"]));
+        pct.x.push_back(d(p["users"]));
+        pct.y.push_back(d(p["percentile"]));
       }
       ch.series = {mean, pct};
       ch.hlines.push_back({d(s["threshold_ms"]), "requirement"});
@@ -83,13 +107,20 @@ std::string charts_html(const NodeResult& r) {
   }
   if (c.contains("queueing")) {
     for (const json& s : c["queueing"]) {
-      Chart ch{"Measured vs explainable by CPU queueing: " + s["service"].get<std::string>(), "users",
-               "mean response time [ms]", {}, {}, {}, {}};
+      Chart ch{"Measured vs explainable by CPU queueing: " + s["service"].get<std::string>(),
+               "users",
+               "mean response time [ms]",
+               {},
+               {},
+               {},
+               {}};
       ChartSeries m{"measured", {}, {}, {}, {}, false};
       ChartSeries t{"queueing threshold", {}, {}, {}, {}, true};
       for (const json& p : s["points"]) {
-        m.x.push_back(d(p["users"])); m.y.push_back(d(p["measured"]));
-        t.x.push_back(d(p["users"])); t.y.push_back(d(p["threshold"]));
+        m.x.push_back(d(p["users"]));
+        m.y.push_back(d(p["measured"]));
+        t.x.push_back(d(p["users"]));
+        t.y.push_back(d(p["threshold"]));
       }
       ch.series = {m, t};
       out += render_svg(ch);
@@ -97,11 +128,19 @@ std::string charts_html(const NodeResult& r) {
   }
   if (c.contains("ramp")) {
     for (const json& s : c["ramp"]) {
-      Chart ch{"Response time per time window: " + s["service"].get<std::string>(), "window",
-               "mean response time [ms]", {}, {}, {}, {}};
+      Chart ch{"Response time per time window: " + s["service"].get<std::string>(),
+               "window",
+               "mean response time [ms]",
+               {},
+               {},
+               {},
+               {}};
       ChartSeries m{"mean (95% CI)", {}, {}, {}, {}, false};
       for (const json& p : s["windows"]) {
-        m.x.push_back(d(p[0])); m.y.push_back(d(p[1])); m.low.push_back(d(p[2])); m.high.push_back(d(p[3]));
+        m.x.push_back(d(p[0]));
+        m.y.push_back(d(p[1]));
+        m.low.push_back(d(p[2]));
+        m.high.push_back(d(p[3]));
       }
       ch.series = {m};
       out += render_svg(ch);
@@ -111,7 +150,10 @@ std::string charts_html(const NodeResult& r) {
     Chart ch{"Waiting/database time vs users", "users", "mean [ms]", {}, {}, {}, {}};
     for (const json& s : c["growth"]) {
       ChartSeries m{s["key"].get<std::string>(), {}, {}, {}, {}, !s["found"].get<bool>()};
-      for (const json& p : s["points"]) { m.x.push_back(d(p[0])); m.y.push_back(d(p[1])); }
+      for (const json& p : s["points"]) {
+        m.x.push_back(d(p[0]));
+        m.y.push_back(d(p[1]));
+      }
       ch.series.push_back(m);
     }
     out += render_svg(ch);
@@ -119,7 +161,10 @@ std::string charts_html(const NodeResult& r) {
   if (c.contains("message_throughput")) {
     Chart ch{"Message throughput vs users", "users", "messages/s", {}, {}, {}, {}};
     ChartSeries m{"messages/s", {}, {}, {}, {}, false};
-    for (const json& p : c["message_throughput"]) { m.x.push_back(d(p[0])); m.y.push_back(d(p[1])); }
+    for (const json& p : c["message_throughput"]) {
+      m.x.push_back(d(p[0]));
+      m.y.push_back(d(p[1]));
+    }
     ch.series = {m};
     out += render_svg(ch);
   }
@@ -137,7 +182,8 @@ void node_html(const NodeResult& r, std::ostringstream& o, int depth) {
     o << "<p class=\"what\">" << xml_escape(it->second->description()) << "</p>";
   }
   if (!r.evidence.empty()) {
-    o << "<table><tr><th>where</th><th>finding</th><th>how sure</th><th>test</th><th>effect</th><th>data</th></tr>";
+    o << "<table><tr><th>where</th><th>finding</th><th>how "
+         "sure</th><th>test</th><th>effect</th><th>data</th></tr>";
     for (const Evidence& e : r.evidence) {
       o << "<tr><td><code>" << xml_escape(e.location) << "</code></td><td>" << xml_escape(e.detail)
         << "</td><td>" << xml_escape(certainty(e.p_value)) << "</td><td>" << xml_escape(e.test)
@@ -154,7 +200,8 @@ void node_html(const NodeResult& r, std::ostringstream& o, int depth) {
 // shows only the rows behind the finding.
 bool supports(const Evidence& e) {
   for (const char* key : {"found", "violated", "significant"}) {
-    if (e.values.contains(key) && e.values[key].is_boolean() && !e.values[key].get<bool>()) return false;
+    if (e.values.contains(key) && e.values[key].is_boolean() && !e.values[key].get<bool>())
+      return false;
   }
   return true;
 }
@@ -177,10 +224,13 @@ std::string report_html(const NodeResult& root, const ReportMeta& meta) {
        ".detected .badge{background:#c62828}.not_detected .badge{background:#2e7d32}"
        ".not_evaluated .badge{background:#ef6c00}.skipped .badge{background:#9e9e9e}"
        ".node{border-left:3px solid #ddd;padding:4px 8px;margin:6px 0}.why{color:#555}"
-       "table{border-collapse:collapse;font-size:13px;margin:6px 0}td,th{border:1px solid #ddd;padding:3px 6px;vertical-align:top}"
-       ".what{font-style:italic;color:#444}.warn{background:#fff3e0;padding:8px;border:1px solid #ef6c00}"
+       "table{border-collapse:collapse;font-size:13px;margin:6px 0}td,th{border:1px solid "
+       "#ddd;padding:3px 6px;vertical-align:top}"
+       ".what{font-style:italic;color:#444}.warn{background:#fff3e0;padding:8px;border:1px solid "
+       "#ef6c00}"
        "</style></head><body><h1>Performance diagnosis</h1>";
-  o << "<p>Data: <code>" << xml_escape(meta.data_dir) << "</code>, " << meta.experiments << " experiment(s).</p>";
+  o << "<p>Data: <code>" << xml_escape(meta.data_dir) << "</code>, " << meta.experiments
+    << " experiment(s).</p>";
   if (!meta.complete) {
     o << "<p class=\"warn\">The run did not complete: " << xml_escape(meta.incomplete_reason)
       << ". Results cover only the experiments that finished.</p>";
@@ -189,19 +239,22 @@ std::string report_html(const NodeResult& root, const ReportMeta& meta) {
   const NodeResult* leafmost = nullptr;
   for (const NodeResult* r : found) leafmost = r;
   if (found.empty()) {
-    o << "<p>No performance problem was detected" << (c.not_evaluated ? " among the checks that could run" : "") << ".</p>";
+    o << "<p>No performance problem was detected"
+      << (c.not_evaluated ? " among the checks that could run" : "") << ".</p>";
   } else {
-    o << "<p>" << found.size() << " finding(s). The most specific: <b>" << xml_escape(leafmost->title)
-      << "</b> — " << xml_escape(leafmost->reason) << ".</p><ul>";
+    o << "<p>" << found.size() << " finding(s). The most specific: <b>"
+      << xml_escape(leafmost->title) << "</b> — " << xml_escape(leafmost->reason) << ".</p><ul>";
     for (const NodeResult* r : found) {
       o << "<li><b>" << xml_escape(r->title) << "</b>: " << xml_escape(r->reason);
-      if (!r->evidence.empty()) o << " — look at <code>" << xml_escape(r->evidence.front().location) << "</code>";
+      if (!r->evidence.empty())
+        o << " — look at <code>" << xml_escape(r->evidence.front().location) << "</code>";
       o << "</li>";
     }
     o << "</ul>";
   }
   o << "<p>" << c.detected << " detected, " << c.not_detected << " not detected, " << c.skipped
-    << " skipped (parent not detected), " << c.not_evaluated << " not evaluated (data missing).</p>";
+    << " skipped (parent not detected), " << c.not_evaluated
+    << " not evaluated (data missing).</p>";
   o << "<h2>Problem hierarchy</h2><p>Each problem is examined only when its parent was detected "
        "(a parent that could not be evaluated does not stop its children).</p>";
   node_html(root, o, 0);
@@ -215,8 +268,8 @@ std::string report_summary(const NodeResult& root, const ReportMeta& meta) {
   std::vector<const NodeResult*> found;
   collect_detected(root, found);
   const ResultCounts c = count_results(root);
-  o << "diagnosis: " << c.detected << " detected, " << c.not_detected << " not detected, " << c.skipped
-    << " skipped, " << c.not_evaluated << " not evaluated\n";
+  o << "diagnosis: " << c.detected << " detected, " << c.not_detected << " not detected, "
+    << c.skipped << " skipped, " << c.not_evaluated << " not evaluated\n";
   for (const NodeResult* r : found) {
     o << "  DETECTED " << r->title << ": " << r->reason << "\n";
     int shown = 0;
@@ -231,7 +284,8 @@ std::string report_summary(const NodeResult& root, const ReportMeta& meta) {
   while (!stack.empty()) {
     const NodeResult* r = stack.back();
     stack.pop_back();
-    if (r->status == Status::kNotEvaluated) o << "  not evaluated: " << r->title << " (" << r->reason << ")\n";
+    if (r->status == Status::kNotEvaluated)
+      o << "  not evaluated: " << r->title << " (" << r->reason << ")\n";
     for (auto it = r->children.rbegin(); it != r->children.rend(); ++it) stack.push_back(&*it);
   }
   return o.str();

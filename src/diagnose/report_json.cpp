@@ -24,8 +24,9 @@ nlohmann::json node_json(const NodeResult& r) {
   }
   nlohmann::json children = nlohmann::json::array();
   for (const NodeResult& c : r.children) children.push_back(node_json(c));
-  return {{"id", r.id},         {"heuristic", r.heuristic}, {"title", r.title},
-          {"status", status_name(r.status)}, {"reason", r.reason}, {"evidence", evidence},
+  return {{"id", r.id},         {"heuristic", r.heuristic},
+          {"title", r.title},   {"status", status_name(r.status)},
+          {"reason", r.reason}, {"evidence", evidence},
           {"charts", r.charts}, {"children", children}};
 }
 
@@ -52,7 +53,9 @@ nlohmann::json report_json(const NodeResult& root, const ReportMeta& meta) {
           {"incomplete_reason", meta.incomplete_reason},
           {"experiments", meta.experiments},
           {"counts",
-           {{"detected", c.detected}, {"not_detected", c.not_detected}, {"skipped", c.skipped},
+           {{"detected", c.detected},
+            {"not_detected", c.not_detected},
+            {"skipped", c.skipped},
             {"not_evaluated", c.not_evaluated}}},
           {"root", node_json(root)}};
 }

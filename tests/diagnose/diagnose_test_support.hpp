@@ -50,15 +50,15 @@ struct ExperimentSpec {
   int64_t inter_request_ns = 20 * kMs;
   std::vector<std::string> services = {"GET /product"};
   // Response time [ms] of request i (of `requests`) of service s; noise added by the writer.
-  std::function<double(int i, const std::string& service)> response_ms = [](int, const std::string&) {
-    return 100.0;
-  };
+  std::function<double(int i, const std::string& service)> response_ms =
+      [](int, const std::string&) { return 100.0; };
   double noise_ms = 5;  // uniform +- noise
   std::string status = "complete";
 };
 
 // Writes experiments/<id>/experiment.json and requests.csv; returns the experiment dir.
-inline std::string write_experiment(const std::string& root, const ExperimentSpec& s, uint64_t seed = 42) {
+inline std::string write_experiment(const std::string& root, const ExperimentSpec& s,
+                                    uint64_t seed = 42) {
   const std::string dir = root + "/experiments/" + s.id;
   std::filesystem::create_directories(dir);
   std::mt19937_64 rng(seed);
@@ -70,23 +70,24 @@ inline std::string write_experiment(const std::string& root, const ExperimentSpe
     for (const std::string& service : s.services) {
       const int64_t start = kT0 + static_cast<int64_t>(i) * s.inter_request_ns;
       const double rt = std::max(0.1, s.response_ms(i, service) + noise(rng));
-      csv << start << ',' << start + static_cast<int64_t>(rt * 1e6) << ',' << (i % std::max(1, s.users)) << ','
-          << service << ",200\n";
+      csv << start << ',' << start + static_cast<int64_t>(rt * 1e6) << ','
+          << (i % std::max(1, s.users)) << ',' << service << ",200\n";
       ++n;
     }
   }
-  const nlohmann::json j = {{"id", s.id},
-                            {"kind", s.kind},
-                            {"series", s.series},
-                            {"users", s.users},
-                            {"step", s.step},
-                            {"start_ns", kT0},
-                            {"end_ns", kT0 + static_cast<int64_t>(s.requests) * s.inter_request_ns + 10'000 * kMs},
-                            {"probes", s.probes},
-                            {"requests", n},
-                            {"errors", 0},
-                            {"status", s.status},
-                            {"reason", ""}};
+  const nlohmann::json j = {
+      {"id", s.id},
+      {"kind", s.kind},
+      {"series", s.series},
+      {"users", s.users},
+      {"step", s.step},
+      {"start_ns", kT0},
+      {"end_ns", kT0 + static_cast<int64_t>(s.requests) * s.inter_request_ns + 10'000 * kMs},
+      {"probes", s.probes},
+      {"requests", n},
+      {"errors", 0},
+      {"status", s.status},
+      {"reason", ""}};
   std::ofstream(dir + "/experiment.json") << j.dump(2);
   return dir;
 }
@@ -96,16 +97,24 @@ inline std::string write_experiment(const std::string& root, const ExperimentSpe
 inline const format::RecordSchema& lock_wait_schema() {
   using T = format::FieldType;
   static const format::RecordSchema s{"sonde.record.LockWait",
-                                      {{"timestamp", T::kInt64}, {"traceId", T::kInt64}, {"orderIndex", T::kInt32},
-                                       {"waitDuration", T::kInt64}, {"holdDuration", T::kInt64},
-                                       {"lock", T::kString}, {"operation", T::kString}}};
+                                      {{"timestamp", T::kInt64},
+                                       {"traceId", T::kInt64},
+                                       {"orderIndex", T::kInt32},
+                                       {"waitDuration", T::kInt64},
+                                       {"holdDuration", T::kInt64},
+                                       {"lock", T::kString},
+                                       {"operation", T::kString}}};
   return s;
 }
 inline const format::RecordSchema& message_send_schema() {
   using T = format::FieldType;
   static const format::RecordSchema s{"sonde.record.MessageSend",
-                                      {{"timestamp", T::kInt64}, {"traceId", T::kInt64}, {"orderIndex", T::kInt32},
-                                       {"duration", T::kInt64}, {"destination", T::kString}, {"bytes", T::kInt64}}};
+                                      {{"timestamp", T::kInt64},
+                                       {"traceId", T::kInt64},
+                                       {"orderIndex", T::kInt32},
+                                       {"duration", T::kInt64},
+                                       {"destination", T::kString},
+                                       {"bytes", T::kInt64}}};
   return s;
 }
 
@@ -113,7 +122,8 @@ inline const format::RecordSchema& message_send_schema() {
 inline void write_log(const std::string& experiment_dir,
                       const std::function<void(format::RecordSink&)>& fill) {
   std::filesystem::create_directories(experiment_dir + "/log");
-  auto writer = format::open_record_log(format::OutputFormat::kNative, experiment_dir + "/log/data.sonde");
+  auto writer =
+      format::open_record_log(format::OutputFormat::kNative, experiment_dir + "/log/data.sonde");
   fill(*writer);
   const std::string error = writer->finish();
   if (!error.empty()) throw std::runtime_error("write_log: " + error);

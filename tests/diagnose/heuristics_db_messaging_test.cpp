@@ -19,11 +19,14 @@ NodeResult evaluate(const std::string& dir, const std::string& heuristic) {
   return h.evaluate(ctx, shared);
 }
 
-std::string exp_dir(const TempDir& d, const std::string& id) { return d.path() + "/experiments/" + id; }
+std::string exp_dir(const TempDir& d, const std::string& id) {
+  return d.path() + "/experiments/" + id;
+}
 
 // Log with DatabaseCall records (one per request, `ms` each, statement `sql` + a literal)
 // and, optionally, CPU records at `cpu` utilization on 2 cores.
-void write_db_log(const std::string& dir, int calls, double ms, const std::string& sql, double cpu) {
+void write_db_log(const std::string& dir, int calls, double ms, const std::string& sql,
+                  double cpu) {
   write_log(dir, [&](format::RecordSink& sink) {
     const format::RecordSchema* db = format::find_builtin_schema("sonde.record.DatabaseCall");
     for (int i = 0; i < calls; ++i) {
@@ -66,7 +69,8 @@ void write_message_log(const std::string& dir, int messages) {
   });
 }
 
-void write_scaling(const TempDir& d, const std::vector<double>& rt, const std::vector<std::string>& probes) {
+void write_scaling(const TempDir& d, const std::vector<double>& rt,
+                   const std::vector<std::string>& probes) {
   const int users[] = {1, 13, 25, 37, 50};
   for (int k = 0; k < 5; ++k) {
     ExperimentSpec s;
@@ -86,11 +90,14 @@ void write_scaling(const TempDir& d, const std::vector<double>& rt, const std::v
 TEST(DatabaseOlb, StatementSlowsWithLoadWhileCpuIsIdle) {
   TempDir olb, saturated, flat;
   const std::vector<std::string> probes = {"response_time", "database", "cpu"};
-  for (const TempDir* d : {&olb, &saturated, &flat}) write_scaling(*d, {100, 300, 700, 1200, 2000}, probes);
+  for (const TempDir* d : {&olb, &saturated, &flat})
+    write_scaling(*d, {100, 300, 700, 1200, 2000}, probes);
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    write_db_log(exp_dir(olb, id), 200, 1 + 50.0 * k, "UPDATE stock SET n = n - 1 WHERE id = ", 0.2);
-    write_db_log(exp_dir(saturated, id), 200, 1 + 50.0 * k, "UPDATE stock SET n = n - 1 WHERE id = ", 0.97);
+    write_db_log(exp_dir(olb, id), 200, 1 + 50.0 * k,
+                 "UPDATE stock SET n = n - 1 WHERE id = ", 0.2);
+    write_db_log(exp_dir(saturated, id), 200, 1 + 50.0 * k,
+                 "UPDATE stock SET n = n - 1 WHERE id = ", 0.97);
     write_db_log(exp_dir(flat, id), 200, 1, "UPDATE stock SET n = n - 1 WHERE id = ", 0.2);
   }
   const NodeResult r = evaluate(olb.path(), "database_olb");
@@ -107,7 +114,8 @@ TEST(ExpensiveDatabaseCall, QueryShareGrowsWithLoad) {
   TempDir expensive, cheap, no_probe;
   for (const TempDir* d : {&expensive, &cheap, &no_probe}) {
     const std::vector<std::string> probes =
-        d == &no_probe ? std::vector<std::string>{"response_time"} : std::vector<std::string>{"response_time", "database"};
+        d == &no_probe ? std::vector<std::string>{"response_time"}
+                       : std::vector<std::string>{"response_time", "database"};
     ExperimentSpec single;
     single.id = "single";
     single.kind = "single_user";
@@ -125,11 +133,14 @@ TEST(ExpensiveDatabaseCall, QueryShareGrowsWithLoad) {
     write_experiment(d->path(), load);
   }
   // Expensive: 5 ms of 100 ms alone (5%), 800 ms of 1000 ms under load (80%).
-  write_db_log(exp_dir(expensive, "single"), 200, 5, "SELECT * FROM orders ORDER BY total LIMIT ", -1);
-  write_db_log(exp_dir(expensive, "load-u50"), 200, 800, "SELECT * FROM orders ORDER BY total LIMIT ", -1);
+  write_db_log(exp_dir(expensive, "single"), 200, 5, "SELECT * FROM orders ORDER BY total LIMIT ",
+               -1);
+  write_db_log(exp_dir(expensive, "load-u50"), 200, 800,
+               "SELECT * FROM orders ORDER BY total LIMIT ", -1);
   // Cheap: 5 ms in both.
   write_db_log(exp_dir(cheap, "single"), 200, 5, "SELECT * FROM orders ORDER BY total LIMIT ", -1);
-  write_db_log(exp_dir(cheap, "load-u50"), 200, 5, "SELECT * FROM orders ORDER BY total LIMIT ", -1);
+  write_db_log(exp_dir(cheap, "load-u50"), 200, 5, "SELECT * FROM orders ORDER BY total LIMIT ",
+               -1);
   const NodeResult r = evaluate(expensive.path(), "expensive_database_call");
   EXPECT_EQ(r.status, Status::kDetected);
   ASSERT_EQ(r.evidence.size(), 1u);
@@ -155,7 +166,8 @@ TEST(ExcessiveMessaging, ThroughputStagnatesWhileLoadRises) {
   // Under Traffic Jam only the violating loads count (37 and 50 users here).
   const ExperimentData data = load_experiment_data(stagnant.path());
   Settings settings;
-  std::map<std::string, nlohmann::json> ancestors = {{"traffic_jam", {{"violating_users", {37, 50}}}}};
+  std::map<std::string, nlohmann::json> ancestors = {
+      {"traffic_jam", {{"violating_users", {37, 50}}}}};
   const Heuristic& h = *heuristic_registry().at("excessive_messaging");
   Context ctx{data, settings, h.defaults(), ancestors};
   nlohmann::json shared;

@@ -51,7 +51,9 @@ void write_scaling(const std::string& root, const std::vector<double>& rt,
   }
 }
 
-std::string experiment_dir(const std::string& root, const std::string& id) { return root + "/experiments/" + id; }
+std::string experiment_dir(const std::string& root, const std::string& id) {
+  return root + "/experiments/" + id;
+}
 
 TEST(PerformanceProblem, DetectsViolatedPercentile) {
   TempDir slow, fast, none;
@@ -84,8 +86,10 @@ TEST(ApplicationHiccups, DetectsBurstsButNotContinuousViolation) {
   EXPECT_EQ(r.evidence[0].values["hiccups"].size(), 2u);
   EXPECT_EQ(evaluate(continuous.path(), "application_hiccups").status, Status::kNotDetected);
   // The mirror image: continuous violation is CVR, hiccups are not.
-  EXPECT_EQ(evaluate(continuous.path(), "continuously_violated_requirements").status, Status::kDetected);
-  EXPECT_EQ(evaluate(hiccup.path(), "continuously_violated_requirements").status, Status::kNotDetected);
+  EXPECT_EQ(evaluate(continuous.path(), "continuously_violated_requirements").status,
+            Status::kDetected);
+  EXPECT_EQ(evaluate(hiccup.path(), "continuously_violated_requirements").status,
+            Status::kNotDetected);
 }
 
 TEST(TheRamp, DetectsGrowthAcrossTimeWindows) {
@@ -218,7 +222,8 @@ void write_lock_waits(const std::string& dir, double wait_ms, const std::string&
 
 TEST(DispensableSynchronization, LockWaitGrowingWithLoad) {
   TempDir grows, flat, no_probe;
-  for (auto* d : {&grows, &flat}) write_scaling(d->path(), {100, 300, 700, 1200, 2000}, {"response_time", "lock_wait"});
+  for (auto* d : {&grows, &flat})
+    write_scaling(d->path(), {100, 300, 700, 1200, 2000}, {"response_time", "lock_wait"});
   write_scaling(no_probe.path(), {100, 300, 700, 1200, 2000});
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
@@ -229,13 +234,14 @@ TEST(DispensableSynchronization, LockWaitGrowingWithLoad) {
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
   ASSERT_FALSE(r.evidence.empty());
   EXPECT_EQ(r.evidence[0].location, "lock cart_mutex");
-  EXPECT_NE(r.evidence[0].values["operations"].get<std::string>().find("Cart::add"), std::string::npos);
+  EXPECT_NE(r.evidence[0].values["operations"].get<std::string>().find("Cart::add"),
+            std::string::npos);
   EXPECT_EQ(evaluate(flat.path(), "dispensable_synchronization").status, Status::kNotDetected);
   EXPECT_EQ(evaluate(no_probe.path(), "dispensable_synchronization").status, Status::kNotEvaluated);
 }
 
-void write_db_calls(const std::string& dir, int traces, const std::function<std::string(int, int)>& sql,
-                    int per_trace, double ms) {
+void write_db_calls(const std::string& dir, int traces,
+                    const std::function<std::string(int, int)>& sql, int per_trace, double ms) {
   write_log(dir, [&](format::RecordSink& sink) {
     const format::RecordSchema* schema = format::find_builtin_schema("sonde.record.DatabaseCall");
     for (int t = 0; t < traces; ++t) {
@@ -264,10 +270,13 @@ TEST(TheStifle, SameStatementRepeatedWithinRequests) {
     s.probes = {"response_time", "database"};
     write_experiment(d->path(), s);
   }
-  write_db_calls(experiment_dir(stifle.path(), "single"), 20,
-                 [](int, int q) { return "SELECT * FROM item WHERE id = " + std::to_string(q); }, 10, 2);
-  write_db_calls(experiment_dir(distinct.path(), "single"), 20,
-                 [](int, int q) { return "SELECT * FROM table" + std::to_string(q) + " WHERE id = 1"; }, 10, 2);
+  write_db_calls(
+      experiment_dir(stifle.path(), "single"), 20,
+      [](int, int q) { return "SELECT * FROM item WHERE id = " + std::to_string(q); }, 10, 2);
+  write_db_calls(
+      experiment_dir(distinct.path(), "single"), 20,
+      [](int, int q) { return "SELECT * FROM table" + std::to_string(q) + " WHERE id = 1"; }, 10,
+      2);
   const NodeResult r = evaluate(stifle.path(), "the_stifle");
   EXPECT_EQ(r.status, Status::kDetected);
   ASSERT_EQ(r.evidence.size(), 1u);
@@ -278,7 +287,8 @@ TEST(TheStifle, SameStatementRepeatedWithinRequests) {
 
 TEST(SqlShape, ReplacesLiteralsOnly) {
   using heuristics::sql_shape;
-  EXPECT_EQ(sql_shape("SELECT  a1 FROM t WHERE x = 42 AND s = 'it''s'"), "SELECT a1 FROM t WHERE x = ? AND s = ?");
+  EXPECT_EQ(sql_shape("SELECT  a1 FROM t WHERE x = 42 AND s = 'it''s'"),
+            "SELECT a1 FROM t WHERE x = ? AND s = ?");
   EXPECT_EQ(sql_shape("select * from t2 where v > 1.5e3"), "select * from t2 where v > ?");
 }
 

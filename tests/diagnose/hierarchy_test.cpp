@@ -51,7 +51,8 @@ TEST(Hierarchy, DefaultIsTheThesisTreeAndRoundTrips) {
 
 TEST(Hierarchy, MergedNeedsShareExperiments) {
   const std::vector<ExperimentNeed> needs = merged_needs(default_hierarchy());
-  auto find_need = [&](const std::string& kind, const std::string& series) -> const ExperimentNeed* {
+  auto find_need = [&](const std::string& kind,
+                       const std::string& series) -> const ExperimentNeed* {
     for (const ExperimentNeed& n : needs) {
       if (n.kind == kind && n.series == series) return &n;
     }
@@ -62,7 +63,9 @@ TEST(Hierarchy, MergedNeedsShareExperiments) {
   ASSERT_NE(scaling, nullptr);
   EXPECT_EQ(scaling->steps, 5);
   for (const char* probe : {"response_time", "cpu", "lock_wait", "database", "messaging"}) {
-    EXPECT_NE(std::find(scaling->probes.begin(), scaling->probes.end(), probe), scaling->probes.end()) << probe;
+    EXPECT_NE(std::find(scaling->probes.begin(), scaling->probes.end(), probe),
+              scaling->probes.end())
+        << probe;
   }
   const ExperimentNeed* ramp = find_need("custom", "ramp");
   ASSERT_NE(ramp, nullptr);
@@ -78,13 +81,15 @@ TEST(Hierarchy, BadConfigNamesTheKey) {
   EXPECT_NE(config_error({{"alpha", 2}}).find("'alpha'"), std::string::npos);
   EXPECT_NE(config_error({{"requirement", {{"percentile", 99}}}}).find("'requirement.percentile'"),
             std::string::npos);
-  const json bad_param = {{"hierarchy",
-                           {{"id", "performance_problem"},
-                            {"children", json::array({{{"id", "application_hiccups"}, {"params", {{"phi", 0.3}}}}})}}}};
+  const json bad_param = {
+      {"hierarchy",
+       {{"id", "performance_problem"},
+        {"children", json::array({{{"id", "application_hiccups"}, {"params", {{"phi", 0.3}}}}})}}}};
   const std::string e = config_error(bad_param);
   EXPECT_NE(e.find("'hierarchy.children[0].params.phi'"), std::string::npos) << e;
   EXPECT_NE(e.find("max_hiccup_share"), std::string::npos) << e;  // lists the known ones
-  EXPECT_NE(config_error({{"hierarchy", {{"id", "x"}, {"heuristic", "nope"}}}}).find("'hierarchy.heuristic'"),
+  EXPECT_NE(config_error({{"hierarchy", {{"id", "x"}, {"heuristic", "nope"}}}})
+                .find("'hierarchy.heuristic'"),
             std::string::npos);
   const json dup = {{"hierarchy",
                      {{"id", "performance_problem"},
@@ -98,7 +103,8 @@ TEST(Search, ChildrenOfUndetectedNodesAreSkipped) {
   s.id = "load-u50";
   s.users = 50;
   write_experiment(d.path(), s);  // 100 ms everywhere: no problem
-  const NodeResult root = run_diagnosis(load_experiment_data(d.path()), parse_diagnose_config(json::object()));
+  const NodeResult root =
+      run_diagnosis(load_experiment_data(d.path()), parse_diagnose_config(json::object()));
   EXPECT_EQ(root.status, Status::kNotDetected);
   const ResultCounts c = count_results(root);
   EXPECT_EQ(c.skipped, 13);
@@ -113,7 +119,8 @@ TEST(Search, DetectedParentsAreExaminedAndMissingDataIsNotEvaluated) {
   s.users = 50;
   s.response_ms = [](int, const std::string&) { return 2000.0; };
   write_experiment(d.path(), s);
-  const NodeResult root = run_diagnosis(load_experiment_data(d.path()), parse_diagnose_config(json::object()));
+  const NodeResult root =
+      run_diagnosis(load_experiment_data(d.path()), parse_diagnose_config(json::object()));
   EXPECT_EQ(root.status, Status::kDetected);
   EXPECT_EQ(find(root, "continuously_violated_requirements")->status, Status::kDetected);
   EXPECT_EQ(find(root, "application_hiccups")->status, Status::kNotDetected);
@@ -132,14 +139,16 @@ TEST(Search, ConfiguredSubtreeAndParameters) {
   s.response_ms = [](int, const std::string&) { return 300.0; };
   write_experiment(d.path(), s);
   // Requirement 200 ms at P90: violated; only one child configured.
-  const json config = {{"requirement", {{"threshold_ms", 200}, {"percentile", 0.9}}},
-                       {"hierarchy",
-                        {{"id", "pp"},
-                         {"heuristic", "performance_problem"},
-                         {"children", json::array({{{"id", "cvr"},
-                                                    {"heuristic", "continuously_violated_requirements"},
-                                                    {"params", {{"min_violating_share", 0.99}}}}})}}}};
-  const NodeResult root = run_diagnosis(load_experiment_data(d.path()), parse_diagnose_config(config));
+  const json config = {
+      {"requirement", {{"threshold_ms", 200}, {"percentile", 0.9}}},
+      {"hierarchy",
+       {{"id", "pp"},
+        {"heuristic", "performance_problem"},
+        {"children", json::array({{{"id", "cvr"},
+                                   {"heuristic", "continuously_violated_requirements"},
+                                   {"params", {{"min_violating_share", 0.99}}}}})}}}};
+  const NodeResult root =
+      run_diagnosis(load_experiment_data(d.path()), parse_diagnose_config(config));
   EXPECT_EQ(root.status, Status::kDetected);
   ASSERT_EQ(root.children.size(), 1u);
   // Every bucket violates: share 1.0 > 0.99.
@@ -155,15 +164,16 @@ TEST(DiagnoseCommand, WritesReportsAndEscapesNames) {
   s.response_ms = [](int, const std::string& svc) { return svc == "GET /fast" ? 50.0 : 2000.0; };
   write_experiment(d.path(), s);
   const std::string out = d.path() + "/report";
-  const std::string cmd = std::string(SONDE_BINARY_DIR) + "/src/cli/sonde diagnose --data " + d.path() +
-                          " --out " + out + " > " + d.path() + "/stdout.txt 2>&1";
+  const std::string cmd = std::string(SONDE_BINARY_DIR) + "/src/cli/sonde diagnose --data " +
+                          d.path() + " --out " + out + " > " + d.path() + "/stdout.txt 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   std::ifstream jf(out + "/report.json");
   const json report = json::parse(jf);
   EXPECT_EQ(report["root"]["id"], "performance_problem");
   EXPECT_EQ(report["root"]["status"], "detected");
   EXPECT_EQ(report["counts"]["detected"].get<int>() + report["counts"]["not_detected"].get<int>() +
-                report["counts"]["skipped"].get<int>() + report["counts"]["not_evaluated"].get<int>(),
+                report["counts"]["skipped"].get<int>() +
+                report["counts"]["not_evaluated"].get<int>(),
             14);
   std::stringstream html;
   html << std::ifstream(out + "/report.html").rdbuf();
@@ -175,8 +185,8 @@ TEST(DiagnoseCommand, WritesReportsAndEscapesNames) {
   EXPECT_NE(text.str().find("DETECTED Performance Problem"), std::string::npos) << text.str();
   // Bad input: a malformed requests.csv is named in the error.
   std::ofstream(d.path() + "/experiments/load-u50/requests.csv", std::ios::app) << "1,2,3\n";
-  const std::string bad = std::string(SONDE_BINARY_DIR) + "/src/cli/sonde diagnose --data " + d.path() +
-                          " --out " + out + " > " + d.path() + "/err.txt 2>&1";
+  const std::string bad = std::string(SONDE_BINARY_DIR) + "/src/cli/sonde diagnose --data " +
+                          d.path() + " --out " + out + " > " + d.path() + "/err.txt 2>&1";
   EXPECT_NE(std::system(bad.c_str()), 0);
   std::stringstream err;
   err << std::ifstream(d.path() + "/err.txt").rdbuf();

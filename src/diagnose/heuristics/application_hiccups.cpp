@@ -34,8 +34,8 @@ class ApplicationHiccups : public Heuristic {
     for (const std::string& service : e->services()) {
       const std::vector<TimedValue> series = timed_response_times(*e, service);
       const Requirement& req = ctx.settings.for_service(service);
-      const std::vector<Bucket> buckets = make_buckets(
-          series, req, ctx.params.at("bucket_factor"), ctx.params.at("bucket_cap_s") * 1e9);
+      const std::vector<Bucket> buckets = make_buckets(series, req, ctx.params.at("bucket_factor"),
+                                                       ctx.params.at("bucket_cap_s") * 1e9);
       if (buckets.empty()) continue;
       // Hiccups: [left of first violating bucket, right of the next compliant one].
       nlohmann::json hiccups = nlohmann::json::array();
@@ -59,20 +59,26 @@ class ApplicationHiccups : public Heuristic {
       ev.effect_size = share;
       ev.effect = "share of the experiment spent in hiccups";
       ev.data = describe_sample(*e, series.size()) + ", " + std::to_string(buckets.size()) +
-                " buckets of " + fmt(static_cast<double>(buckets[0].end_ns - buckets[0].start_ns) / 1e6) + " ms";
+                " buckets of " +
+                fmt(static_cast<double>(buckets[0].end_ns - buckets[0].start_ns) / 1e6) + " ms";
       ev.detail = service + ": " + std::to_string(hiccups.size()) + " hiccup(s) covering " +
                   fmt(share * 100) + "% of the time" +
-                  (found ? "" : hiccups.empty() ? " (no violating period)" : " (violations are continuous, not hiccups)");
+                  (found             ? ""
+                   : hiccups.empty() ? " (no violating period)"
+                                     : " (violations are continuous, not hiccups)");
       ev.values = {{"hiccups", hiccups}, {"share", share}, {"found", found}};
       r.evidence.push_back(std::move(ev));
       nlohmann::json points = nlohmann::json::array();
       for (const Bucket& b : buckets) {
         if (b.count > 0) points.push_back({b.start_ns, b.end_ns, b.percentile_ms, b.violating});
       }
-      timelines.push_back({{"service", service}, {"threshold_ms", req.threshold_ms},
-                           {"buckets", points}, {"hiccups", hiccups}});
+      timelines.push_back({{"service", service},
+                           {"threshold_ms", req.threshold_ms},
+                           {"buckets", points},
+                           {"hiccups", hiccups}});
     }
-    if (r.evidence.empty()) return not_evaluated("load test '" + e->id + "' has too few requests for buckets");
+    if (r.evidence.empty())
+      return not_evaluated("load test '" + e->id + "' has too few requests for buckets");
     r.charts["hiccup_timeline"] = timelines;
     r.status = detected > 0 ? Status::kDetected : Status::kNotDetected;
     r.reason = detected > 0 ? std::to_string(detected) + " service(s) have hiccups"
@@ -83,6 +89,8 @@ class ApplicationHiccups : public Heuristic {
 
 }  // namespace
 
-std::unique_ptr<Heuristic> make_application_hiccups() { return std::make_unique<ApplicationHiccups>(); }
+std::unique_ptr<Heuristic> make_application_hiccups() {
+  return std::make_unique<ApplicationHiccups>();
+}
 
 }  // namespace sonde::diagnose::heuristics

@@ -57,8 +57,8 @@ Increase test_increase(const std::vector<double>& a, const std::vector<double>& 
   const double ma = stats::mean(a);
   const double mb = stats::mean(b);
   inc.relative = ma > 0 ? (mb - ma) / ma : (mb > ma ? INFINITY : 0);
-  inc.significant = inc.test.valid && inc.test.p_greater < alpha && mb > ma &&
-                    inc.relative >= min_relative;
+  inc.significant =
+      inc.test.valid && inc.test.p_greater < alpha && mb > ma && inc.relative >= min_relative;
   return inc;
 }
 

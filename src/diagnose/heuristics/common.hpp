@@ -3,8 +3,8 @@
 #pragma once
 
 #include <map>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "diagnose/heuristic.hpp"

@@ -31,7 +31,8 @@ class ContinuouslyViolated : public Heuristic {
     for (const std::string& service : e->services()) {
       const std::vector<TimedValue> series = timed_response_times(*e, service);
       const Requirement& req = ctx.settings.for_service(service);
-      const std::vector<Bucket> buckets = make_buckets(series, req, ctx.params.at("bucket_factor"), 0);
+      const std::vector<Bucket> buckets =
+          make_buckets(series, req, ctx.params.at("bucket_factor"), 0);
       size_t filled = 0;
       size_t violating = 0;
       for (const Bucket& b : buckets) {
@@ -44,7 +45,8 @@ class ContinuouslyViolated : public Heuristic {
       if (found) services.push_back(service);
       Evidence ev;
       ev.location = service;
-      ev.test = "bucket strategy: violating bucket share > " + fmt(ctx.params.at("min_violating_share"));
+      ev.test =
+          "bucket strategy: violating bucket share > " + fmt(ctx.params.at("min_violating_share"));
       ev.effect_size = share;
       ev.effect = "share of violating buckets";
       ev.data = describe_sample(*e, series.size()) + ", " + std::to_string(filled) + " buckets";
@@ -53,11 +55,13 @@ class ContinuouslyViolated : public Heuristic {
       ev.values = {{"violating_buckets", violating}, {"buckets", filled}, {"found", found}};
       r.evidence.push_back(std::move(ev));
     }
-    if (r.evidence.empty()) return not_evaluated("load test '" + e->id + "' has too few requests for buckets");
+    if (r.evidence.empty())
+      return not_evaluated("load test '" + e->id + "' has too few requests for buckets");
     shared["services"] = services;
     r.status = services.empty() ? Status::kNotDetected : Status::kDetected;
     r.reason = services.empty() ? "no service violates its requirement most of the time"
-                                : std::to_string(services.size()) + " service(s) violate their requirement continuously";
+                                : std::to_string(services.size()) +
+                                      " service(s) violate their requirement continuously";
     return r;
   }
 };

@@ -29,21 +29,24 @@ class DatabaseOlb : public Heuristic {
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
     NodeResult r;
     const std::vector<std::string> grown = growth_with_load(
-        ctx, {"sonde.record.DatabaseCall", "database", "duration", "sqlStatement", "SQL", "", true}, r);
+        ctx, {"sonde.record.DatabaseCall", "database", "duration", "sqlStatement", "SQL", "", true},
+        r);
     if (grown.empty()) return r;
     const std::vector<const Experiment*> steps = ctx.data.series("scaling");
     double u = 0;
     int cores = 0;
     std::string error;
     if (!cpu_utilization(*steps.back(), &u, &cores, &error)) {
-      return not_evaluated("database time grows with load, but saturation cannot be ruled out: " + error);
+      return not_evaluated("database time grows with load, but saturation cannot be ruled out: " +
+                           error);
     }
     if (ctx.settings.cores > 0) cores = ctx.settings.cores;
-    const double limit = stats::utilization_for_rt_factor(ctx.params.at("saturation_rt_factor"), std::max(cores, 1));
+    const double limit =
+        stats::utilization_for_rt_factor(ctx.params.at("saturation_rt_factor"), std::max(cores, 1));
     if (u >= limit) {
       r.status = Status::kNotDetected;
-      r.reason = "database time grows, but the CPU is saturated (" + fmt(u * 100) + "% >= " +
-                 fmt(limit * 100) + "%): congestion, not a one lane bridge";
+      r.reason = "database time grows, but the CPU is saturated (" + fmt(u * 100) +
+                 "% >= " + fmt(limit * 100) + "%): congestion, not a one lane bridge";
     }
     return r;
   }

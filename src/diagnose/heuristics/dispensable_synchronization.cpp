@@ -21,7 +21,9 @@ class DispensableSynchronization : public Heuristic {
   std::map<std::string, double> defaults() const override { return {{"min_relative_increase", 0}}; }
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
     NodeResult r;
-    growth_with_load(ctx, {"sonde.record.LockWait", "lock_wait", "waitDuration", "lock", "lock", "operation"}, r);
+    growth_with_load(
+        ctx, {"sonde.record.LockWait", "lock_wait", "waitDuration", "lock", "lock", "operation"},
+        r);
     return r;
   }
 };

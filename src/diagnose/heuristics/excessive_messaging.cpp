@@ -28,7 +28,8 @@ class ExcessiveMessaging : public Heuristic {
     std::vector<double> throughput;
     nlohmann::json points = nlohmann::json::array();
     for (const Experiment* e : steps) {
-      if (!e->has_probe("messaging")) return not_evaluated("experiment '" + e->id + "' ran without the messaging probe");
+      if (!e->has_probe("messaging"))
+        return not_evaluated("experiment '" + e->id + "' ran without the messaging probe");
       const LogRecords& recs = log_records(*e, "sonde.record.MessageSend");
       if (!recs.error.empty()) return not_evaluated(recs.error);
       const double d = e->duration_s();
@@ -51,13 +52,15 @@ class ExcessiveMessaging : public Heuristic {
       stagnant += flat;
       Evidence ev;
       ev.location = "messaging";
-      ev.test = "message throughput rises by < epsilon=" + fmt(ctx.params.at("epsilon")) + " while load rises";
+      ev.test = "message throughput rises by < epsilon=" + fmt(ctx.params.at("epsilon")) +
+                " while load rises";
       ev.effect_size = throughput[s - 1] > 0 ? throughput[s] / throughput[s - 1] - 1 : 0;
       ev.effect = "relative change of message throughput";
-      ev.data = std::to_string(steps[s - 1]->users) + " -> " + std::to_string(steps[s]->users) + " users";
+      ev.data =
+          std::to_string(steps[s - 1]->users) + " -> " + std::to_string(steps[s]->users) + " users";
       ev.detail = fmt(throughput[s - 1]) + " -> " + fmt(throughput[s]) + " messages/s from " +
-                  std::to_string(steps[s - 1]->users) + " to " + std::to_string(steps[s]->users) + " users" +
-                  (flat ? " (stagnates)" : "");
+                  std::to_string(steps[s - 1]->users) + " to " + std::to_string(steps[s]->users) +
+                  " users" + (flat ? " (stagnates)" : "");
       r.evidence.push_back(std::move(ev));
     }
     r.charts["message_throughput"] = points;
@@ -71,6 +74,8 @@ class ExcessiveMessaging : public Heuristic {
 
 }  // namespace
 
-std::unique_ptr<Heuristic> make_excessive_messaging() { return std::make_unique<ExcessiveMessaging>(); }
+std::unique_ptr<Heuristic> make_excessive_messaging() {
+  return std::make_unique<ExcessiveMessaging>();
+}
 
 }  // namespace sonde::diagnose::heuristics

@@ -41,9 +41,11 @@ class ExpensiveDatabaseCall : public Heuristic {
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
     const Experiment* single = ctx.data.single_user_test();
     const Experiment* load = ctx.data.max_load_test();
-    if (single == nullptr || load == nullptr) return not_evaluated("needs a single-user test and a load test");
+    if (single == nullptr || load == nullptr)
+      return not_evaluated("needs a single-user test and a load test");
     for (const Experiment* e : {single, load}) {
-      if (!e->has_probe("database")) return not_evaluated("experiment '" + e->id + "' ran without the database probe");
+      if (!e->has_probe("database"))
+        return not_evaluated("experiment '" + e->id + "' ran without the database probe");
     }
     const LogRecords& rs = log_records(*single, "sonde.record.DatabaseCall");
     const LogRecords& rl = log_records(*load, "sonde.record.DatabaseCall");
@@ -58,25 +60,30 @@ class ExpensiveDatabaseCall : public Heuristic {
       if (!(share_h > ctx.params.at("min_share") && share_h > share_s)) continue;
       Evidence ev;
       ev.location = shape;
-      ev.test = "share of response time > " + fmt(ctx.params.at("min_share")) + " and growing with load";
+      ev.test =
+          "share of response time > " + fmt(ctx.params.at("min_share")) + " and growing with load";
       ev.effect_size = share_h;
       ev.effect = "share of the response time under load";
-      ev.data = "'" + single->id + "' (" + std::to_string(rs.records.size()) + " calls) vs '" + load->id +
-                "' (" + std::to_string(rl.records.size()) + " calls)";
-      ev.detail = "This query takes " + fmt(share_s * 100) + "% of the response time with one user and " +
-                  fmt(share_h * 100) + "% with " + std::to_string(load->users) + " users";
+      ev.data = "'" + single->id + "' (" + std::to_string(rs.records.size()) + " calls) vs '" +
+                load->id + "' (" + std::to_string(rl.records.size()) + " calls)";
+      ev.detail = "This query takes " + fmt(share_s * 100) +
+                  "% of the response time with one user and " + fmt(share_h * 100) + "% with " +
+                  std::to_string(load->users) + " users";
       ev.values = {{"share_single_user", share_s}, {"share_load", share_h}};
       r.evidence.push_back(std::move(ev));
     }
     r.status = r.evidence.empty() ? Status::kNotDetected : Status::kDetected;
     r.reason = r.evidence.empty() ? "no query dominates the response time under load"
-                                  : std::to_string(r.evidence.size()) + " query(ies) dominate the response time under load";
+                                  : std::to_string(r.evidence.size()) +
+                                        " query(ies) dominate the response time under load";
     return r;
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Heuristic> make_expensive_database_call() { return std::make_unique<ExpensiveDatabaseCall>(); }
+std::unique_ptr<Heuristic> make_expensive_database_call() {
+  return std::make_unique<ExpensiveDatabaseCall>();
+}
 
 }  // namespace sonde::diagnose::heuristics

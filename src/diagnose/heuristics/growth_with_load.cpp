@@ -33,8 +33,7 @@ std::vector<std::string> growth_with_load(const Context& ctx, const GrowthSpec& 
     return grown;
   }
   const KeyedSeries ks = keyed_series(steps, spec.record_class, spec.probe, spec.value_field,
-                                      spec.key_field, 1e-6,
-                                      spec.sql_key ? &sql_shape : nullptr);
+                                      spec.key_field, 1e-6, spec.sql_key ? &sql_shape : nullptr);
   if (!ks.error.empty()) {
     r = not_evaluated(ks.error);
     return grown;
@@ -66,12 +65,13 @@ std::vector<std::string> growth_with_load(const Context& ctx, const GrowthSpec& 
       auto b = ks.per_step[s].find(key);
       const std::vector<double>& va = a == ks.per_step[s - 1].end() ? none : a->second;
       const std::vector<double>& vb = b == ks.per_step[s].end() ? none : b->second;
-      const Increase inc = test_increase(va, vb, ctx.settings.alpha, ctx.params.at("min_relative_increase"));
+      const Increase inc =
+          test_increase(va, vb, ctx.settings.alpha, ctx.params.at("min_relative_increase"));
       increased += inc.significant;
-      Evidence ev = increase_evidence(inc, spec.key_label + " " + key,
-                                      std::to_string(steps[s - 1]->users) + " -> " +
-                                          std::to_string(steps[s]->users) + " users, n=" +
-                                          std::to_string(va.size()) + "/" + std::to_string(vb.size()));
+      Evidence ev = increase_evidence(
+          inc, spec.key_label + " " + key,
+          std::to_string(steps[s - 1]->users) + " -> " + std::to_string(steps[s]->users) +
+              " users, n=" + std::to_string(va.size()) + "/" + std::to_string(vb.size()));
       ev.detail = spec.key_label + " " + key + ": mean " + fmt(inc.test.mean_a) + " ms -> " +
                   fmt(inc.test.mean_b) + " ms from " + std::to_string(steps[s - 1]->users) +
                   " to " + std::to_string(steps[s]->users) + " users";
@@ -87,7 +87,8 @@ std::vector<std::string> growth_with_load(const Context& ctx, const GrowthSpec& 
           if (rec.text(spec.key_field) == key) ++ops[rec.text(spec.context_field)];
         }
         std::string where;
-        for (const auto& [op, n] : ops) where += (where.empty() ? "" : ", ") + op + " (" + std::to_string(n) + ")";
+        for (const auto& [op, n] : ops)
+          where += (where.empty() ? "" : ", ") + op + " (" + std::to_string(n) + ")";
         for (Evidence& ev : evs) ev.values["operations"] = where;
       }
       for (Evidence& ev : evs) r.evidence.push_back(std::move(ev));
@@ -96,9 +97,10 @@ std::vector<std::string> growth_with_load(const Context& ctx, const GrowthSpec& 
   }
   r.charts["growth"] = chart;
   r.status = grown.empty() ? Status::kNotDetected : Status::kDetected;
-  r.reason = grown.empty() ? "no " + spec.key_label + " gets significantly slower at every violating load"
-                           : std::to_string(grown.size()) + " " + spec.key_label +
-                                 "(s) get significantly slower at every violating load";
+  r.reason = grown.empty()
+                 ? "no " + spec.key_label + " gets significantly slower at every violating load"
+                 : std::to_string(grown.size()) + " " + spec.key_label +
+                       "(s) get significantly slower at every violating load";
   return grown;
 }
 

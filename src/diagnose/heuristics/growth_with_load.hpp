@@ -15,7 +15,7 @@ struct GrowthSpec {
   std::string probe;
   std::string value_field;  // nanoseconds
   std::string key_field;
-  std::string key_label;    // "lock", "SQL"
+  std::string key_label;      // "lock", "SQL"
   std::string context_field;  // extra location, e.g. the operation ("" none)
   bool sql_key = false;       // group keys by SQL shape (literals -> ?)
 };

@@ -51,7 +51,9 @@ class OneLaneBridge : public Heuristic {
   }
   std::map<std::string, double> defaults() const override {
     // network_check: 1 = apply the digest 6.4 fix below, 0 = thesis behaviour.
-    return {{"tolerance", 1.1}, {"single_user_floor_ms", 15}, {"network_check", 1},
+    return {{"tolerance", 1.1},
+            {"single_user_floor_ms", 15},
+            {"network_check", 1},
             {"messaging_epsilon", 0.05}};
   }
 
@@ -96,12 +98,15 @@ class OneLaneBridge : public Heuristic {
         const bool over = measured > threshold;
         found = found || over;
         if (over) over_steps.insert(s);
-        points.push_back({{"users", steps[s]->users}, {"measured", measured},
-                          {"threshold", threshold}, {"utilization", util[s]}});
+        points.push_back({{"users", steps[s]->users},
+                          {"measured", measured},
+                          {"threshold", threshold},
+                          {"utilization", util[s]}});
         if (!over) continue;
         Evidence ev;
         ev.location = service;
-        ev.test = "mean response time > queueing threshold (Erlang C, " + std::to_string(cores) + " cores)";
+        ev.test = "mean response time > queueing threshold (Erlang C, " + std::to_string(cores) +
+                  " cores)";
         ev.effect_size = measured / threshold;
         ev.effect = "measured / explainable response time";
         ev.data = describe_sample(*steps[s], rt.size()) + ", CPU " + fmt(util[s] * 100) +
@@ -109,8 +114,10 @@ class OneLaneBridge : public Heuristic {
         ev.detail = service + " at " + std::to_string(steps[s]->users) + " users: mean " +
                     fmt(measured) + " ms, but CPU queueing at " + fmt(util[s] * 100) +
                     "% utilization explains at most " + fmt(threshold) + " ms";
-        ev.values = {{"measured_ms", measured}, {"threshold_ms", threshold},
-                     {"utilization", util[s]}, {"cores", cores}};
+        ev.values = {{"measured_ms", measured},
+                     {"threshold_ms", threshold},
+                     {"utilization", util[s]},
+                     {"cores", cores}};
         r.evidence.push_back(std::move(ev));
       }
       detected += found;
@@ -123,16 +130,19 @@ class OneLaneBridge : public Heuristic {
       // rule fires although no lock is to blame. When the series measured
       // messaging and the message throughput stops growing at the load
       // steps that exceed the threshold, the limit is the network.
-      if (std::string why = network_bound(steps, over_steps, ctx.params.at("messaging_epsilon")); !why.empty()) {
+      if (std::string why = network_bound(steps, over_steps, ctx.params.at("messaging_epsilon"));
+          !why.empty()) {
         r.status = Status::kNotDetected;
         r.reason = "response times exceed the CPU queueing threshold, but " + why +
-                   ": the network/messaging limits throughput (see Excessive Messaging), not a one lane bridge";
+                   ": the network/messaging limits throughput (see Excessive Messaging), not a one "
+                   "lane bridge";
         return r;
       }
     }
     r.status = detected > 0 ? Status::kDetected : Status::kNotDetected;
-    r.reason = detected > 0 ? std::to_string(detected) + " service(s) wait longer than CPU queueing explains"
-                            : "response times are explained by CPU utilization";
+    r.reason = detected > 0
+                   ? std::to_string(detected) + " service(s) wait longer than CPU queueing explains"
+                   : "response times are explained by CPU utilization";
     return r;
   }
 };

@@ -9,8 +9,11 @@ namespace {
 
 class Pending : public Heuristic {
  public:
-  Pending(std::string name, std::string title, std::string description, std::vector<ExperimentNeed> needs)
-      : name_(std::move(name)), title_(std::move(title)), description_(std::move(description)),
+  Pending(std::string name, std::string title, std::string description,
+          std::vector<ExperimentNeed> needs)
+      : name_(std::move(name)),
+        title_(std::move(title)),
+        description_(std::move(description)),
         needs_(std::move(needs)) {}
   std::string name() const override { return name_; }
   std::string title() const override { return title_; }
@@ -35,9 +38,9 @@ std::unique_ptr<Heuristic> make_database_congestion() {
       std::vector<ExperimentNeed>{{"scaling", "scaling", 5, {"cpu", "database_statistics"}}});
 }
 std::unique_ptr<Heuristic> make_the_blob() {
-  return std::make_unique<Pending>(
-      "the_blob", "The Blob", "One component takes part in most of the messaging.",
-      std::vector<ExperimentNeed>{{"load", "", 1, {"messaging"}}});
+  return std::make_unique<Pending>("the_blob", "The Blob",
+                                   "One component takes part in most of the messaging.",
+                                   std::vector<ExperimentNeed>{{"load", "", 1, {"messaging"}}});
 }
 std::unique_ptr<Heuristic> make_empty_semi_trucks() {
   return std::make_unique<Pending>(

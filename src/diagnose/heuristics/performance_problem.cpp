@@ -36,16 +36,18 @@ class PerformanceProblem : public Heuristic {
       const bool violated = v > req.threshold_ms;
       Evidence ev;
       ev.location = service;
-      ev.test = "P" + fmt(req.percentile * 100) + " of response times > " +
-                fmt(req.threshold_ms) + " ms";
+      ev.test =
+          "P" + fmt(req.percentile * 100) + " of response times > " + fmt(req.threshold_ms) + " ms";
       ev.effect_size = v / req.threshold_ms;
       ev.effect = "percentile / threshold";
       ev.data = describe_sample(*e, rt.size());
       ev.detail = service + ": " + fmt(req.percentile * 100) + "% of requests finish within " +
                   fmt(v) + " ms; required " + fmt(req.threshold_ms) + " ms" +
                   (violated ? " (violated)" : " (met)");
-      ev.values = {{"percentile_ms", v}, {"threshold_ms", req.threshold_ms},
-                   {"percentile", req.percentile}, {"violated", violated}};
+      ev.values = {{"percentile_ms", v},
+                   {"threshold_ms", req.threshold_ms},
+                   {"percentile", req.percentile},
+                   {"violated", violated}};
       if (violated) violators.push_back(service);
       r.evidence.push_back(std::move(ev));
       nlohmann::json points = nlohmann::json::array();
@@ -54,27 +56,33 @@ class PerformanceProblem : public Heuristic {
         const size_t i = std::min(n - 1, k * (n - 1) / 50);
         points.push_back({rt[i], static_cast<double>(i + 1) / static_cast<double>(n)});
       }
-      cdfs.push_back({{"service", service}, {"threshold_ms", req.threshold_ms},
-                      {"percentile", req.percentile}, {"points", points}});
+      cdfs.push_back({{"service", service},
+                      {"threshold_ms", req.threshold_ms},
+                      {"percentile", req.percentile},
+                      {"points", points}});
     }
-    if (r.evidence.empty()) return not_evaluated("load test '" + e->id + "' has no successful requests");
+    if (r.evidence.empty())
+      return not_evaluated("load test '" + e->id + "' has no successful requests");
     r.charts["cdf"] = cdfs;
     shared["violating_services"] = violators;
     r.status = violators.empty() ? Status::kNotDetected : Status::kDetected;
     r.reason = violators.empty()
                    ? "every service meets its requirement at " + std::to_string(e->users) + " users"
-                   : std::to_string(violators.size()) + " service(s) violate their requirement at " +
-                         std::to_string(e->users) + " users";
+                   : std::to_string(violators.size()) +
+                         " service(s) violate their requirement at " + std::to_string(e->users) +
+                         " users";
     // Violators first: that is what the reader looks at.
-    std::stable_sort(r.evidence.begin(), r.evidence.end(), [](const Evidence& a, const Evidence& b) {
-      return a.effect_size > b.effect_size;
-    });
+    std::stable_sort(
+        r.evidence.begin(), r.evidence.end(),
+        [](const Evidence& a, const Evidence& b) { return a.effect_size > b.effect_size; });
     return r;
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Heuristic> make_performance_problem() { return std::make_unique<PerformanceProblem>(); }
+std::unique_ptr<Heuristic> make_performance_problem() {
+  return std::make_unique<PerformanceProblem>();
+}
 
 }  // namespace sonde::diagnose::heuristics

@@ -22,11 +22,16 @@ std::string sql_shape(std::string_view sql) {
           ++j;
         }
       }
-      if (c == '\'') out += '?'; else out.append(sql.substr(i, j + 1 - i));
+      if (c == '\'')
+        out += '?';
+      else
+        out.append(sql.substr(i, j + 1 - i));
       i = j + 1;
-    } else if (std::isdigit(static_cast<unsigned char>(c)) && (out.empty() || !is_word(out.back()))) {
+    } else if (std::isdigit(static_cast<unsigned char>(c)) &&
+               (out.empty() || !is_word(out.back()))) {
       size_t j = i;
-      while (j < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[j])) || sql[j] == '.')) ++j;
+      while (j < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[j])) || sql[j] == '.'))
+        ++j;
       out += '?';
       i = j;
     } else if (std::isspace(static_cast<unsigned char>(c))) {

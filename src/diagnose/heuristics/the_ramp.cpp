@@ -29,7 +29,8 @@ class TheRamp : public Heuristic {
     const size_t needed = static_cast<size_t>(ctx.params.at("windows"));
     if (needed < 2) return not_evaluated("parameter 'windows' must be >= 2");
     if (windows.size() < needed) {
-      return not_evaluated("needs " + std::to_string(needed) + " complete experiments of series 'ramp', found " +
+      return not_evaluated("needs " + std::to_string(needed) +
+                           " complete experiments of series 'ramp', found " +
                            std::to_string(windows.size()));
     }
     NodeResult r;
@@ -43,11 +44,12 @@ class TheRamp : public Heuristic {
         const stats::Interval ci = stats::mean_confidence_interval(rt, ctx.settings.alpha);
         means.push_back({windows[w]->step, ci.estimate, ci.low, ci.high});
         if (w == 0) continue;
-        const Increase inc = test_increase(windows[w - 1]->response_times(service), rt,
-                                           ctx.settings.alpha, ctx.params.at("min_relative_increase"));
+        const Increase inc =
+            test_increase(windows[w - 1]->response_times(service), rt, ctx.settings.alpha,
+                          ctx.params.at("min_relative_increase"));
         increases += inc.significant;
-        Evidence ev = increase_evidence(
-            inc, service, "'" + windows[w - 1]->id + "' -> '" + windows[w]->id + "'");
+        Evidence ev = increase_evidence(inc, service,
+                                        "'" + windows[w - 1]->id + "' -> '" + windows[w]->id + "'");
         ev.detail = service + ": mean " + fmt(inc.test.mean_a) + " ms -> " + fmt(inc.test.mean_b) +
                     " ms between windows " + std::to_string(w) + " and " + std::to_string(w + 1) +
                     (inc.significant ? " (significant increase)" : " (no significant increase)");
@@ -59,7 +61,8 @@ class TheRamp : public Heuristic {
     }
     r.charts["ramp"] = chart;
     r.status = detected > 0 ? Status::kDetected : Status::kNotDetected;
-    r.reason = detected > 0 ? std::to_string(detected) + " service(s) get slower from every time window to the next"
+    r.reason = detected > 0 ? std::to_string(detected) +
+                                  " service(s) get slower from every time window to the next"
                             : "no service gets significantly slower over time";
     return r;
   }

@@ -31,7 +31,8 @@ class TheStifle : public Heuristic {
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
     const Experiment* e = ctx.data.single_user_test();
     if (e == nullptr) return not_evaluated("no complete single-user test in the data");
-    if (!e->has_probe("database")) return not_evaluated("single-user test '" + e->id + "' ran without the database probe");
+    if (!e->has_probe("database"))
+      return not_evaluated("single-user test '" + e->id + "' ran without the database probe");
     const LogRecords& recs = log_records(*e, "sonde.record.DatabaseCall");
     if (!recs.error.empty()) return not_evaluated(recs.error);
     double total_rt = 0;
@@ -70,18 +71,24 @@ class TheStifle : public Heuristic {
       ev.effect_size = share;
       ev.effect = "share of the response time spent in these repetitions";
       ev.data = describe_sample(*e, recs.records.size()) + " database calls";
-      ev.detail = "Repeated " + fmt(c.repetitions / c.requests) + " times per request on average (up to " +
-                  std::to_string(c.max_repetitions) + ") in " + std::to_string(c.requests) +
-                  " request(s); " + fmt(share * 100) + "% of the response time";
-      ev.values = {{"requests", c.requests}, {"mean_repetitions", c.repetitions / c.requests},
-                   {"max_repetitions", c.max_repetitions}, {"time_ms", c.time_ms}, {"time_share", share}};
+      ev.detail = "Repeated " + fmt(c.repetitions / c.requests) +
+                  " times per request on average (up to " + std::to_string(c.max_repetitions) +
+                  ") in " + std::to_string(c.requests) + " request(s); " + fmt(share * 100) +
+                  "% of the response time";
+      ev.values = {{"requests", c.requests},
+                   {"mean_repetitions", c.repetitions / c.requests},
+                   {"max_repetitions", c.max_repetitions},
+                   {"time_ms", c.time_ms},
+                   {"time_share", share}};
       r.evidence.push_back(std::move(ev));
     }
-    std::stable_sort(r.evidence.begin(), r.evidence.end(),
-                     [](const Evidence& a, const Evidence& b) { return a.effect_size > b.effect_size; });
+    std::stable_sort(
+        r.evidence.begin(), r.evidence.end(),
+        [](const Evidence& a, const Evidence& b) { return a.effect_size > b.effect_size; });
     r.status = r.evidence.empty() ? Status::kNotDetected : Status::kDetected;
-    r.reason = r.evidence.empty() ? "no statement repeats within a request"
-                                  : std::to_string(r.evidence.size()) + " statement(s) repeat within requests";
+    r.reason = r.evidence.empty()
+                   ? "no statement repeats within a request"
+                   : std::to_string(r.evidence.size()) + " statement(s) repeat within requests";
     return r;
   }
 };

@@ -29,8 +29,9 @@ class TrafficJam : public Heuristic {
   NodeResult evaluate(const Context& ctx, nlohmann::json& shared) const override {
     const std::vector<const Experiment*> steps = ctx.data.series("scaling");
     if (steps.size() < 2) {
-      return not_evaluated("needs a scaling series (series 'scaling') with >= 2 complete steps, found " +
-                           std::to_string(steps.size()));
+      return not_evaluated(
+          "needs a scaling series (series 'scaling') with >= 2 complete steps, found " +
+          std::to_string(steps.size()));
     }
     NodeResult r;
     nlohmann::json jammed = nlohmann::json::array();
@@ -47,13 +48,17 @@ class TrafficJam : public Heuristic {
         if (rt.empty()) continue;
         const double p = stats::percentile(rt, req.percentile);
         const stats::Interval ci = stats::mean_confidence_interval(rt, ctx.settings.alpha);
-        points.push_back({{"users", steps[s]->users}, {"mean", ci.estimate}, {"low", ci.low},
-                          {"high", ci.high}, {"percentile", p}});
+        points.push_back({{"users", steps[s]->users},
+                          {"mean", ci.estimate},
+                          {"low", ci.low},
+                          {"high", ci.high},
+                          {"percentile", p}});
         if (s == 0 || p <= req.threshold_ms) continue;
         ++violating;
         loads.push_back(steps[s]->users);
-        const Increase inc = test_increase(steps[s - 1]->response_times(service), rt,
-                                           ctx.settings.alpha, ctx.params.at("min_relative_increase"));
+        const Increase inc =
+            test_increase(steps[s - 1]->response_times(service), rt, ctx.settings.alpha,
+                          ctx.params.at("min_relative_increase"));
         increased += inc.significant;
         Evidence ev = increase_evidence(inc, service,
                                         std::to_string(steps[s - 1]->users) + " -> " +
@@ -61,7 +66,8 @@ class TrafficJam : public Heuristic {
         ev.detail = service + ": mean " + fmt(inc.test.mean_a) + " ms at " +
                     std::to_string(steps[s - 1]->users) + " users -> " + fmt(inc.test.mean_b) +
                     " ms at " + std::to_string(steps[s]->users) + " users (P" +
-                    fmt(req.percentile * 100) + " " + fmt(p) + " ms > " + fmt(req.threshold_ms) + " ms)";
+                    fmt(req.percentile * 100) + " " + fmt(p) + " ms > " + fmt(req.threshold_ms) +
+                    " ms)";
         r.evidence.push_back(std::move(ev));
       }
       const bool found = violating > 0 && increased == violating;
@@ -69,7 +75,9 @@ class TrafficJam : public Heuristic {
         jammed.push_back(service);
         for (const auto& u : loads) violating_users.push_back(u);
       }
-      chart.push_back({{"service", service}, {"threshold_ms", req.threshold_ms}, {"points", points},
+      chart.push_back({{"service", service},
+                       {"threshold_ms", req.threshold_ms},
+                       {"points", points},
                        {"found", found}});
     }
     r.charts["scaling"] = chart;
@@ -78,7 +86,8 @@ class TrafficJam : public Heuristic {
     r.status = jammed.empty() ? Status::kNotDetected : Status::kDetected;
     r.reason = jammed.empty()
                    ? "no service gets significantly slower with load into a violating load"
-                   : std::to_string(jammed.size()) + " service(s) get significantly slower with every violating load step";
+                   : std::to_string(jammed.size()) +
+                         " service(s) get significantly slower with every violating load step";
     return r;
   }
 };

@@ -36,7 +36,10 @@ double utilization_for_rt_factor(double factor, int servers) {
   double hi = 1;
   for (int i = 0; i < 100; ++i) {
     const double mid = (lo + hi) / 2;
-    if (response_time_factor(servers, mid) < factor) lo = mid; else hi = mid;
+    if (response_time_factor(servers, mid) < factor)
+      lo = mid;
+    else
+      hi = mid;
   }
   return (lo + hi) / 2;
 }

@@ -64,7 +64,10 @@ double student_t_quantile(double p, double df) {
   double hi = 1e6;
   for (int i = 0; i < 200; ++i) {
     const double mid = (lo + hi) / 2;
-    if (student_t_cdf(mid, df) < p) lo = mid; else hi = mid;
+    if (student_t_cdf(mid, df) < p)
+      lo = mid;
+    else
+      hi = mid;
   }
   return (lo + hi) / 2;
 }

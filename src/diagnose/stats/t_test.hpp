@@ -17,8 +17,8 @@ double student_t_cdf(double t, double df);
 double student_t_quantile(double p, double df);
 
 struct TTestResult {
-  double t = 0;       // (mean_b - mean_a) / se: > 0 when b is larger
-  double df = 0;      // Welch-Satterthwaite degrees of freedom
+  double t = 0;   // (mean_b - mean_a) / se: > 0 when b is larger
+  double df = 0;  // Welch-Satterthwaite degrees of freedom
   double p_two_sided = 1;
   double p_greater = 1;  // one-sided: mean of b > mean of a
   double mean_a = 0;

@@ -112,7 +112,10 @@ TEST(TheRamp, DetectsGrowthAcrossTimeWindows) {
   const NodeResult r = evaluate(ramp.path(), "the_ramp");
   EXPECT_EQ(r.status, Status::kDetected);
   EXPECT_EQ(r.evidence.size(), 3u);  // three window-to-window comparisons
-  for (const Evidence& e : r.evidence) EXPECT_LT(e.p_value, 0.05);
+  for (const Evidence& e : r.evidence) {
+    EXPECT_LT(e.p_value, 0.05);
+    EXPECT_LT(e.values["mann_whitney_p"].get<double>(), 0.05);  // the cross-check agrees
+  }
   EXPECT_EQ(evaluate(flat.path(), "the_ramp").status, Status::kNotDetected);
   EXPECT_EQ(evaluate(missing.path(), "the_ramp").status, Status::kNotEvaluated);
 }

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "analysis/stats_rank_test.hpp"
 #include "diagnose/stats/descriptive.hpp"
 
 namespace sonde::diagnose::heuristics {
@@ -56,6 +57,8 @@ Increase test_increase(const std::vector<double>& a, const std::vector<double>& 
   inc.test = stats::welch_t_test(a, b);
   const double ma = stats::mean(a);
   const double mb = stats::mean(b);
+  const analysis::RankTestResult mw = analysis::mann_whitney_u(b, a);
+  if (mw.valid) inc.mann_whitney_p = mw.p_greater;
   inc.relative = ma > 0 ? (mb - ma) / ma : (mb > ma ? INFINITY : 0);
   inc.significant =
       inc.test.valid && inc.test.p_greater < alpha && mb > ma && inc.relative >= min_relative;
@@ -75,7 +78,8 @@ Evidence increase_evidence(const Increase& inc, const std::string& location,
                {"mean_after", inc.test.mean_b},
                {"t", inc.test.t},
                {"df", inc.test.df},
-               {"significant", inc.significant}};
+               {"significant", inc.significant},
+               {"mann_whitney_p", inc.mann_whitney_p}};
   return ev;
 }
 

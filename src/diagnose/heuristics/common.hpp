@@ -37,6 +37,10 @@ struct Increase {
   stats::TTestResult test;
   bool significant = false;  // p_greater < alpha and the mean rose
   double relative = 0;       // (mean_b - mean_a) / mean_a: the effect size
+  // Mann-Whitney U, one-sided (b tends to be larger): reported next to the
+  // t-test as a distribution-free cross-check for skewed response times;
+  // it does not change the decision.
+  double mann_whitney_p = 1;
 };
 
 // Welch's t-test on the raw samples. (The thesis bootstraps both samples

@@ -1,0 +1,80 @@
+#include "diagnose/diagnosis.hpp"
+
+namespace sonde::diagnose {
+namespace {
+
+void mark_skipped(const HierarchyNode& n, NodeResult& out, const std::string& parent) {
+  for (const HierarchyNode& c : n.children) {
+    NodeResult r;
+    r.id = c.id;
+    r.heuristic = c.heuristic;
+    r.title = heuristic_registry().at(c.heuristic)->title();
+    r.status = Status::kSkipped;
+    r.reason = "not examined: parent '" + parent + "' was not detected";
+    mark_skipped(c, r, parent);
+    out.children.push_back(std::move(r));
+  }
+}
+
+NodeResult evaluate(const HierarchyNode& n, const ExperimentData& data, const Settings& settings,
+                    std::map<std::string, nlohmann::json>& ancestors) {
+  const Heuristic& h = *heuristic_registry().at(n.heuristic);
+  Context ctx{data, settings, h.defaults(), ancestors};
+  for (const auto& [key, value] : n.params) ctx.params[key] = value;
+  nlohmann::json shared = nlohmann::json::object();
+  NodeResult r;
+  try {
+    r = h.evaluate(ctx, shared);
+  } catch (const std::exception& e) {
+    r = not_evaluated(std::string("evaluation failed: ") + e.what());
+  }
+  r.id = n.id;
+  r.heuristic = n.heuristic;
+  r.title = h.title();
+  // Thesis: children only when the parent is detected. A parent that could
+  // not be evaluated (missing data) must not hide its children, so they are
+  // evaluated too; the report says so.
+  if (r.status == Status::kDetected || r.status == Status::kNotEvaluated) {
+    ancestors[n.heuristic] = shared;
+    for (const HierarchyNode& c : n.children) {
+      r.children.push_back(evaluate(c, data, settings, ancestors));
+    }
+    ancestors.erase(n.heuristic);
+  } else {
+    mark_skipped(n, r, n.id);
+  }
+  return r;
+}
+
+void count(const NodeResult& r, ResultCounts& c) {
+  switch (r.status) {
+    case Status::kDetected:
+      ++c.detected;
+      break;
+    case Status::kNotDetected:
+      ++c.not_detected;
+      break;
+    case Status::kSkipped:
+      ++c.skipped;
+      break;
+    case Status::kNotEvaluated:
+      ++c.not_evaluated;
+      break;
+  }
+  for (const NodeResult& child : r.children) count(child, c);
+}
+
+}  // namespace
+
+NodeResult run_diagnosis(const ExperimentData& data, const DiagnoseConfig& config) {
+  std::map<std::string, nlohmann::json> ancestors;
+  return evaluate(config.root, data, config.settings, ancestors);
+}
+
+ResultCounts count_results(const NodeResult& root) {
+  ResultCounts c;
+  count(root, c);
+  return c;
+}
+
+}  // namespace sonde::diagnose

@@ -1,0 +1,287 @@
+#include "diagnose/experiment_data.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "format/log_reader.hpp"
+#include "format/record.hpp"
+
+namespace sonde::diagnose {
+namespace fs = std::filesystem;
+
+bool Experiment::has_probe(std::string_view probe) const {
+  return std::find(probes.begin(), probes.end(), probe) != probes.end();
+}
+
+std::vector<double> Experiment::response_times(const std::string& service) const {
+  std::vector<const Request*> picked;
+  for (const Request& r : requests) {
+    if (r.ok() && (service.empty() || r.service == service)) picked.push_back(&r);
+  }
+  std::stable_sort(picked.begin(), picked.end(),
+                   [](const Request* a, const Request* b) { return a->start_ns < b->start_ns; });
+  std::vector<double> out;
+  out.reserve(picked.size());
+  for (const Request* r : picked) out.push_back(r->response_ms());
+  return out;
+}
+
+std::vector<std::string> Experiment::services() const {
+  std::set<std::string> names;
+  for (const Request& r : requests) names.insert(r.service);
+  return {names.begin(), names.end()};
+}
+
+double Experiment::duration_s() const {
+  if (end_ns > start_ns) return static_cast<double>(end_ns - start_ns) / 1e9;
+  int64_t lo = INT64_MAX;
+  int64_t hi = INT64_MIN;
+  for (const Request& r : requests) {
+    lo = std::min(lo, r.start_ns);
+    hi = std::max(hi, r.end_ns);
+  }
+  return hi > lo ? static_cast<double>(hi - lo) / 1e9 : 0;
+}
+
+double LogRecord::number(const std::string& field, double fallback) const {
+  auto it = numbers.find(field);
+  return it == numbers.end() ? fallback : it->second;
+}
+
+std::string LogRecord::text(const std::string& field) const {
+  auto it = strings.find(field);
+  return it == strings.end() ? std::string() : it->second;
+}
+
+namespace {
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw DiagnoseError(path.string() + ": cannot open");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw DiagnoseError(path.string() + ": invalid JSON: " + e.what());
+  }
+}
+
+template <typename T>
+T field(const nlohmann::json& j, const char* key, T fallback, const fs::path& path) {
+  if (!j.contains(key)) return fallback;
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw DiagnoseError(path.string() + ": key '" + key + "' has the wrong type");
+  }
+}
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.push_back(cell);
+      cell.clear();
+    } else if (c != '\r') {
+      cell += c;
+    }
+  }
+  out.push_back(cell);
+  return out;
+}
+
+int64_t to_int(const std::string& text, const fs::path& path, size_t line, const char* what) {
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(text, &used);
+    if (used != text.size()) throw std::invalid_argument("trailing");
+    return v;
+  } catch (const std::exception&) {
+    throw DiagnoseError(path.string() + ":" + std::to_string(line) + ": " + what +
+                        " is not an integer: '" + text + "'");
+  }
+}
+
+void read_requests(const fs::path& path, Experiment& e) {
+  std::ifstream in(path);
+  if (!in) return;  // no requests.csv: heuristics needing it report not_evaluated
+  std::string line;
+  size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (number == 1 || line.empty()) continue;  // header
+    std::vector<std::string> cells = split_csv(line);
+    if (cells.size() != 5) {
+      throw DiagnoseError(path.string() + ":" + std::to_string(number) + ": expected 5 columns " +
+                          "(start_ns,end_ns,user,service,status), found " +
+                          std::to_string(cells.size()));
+    }
+    Request r;
+    r.start_ns = to_int(cells[0], path, number, "start_ns");
+    r.end_ns = to_int(cells[1], path, number, "end_ns");
+    r.user = static_cast<int>(to_int(cells[2], path, number, "user"));
+    r.service = cells[3];
+    r.status = static_cast<int>(to_int(cells[4], path, number, "status"));
+    if (r.end_ns < r.start_ns) {
+      throw DiagnoseError(path.string() + ":" + std::to_string(number) +
+                          ": end_ns is before start_ns");
+    }
+    e.requests.push_back(std::move(r));
+  }
+}
+
+Experiment read_experiment(const fs::path& dir) {
+  const fs::path path = dir / "experiment.json";
+  const nlohmann::json j = read_json(path);
+  if (!j.is_object()) throw DiagnoseError(path.string() + ": expected a JSON object");
+  Experiment e;
+  e.dir = dir.string();
+  e.id = field<std::string>(j, "id", dir.filename().string(), path);
+  e.kind = field<std::string>(j, "kind", "", path);
+  static const std::set<std::string> kinds = {"single_user", "load", "scaling", "custom"};
+  if (!kinds.count(e.kind)) {
+    throw DiagnoseError(path.string() +
+                        ": key 'kind' must be single_user, load, scaling or custom");
+  }
+  e.series = field<std::string>(j, "series", "", path);
+  e.users = field<int>(j, "users", 0, path);
+  e.step = field<int>(j, "step", 0, path);
+  e.start_ns = field<int64_t>(j, "start_ns", 0, path);
+  e.end_ns = field<int64_t>(j, "end_ns", 0, path);
+  e.probes = field<std::vector<std::string>>(j, "probes", {}, path);
+  e.errors = field<int64_t>(j, "errors", 0, path);
+  e.status = field<std::string>(j, "status", "complete", path);
+  e.reason = field<std::string>(j, "reason", "", path);
+  read_requests(dir / "requests.csv", e);
+  return e;
+}
+
+class ClassFilter : public format::RecordSink {
+ public:
+  ClassFilter(const Experiment& e, const std::string& cls, LogRecords& out)
+      : e_(e), cls_(cls), out_(out) {}
+  bool on_record(const format::Record& r) override {
+    if (r.schema == nullptr || r.schema->class_name != cls_) return true;
+    LogRecord rec;
+    for (size_t i = 0; i < r.schema->fields.size() && i < r.values.size(); ++i) {
+      const std::string& name = r.schema->fields[i].name;
+      const format::Value& v = r.values[i];
+      if (const auto* i64 = std::get_if<int64_t>(&v)) {
+        rec.numbers[name] = static_cast<double>(*i64);
+      } else if (const auto* d = std::get_if<double>(&v)) {
+        rec.numbers[name] = *d;
+      } else if (const auto* b = std::get_if<bool>(&v)) {
+        rec.numbers[name] = *b ? 1 : 0;
+      } else if (const auto* s = std::get_if<std::string_view>(&v)) {
+        rec.strings[name] = std::string(*s);
+      }
+    }
+    rec.timestamp = static_cast<int64_t>(rec.number("timestamp"));
+    rec.trace_id = static_cast<int64_t>(rec.number("traceId", -1));
+    if (e_.end_ns > e_.start_ns && (rec.timestamp < e_.start_ns || rec.timestamp > e_.end_ns)) {
+      return true;
+    }
+    out_.records.push_back(std::move(rec));
+    return true;
+  }
+
+ private:
+  const Experiment& e_;
+  const std::string& cls_;
+  LogRecords& out_;
+};
+
+}  // namespace
+
+const LogRecords& log_records(const Experiment& e, const std::string& class_name) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, std::string>, LogRecords> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(e.dir, class_name);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  LogRecords& out = cache[key];
+  const fs::path log = fs::path(e.dir) / "log";
+  if (!fs::exists(log)) {
+    out.error = log.string() + ": no log directory";
+    return out;
+  }
+  ClassFilter filter(e, class_name, out);
+  const format::LogReadStats stats = format::read_log(log.string(), filter);
+  if (!stats.ok) {
+    out.error = log.string() + ": " + (stats.errors.empty() ? "unreadable" : stats.errors.front());
+  }
+  return out;
+}
+
+std::vector<const Experiment*> ExperimentData::of_kind(const std::string& kind) const {
+  std::vector<const Experiment*> out;
+  for (const Experiment& e : experiments) {
+    if (e.kind == kind && e.complete()) out.push_back(&e);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Experiment* a, const Experiment* b) { return a->users < b->users; });
+  return out;
+}
+
+std::vector<const Experiment*> ExperimentData::series(const std::string& name) const {
+  std::vector<const Experiment*> out;
+  for (const Experiment& e : experiments) {
+    if (e.series == name && e.complete()) out.push_back(&e);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Experiment* a, const Experiment* b) { return a->step < b->step; });
+  return out;
+}
+
+const Experiment* ExperimentData::max_load_test() const {
+  std::vector<const Experiment*> loads = of_kind("load");
+  if (!loads.empty()) return loads.back();
+  std::vector<const Experiment*> scaling = of_kind("scaling");
+  return scaling.empty() ? nullptr : scaling.back();
+}
+
+const Experiment* ExperimentData::single_user_test() const {
+  for (const Experiment* e : of_kind("single_user")) {
+    if (e->series.empty() || e->series == "single_user") return e;
+  }
+  std::vector<const Experiment*> scaling = of_kind("scaling");
+  if (!scaling.empty() && scaling.front()->users == 1) return scaling.front();
+  return nullptr;
+}
+
+ExperimentData load_experiment_data(const std::string& dir) {
+  ExperimentData data;
+  data.dir = dir;
+  if (!fs::is_directory(dir)) throw DiagnoseError(dir + ": not a directory");
+  const fs::path run = fs::path(dir) / "run.json";
+  data.run = fs::exists(run) ? read_json(run) : nlohmann::json::object();
+  const fs::path exps = fs::path(dir) / "experiments";
+  if (!fs::is_directory(exps)) throw DiagnoseError(exps.string() + ": missing (no experiments)");
+  std::vector<fs::path> dirs;
+  for (const auto& entry : fs::directory_iterator(exps)) {
+    if (entry.is_directory()) dirs.push_back(entry.path());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  for (const fs::path& d : dirs) data.experiments.push_back(read_experiment(d));
+  return data;
+}
+
+}  // namespace sonde::diagnose

@@ -1,0 +1,94 @@
+// Reads an experiment-data directory (docs/diagnose/experiment-data.md):
+// run.json, experiments/<id>/experiment.json, requests.csv and log/. The
+// heuristics see the measurements only through this.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sonde::diagnose {
+
+// Bad input (a malformed file, a bad config key): the message names it.
+class DiagnoseError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Request {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int user = 0;
+  std::string service;
+  int status = 0;
+  double response_ms() const { return static_cast<double>(end_ns - start_ns) / 1e6; }
+  bool ok() const { return status > 0 && status < 500; }
+};
+
+struct Experiment {
+  std::string id;
+  std::string dir;
+  std::string kind;  // single_user | load | scaling | custom
+  std::string series;
+  int users = 0;
+  int step = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  std::vector<std::string> probes;
+  int64_t errors = 0;
+  std::string status;  // complete | failed
+  std::string reason;
+  std::vector<Request> requests;  // successful and failed, in file order
+
+  bool has_probe(std::string_view probe) const;
+  bool complete() const { return status == "complete"; }
+  // Response times [ms] of successful requests of `service` ("" = all), by start time.
+  std::vector<double> response_times(const std::string& service = "") const;
+  std::vector<std::string> services() const;
+  double duration_s() const;
+};
+
+// One record of a class from an experiment's log, fields by name (numbers
+// as double, strings as text), inside the experiment's stable phase.
+struct LogRecord {
+  int64_t timestamp = 0;
+  int64_t trace_id = -1;
+  std::map<std::string, double> numbers;
+  std::map<std::string, std::string> strings;
+  double number(const std::string& field, double fallback = 0) const;
+  std::string text(const std::string& field) const;
+};
+
+struct LogRecords {
+  std::vector<LogRecord> records;
+  std::string error;  // non-empty: the log could not be read (names file and reason)
+};
+
+// Records of `class_name` in experiment `e`'s log/ directory. Records
+// outside [start_ns, end_ns] are dropped when the experiment has a stable
+// phase (end_ns > start_ns). Cached per (experiment, class).
+const LogRecords& log_records(const Experiment& e, const std::string& class_name);
+
+struct ExperimentData {
+  std::string dir;
+  nlohmann::json run;  // run.json as read ({} when absent)
+  std::vector<Experiment> experiments;
+
+  // Complete experiments of a kind, by users ascending.
+  std::vector<const Experiment*> of_kind(const std::string& kind) const;
+  // Complete experiments of a series, by step ascending.
+  std::vector<const Experiment*> series(const std::string& name) const;
+  // The complete load test with the most users (the thesis' load test at max load);
+  // a scaling series' last step when there is no separate load test.
+  const Experiment* max_load_test() const;
+  const Experiment* single_user_test() const;
+};
+
+// Throws DiagnoseError naming the file and the problem.
+ExperimentData load_experiment_data(const std::string& dir);
+
+}  // namespace sonde::diagnose

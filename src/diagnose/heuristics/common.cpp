@@ -1,0 +1,170 @@
+#include "diagnose/heuristics/common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <set>
+#include <sstream>
+
+#include "analysis/stats_rank_test.hpp"
+#include "diagnose/stats/descriptive.hpp"
+
+namespace sonde::diagnose::heuristics {
+
+std::vector<TimedValue> timed_response_times(const Experiment& e, const std::string& service) {
+  std::vector<TimedValue> out;
+  for (const Request& r : e.requests) {
+    if (r.ok() && (service.empty() || r.service == service)) {
+      out.push_back({r.start_ns, r.response_ms()});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const TimedValue& a, const TimedValue& b) { return a.time_ns < b.time_ns; });
+  return out;
+}
+
+std::vector<Bucket> make_buckets(const std::vector<TimedValue>& series, const Requirement& req,
+                                 double factor, double cap_ns) {
+  std::vector<Bucket> out;
+  if (series.size() < 2) return out;
+  const double span = static_cast<double>(series.back().time_ns - series.front().time_ns);
+  const double inter = span / static_cast<double>(series.size() - 1);
+  double width = factor * inter;
+  if (cap_ns > 0) width = std::min(width, cap_ns);
+  if (width <= 0) width = 1;
+  const int64_t w = std::max<int64_t>(1, static_cast<int64_t>(width));
+  const int64_t first = series.front().time_ns;
+  const size_t n = static_cast<size_t>((series.back().time_ns - first) / w) + 1;
+  std::vector<std::vector<double>> values(n);
+  for (const TimedValue& v : series) {
+    values[static_cast<size_t>((v.time_ns - first) / w)].push_back(v.value);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    Bucket b;
+    b.start_ns = first + static_cast<int64_t>(i) * w;
+    b.end_ns = b.start_ns + w;
+    b.count = values[i].size();
+    b.percentile_ms = stats::percentile(values[i], req.percentile);
+    b.violating = b.count > 0 && b.percentile_ms > req.threshold_ms;
+    out.push_back(b);
+  }
+  return out;
+}
+
+Increase test_increase(const std::vector<double>& a, const std::vector<double>& b, double alpha,
+                       double min_relative) {
+  Increase inc;
+  inc.test = stats::welch_t_test(a, b);
+  const double ma = stats::mean(a);
+  const double mb = stats::mean(b);
+  const analysis::RankTestResult mw = analysis::mann_whitney_u(b, a);
+  if (mw.valid) inc.mann_whitney_p = mw.p_greater;
+  inc.relative = ma > 0 ? (mb - ma) / ma : (mb > ma ? INFINITY : 0);
+  inc.significant =
+      inc.test.valid && inc.test.p_greater < alpha && mb > ma && inc.relative >= min_relative;
+  return inc;
+}
+
+Evidence increase_evidence(const Increase& inc, const std::string& location,
+                           const std::string& data) {
+  Evidence ev;
+  ev.location = location;
+  ev.test = "Welch t-test (one-sided, increase)";
+  ev.p_value = inc.test.p_greater;
+  ev.effect_size = inc.relative;
+  ev.effect = "relative increase of the mean";
+  ev.data = data;
+  ev.values = {{"mean_before", inc.test.mean_a},
+               {"mean_after", inc.test.mean_b},
+               {"t", inc.test.t},
+               {"df", inc.test.df},
+               {"significant", inc.significant},
+               {"mann_whitney_p", inc.mann_whitney_p}};
+  return ev;
+}
+
+KeyedSeries keyed_series(const std::vector<const Experiment*>& series, const std::string& cls,
+                         const std::string& probe, const std::string& value_field,
+                         const std::string& key_field, double scale,
+                         std::string (*key_of)(std::string_view)) {
+  KeyedSeries out;
+  for (const Experiment* e : series) {
+    if (!e->has_probe(probe)) {
+      out.error = "experiment '" + e->id + "' ran without the " + probe + " probe";
+      return out;
+    }
+    const LogRecords& recs = log_records(*e, cls);
+    if (!recs.error.empty()) {
+      out.error = recs.error;
+      return out;
+    }
+    std::map<std::string, std::vector<double>> step;
+    for (const LogRecord& r : recs.records) {
+      const double v = r.number(value_field, -1);
+      if (v < 0) continue;  // -1: unknown
+      const std::string key = r.text(key_field);
+      step[key_of != nullptr ? key_of(key) : key].push_back(v * scale);
+    }
+    out.per_step.push_back(std::move(step));
+  }
+  return out;
+}
+
+bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::string* error) {
+  if (!e.has_probe("cpu")) {
+    *error = "experiment '" + e.id + "' ran without the cpu sampler";
+    return false;
+  }
+  const LogRecords& recs = log_records(e, "kieker.common.record.system.CPUUtilizationRecord");
+  if (!recs.error.empty()) {
+    *error = recs.error;
+    return false;
+  }
+  std::set<std::string> ids;
+  double sum = 0;
+  for (const LogRecord& r : recs.records) {
+    ids.insert(r.text("hostname") + "/" + r.text("cpuID"));
+    sum += r.number("totalUtilization");
+  }
+  if (recs.records.empty()) {
+    *error = "experiment '" + e.id + "' has no CPUUtilizationRecord in its log";
+    return false;
+  }
+  *utilization = std::clamp(sum / static_cast<double>(recs.records.size()), 0.0, 1.0);
+  *cores = static_cast<int>(ids.size());
+  return true;
+}
+
+std::vector<std::string> violating_services(const Experiment& e, const Settings& s) {
+  std::vector<std::string> out;
+  for (const std::string& service : e.services()) {
+    const Requirement& req = s.for_service(service);
+    const std::vector<double> rt = e.response_times(service);
+    if (!rt.empty() && stats::percentile(rt, req.percentile) > req.threshold_ms) {
+      out.push_back(service);
+    }
+  }
+  return out;
+}
+
+std::string fmt(double v, int precision) {
+  // Readable for people: 2034 not 2.03e+03; 0.0012 keeps its significant digits.
+  if (!std::isfinite(v)) return std::isnan(v) ? "n/a" : (v > 0 ? "inf" : "-inf");
+  std::ostringstream out;
+  const double a = std::fabs(v);
+  if (a >= 100 && a < 1e15) {
+    out << std::fixed << std::setprecision(0) << v;
+  } else if (a >= 1 && a < 100) {
+    out << std::fixed << std::setprecision(a >= 10 ? 1 : 2) << v;
+    std::string text = out.str();
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+    return text;
+  } else {
+    out.precision(precision);
+    out << v;
+  }
+  return out.str();
+}
+
+}  // namespace sonde::diagnose::heuristics

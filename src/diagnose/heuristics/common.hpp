@@ -1,0 +1,77 @@
+// Building blocks the heuristics share: requirement checks, the bucket
+// strategy, "did it increase significantly", per-key samples across a series.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnose/heuristic.hpp"
+#include "diagnose/stats/t_test.hpp"
+
+namespace sonde::diagnose::heuristics {
+
+struct TimedValue {
+  int64_t time_ns = 0;
+  double value = 0;
+};
+
+// Successful requests of `service` as (start, response ms), by start time.
+std::vector<TimedValue> timed_response_times(const Experiment& e, const std::string& service);
+
+struct Bucket {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  size_t count = 0;
+  double percentile_ms = 0;  // NaN when empty
+  bool violating = false;
+};
+
+// Fixed-width buckets over the series from its first start; width_ns =
+// factor * mean inter-request time, capped at cap_ns (0 = no cap).
+std::vector<Bucket> make_buckets(const std::vector<TimedValue>& series, const Requirement& req,
+                                 double factor, double cap_ns);
+
+struct Increase {
+  stats::TTestResult test;
+  bool significant = false;  // p_greater < alpha and the mean rose
+  double relative = 0;       // (mean_b - mean_a) / mean_a: the effect size
+  // Mann-Whitney U, one-sided (b tends to be larger): reported next to the
+  // t-test as a distribution-free cross-check for skewed response times;
+  // it does not change the decision.
+  double mann_whitney_p = 1;
+};
+
+// Welch's t-test on the raw samples. (The thesis bootstraps both samples
+// and t-tests the bootstrap means; that p-value shrinks with the number of
+// resamples, so we test the samples themselves: with the sample sizes of
+// load tests the means are normal by the CLT. See docs/diagnose/heuristics.md.)
+// `min_relative` additionally requires a practically relevant increase.
+Increase test_increase(const std::vector<double>& a, const std::vector<double>& b, double alpha,
+                       double min_relative);
+
+Evidence increase_evidence(const Increase& inc, const std::string& location,
+                           const std::string& data);
+
+// Per-key samples of a numeric field of a log record class in each
+// experiment of a series; `error` names what was missing.
+struct KeyedSeries {
+  std::vector<std::map<std::string, std::vector<double>>> per_step;  // step -> key -> values
+  std::string error;
+};
+KeyedSeries keyed_series(const std::vector<const Experiment*>& series, const std::string& cls,
+                         const std::string& probe, const std::string& value_field,
+                         const std::string& key_field, double scale,
+                         std::string (*key_of)(std::string_view) = nullptr);
+
+// Mean CPU utilization (0..1) of an experiment from CPUUtilizationRecord,
+// and the number of distinct cpuIDs seen; false when there are none.
+bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::string* error);
+
+// Services that violate their requirement in `e`.
+std::vector<std::string> violating_services(const Experiment& e, const Settings& s);
+
+std::string fmt(double v, int precision = 3);
+
+}  // namespace sonde::diagnose::heuristics

@@ -1,0 +1,37 @@
+// Dispensable Synchronization (root cause of a One Lane Bridge): the time
+// spent waiting for a lock grows significantly into every violating load
+// (LockWait records of the pthread mutex probe, per lock).
+#include "diagnose/heuristics/all.hpp"
+#include "diagnose/heuristics/growth_with_load.hpp"
+
+namespace sonde::diagnose::heuristics {
+namespace {
+
+class DispensableSynchronization : public Heuristic {
+ public:
+  std::string name() const override { return "dispensable_synchronization"; }
+  std::string title() const override { return "Dispensable Synchronization"; }
+  std::string description() const override {
+    return "Requests queue for a lock: the waiting time for it grows with the load. Shrink "
+           "the critical section or remove the lock.";
+  }
+  std::vector<ExperimentNeed> needs() const override {
+    return {{"scaling", "scaling", 5, {"response_time", "lock_wait"}}};
+  }
+  std::map<std::string, double> defaults() const override { return {{"min_relative_increase", 0}}; }
+  NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
+    NodeResult r;
+    growth_with_load(
+        ctx, {"sonde.record.LockWait", "lock_wait", "waitDuration", "lock", "lock", "operation"},
+        r);
+    return r;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Heuristic> make_dispensable_synchronization() {
+  return std::make_unique<DispensableSynchronization>();
+}
+
+}  // namespace sonde::diagnose::heuristics

@@ -1,0 +1,107 @@
+#include "diagnose/heuristics/growth_with_load.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "diagnose/heuristics/sql_shape.hpp"
+#include "diagnose/stats/descriptive.hpp"
+
+namespace sonde::diagnose::heuristics {
+
+std::vector<size_t> violating_step_indexes(const Context& ctx,
+                                           const std::vector<const Experiment*>& steps) {
+  std::set<int> users;
+  if (auto it = ctx.ancestors.find("traffic_jam"); it != ctx.ancestors.end()) {
+    const nlohmann::json tj = it->second;
+    if (tj.contains("violating_users")) {
+      for (const auto& u : tj["violating_users"]) users.insert(u.get<int>());
+    }
+  }
+  std::vector<size_t> out;
+  for (size_t s = 1; s < steps.size(); ++s) {
+    if (users.empty() || users.count(steps[s]->users)) out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<std::string> growth_with_load(const Context& ctx, const GrowthSpec& spec,
+                                          NodeResult& r) {
+  std::vector<std::string> grown;
+  const std::vector<const Experiment*> steps = ctx.data.series("scaling");
+  if (steps.size() < 2) {
+    r = not_evaluated("needs a scaling series with >= 2 complete steps");
+    return grown;
+  }
+  const KeyedSeries ks = keyed_series(steps, spec.record_class, spec.probe, spec.value_field,
+                                      spec.key_field, 1e-6, spec.sql_key ? &sql_shape : nullptr);
+  if (!ks.error.empty()) {
+    r = not_evaluated(ks.error);
+    return grown;
+  }
+  const std::vector<size_t> critical = violating_step_indexes(ctx, steps);
+  std::set<std::string> keys;
+  for (const auto& step : ks.per_step) {
+    for (const auto& [key, values] : step) keys.insert(key);
+  }
+  if (keys.empty()) {
+    r.status = Status::kNotDetected;
+    r.reason = "no " + spec.record_class + " records in the scaling series";
+    return grown;
+  }
+  nlohmann::json chart = nlohmann::json::array();
+  for (const std::string& key : keys) {
+    int increased = 0;
+    std::vector<Evidence> evs;
+    nlohmann::json points = nlohmann::json::array();
+    for (size_t s = 0; s < steps.size(); ++s) {
+      auto it = ks.per_step[s].find(key);
+      if (it != ks.per_step[s].end()) {
+        points.push_back({steps[s]->users, stats::mean(it->second), it->second.size()});
+      }
+    }
+    for (size_t s : critical) {
+      static const std::vector<double> none;
+      auto a = ks.per_step[s - 1].find(key);
+      auto b = ks.per_step[s].find(key);
+      const std::vector<double>& va = a == ks.per_step[s - 1].end() ? none : a->second;
+      const std::vector<double>& vb = b == ks.per_step[s].end() ? none : b->second;
+      const Increase inc =
+          test_increase(va, vb, ctx.settings.alpha, ctx.params.at("min_relative_increase"));
+      increased += inc.significant;
+      Evidence ev = increase_evidence(
+          inc, spec.key_label + " " + key,
+          std::to_string(steps[s - 1]->users) + " -> " + std::to_string(steps[s]->users) +
+              " users, n=" + std::to_string(va.size()) + "/" + std::to_string(vb.size()));
+      ev.detail = spec.key_label + " " + key + ": mean " + fmt(inc.test.mean_a) + " ms -> " +
+                  fmt(inc.test.mean_b) + " ms from " + std::to_string(steps[s - 1]->users) +
+                  " to " + std::to_string(steps[s]->users) + " users";
+      evs.push_back(std::move(ev));
+    }
+    const bool found = !critical.empty() && increased == static_cast<int>(critical.size());
+    if (found) {
+      grown.push_back(key);
+      // Where: the operations that waited, most frequent first.
+      if (!spec.context_field.empty()) {
+        std::map<std::string, int> ops;
+        for (const LogRecord& rec : log_records(*steps.back(), spec.record_class).records) {
+          if (rec.text(spec.key_field) == key) ++ops[rec.text(spec.context_field)];
+        }
+        std::string where;
+        for (const auto& [op, n] : ops)
+          where += (where.empty() ? "" : ", ") + op + " (" + std::to_string(n) + ")";
+        for (Evidence& ev : evs) ev.values["operations"] = where;
+      }
+      for (Evidence& ev : evs) r.evidence.push_back(std::move(ev));
+    }
+    chart.push_back({{"key", key}, {"points", points}, {"found", found}});
+  }
+  r.charts["growth"] = chart;
+  r.status = grown.empty() ? Status::kNotDetected : Status::kDetected;
+  r.reason = grown.empty()
+                 ? "no " + spec.key_label + " gets significantly slower at every violating load"
+                 : std::to_string(grown.size()) + " " + spec.key_label +
+                       "(s) get significantly slower at every violating load";
+  return grown;
+}
+
+}  // namespace sonde::diagnose::heuristics

@@ -1,0 +1,154 @@
+// One Lane Bridge (thesis H6, queueing-theory strategy, Alg. 14-15): the
+// mean response time at a load exceeds what CPU queueing explains
+// (M/M/c, Erlang C, c = CPU cores, not nodes as in the thesis'
+// pseudo-code): tolerance x (rho_s / c) x C(c, U) / (1 - U) + rho_s, with
+// rho_s = max(single-user mean, floor). Then something other than the CPU
+// limits concurrency: a lock, a pool of one, a single DB connection.
+#include <algorithm>
+#include <set>
+
+#include "diagnose/heuristics/all.hpp"
+#include "diagnose/heuristics/common.hpp"
+#include "diagnose/stats/descriptive.hpp"
+#include "diagnose/stats/erlang.hpp"
+
+namespace sonde::diagnose::heuristics {
+namespace {
+
+// "" when the messaging throughput kept growing (or was not measured),
+// else a description of where it stagnated.
+std::string network_bound(const std::vector<const Experiment*>& steps, const std::set<size_t>& over,
+                          double epsilon) {
+  std::vector<double> throughput;
+  for (const Experiment* e : steps) {
+    if (!e->has_probe("messaging")) return "";
+    const LogRecords& recs = log_records(*e, "sonde.record.MessageSend");
+    const double d = e->duration_s();
+    if (!recs.error.empty() || d <= 0) return "";
+    throughput.push_back(static_cast<double>(recs.records.size()) / d);
+  }
+  if (over.empty() || throughput.back() <= 0) return "";
+  // The network saturates at the first step beyond the threshold; from
+  // there on throughput must stop growing (the first such step may still
+  // have grown into saturation, unless it is the only one).
+  for (auto it = over.size() > 1 ? std::next(over.begin()) : over.begin(); it != over.end(); ++it) {
+    const size_t s = *it;
+    if (s == 0 || throughput[s] >= throughput[s - 1] * (1 + epsilon)) return "";
+  }
+  return "message throughput stagnates at " + fmt(throughput.back()) + " messages/s";
+}
+
+class OneLaneBridge : public Heuristic {
+ public:
+  std::string name() const override { return "one_lane_bridge"; }
+  std::string title() const override { return "One Lane Bridge"; }
+  std::string description() const override {
+    return "Under load, requests wait far longer than the CPU load explains: something lets "
+           "only one (or few) requests through at a time, like a global lock or a pool of one.";
+  }
+  std::vector<ExperimentNeed> needs() const override {
+    return {{"scaling", "scaling", 5, {"response_time", "cpu"}}};
+  }
+  std::map<std::string, double> defaults() const override {
+    // network_check: 1 = apply the digest 6.4 fix below, 0 = thesis behaviour.
+    return {{"tolerance", 1.1},
+            {"single_user_floor_ms", 15},
+            {"network_check", 1},
+            {"messaging_epsilon", 0.05}};
+  }
+
+  NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
+    const std::vector<const Experiment*> steps = ctx.data.series("scaling");
+    if (steps.size() < 2) return not_evaluated("needs a scaling series with >= 2 complete steps");
+    std::vector<double> util(steps.size());
+    int cores = ctx.settings.cores;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      std::string error;
+      int seen = 0;
+      if (!cpu_utilization(*steps[s], &util[s], &seen, &error)) return not_evaluated(error);
+      if (ctx.settings.cores == 0) cores = std::max(cores, seen);
+    }
+    cores = std::max(cores, 1);
+    std::vector<std::string> services;
+    if (auto it = ctx.ancestors.find("traffic_jam"); it != ctx.ancestors.end()) {
+      const nlohmann::json tj = it->second;
+      if (tj.contains("services")) services = tj["services"].get<std::vector<std::string>>();
+    } else {
+      services = steps.back()->services();
+    }
+    const Experiment* single = ctx.data.single_user_test();
+    if (single == nullptr) single = steps.front();
+    NodeResult r;
+    nlohmann::json chart = nlohmann::json::array();
+    int detected = 0;
+    std::set<size_t> over_steps;  // load steps where some service exceeded the threshold
+    for (const std::string& service : services) {
+      const std::vector<double> base = single->response_times(service);
+      if (base.empty()) continue;
+      const double rho_s = std::max(stats::mean(base), ctx.params.at("single_user_floor_ms"));
+      bool found = false;
+      nlohmann::json points = nlohmann::json::array();
+      for (size_t s = 0; s < steps.size(); ++s) {
+        if (steps[s]->users <= 1) continue;
+        const std::vector<double> rt = steps[s]->response_times(service);
+        if (rt.empty()) continue;
+        const double measured = stats::mean(rt);
+        const double threshold =
+            stats::olb_threshold(rho_s, cores, util[s], ctx.params.at("tolerance"));
+        const bool over = measured > threshold;
+        found = found || over;
+        if (over) over_steps.insert(s);
+        points.push_back({{"users", steps[s]->users},
+                          {"measured", measured},
+                          {"threshold", threshold},
+                          {"utilization", util[s]}});
+        if (!over) continue;
+        Evidence ev;
+        ev.location = service;
+        ev.test = "mean response time > queueing threshold (Erlang C, " + std::to_string(cores) +
+                  " cores)";
+        ev.effect_size = measured / threshold;
+        ev.effect = "measured / explainable response time";
+        ev.data = describe_sample(*steps[s], rt.size()) + ", CPU " + fmt(util[s] * 100) +
+                  "%, single-user mean " + fmt(rho_s) + " ms";
+        ev.detail = service + " at " + std::to_string(steps[s]->users) + " users: mean " +
+                    fmt(measured) + " ms, but CPU queueing at " + fmt(util[s] * 100) +
+                    "% utilization explains at most " + fmt(threshold) + " ms";
+        ev.values = {{"measured_ms", measured},
+                     {"threshold_ms", threshold},
+                     {"utilization", util[s]},
+                     {"cores", cores}};
+        r.evidence.push_back(std::move(ev));
+      }
+      detected += found;
+      chart.push_back({{"service", service}, {"points", points}, {"found", found}});
+    }
+    r.charts["queueing"] = chart;
+    if (detected > 0 && ctx.params.at("network_check") != 0) {
+      // Thesis weak spot (TC19/TC20): on a network-bound system the CPU is
+      // idle and response times exceed the CPU queueing threshold, so the
+      // rule fires although no lock is to blame. When the series measured
+      // messaging and the message throughput stops growing at the load
+      // steps that exceed the threshold, the limit is the network.
+      if (std::string why = network_bound(steps, over_steps, ctx.params.at("messaging_epsilon"));
+          !why.empty()) {
+        r.status = Status::kNotDetected;
+        r.reason = "response times exceed the CPU queueing threshold, but " + why +
+                   ": the network/messaging limits throughput (see Excessive Messaging), not a one "
+                   "lane bridge";
+        return r;
+      }
+    }
+    r.status = detected > 0 ? Status::kDetected : Status::kNotDetected;
+    r.reason = detected > 0
+                   ? std::to_string(detected) + " service(s) wait longer than CPU queueing explains"
+                   : "response times are explained by CPU utilization";
+    return r;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Heuristic> make_one_lane_bridge() { return std::make_unique<OneLaneBridge>(); }
+
+}  // namespace sonde::diagnose::heuristics

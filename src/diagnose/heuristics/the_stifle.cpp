@@ -1,0 +1,100 @@
+// The Stifle (thesis H8, Alg. 18): in a single-user test, a request issues
+// the same statement (same structure, other parameter values) again and
+// again instead of once for all rows. Improvements over the thesis (digest
+// 6.4): a minimum repetition count (default 3: TPC-W's "repeated twice"
+// was noise) and ranking by the statement's share of the response time.
+// Requests are identified by the DatabaseCall's traceId.
+#include <algorithm>
+
+#include "diagnose/heuristics/all.hpp"
+#include "diagnose/heuristics/common.hpp"
+#include "diagnose/heuristics/sql_shape.hpp"
+
+namespace sonde::diagnose::heuristics {
+namespace {
+
+class TheStifle : public Heuristic {
+ public:
+  std::string name() const override { return "the_stifle"; }
+  std::string title() const override { return "The Stifle"; }
+  std::string description() const override {
+    return "One request runs the same database query many times with different values "
+           "(the N+1 query problem). Fetch the rows with one query instead.";
+  }
+  std::vector<ExperimentNeed> needs() const override {
+    return {{"single_user", "", 1, {"response_time", "database"}}};
+  }
+  std::map<std::string, double> defaults() const override {
+    return {{"min_repetitions", 3}, {"min_time_share", 0}};
+  }
+
+  NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
+    const Experiment* e = ctx.data.single_user_test();
+    if (e == nullptr) return not_evaluated("no complete single-user test in the data");
+    if (!e->has_probe("database"))
+      return not_evaluated("single-user test '" + e->id + "' ran without the database probe");
+    const LogRecords& recs = log_records(*e, "sonde.record.DatabaseCall");
+    if (!recs.error.empty()) return not_evaluated(recs.error);
+    double total_rt = 0;
+    for (double v : e->response_times()) total_rt += v;
+    // trace -> shape -> (count, time)
+    std::map<int64_t, std::map<std::string, std::pair<int, double>>> per_trace;
+    for (const LogRecord& r : recs.records) {
+      auto& slot = per_trace[r.trace_id][sql_shape(r.text("sqlStatement"))];
+      ++slot.first;
+      slot.second += std::max(0.0, r.number("duration")) / 1e6;
+    }
+    struct Candidate {
+      int requests = 0;
+      int max_repetitions = 0;
+      double repetitions = 0;
+      double time_ms = 0;
+    };
+    std::map<std::string, Candidate> candidates;
+    for (const auto& [trace, shapes] : per_trace) {
+      for (const auto& [shape, ct] : shapes) {
+        if (ct.first < ctx.params.at("min_repetitions")) continue;
+        Candidate& c = candidates[shape];
+        ++c.requests;
+        c.max_repetitions = std::max(c.max_repetitions, ct.first);
+        c.repetitions += ct.first;
+        c.time_ms += ct.second;
+      }
+    }
+    NodeResult r;
+    for (const auto& [shape, c] : candidates) {
+      const double share = total_rt > 0 ? c.time_ms / total_rt : 0;
+      if (share < ctx.params.at("min_time_share")) continue;
+      Evidence ev;
+      ev.location = shape;
+      ev.test = "same statement >= " + fmt(ctx.params.at("min_repetitions")) + " times per request";
+      ev.effect_size = share;
+      ev.effect = "share of the response time spent in these repetitions";
+      ev.data = describe_sample(*e, recs.records.size()) + " database calls";
+      ev.detail = "Repeated " + fmt(c.repetitions / c.requests) +
+                  " times per request on average (up to " + std::to_string(c.max_repetitions) +
+                  ") in " + std::to_string(c.requests) + " request(s); " + fmt(share * 100) +
+                  "% of the response time";
+      ev.values = {{"requests", c.requests},
+                   {"mean_repetitions", c.repetitions / c.requests},
+                   {"max_repetitions", c.max_repetitions},
+                   {"time_ms", c.time_ms},
+                   {"time_share", share}};
+      r.evidence.push_back(std::move(ev));
+    }
+    std::stable_sort(
+        r.evidence.begin(), r.evidence.end(),
+        [](const Evidence& a, const Evidence& b) { return a.effect_size > b.effect_size; });
+    r.status = r.evidence.empty() ? Status::kNotDetected : Status::kDetected;
+    r.reason = r.evidence.empty()
+                   ? "no statement repeats within a request"
+                   : std::to_string(r.evidence.size()) + " statement(s) repeat within requests";
+    return r;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Heuristic> make_the_stifle() { return std::make_unique<TheStifle>(); }
+
+}  // namespace sonde::diagnose::heuristics

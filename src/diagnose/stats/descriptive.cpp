@@ -1,0 +1,94 @@
+#include "diagnose/stats/descriptive.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "diagnose/stats/t_test.hpp"
+
+namespace sonde::diagnose::stats {
+
+double percentile_sorted(std::span<const double> sorted, double p) {
+  if (sorted.empty()) return std::numeric_limits<double>::quiet_NaN();
+  p = std::clamp(p, 0.0, 1.0);
+  const double h = static_cast<double>(sorted.size() - 1) * p;
+  const size_t lo = static_cast<size_t>(std::floor(h));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+double percentile(std::span<const double> values, double p) {
+  std::vector<double> sorted(values.begin(), values.end());
+  std::sort(sorted.begin(), sorted.end());
+  return percentile_sorted(sorted, p);
+}
+
+double mean(std::span<const double> values) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double sum = 0;
+  for (double v : values) sum += v;
+  return sum / static_cast<double>(values.size());
+}
+
+double stddev(std::span<const double> values) {
+  if (values.size() < 2) return 0;
+  const double m = mean(values);
+  double ss = 0;
+  for (double v : values) ss += (v - m) * (v - m);
+  return std::sqrt(ss / static_cast<double>(values.size() - 1));
+}
+
+Interval mean_confidence_interval(std::span<const double> values, double alpha) {
+  Interval out;
+  out.estimate = mean(values);
+  out.low = out.high = out.estimate;
+  if (values.size() < 2) return out;
+  const double n = static_cast<double>(values.size());
+  const double half = student_t_quantile(1 - alpha / 2, n - 1) * stddev(values) / std::sqrt(n);
+  out.low = out.estimate - half;
+  out.high = out.estimate + half;
+  return out;
+}
+
+std::vector<double> bootstrap_means(std::span<const double> values, int resamples, uint64_t seed) {
+  std::vector<double> means;
+  if (values.empty() || resamples <= 0) return means;
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<size_t> pick(0, values.size() - 1);
+  means.reserve(static_cast<size_t>(resamples));
+  for (int r = 0; r < resamples; ++r) {
+    double sum = 0;
+    for (size_t i = 0; i < values.size(); ++i) sum += values[pick(rng)];
+    means.push_back(sum / static_cast<double>(values.size()));
+  }
+  return means;
+}
+
+Interval bootstrap_mean_interval(std::span<const double> values, double alpha, int resamples,
+                                 uint64_t seed) {
+  Interval out;
+  out.estimate = mean(values);
+  std::vector<double> means = bootstrap_means(values, resamples, seed);
+  if (means.empty()) {
+    out.low = out.high = out.estimate;
+    return out;
+  }
+  std::sort(means.begin(), means.end());
+  out.low = percentile_sorted(means, alpha / 2);
+  out.high = percentile_sorted(means, 1 - alpha / 2);
+  return out;
+}
+
+std::vector<double> batch_means(std::span<const double> series, int batches) {
+  std::vector<double> out;
+  if (batches <= 0) return out;
+  const size_t size = series.size() / static_cast<size_t>(batches);
+  if (size == 0) return out;
+  for (int b = 0; b < batches; ++b) {
+    out.push_back(mean(series.subspan(static_cast<size_t>(b) * size, size)));
+  }
+  return out;
+}
+
+}  // namespace sonde::diagnose::stats

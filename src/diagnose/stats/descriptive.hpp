@@ -1,0 +1,45 @@
+// Descriptive statistics for the heuristics: percentiles, mean with a
+// confidence interval, bootstrap and batch means.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace sonde::diagnose::stats {
+
+// Percentile p in [0, 1] with linear interpolation between order statistics
+// (Hyndman & Fan type 7, R's default quantile(type = 7), NumPy's "linear"):
+// h = (n - 1) p, result = x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h]).
+// Returns NaN for an empty sample. The input need not be sorted.
+double percentile(std::span<const double> values, double p);
+double percentile_sorted(std::span<const double> sorted, double p);
+
+double mean(std::span<const double> values);
+// Sample standard deviation (n - 1 denominator); 0 for n < 2.
+double stddev(std::span<const double> values);
+
+struct Interval {
+  double low = 0;
+  double high = 0;
+  double estimate = 0;
+};
+
+// Two-sided (1 - alpha) t-interval of the mean: mean +- t_{1-alpha/2, n-1} s / sqrt(n).
+Interval mean_confidence_interval(std::span<const double> values, double alpha = 0.05);
+
+// Percentile bootstrap interval of the mean: `resamples` resamples drawn
+// with a std::mt19937_64 seeded with `seed` (deterministic).
+Interval bootstrap_mean_interval(std::span<const double> values, double alpha = 0.05,
+                                 int resamples = 1000, uint64_t seed = 1);
+
+// Bootstrapped means (the thesis' "bootstrap then t-test": the means of
+// resamples are approximately normal whatever the data's distribution).
+std::vector<double> bootstrap_means(std::span<const double> values, int resamples, uint64_t seed);
+
+// Batch means: the series split into `batches` consecutive batches of equal
+// size (the remainder at the end dropped), one mean each. Consecutive
+// response times are autocorrelated; batch means are nearly independent.
+std::vector<double> batch_means(std::span<const double> series, int batches);
+
+}  // namespace sonde::diagnose::stats

@@ -1,0 +1,17 @@
+// Ordinary least-squares line y = intercept + slope x.
+#pragma once
+
+#include <span>
+
+namespace sonde::diagnose::stats {
+
+struct LinearFit {
+  double slope = 0;
+  double intercept = 0;
+  double r_squared = 0;  // 1 - SS_res / SS_tot; 0 when y is constant
+  bool valid = false;    // false with < 2 points or constant x
+};
+
+LinearFit linear_regression(std::span<const double> x, std::span<const double> y);
+
+}  // namespace sonde::diagnose::stats

@@ -1,0 +1,132 @@
+// Synthetic experiment-data directories (docs/diagnose/experiment-data.md)
+// for the heuristic tests: requests.csv with planted response-time
+// patterns and logs with planted records, written with the project's own
+// native log writer. Deterministic: every random draw comes from a seeded RNG.
+#pragma once
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "format/builtin_schemas.hpp"
+#include "format/record_log_writer.hpp"
+#include "format/schema.hpp"
+
+namespace sonde::diagnose::test {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "sonde-diagnose-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+inline constexpr int64_t kT0 = 1'700'000'000'000'000'000;  // epoch ns of every experiment's start
+inline constexpr int64_t kMs = 1'000'000;
+
+struct ExperimentSpec {
+  std::string id;
+  std::string kind = "load";
+  std::string series;
+  int users = 10;
+  int step = 0;
+  std::vector<std::string> probes = {"response_time"};
+  int requests = 400;
+  int64_t inter_request_ns = 20 * kMs;
+  std::vector<std::string> services = {"GET /product"};
+  // Response time [ms] of request i (of `requests`) of service s; noise added by the writer.
+  std::function<double(int i, const std::string& service)> response_ms =
+      [](int, const std::string&) { return 100.0; };
+  double noise_ms = 5;  // uniform +- noise
+  std::string status = "complete";
+};
+
+// Writes experiments/<id>/experiment.json and requests.csv; returns the experiment dir.
+inline std::string write_experiment(const std::string& root, const ExperimentSpec& s,
+                                    uint64_t seed = 42) {
+  const std::string dir = root + "/experiments/" + s.id;
+  std::filesystem::create_directories(dir);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> noise(-s.noise_ms, s.noise_ms);
+  std::ofstream csv(dir + "/requests.csv");
+  csv << "start_ns,end_ns,user,service,status\n";
+  int n = 0;
+  for (int i = 0; i < s.requests; ++i) {
+    for (const std::string& service : s.services) {
+      const int64_t start = kT0 + static_cast<int64_t>(i) * s.inter_request_ns;
+      const double rt = std::max(0.1, s.response_ms(i, service) + noise(rng));
+      csv << start << ',' << start + static_cast<int64_t>(rt * 1e6) << ','
+          << (i % std::max(1, s.users)) << ',' << service << ",200\n";
+      ++n;
+    }
+  }
+  const nlohmann::json j = {
+      {"id", s.id},
+      {"kind", s.kind},
+      {"series", s.series},
+      {"users", s.users},
+      {"step", s.step},
+      {"start_ns", kT0},
+      {"end_ns", kT0 + static_cast<int64_t>(s.requests) * s.inter_request_ns + 10'000 * kMs},
+      {"probes", s.probes},
+      {"requests", n},
+      {"errors", 0},
+      {"status", s.status},
+      {"reason", ""}};
+  std::ofstream(dir + "/experiment.json") << j.dump(2);
+  return dir;
+}
+
+// Schemas of the probe records another part of sonde defines (field names
+// as in docs/diagnose/experiment-data.md).
+inline const format::RecordSchema& lock_wait_schema() {
+  using T = format::FieldType;
+  static const format::RecordSchema s{"sonde.record.LockWait",
+                                      {{"timestamp", T::kInt64},
+                                       {"traceId", T::kInt64},
+                                       {"orderIndex", T::kInt32},
+                                       {"waitDuration", T::kInt64},
+                                       {"holdDuration", T::kInt64},
+                                       {"lock", T::kString},
+                                       {"operation", T::kString}}};
+  return s;
+}
+inline const format::RecordSchema& message_send_schema() {
+  using T = format::FieldType;
+  static const format::RecordSchema s{"sonde.record.MessageSend",
+                                      {{"timestamp", T::kInt64},
+                                       {"traceId", T::kInt64},
+                                       {"orderIndex", T::kInt32},
+                                       {"duration", T::kInt64},
+                                       {"destination", T::kString},
+                                       {"bytes", T::kInt64}}};
+  return s;
+}
+
+// Writes <experiment dir>/log/data.sonde with the records `fill` produces.
+inline void write_log(const std::string& experiment_dir,
+                      const std::function<void(format::RecordSink&)>& fill) {
+  std::filesystem::create_directories(experiment_dir + "/log");
+  auto writer =
+      format::open_record_log(format::OutputFormat::kNative, experiment_dir + "/log/data.sonde");
+  fill(*writer);
+  const std::string error = writer->finish();
+  if (!error.empty()) throw std::runtime_error("write_log: " + error);
+}
+
+}  // namespace sonde::diagnose::test

@@ -1,0 +1,182 @@
+// Database OLB, Expensive Database Call and Excessive Messaging on
+// synthetic experiment data (planted / absent / data missing).
+#include <gtest/gtest.h>
+
+#include "diagnose/diagnosis.hpp"
+#include "diagnose_test_support.hpp"
+#include "format/record.hpp"
+
+namespace sonde::diagnose::test {
+namespace {
+
+NodeResult evaluate(const std::string& dir, const std::string& heuristic) {
+  const ExperimentData data = load_experiment_data(dir);
+  Settings settings;
+  std::map<std::string, nlohmann::json> ancestors;
+  const Heuristic& h = *heuristic_registry().at(heuristic);
+  Context ctx{data, settings, h.defaults(), ancestors};
+  nlohmann::json shared = nlohmann::json::object();
+  return h.evaluate(ctx, shared);
+}
+
+std::string exp_dir(const TempDir& d, const std::string& id) {
+  return d.path() + "/experiments/" + id;
+}
+
+// Log with DatabaseCall records (one per request, `ms` each, statement `sql` + a literal)
+// and, optionally, CPU records at `cpu` utilization on 2 cores.
+void write_db_log(const std::string& dir, int calls, double ms, const std::string& sql,
+                  double cpu) {
+  write_log(dir, [&](format::RecordSink& sink) {
+    const format::RecordSchema* db = format::find_builtin_schema("sonde.record.DatabaseCall");
+    for (int i = 0; i < calls; ++i) {
+      format::Record r;
+      format::reset_to_defaults(r, db);
+      const std::string text = sql + std::to_string(i);
+      r.values[0] = kT0 + i * kMs;
+      r.values[1] = int64_t{i};
+      r.values[3] = static_cast<int64_t>((ms + (i % 10) * ms * 0.02) * 1e6);
+      r.values[4] = std::string_view(text);
+      sink.on_record(r);
+    }
+    if (cpu < 0) return;
+    const format::RecordSchema* schema =
+        format::find_builtin_schema("kieker.common.record.system.CPUUtilizationRecord");
+    for (int c = 0; c < 2; ++c) {
+      format::Record r;
+      format::reset_to_defaults(r, schema);
+      const std::string id = std::to_string(c);
+      r.values[static_cast<size_t>(schema->field_index("timestamp"))] = kT0 + kMs;
+      r.values[static_cast<size_t>(schema->field_index("cpuID"))] = std::string_view(id);
+      r.values[static_cast<size_t>(schema->field_index("totalUtilization"))] = cpu;
+      sink.on_record(r);
+    }
+  });
+}
+
+void write_message_log(const std::string& dir, int messages) {
+  write_log(dir, [&](format::RecordSink& sink) {
+    for (int i = 0; i < messages; ++i) {
+      format::Record r;
+      format::reset_to_defaults(r, &message_send_schema());
+      r.values[0] = kT0 + i * kMs;
+      r.values[1] = int64_t{i};
+      r.values[3] = int64_t{1000};
+      r.values[4] = std::string_view("orders");
+      r.values[5] = int64_t{64};
+      sink.on_record(r);
+    }
+  });
+}
+
+void write_scaling(const TempDir& d, const std::vector<double>& rt,
+                   const std::vector<std::string>& probes) {
+  const int users[] = {1, 13, 25, 37, 50};
+  for (int k = 0; k < 5; ++k) {
+    ExperimentSpec s;
+    s.id = "scaling-s" + std::to_string(k);
+    s.kind = "scaling";
+    s.series = "scaling";
+    s.step = k;
+    s.users = users[k];
+    s.requests = 300;
+    s.probes = probes;
+    const double v = rt[static_cast<size_t>(k)];
+    s.response_ms = [v](int, const std::string&) { return v; };
+    write_experiment(d.path(), s, static_cast<uint64_t>(k));
+  }
+}
+
+TEST(DatabaseOlb, StatementSlowsWithLoadWhileCpuIsIdle) {
+  TempDir olb, saturated, flat;
+  const std::vector<std::string> probes = {"response_time", "database", "cpu"};
+  for (const TempDir* d : {&olb, &saturated, &flat})
+    write_scaling(*d, {100, 300, 700, 1200, 2000}, probes);
+  for (int k = 0; k < 5; ++k) {
+    const std::string id = "scaling-s" + std::to_string(k);
+    write_db_log(exp_dir(olb, id), 200, 1 + 50.0 * k,
+                 "UPDATE stock SET n = n - 1 WHERE id = ", 0.2);
+    write_db_log(exp_dir(saturated, id), 200, 1 + 50.0 * k,
+                 "UPDATE stock SET n = n - 1 WHERE id = ", 0.97);
+    write_db_log(exp_dir(flat, id), 200, 1, "UPDATE stock SET n = n - 1 WHERE id = ", 0.2);
+  }
+  const NodeResult r = evaluate(olb.path(), "database_olb");
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  ASSERT_FALSE(r.evidence.empty());
+  EXPECT_EQ(r.evidence[0].location, "SQL UPDATE stock SET n = n - ? WHERE id = ?");
+  const NodeResult sat = evaluate(saturated.path(), "database_olb");
+  EXPECT_EQ(sat.status, Status::kNotDetected);
+  EXPECT_NE(sat.reason.find("saturated"), std::string::npos);
+  EXPECT_EQ(evaluate(flat.path(), "database_olb").status, Status::kNotDetected);
+}
+
+TEST(ExpensiveDatabaseCall, QueryShareGrowsWithLoad) {
+  TempDir expensive, cheap, no_probe;
+  for (const TempDir* d : {&expensive, &cheap, &no_probe}) {
+    const std::vector<std::string> probes =
+        d == &no_probe ? std::vector<std::string>{"response_time"}
+                       : std::vector<std::string>{"response_time", "database"};
+    ExperimentSpec single;
+    single.id = "single";
+    single.kind = "single_user";
+    single.users = 1;
+    single.requests = 200;
+    single.probes = probes;
+    single.response_ms = [](int, const std::string&) { return 100.0; };
+    write_experiment(d->path(), single);
+    ExperimentSpec load;
+    load.id = "load-u50";
+    load.users = 50;
+    load.requests = 200;
+    load.probes = probes;
+    load.response_ms = [](int, const std::string&) { return 1000.0; };
+    write_experiment(d->path(), load);
+  }
+  // Expensive: 5 ms of 100 ms alone (5%), 800 ms of 1000 ms under load (80%).
+  write_db_log(exp_dir(expensive, "single"), 200, 5, "SELECT * FROM orders ORDER BY total LIMIT ",
+               -1);
+  write_db_log(exp_dir(expensive, "load-u50"), 200, 800,
+               "SELECT * FROM orders ORDER BY total LIMIT ", -1);
+  // Cheap: 5 ms in both.
+  write_db_log(exp_dir(cheap, "single"), 200, 5, "SELECT * FROM orders ORDER BY total LIMIT ", -1);
+  write_db_log(exp_dir(cheap, "load-u50"), 200, 5, "SELECT * FROM orders ORDER BY total LIMIT ",
+               -1);
+  const NodeResult r = evaluate(expensive.path(), "expensive_database_call");
+  EXPECT_EQ(r.status, Status::kDetected);
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_EQ(r.evidence[0].location, "SELECT * FROM orders ORDER BY total LIMIT ?");
+  EXPECT_GT(r.evidence[0].effect_size, 0.7);
+  EXPECT_EQ(evaluate(cheap.path(), "expensive_database_call").status, Status::kNotDetected);
+  EXPECT_EQ(evaluate(no_probe.path(), "expensive_database_call").status, Status::kNotEvaluated);
+}
+
+TEST(ExcessiveMessaging, ThroughputStagnatesWhileLoadRises) {
+  TempDir stagnant, scaling, no_probe;
+  const std::vector<std::string> probes = {"response_time", "messaging"};
+  write_scaling(stagnant, {100, 300, 700, 1200, 2000}, probes);
+  write_scaling(scaling, {100, 300, 700, 1200, 2000}, probes);
+  write_scaling(no_probe, {100, 300, 700, 1200, 2000}, {"response_time"});
+  for (int k = 0; k < 5; ++k) {
+    const std::string id = "scaling-s" + std::to_string(k);
+    write_message_log(exp_dir(stagnant, id), k == 0 ? 100 : 1000);  // flat from the second step on
+    write_message_log(exp_dir(scaling, id), 100 + 1000 * k);
+  }
+  EXPECT_EQ(evaluate(stagnant.path(), "excessive_messaging").status, Status::kNotDetected)
+      << "outside a Traffic Jam subtree every step counts, and 1 -> 13 users did grow";
+  // Under Traffic Jam only the violating loads count (37 and 50 users here).
+  const ExperimentData data = load_experiment_data(stagnant.path());
+  Settings settings;
+  std::map<std::string, nlohmann::json> ancestors = {
+      {"traffic_jam", {{"violating_users", {37, 50}}}}};
+  const Heuristic& h = *heuristic_registry().at("excessive_messaging");
+  Context ctx{data, settings, h.defaults(), ancestors};
+  nlohmann::json shared;
+  EXPECT_EQ(h.evaluate(ctx, shared).status, Status::kDetected);
+  const ExperimentData grows = load_experiment_data(scaling.path());
+  Context ctx2{grows, settings, h.defaults(), ancestors};
+  EXPECT_EQ(h.evaluate(ctx2, shared).status, Status::kNotDetected);
+  EXPECT_EQ(evaluate(no_probe.path(), "excessive_messaging").status, Status::kNotEvaluated);
+}
+
+}  // namespace
+}  // namespace sonde::diagnose::test

@@ -1,0 +1,309 @@
+// Each heuristic on synthetic experiment data: detected when the pattern is
+// planted, not detected when it is absent, not_evaluated when its data is
+// missing. Patterns are far from the decision boundaries, so the outcome
+// follows from the planted parameters, not from the seeded noise.
+#include <gtest/gtest.h>
+
+#include "diagnose/diagnosis.hpp"
+#include "diagnose/heuristics/sql_shape.hpp"
+#include "diagnose_test_support.hpp"
+#include "format/record.hpp"
+
+namespace sonde::diagnose::test {
+namespace {
+
+NodeResult evaluate(const std::string& dir, const std::string& heuristic,
+                    std::map<std::string, nlohmann::json> ancestors = {}) {
+  const ExperimentData data = load_experiment_data(dir);
+  Settings settings;  // 1000 ms at P99
+  const Heuristic& h = *heuristic_registry().at(heuristic);
+  Context ctx{data, settings, h.defaults(), ancestors};
+  nlohmann::json shared = nlohmann::json::object();
+  return h.evaluate(ctx, shared);
+}
+
+ExperimentSpec load_test(std::function<double(int, const std::string&)> rt, int requests = 2000) {
+  ExperimentSpec s;
+  s.id = "load-u50";
+  s.users = 50;
+  s.requests = requests;
+  s.response_ms = std::move(rt);
+  return s;
+}
+
+// Scaling series, users 1, 13, 25, 37, 50; rt(step) ms per request.
+void write_scaling(const std::string& root, const std::vector<double>& rt,
+                   std::vector<std::string> probes = {"response_time"}) {
+  const int users[] = {1, 13, 25, 37, 50};
+  for (int k = 0; k < 5; ++k) {
+    ExperimentSpec s;
+    s.id = "scaling-s" + std::to_string(k);
+    s.kind = "scaling";
+    s.series = "scaling";
+    s.step = k;
+    s.users = users[k];
+    s.requests = 300;
+    s.probes = probes;
+    const double v = rt[static_cast<size_t>(k)];
+    s.response_ms = [v](int, const std::string&) { return v; };
+    s.noise_ms = v * 0.05;
+    write_experiment(root, s, 100 + static_cast<uint64_t>(k));
+  }
+}
+
+std::string experiment_dir(const std::string& root, const std::string& id) {
+  return root + "/experiments/" + id;
+}
+
+TEST(PerformanceProblem, DetectsViolatedPercentile) {
+  TempDir slow, fast, none;
+  write_experiment(slow.path(), load_test([](int, const std::string&) { return 1500; }));
+  write_experiment(fast.path(), load_test([](int, const std::string&) { return 100; }));
+  ExperimentSpec single;
+  single.id = "single";
+  single.kind = "single_user";
+  write_experiment(none.path(), single);
+  const NodeResult r = evaluate(slow.path(), "performance_problem");
+  EXPECT_EQ(r.status, Status::kDetected);
+  ASSERT_FALSE(r.evidence.empty());
+  EXPECT_EQ(r.evidence[0].location, "GET /product");
+  EXPECT_GT(r.evidence[0].effect_size, 1.4);
+  EXPECT_EQ(evaluate(fast.path(), "performance_problem").status, Status::kNotDetected);
+  EXPECT_EQ(evaluate(none.path(), "performance_problem").status, Status::kNotEvaluated);
+}
+
+TEST(ApplicationHiccups, DetectsBurstsButNotContinuousViolation) {
+  TempDir hiccup, continuous;
+  // 2000 requests every 20 ms = 40 s; buckets of min(50 x 20 ms, 5 s) = 1 s.
+  // Two pauses of ~1.2 s where responses take 2 s.
+  write_experiment(hiccup.path(), load_test([](int i, const std::string&) {
+                     return (i >= 500 && i < 560) || (i >= 1400 && i < 1460) ? 2000.0 : 100.0;
+                   }));
+  write_experiment(continuous.path(), load_test([](int, const std::string&) { return 2000; }));
+  const NodeResult r = evaluate(hiccup.path(), "application_hiccups");
+  EXPECT_EQ(r.status, Status::kDetected);
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_EQ(r.evidence[0].values["hiccups"].size(), 2u);
+  EXPECT_EQ(evaluate(continuous.path(), "application_hiccups").status, Status::kNotDetected);
+  // The mirror image: continuous violation is CVR, hiccups are not.
+  EXPECT_EQ(evaluate(continuous.path(), "continuously_violated_requirements").status,
+            Status::kDetected);
+  EXPECT_EQ(evaluate(hiccup.path(), "continuously_violated_requirements").status,
+            Status::kNotDetected);
+}
+
+TEST(TheRamp, DetectsGrowthAcrossTimeWindows) {
+  TempDir ramp, flat, missing;
+  for (int w = 1; w <= 4; ++w) {
+    for (auto* dir : {&ramp, &flat}) {
+      ExperimentSpec s;
+      s.id = "ramp-w" + std::to_string(w);
+      s.kind = "single_user";
+      s.series = "ramp";
+      s.step = w;
+      s.users = 1;
+      s.requests = 200;
+      const double v = dir == &ramp ? 100.0 + 40.0 * w : 100.0;
+      s.response_ms = [v](int, const std::string&) { return v; };
+      write_experiment(dir->path(), s, static_cast<uint64_t>(w));
+    }
+  }
+  write_experiment(missing.path(), load_test([](int, const std::string&) { return 100; }));
+  const NodeResult r = evaluate(ramp.path(), "the_ramp");
+  EXPECT_EQ(r.status, Status::kDetected);
+  EXPECT_EQ(r.evidence.size(), 3u);  // three window-to-window comparisons
+  for (const Evidence& e : r.evidence) {
+    EXPECT_LT(e.p_value, 0.05);
+    EXPECT_LT(e.values["mann_whitney_p"].get<double>(), 0.05);  // the cross-check agrees
+  }
+  EXPECT_EQ(evaluate(flat.path(), "the_ramp").status, Status::kNotDetected);
+  EXPECT_EQ(evaluate(missing.path(), "the_ramp").status, Status::kNotEvaluated);
+}
+
+TEST(TrafficJam, DetectsResponseTimeGrowingIntoViolation) {
+  TempDir jam, flat_slow, missing;
+  write_scaling(jam.path(), {100, 300, 700, 1200, 2000});
+  write_scaling(flat_slow.path(), {1500, 1500, 1500, 1500, 1500});
+  write_experiment(missing.path(), load_test([](int, const std::string&) { return 100; }));
+  const ExperimentData data = load_experiment_data(jam.path());
+  Settings settings;
+  std::map<std::string, nlohmann::json> ancestors;
+  const Heuristic& h = *heuristic_registry().at("traffic_jam");
+  Context ctx{data, settings, h.defaults(), ancestors};
+  nlohmann::json shared = nlohmann::json::object();
+  const NodeResult r = h.evaluate(ctx, shared);
+  EXPECT_EQ(r.status, Status::kDetected);
+  // Violating loads (P99 > 1000 ms): 37 and 50 users.
+  EXPECT_EQ(shared["violating_users"], nlohmann::json({37, 50}));
+  EXPECT_EQ(evaluate(flat_slow.path(), "traffic_jam").status, Status::kNotDetected);
+  EXPECT_EQ(evaluate(missing.path(), "traffic_jam").status, Status::kNotEvaluated);
+}
+
+void write_cpu(const std::string& dir, double utilization, int cores) {
+  write_log(dir, [&](format::RecordSink& sink) {
+    const format::RecordSchema* schema =
+        format::find_builtin_schema("kieker.common.record.system.CPUUtilizationRecord");
+    for (int t = 0; t < 10; ++t) {
+      for (int c = 0; c < cores; ++c) {
+        format::Record r;
+        format::reset_to_defaults(r, schema);
+        const std::string id = std::to_string(c);
+        r.values[static_cast<size_t>(schema->field_index("timestamp"))] = kT0 + t * 100 * kMs;
+        r.values[static_cast<size_t>(schema->field_index("hostname"))] = std::string_view("node1");
+        r.values[static_cast<size_t>(schema->field_index("cpuID"))] = std::string_view(id);
+        r.values[static_cast<size_t>(schema->field_index("totalUtilization"))] = utilization;
+        sink.on_record(r);
+      }
+    }
+  });
+}
+
+TEST(OneLaneBridge, ResponseTimeBeyondQueueingThresholdWithIdleCpu) {
+  TempDir olb, cpu_bound, no_cpu;
+  write_scaling(olb.path(), {100, 300, 700, 1200, 2000}, {"response_time", "cpu"});
+  write_scaling(cpu_bound.path(), {100, 105, 110, 115, 120}, {"response_time", "cpu"});
+  write_scaling(no_cpu.path(), {100, 300, 700, 1200, 2000});
+  for (int k = 0; k < 5; ++k) {
+    write_cpu(experiment_dir(olb.path(), "scaling-s" + std::to_string(k)), 0.2, 2);
+    write_cpu(experiment_dir(cpu_bound.path(), "scaling-s" + std::to_string(k)), 0.2 + 0.15 * k, 2);
+  }
+  const NodeResult r = evaluate(olb.path(), "one_lane_bridge");
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  ASSERT_FALSE(r.evidence.empty());
+  EXPECT_EQ(r.evidence[0].values["cores"], 2);  // from the distinct cpuIDs
+  EXPECT_EQ(evaluate(cpu_bound.path(), "one_lane_bridge").status, Status::kNotDetected);
+  const NodeResult missing = evaluate(no_cpu.path(), "one_lane_bridge");
+  EXPECT_EQ(missing.status, Status::kNotEvaluated);
+  EXPECT_NE(missing.reason.find("cpu"), std::string::npos);
+}
+
+TEST(OneLaneBridge, NetworkBoundSystemIsNotAnOlb) {
+  // Thesis TC19/TC20: idle CPU, response times beyond the queueing threshold,
+  // but the message throughput stagnates: the network is the limit.
+  TempDir d;
+  write_scaling(d.path(), {100, 300, 700, 1200, 2000}, {"response_time", "cpu", "messaging"});
+  for (int k = 0; k < 5; ++k) {
+    const std::string dir = experiment_dir(d.path(), "scaling-s" + std::to_string(k));
+    write_log(dir, [&](format::RecordSink& sink) {
+      const format::RecordSchema* cpu =
+          format::find_builtin_schema("kieker.common.record.system.CPUUtilizationRecord");
+      format::Record r;
+      format::reset_to_defaults(r, cpu);
+      r.values[static_cast<size_t>(cpu->field_index("timestamp"))] = kT0 + kMs;
+      r.values[static_cast<size_t>(cpu->field_index("totalUtilization"))] = 0.2;
+      sink.on_record(r);
+      const int messages = k == 0 ? 100 : 1000;  // stagnates from the second step on
+      for (int i = 0; i < messages; ++i) {
+        format::Record m;
+        format::reset_to_defaults(m, &message_send_schema());
+        m.values[0] = kT0 + i * kMs;
+        m.values[4] = std::string_view("orders");
+        sink.on_record(m);
+      }
+    });
+  }
+  const NodeResult r = evaluate(d.path(), "one_lane_bridge");
+  EXPECT_EQ(r.status, Status::kNotDetected);
+  EXPECT_NE(r.reason.find("stagnates"), std::string::npos) << r.reason;
+}
+
+void write_lock_waits(const std::string& dir, double wait_ms, const std::string& lock) {
+  write_log(dir, [&](format::RecordSink& sink) {
+    for (int i = 0; i < 200; ++i) {
+      format::Record r;
+      format::reset_to_defaults(r, &lock_wait_schema());
+      r.values[0] = kT0 + i * 10 * kMs;
+      r.values[1] = int64_t{i};
+      r.values[3] = static_cast<int64_t>((wait_ms + (i % 10) * wait_ms * 0.01) * 1e6);
+      r.values[4] = int64_t{-1};
+      r.values[5] = std::string_view(lock);
+      r.values[6] = std::string_view("Cart::add");
+      sink.on_record(r);
+    }
+  });
+}
+
+TEST(DispensableSynchronization, LockWaitGrowingWithLoad) {
+  TempDir grows, flat, no_probe;
+  for (auto* d : {&grows, &flat})
+    write_scaling(d->path(), {100, 300, 700, 1200, 2000}, {"response_time", "lock_wait"});
+  write_scaling(no_probe.path(), {100, 300, 700, 1200, 2000});
+  for (int k = 0; k < 5; ++k) {
+    const std::string id = "scaling-s" + std::to_string(k);
+    write_lock_waits(experiment_dir(grows.path(), id), 1 + 100.0 * k, "cart_mutex");
+    write_lock_waits(experiment_dir(flat.path(), id), 1, "cart_mutex");
+  }
+  const NodeResult r = evaluate(grows.path(), "dispensable_synchronization");
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  ASSERT_FALSE(r.evidence.empty());
+  EXPECT_EQ(r.evidence[0].location, "lock cart_mutex");
+  EXPECT_NE(r.evidence[0].values["operations"].get<std::string>().find("Cart::add"),
+            std::string::npos);
+  EXPECT_EQ(evaluate(flat.path(), "dispensable_synchronization").status, Status::kNotDetected);
+  EXPECT_EQ(evaluate(no_probe.path(), "dispensable_synchronization").status, Status::kNotEvaluated);
+}
+
+void write_db_calls(const std::string& dir, int traces,
+                    const std::function<std::string(int, int)>& sql, int per_trace, double ms) {
+  write_log(dir, [&](format::RecordSink& sink) {
+    const format::RecordSchema* schema = format::find_builtin_schema("sonde.record.DatabaseCall");
+    for (int t = 0; t < traces; ++t) {
+      for (int q = 0; q < per_trace; ++q) {
+        format::Record r;
+        format::reset_to_defaults(r, schema);
+        const std::string text = sql(t, q);
+        r.values[0] = kT0 + (t * per_trace + q) * kMs;
+        r.values[1] = int64_t{t};
+        r.values[3] = static_cast<int64_t>(ms * 1e6);
+        r.values[4] = std::string_view(text);
+        sink.on_record(r);
+      }
+    }
+  });
+}
+
+TEST(TheStifle, SameStatementRepeatedWithinRequests) {
+  TempDir stifle, distinct;
+  for (auto* d : {&stifle, &distinct}) {
+    ExperimentSpec s;
+    s.id = "single";
+    s.kind = "single_user";
+    s.users = 1;
+    s.requests = 20;
+    s.probes = {"response_time", "database"};
+    write_experiment(d->path(), s);
+  }
+  write_db_calls(
+      experiment_dir(stifle.path(), "single"), 20,
+      [](int, int q) { return "SELECT * FROM item WHERE id = " + std::to_string(q); }, 10, 2);
+  write_db_calls(
+      experiment_dir(distinct.path(), "single"), 20,
+      [](int, int q) { return "SELECT * FROM table" + std::to_string(q) + " WHERE id = 1"; }, 10,
+      2);
+  const NodeResult r = evaluate(stifle.path(), "the_stifle");
+  EXPECT_EQ(r.status, Status::kDetected);
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_EQ(r.evidence[0].location, "SELECT * FROM item WHERE id = ?");
+  EXPECT_EQ(r.evidence[0].values["max_repetitions"], 10);
+  EXPECT_EQ(evaluate(distinct.path(), "the_stifle").status, Status::kNotDetected);
+}
+
+TEST(SqlShape, ReplacesLiteralsOnly) {
+  using heuristics::sql_shape;
+  EXPECT_EQ(sql_shape("SELECT  a1 FROM t WHERE x = 42 AND s = 'it''s'"),
+            "SELECT a1 FROM t WHERE x = ? AND s = ?");
+  EXPECT_EQ(sql_shape("select * from t2 where v > 1.5e3"), "select * from t2 where v > ?");
+}
+
+TEST(PendingHeuristics, ReportNotEvaluatedNotNotDetected) {
+  TempDir d;
+  write_experiment(d.path(), load_test([](int, const std::string&) { return 100; }));
+  for (const char* name : {"database_congestion", "the_blob", "empty_semi_trucks"}) {
+    const NodeResult r = evaluate(d.path(), name);
+    EXPECT_EQ(r.status, Status::kNotEvaluated) << name;
+    EXPECT_FALSE(heuristic_registry().at(name)->needs().empty());
+  }
+}
+
+}  // namespace
+}  // namespace sonde::diagnose::test

@@ -1,0 +1,109 @@
+// The statistics library against published values (sources in comments).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "diagnose/stats/descriptive.hpp"
+#include "diagnose/stats/erlang.hpp"
+#include "diagnose/stats/regression.hpp"
+#include "diagnose/stats/t_test.hpp"
+
+namespace sonde::diagnose::stats {
+namespace {
+
+// R's `sleep` data set (Cushny & Peebles), extra hours of sleep per group.
+const std::vector<double> kSleep1 = {0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0};
+const std::vector<double> kSleep2 = {1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4};
+
+TEST(Percentile, MatchesRType7) {
+  const std::vector<double> x = {10, 1, 9, 2, 8, 3, 7, 4, 6, 5};  // 1..10 unsorted
+  // R: quantile(1:10, c(0, .25, .5, .9, 1)) = 1, 3.25, 5.5, 9.1, 10
+  EXPECT_DOUBLE_EQ(percentile(x, 0), 1);
+  EXPECT_DOUBLE_EQ(percentile(x, 0.25), 3.25);
+  EXPECT_DOUBLE_EQ(percentile(x, 0.5), 5.5);
+  EXPECT_NEAR(percentile(x, 0.9), 9.1, 1e-12);
+  EXPECT_DOUBLE_EQ(percentile(x, 1), 10);
+  EXPECT_TRUE(std::isnan(percentile(std::vector<double>{}, 0.5)));
+}
+
+TEST(MeanInterval, MatchesRTTest) {
+  // R: t.test(sleep$extra[1:10]) -> mean 0.75, 95% CI -0.5297804 2.0297804
+  const Interval ci = mean_confidence_interval(kSleep1, 0.05);
+  EXPECT_NEAR(ci.estimate, 0.75, 1e-12);
+  EXPECT_NEAR(ci.low, -0.5297804, 1e-6);
+  EXPECT_NEAR(ci.high, 2.0297804, 1e-6);
+}
+
+TEST(StudentT, MatchesTables) {
+  // R: pt(2, 5) = 0.9490303; qt(0.975, 10) = 2.228139; symmetry pt(-t) = 1 - pt(t).
+  EXPECT_NEAR(student_t_cdf(2, 5), 0.9490303, 1e-7);
+  EXPECT_NEAR(student_t_cdf(-2, 5), 1 - 0.9490303, 1e-7);
+  EXPECT_NEAR(student_t_quantile(0.975, 10), 2.228139, 1e-6);
+  // Exact: I_0.5(2, 3) = P(Binomial(4, 0.5) >= 2) = 11/16.
+  EXPECT_NEAR(incomplete_beta(2, 3, 0.5), 0.6875, 1e-12);
+}
+
+TEST(WelchTTest, MatchesRSleepExample) {
+  // R: t.test(extra ~ group, data = sleep) (Welch):
+  //    t = -1.8608, df = 17.776, p-value = 0.07939 (group 1 minus group 2)
+  const TTestResult r = welch_t_test(kSleep1, kSleep2);
+  ASSERT_TRUE(r.valid);
+  EXPECT_NEAR(r.t, 1.8608, 1e-4);  // ours is b - a
+  EXPECT_NEAR(r.df, 17.776, 1e-3);
+  EXPECT_NEAR(r.p_two_sided, 0.07939, 1e-5);
+  EXPECT_NEAR(r.p_greater, 0.07939 / 2, 1e-5);
+  EXPECT_FALSE(welch_t_test(std::vector<double>{1}, kSleep2).valid);
+}
+
+TEST(Regression, MatchesAnscombeQuartetI) {
+  // Anscombe (1973), data set I: y = 3.00 + 0.500 x, R^2 = 0.667.
+  const std::vector<double> x = {10, 8, 13, 9, 11, 14, 6, 4, 12, 7, 5};
+  const std::vector<double> y = {8.04, 6.95, 7.58, 8.81, 8.33, 9.96, 7.24, 4.26, 10.84, 4.82, 5.68};
+  const LinearFit f = linear_regression(x, y);
+  ASSERT_TRUE(f.valid);
+  EXPECT_NEAR(f.slope, 0.5001, 1e-4);
+  EXPECT_NEAR(f.intercept, 3.0001, 1e-4);
+  EXPECT_NEAR(f.r_squared, 0.6665, 1e-4);
+  EXPECT_FALSE(linear_regression(std::vector<double>{1, 1}, std::vector<double>{1, 2}).valid);
+}
+
+TEST(ErlangC, MatchesTextbookValues) {
+  // One server: C = utilization (M/M/1 waiting probability).
+  EXPECT_NEAR(erlang_c(1, 0.7), 0.7, 1e-12);
+  // c = 2, a = 1: (a^2/2 * 2) / (1 + a + a^2/2 * 2) = 1/3.
+  EXPECT_NEAR(erlang_c(2, 0.5), 1.0 / 3, 1e-12);
+  // c = 5, a = 4 (u = 0.8): 42.667 / 77 = 0.5541 (Kleinrock, Queueing Systems I, M/M/m).
+  EXPECT_NEAR(erlang_c(5, 0.8), 0.55411, 1e-5);
+  EXPECT_DOUBLE_EQ(erlang_c(4, 1.0), 1);
+  // M/M/1: R = D / (1 - u): factor 1/(1-0.5) = 2 at u = 0.5, so the inverse gives 0.5.
+  EXPECT_NEAR(response_time_factor(1, 0.5), 2, 1e-12);
+  EXPECT_NEAR(utilization_for_rt_factor(2, 1), 0.5, 1e-9);
+  // More servers tolerate more utilization for the same slowdown.
+  EXPECT_GT(utilization_for_rt_factor(2, 8), utilization_for_rt_factor(2, 2));
+  // OLB threshold: single server, u = 0.5, D = 10, tolerance 1: 10 * 0.5 / 0.5 + 10 = 20.
+  EXPECT_NEAR(olb_threshold(10, 1, 0.5, 1.0), 20, 1e-12);
+}
+
+TEST(Bootstrap, IntervalCoversMeanAndIsDeterministic) {
+  const Interval a = bootstrap_mean_interval(kSleep2, 0.05, 2000, 7);
+  const Interval b = bootstrap_mean_interval(kSleep2, 0.05, 2000, 7);
+  EXPECT_DOUBLE_EQ(a.low, b.low);
+  EXPECT_NEAR(a.estimate, 2.33, 1e-12);
+  EXPECT_LT(a.low, 2.33);
+  EXPECT_GT(a.high, 2.33);
+  // Narrower than the data range, wider than nothing.
+  EXPECT_GT(a.low, -0.1);
+  EXPECT_LT(a.high, 5.5);
+}
+
+TEST(BatchMeans, SplitsIntoEqualBatches) {
+  const std::vector<double> x = {1, 2, 3, 4, 5, 6, 7};  // last value dropped with 3 batches of 2
+  const std::vector<double> m = batch_means(x, 3);
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_DOUBLE_EQ(m[0], 1.5);
+  EXPECT_DOUBLE_EQ(m[2], 5.5);
+}
+
+}  // namespace
+}  // namespace sonde::diagnose::stats

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/diagnosis.hpp"
 #include "format/builtin_schemas.hpp"
 #include "format/record_log_writer.hpp"
 #include "format/schema.hpp"
@@ -127,6 +128,18 @@ inline void write_log(const std::string& experiment_dir,
   fill(*writer);
   const std::string error = writer->finish();
   if (!error.empty()) throw std::runtime_error("write_log: " + error);
+}
+
+// One heuristic of the registry on the experiment data in `dir`, with the
+// default settings (1000 ms at P99) and the given ancestors' results.
+inline NodeResult evaluate(const std::string& dir, const std::string& heuristic,
+                           std::map<std::string, nlohmann::json> ancestors = {}) {
+  const ExperimentData data = load_experiment_data(dir);
+  Settings settings;
+  const Heuristic& h = *heuristic_registry().at(heuristic);
+  Context ctx{data, settings, h.defaults(), ancestors};
+  nlohmann::json shared = nlohmann::json::object();
+  return h.evaluate(ctx, shared);
 }
 
 }  // namespace sonde::diagnose::test

@@ -9,16 +9,6 @@
 namespace sonde::diagnose::test {
 namespace {
 
-NodeResult evaluate(const std::string& dir, const std::string& heuristic) {
-  const ExperimentData data = load_experiment_data(dir);
-  Settings settings;
-  std::map<std::string, nlohmann::json> ancestors;
-  const Heuristic& h = *heuristic_registry().at(heuristic);
-  Context ctx{data, settings, h.defaults(), ancestors};
-  nlohmann::json shared = nlohmann::json::object();
-  return h.evaluate(ctx, shared);
-}
-
 std::string exp_dir(const TempDir& d, const std::string& id) {
   return d.path() + "/experiments/" + id;
 }

@@ -12,16 +12,6 @@
 namespace sonde::diagnose::test {
 namespace {
 
-NodeResult evaluate(const std::string& dir, const std::string& heuristic,
-                    std::map<std::string, nlohmann::json> ancestors = {}) {
-  const ExperimentData data = load_experiment_data(dir);
-  Settings settings;  // 1000 ms at P99
-  const Heuristic& h = *heuristic_registry().at(heuristic);
-  Context ctx{data, settings, h.defaults(), ancestors};
-  nlohmann::json shared = nlohmann::json::object();
-  return h.evaluate(ctx, shared);
-}
-
 ExperimentSpec load_test(std::function<double(int, const std::string&)> rt, int requests = 2000) {
   ExperimentSpec s;
   s.id = "load-u50";

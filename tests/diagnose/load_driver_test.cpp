@@ -164,9 +164,9 @@ TEST(LoadDriver, ConnectionErrorsAreRecordedWithStatusZero) {
 }
 
 TEST(LoadProfile, ErrorsNameTheKey) {
-  auto profile_error = [](const std::string& json) {
+  auto profile_error = [](const std::string& text) {
     try {
-      load::UsageProfile::parse(json);
+      load::UsageProfile::parse(text);
     } catch (const load::ProfileError& e) {
       return std::string(e.what());
     }

@@ -383,11 +383,9 @@ int run_bench(BenchOptions o) {
                                        bench::records_per_call(w);
           s.result.records_written += r.records_read;
         }
-        if (r.bytes > 0 && r.events_recorded > 0) {
-          s.bytes_per_event.push_back(static_cast<double>(r.bytes) /
-                                      static_cast<double>(r.events_recorded));
-        } else if (r.bytes > 0) {
-          // Peers: their trace's size over the events the workload made.
+        if (r.bytes > 0) {
+          // Over the enter and exit events of every call (warm-up included),
+          // the same for sonde and the peers (bench/probe_cost.sh does so too).
           s.bytes_per_event.push_back(static_cast<double>(r.bytes) /
                                       static_cast<double>(2 * w.calls * static_cast<uint64_t>(w.threads) *
                                                           static_cast<uint64_t>(w.depth)));

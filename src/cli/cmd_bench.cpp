@@ -187,7 +187,7 @@ std::vector<Point> plan(const BenchOptions& o, const Workload& base, std::string
         Workload w = base;
         w.method_time_ns = us * 1000;
         // A call now takes 200-500 µs: fewer calls keep the run's length.
-        w.calls = std::max<uint64_t>(200, base.calls / 2000);
+        w.calls = std::max<uint64_t>(200, base.calls / 200);
         points.push_back({"low-load", "method time " + std::to_string(us) + " us", w, light});
       }
     } else if (e == "depth") {

@@ -44,7 +44,10 @@ def main(path):
             print(f"\nPeer overhead (mean over T) / {sonde_name} overhead: {txt}.")
         print()
     for name, f in r.get("depth_scaling", {}).items():
-        print(f"Depth scaling {name}: {f['slope_ns_per_level']:.2f} ns per level, R² {f['r2']:.4f}")
+        print(f"Depth scaling {name}: from means {f['slope_ns_per_level']:.2f} ns per level, "
+              f"R² {f['r2']:.4f}; from medians {f['median_slope_ns_per_level']:.2f} ns per level, "
+              f"R² {f['median_r2']:.4f}; median overhead per trace by depth "
+              + ", ".join(f"{int(d)}: {v:.0f} ns" for d, v in zip(f['depths'], f['median_overhead_per_trace_ns'])))
 
 
 if __name__ == "__main__":

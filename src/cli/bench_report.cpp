@@ -64,24 +64,38 @@ json peer_ratios(const PointResult& p) {
 }
 
 // Depth scaling: overhead per trace (ns per top-level call over T) against
-// the depth, fitted by a line for each configuration.
+// the depth, fitted by a line for each configuration, once from the means
+// (MooBench's) and once from the medians (robust to a busy host's outliers).
 json depth_fits(const Report& rep) {
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> series;
+  struct Series {
+    std::vector<double> depth, mean, median;
+  };
+  std::map<std::string, Series> series;
   for (const auto& p : rep.points) {
     if (p.experiment != "depth") continue;
     const ConfigResult* t = p.find("T");
     if (!usable(t)) continue;
     for (const auto& c : p.configs) {
       if (c.name == "T" || !usable(&c)) continue;
-      series[c.name].first.push_back(p.workload.depth);
-      series[c.name].second.push_back((c.summary.mean - t->summary.mean) * p.workload.depth);
+      Series& s = series[c.name];
+      s.depth.push_back(p.workload.depth);
+      s.mean.push_back((c.summary.mean - t->summary.mean) * p.workload.depth);
+      s.median.push_back((c.summary.median - t->summary.median) * p.workload.depth);
     }
   }
   json out = json::object();
-  for (const auto& [name, xy] : series) {
-    const LinearFit f = fit_line(xy.first, xy.second);
-    out[name] = {{"depths", xy.first},         {"overhead_per_trace_ns", xy.second},
-                 {"slope_ns_per_level", f.slope}, {"intercept_ns", f.intercept}, {"r2", f.r2}};
+  for (const auto& [name, s] : series) {
+    const LinearFit f = fit_line(s.depth, s.mean);
+    const LinearFit m = fit_line(s.depth, s.median);
+    out[name] = {{"depths", s.depth},
+                 {"overhead_per_trace_ns", s.mean},
+                 {"slope_ns_per_level", f.slope},
+                 {"intercept_ns", f.intercept},
+                 {"r2", f.r2},
+                 {"median_overhead_per_trace_ns", s.median},
+                 {"median_slope_ns_per_level", m.slope},
+                 {"median_intercept_ns", m.intercept},
+                 {"median_r2", m.r2}};
   }
   return out;
 }
@@ -214,8 +228,10 @@ std::string to_table(const Report& r) {
   }
   const json fits = depth_fits(r);
   for (const auto& [name, f] : fits.items()) {
-    o << "depth scaling " << name << ": " << fmt(f["slope_ns_per_level"].get<double>())
-      << " ns per level, R² " << fmt(f["r2"].get<double>(), 4) << "\n";
+    o << "depth scaling " << name << ": means " << fmt(f["slope_ns_per_level"].get<double>())
+      << " ns per level, R² " << fmt(f["r2"].get<double>(), 4) << "; medians "
+      << fmt(f["median_slope_ns_per_level"].get<double>()) << " ns per level, R² "
+      << fmt(f["median_r2"].get<double>(), 4) << "\n";
   }
   o << "ns per monitored call (call duration / depth); floor = 2 timestamps = "
     << fmt(2 * r.timestamp_ns) << " ns\n";
@@ -295,13 +311,13 @@ std::string write_svgs(const Report& r, const std::string& dir) {
     double max_x = 1, max_y = 1;
     for (const auto& [name, f] : fits.items()) {
       for (const auto& v : f["depths"]) max_x = std::max(max_x, v.get<double>());
-      for (const auto& v : f["overhead_per_trace_ns"]) max_y = std::max(max_y, v.get<double>());
+      for (const auto& v : f["median_overhead_per_trace_ns"]) max_y = std::max(max_y, v.get<double>());
     }
     const double w = 560, h = 300, left = 60, bottom = 340;
     std::ostringstream s;
     s << "<svg xmlns='http://www.w3.org/2000/svg' width='720' height='380'>\n"
          "<rect width='100%' height='100%' fill='white'/>\n";
-    s << svg_text(10, 16, "overhead per trace (ns) against recursion depth; lines: least squares");
+    s << svg_text(10, 16, "median overhead per trace (ns) against recursion depth; lines: least squares");
     s << "<line x1='" << left << "' y1='" << bottom << "' x2='" << left + w << "' y2='" << bottom
       << "' stroke='black'/><line x1='" << left << "' y1='" << bottom << "' x2='" << left
       << "' y2='" << bottom - h << "' stroke='black'/>\n";
@@ -311,21 +327,21 @@ std::string write_svgs(const Report& r, const std::string& dir) {
     for (const auto& [name, f] : fits.items()) {
       const char* color = kColors[k % 6];
       const auto& xs = f["depths"];
-      const auto& ys = f["overhead_per_trace_ns"];
+      const auto& ys = f["median_overhead_per_trace_ns"];
       for (size_t i = 0; i < xs.size(); ++i) {
         s << "<circle cx='" << fmt(left + xs[i].get<double>() / max_x * w, 1) << "' cy='"
           << fmt(bottom - std::max(0.0, ys[i].get<double>()) / max_y * h, 1) << "' r='3' fill='"
           << color << "'/>\n";
       }
-      const double slope = f["slope_ns_per_level"].get<double>();
-      const double icpt = f["intercept_ns"].get<double>();
+      const double slope = f["median_slope_ns_per_level"].get<double>();
+      const double icpt = f["median_intercept_ns"].get<double>();
       auto py = [&](double xv) {
         return fmt(bottom - std::clamp((icpt + slope * xv) / max_y, 0.0, 1.0) * h, 1);
       };
       s << "<line x1='" << left << "' y1='" << py(0) << "' x2='" << left + w << "' y2='"
         << py(max_x) << "' stroke='" << color << "'/>\n";
       s << svg_text(left + 10, 40 + 14 * k,
-                    name + ": " + fmt(slope) + " ns/level, R² " + fmt(f["r2"].get<double>(), 4));
+                    name + ": " + fmt(slope) + " ns/level, R² " + fmt(f["median_r2"].get<double>(), 4));
       ++k;
     }
     s << "</svg>\n";

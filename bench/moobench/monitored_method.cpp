@@ -3,7 +3,8 @@
 // Every level is a real call (noinline, and the asm barrier after the
 // recursive call rules out tail-call elimination), so a depth-10 call is ten
 // monitored calls. Compiled three ways (CMakeLists.txt): plain, with a manual
-// probe (SONDE_BENCH_MANUAL), and with -finstrument-functions; the driver is
+// probe (SONDE_BENCH_MANUAL), with -finstrument-functions, and (if clang++
+// with XRay is present) with -fxray-instrument; the driver is
 // a separate, never instrumented translation unit.
 #include <time.h>
 
@@ -18,17 +19,24 @@
 #define BENCH_PROBE()
 #endif
 
+// The busy-wait helpers are not monitored operations in any build.
+#if defined(__clang__)
+#define BENCH_NOT_MONITORED [[gnu::no_instrument_function, clang::xray_never_instrument]]
+#else
+#define BENCH_NOT_MONITORED [[gnu::no_instrument_function]]
+#endif
+
 namespace {
 
 // Not instrumented in the -finstrument-functions build: only
 // monitoredMethod is the monitored operation.
-[[gnu::no_instrument_function]] inline uint64_t busy_now_ns() {
+BENCH_NOT_MONITORED inline uint64_t busy_now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-[[gnu::no_instrument_function]] void busy_wait(uint64_t ns) {
+BENCH_NOT_MONITORED void busy_wait(uint64_t ns) {
   const uint64_t until = busy_now_ns() + ns;
   while (busy_now_ns() < until) {
   }

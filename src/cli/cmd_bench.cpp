@@ -151,13 +151,16 @@ std::vector<Config> all_configs(const BenchOptions& o) {
   if (!on_path("uftrace")) uftrace.skip_reason = "uftrace not installed (bash scripts/install-deps.sh --bench)";
   cs.push_back(uftrace);
 
-  const bool xray = on_path("clang++");
-  Config xr;
-  xr.name = "auto: sonde xray";
-  xr.group = "sonde";
-  xr.skip_reason = xray ? "XRay build of the MooBench application not part of this version"
-                        : "clang++ not installed";
-  cs.push_back(xr);
+  // XRay mode: the clang++ -fxray-instrument build, libsonde preloaded.
+  for (const char* w : {"null", "native"}) {
+    Config c = sonde_config(std::string("auto: sonde xray ") + w, "bench_moobench_xray", w,
+                            std::string(w) == "null" ? Sink::kNone : Sink::kLog);
+    c.preload = o.monitor_lib;
+    if (!fs::exists(fs::path(o.bench_dir) / c.binary)) {
+      c.skip_reason = "no XRay build (bench_moobench_xray needs clang++ with its XRay runtime)";
+    }
+    cs.push_back(c);
+  }
 
   if (!o.only.empty()) {
     std::set<std::string> keep;

@@ -24,6 +24,12 @@ packages=(
   libcpp-httplib-dev clickhouse-server
 )
 
+# --bench: the peers `sonde bench` measures side by side (docs/bench.md);
+# not needed to build or test sonde.
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(uftrace lttng-tools liblttng-ust-dev)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -1,0 +1,101 @@
+// `sonde diagnose --config`: experiments run against the real demo shop
+// (started under `sonde run` by the engine), then evaluated. Whether a
+// problem is detected depends on timing on a loaded machine, so this checks
+// the run's structure and that every hierarchy node is accounted for; the
+// heuristics' decisions are tested on planted data in tests/diagnose.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "sonde_cli_fixture.hpp"
+
+namespace sonde::test {
+namespace {
+
+using nlohmann::json;
+
+json read_json_file(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+
+void count_nodes(const json& node, std::map<std::string, int>& statuses, int& nodes) {
+  ++nodes;
+  ++statuses[node.at("status").get<std::string>()];
+  for (const json& c : node.value("children", json::array())) count_nodes(c, statuses, nodes);
+}
+
+class DiagnoseRun : public SondeCli {
+ protected:
+  // The shop with a one-lane bridge, a single-user test and a two-step
+  // scaling series, half a second each.
+  fs::path write_config(const json& extra = json::object()) {
+    std::ofstream(dir_ / "profile.json")
+        << R"({"requests": [{"name": "GET /product", "path": "/product?id={random:1:300}"}]})";
+    json config = {
+        {"sut",
+         {{"command",
+           {std::string(SONDE_BINARY_DIR) + "/examples/shop", "--port", "{port}", "--products",
+            "300", "--one-lane-bridge"}},
+          {"sonde", std::string(SONDE_BINARY_DIR) + "/src/cli/sonde"},
+          {"reload_ms", 50}}},
+        {"profile", (dir_ / "profile.json").string()},
+        {"max_users", 2},
+        {"durations", {{"ramp_up_s", 0.1}, {"stable_s", 0.5}, {"cool_down_s", 0.1}}},
+        {"requirements", {{"default", {{"threshold_ms", 5}, {"percentile", 0.9}}}}},
+        {"experiments",
+         {{{"kind", "single_user"}, {"probes", {"response_time", "database"}}},
+          {{"kind", "scaling"}, {"steps", 2}, {"probes", {"response_time", "lock_wait"}}}}}};
+    config.merge_patch(extra);
+    const fs::path path = dir_ / "config.json";
+    std::ofstream(path) << config.dump(2);
+    return path;
+  }
+};
+
+TEST_F(DiagnoseRun, RunsTheExperimentsThenReportsEveryNode) {
+  const fs::path out = dir_ / "out";
+  const CliRun r = sonde({"diagnose", "--config", write_config().string(), "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The experiments of the config, in the contract's layout.
+  const json run = read_json_file(out / "data" / "run.json");
+  EXPECT_EQ(run.at("status"), "complete") << run.dump(2);
+  std::set<std::string> experiments;
+  for (const auto& e : fs::directory_iterator(out / "data" / "experiments"))
+    experiments.insert(e.path().filename().string());
+  EXPECT_EQ(experiments, (std::set<std::string>{"single-u1", "scaling-s1-u1", "scaling-s2-u2"}));
+  // The report: every node of the default hierarchy, each with a status.
+  const json report = read_json_file(out / "report.json");
+  const json& root = report.contains("root") ? report.at("root") : report;
+  std::map<std::string, int> statuses;
+  int nodes = 0;
+  count_nodes(root, statuses, nodes);
+  EXPECT_EQ(nodes, 14);
+  for (const auto& [status, n] : statuses)
+    EXPECT_TRUE(status == "detected" || status == "not_detected" || status == "skipped" ||
+                status == "not_evaluated")
+        << status;
+  // The requirement came from the environment config (5 ms at P90).
+  EXPECT_NE(root.dump().find("required 5 ms"), std::string::npos) << root.dump(2);
+  EXPECT_TRUE(fs::exists(out / "report.html"));
+  EXPECT_NE(r.out.find("report: " + (out / "report.html").string()), std::string::npos) << r.out;
+}
+
+TEST_F(DiagnoseRun, BadConfigKeyIsNamedAndNothingRuns) {
+  const fs::path out = dir_ / "out";
+  const CliRun r = sonde({"diagnose", "--config",
+                          write_config({{"max_userz", 3}}).string(), "--out", out.string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("max_userz"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out / "data" / "experiments"));
+}
+
+TEST_F(DiagnoseRun, ConfigOrDataButNotBoth) {
+  EXPECT_EQ(sonde({"diagnose", "--out", (dir_ / "o").string()}).exit_code, 2);
+  EXPECT_EQ(sonde({"diagnose", "--config", "c.json", "--data", "d", "--out", "o"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace sonde::test

@@ -63,6 +63,11 @@ if [ -d "$kieker_log" ]; then
 fi
 
 echo
-echo "Done. Logs, pictures and exports are in $out"
+echo "== 7. Diagnosis: the demo shop with injected antipatterns, experiments, report"
+"$sonde" demo --quick --out "$out/diagnosis"
+
+echo
+echo "Done. Logs, pictures and exports are in $out; the diagnosis report is"
+echo "$out/diagnosis/report.html"
 echo "(open bookstore.chrome.json in https://ui.perfetto.dev, the .svg files in a browser):"
 ls -1 "$out" "$out"/*.svg

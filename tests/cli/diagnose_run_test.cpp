@@ -99,3 +99,22 @@ TEST_F(DiagnoseRun, ConfigOrDataButNotBoth) {
 
 }  // namespace
 }  // namespace sonde::test
+
+namespace sonde::test {
+namespace {
+
+TEST_F(SondeCli, DemoWithoutItsShopSaysHowToBuildIt) {
+  const CliRun r = sonde({"demo", "--quick", "--out", (dir_ / "demo").string(), "--shop",
+                          (dir_ / "no-such-shop").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("demo shop is not built"), std::string::npos) << r.err;
+}
+
+TEST_F(SondeCli, DemoRejectsUnknownProblems) {
+  const CliRun r = sonde({"demo", "--problems", "slow-coffee", "--out", (dir_ / "d").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("slow-coffee"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace sonde::test

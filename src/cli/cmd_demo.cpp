@@ -1,0 +1,107 @@
+// `sonde demo [--quick] [--out DIR]`: the diagnosis story end to end on
+// embedded defaults. Starts the demo shop (examples/shop) with a set of
+// injected antipatterns under monitoring, drives load in a single-user test
+// and a scaling series, diagnoses the result and writes DIR/report.html.
+// Everything it runs is written to DIR/config.json and DIR/profile.json, so
+// `sonde diagnose --config DIR/config.json` repeats it.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "cli/diagnose_run.hpp"
+
+namespace sonde::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct DemoOptions {
+  std::string out = "sonde-demo";
+  std::string shop;
+  std::vector<std::string> problems = {"one-lane-bridge", "stifle", "expensive-query"};
+  bool quick = false;
+};
+
+// The shop's requests (examples/shop/profile.json, embedded so an installed
+// sonde needs no source tree).
+const char* const kProfile = R"({
+  "mode": "mix", "think_time_ms": 5, "think_time_spread_ms": 5,
+  "requests": [
+    {"name": "GET /product", "path": "/product?id={random:1:2000}", "weight": 5},
+    {"name": "GET /search", "path": "/search?q={random:1:99}", "weight": 2},
+    {"name": "POST /cart", "method": "POST", "path": "/cart?user={user}&product={random:1:2000}", "weight": 2},
+    {"name": "POST /order", "method": "POST", "path": "/order?user={user}", "weight": 1},
+    {"name": "GET /orders", "path": "/orders?user={user}", "weight": 1},
+    {"name": "GET /shipping", "path": "/shipping?product={random:1:2000}", "weight": 1}
+  ]
+})";
+
+std::string find_shop(const std::string& given) {
+  if (!given.empty()) return given;
+  for (const fs::path& p : {fs::path(SONDE_SHOP_BINARY),
+                           fs::path(SONDE_INSTALL_LIBEXECDIR) / "sonde" / "shop"})
+    if (fs::exists(p)) return p.string();
+  return "";
+}
+
+int run_demo(const DemoOptions& o) {
+  const std::string shop = find_shop(o.shop);
+  if (shop.empty() || !fs::exists(shop)) {
+    std::cerr << "sonde demo: the demo shop is not built (cmake --build build/release --target "
+                 "shop), or give --shop PATH\n";
+    return 1;
+  }
+  std::error_code ec;
+  fs::create_directories(o.out, ec);
+  if (ec) {
+    std::cerr << "sonde demo: cannot create '" << o.out << "': " << ec.message() << "\n";
+    return 1;
+  }
+  const fs::path out = fs::absolute(o.out);
+  std::ofstream(out / "profile.json") << kProfile;
+  nlohmann::json command = {shop, "--port", "{port}"};
+  for (const auto& p : o.problems) command.push_back("--" + p);
+  const double stable = o.quick ? 3 : 10;
+  const nlohmann::json config = {
+      {"sut",
+       {{"command", command},
+        {"sonde", (fs::canonical("/proc/self/exe")).string()},
+        {"reload_ms", 100}}},
+      {"profile", (out / "profile.json").string()},
+      {"max_users", o.quick ? 6 : 12},
+      {"samplers", {"cpu"}},
+      {"durations",
+       {{"ramp_up_s", o.quick ? 0.5 : 2.0}, {"stable_s", stable}, {"cool_down_s", 0.5}}},
+      {"requirements", {{"default", {{"threshold_ms", 10}, {"percentile", 0.9}}}}},
+      {"experiments",
+       {{{"kind", "single_user"}, {"probes", {"response_time", "database", "cpu"}}},
+        {{"kind", "scaling"},
+         {"steps", o.quick ? 3 : 5},
+         {"probes", {"response_time", "lock_wait", "database", "messaging", "cpu"}}}}}};
+  std::ofstream(out / "config.json") << config.dump(2) << "\n";
+  std::cerr << "sonde demo: shop with --" << nlohmann::json(o.problems).dump()
+            << "; config in " << (out / "config.json").string() << "\n";
+  return diagnose_with_config((out / "config.json").string(), out.string(), "");
+}
+
+}  // namespace
+
+SONDE_COMMAND("demo", "Diagnose the demo shop with injected performance problems, end to end",
+              [](CLI::App& app, int& exit_code) {
+                auto o = std::make_shared<DemoOptions>();
+                app.add_flag("--quick", o->quick, "Short experiments (about a minute)");
+                app.add_option("--out", o->out, "Directory for the report and the data (default sonde-demo)");
+                app.add_option("--shop", o->shop, "The demo shop binary (default: the one built with sonde)");
+                app.add_option("--problems", o->problems,
+                               "Antipatterns to switch on (shop flags without '--'; default: "
+                               "one-lane-bridge stifle expensive-query)")
+                    ->check(CLI::IsMember({"one-lane-bridge", "db-lock", "stifle", "expensive-query",
+                                           "ramp", "hiccups", "cpu-heavy", "slow-external",
+                                           "excessive-messaging", "blob", "empty-semi-trucks"}));
+                app.footer("Exit status: 0 ok, 3 the run was incomplete, 1 error, 2 usage error.");
+                app.callback([o, &exit_code] { exit_code = run_demo(*o); });
+              });
+
+}  // namespace sonde::cli

@@ -1,0 +1,64 @@
+#include "cli/diagnose_run.hpp"
+
+#include <iostream>
+
+#include "diagnose/diagnosis.hpp"
+#include "diagnose/engine/config.hpp"
+#include "diagnose/engine/engine.hpp"
+#include "diagnose/report.hpp"
+
+namespace sonde::cli {
+
+int evaluate_experiments(const std::string& data_dir, const std::string& out,
+                         const std::string& hierarchy, const nlohmann::json& requirements) {
+  using namespace sonde::diagnose;
+  try {
+    const DiagnoseConfig config =
+        !hierarchy.empty()      ? load_diagnose_config(hierarchy)
+        : requirements.is_null() ? parse_diagnose_config(nlohmann::json::object())
+                                 : parse_diagnose_config(requirements);
+    const ExperimentData data = load_experiment_data(data_dir);
+    const NodeResult root = run_diagnosis(data, config);
+    const ReportMeta meta = report_meta(data);
+    write_report(root, meta, out);
+    std::cout << report_summary(root, meta) << "report: " << out << "/report.html\n";
+    return meta.complete ? 0 : 3;
+  } catch (const DiagnoseError& e) {
+    std::cerr << "sonde diagnose: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+int diagnose_with_config(const std::string& config, const std::string& out,
+                         const std::string& hierarchy) {
+  namespace engine = diagnose::engine;
+  // The environment's requirements are the diagnosis' requirements, unless
+  // a hierarchy file says otherwise.
+  nlohmann::json requirements;
+  const std::string data_dir = out + "/data";
+  try {
+    const engine::EnvironmentConfig env = engine::EnvironmentConfig::load(config);
+    if (const auto r = env.raw.find("requirements"); r != env.raw.end() && r->is_object()) {
+      requirements = nlohmann::json::object();
+      if (r->contains("default")) requirements["requirement"] = (*r)["default"];
+      if (r->contains("services")) requirements["services"] = (*r)["services"];
+    }
+    const auto plans = engine::plan_from_config(env);
+    if (plans.empty()) {
+      std::cerr << "sonde diagnose: " << config
+                << ": config key 'experiments' lists nothing to run (docs/diagnose/config.md)\n";
+      return 1;
+    }
+    engine::Engine e(env, data_dir);
+    engine::cancel_on_signals(e);
+    e.expect_total(plans);
+    if (!e.run_all(plans)) std::cerr << "sonde diagnose: experiments stopped: " << e.reason() << "\n";
+    e.finish();
+  } catch (const std::runtime_error& e) {  // ConfigError, ProfileError, SutError
+    std::cerr << "sonde diagnose: " << e.what() << "\n";
+    return 1;
+  }
+  return evaluate_experiments(data_dir, out, hierarchy, requirements);
+}
+
+}  // namespace sonde::cli

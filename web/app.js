@@ -17,6 +17,8 @@ function el(tag, attrs, ...children) {
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === undefined || value === null || value === false) continue;
     if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    // Through the CSSOM: the Content-Security-Policy blocks style attributes.
+    else if (key === 'style') node.style.cssText = value;
     else node.setAttribute(key, String(value));
   }
   for (const child of children.flat()) {
@@ -270,7 +272,10 @@ function timeline(trace) {
       el('div', { class: 'wf-name', style: `padding-left:${0.4 + c.ess * 0.9}rem` }, label),
       el('div', { class: 'wf-track' },
         el('div', { class: 'wf-bar', style: `left:${left.toFixed(3)}%;width:${width.toFixed(3)}%;background:${colorFor(c.component || c.operation)}` }),
-        el('span', { class: 'wf-time', style: `left:${Math.min(left + width, 88).toFixed(3)}%` }, formatDuration(c.inclusive_ns))));
+        // The label goes after the bar, or before it when the bar ends near the right edge.
+        left + width <= 82
+          ? el('span', { class: 'wf-time', style: `left:${(left + width).toFixed(3)}%` }, formatDuration(c.inclusive_ns))
+          : el('span', { class: 'wf-time before', style: `right:${(100 - left).toFixed(3)}%` }, formatDuration(c.inclusive_ns))));
   });
   return el('div', { class: 'waterfall', id: 'timeline' },
     el('div', { class: 'wf-row wf-axis' }, el('div', { class: 'wf-name muted' }, 'Operation'), el('div', { class: 'wf-track' }, ticks)),
@@ -297,7 +302,7 @@ function callTree(trace) {
           el('span', {}, `${(100 * c.inclusive_ns / total).toFixed(1)}%`))),
       el('td', { class: 'comp', title: c.component }, c.component),
       el('td', {}, c.host),
-      el('td', { class: 'cause' }, c.failed ? (c.cause || 'failed') : ''));
+      el('td', { class: 'cause' }, c.failed ? el('div', { class: 'clamp', title: c.cause || '' }, c.cause || 'failed') : ''));
     row.descendants = [];
     body.append(row);
     if (parentRow) parentRow.descendants.push(row);

@@ -34,13 +34,14 @@ std::optional<ApiResponse> reject_params(const QueryParams& params) {
 }
 
 json entry_json(const analysis::TraceEntry& e) {
-  json j = {{"trace_id", e.trace_id},         {"root_operation", e.root_operation},
+  // Ids as strings: they use all 64 bits, and JavaScript numbers keep 53.
+  json j = {{"trace_id", std::to_string(e.trace_id)},         {"root_operation", e.root_operation},
             {"host", e.host},                 {"thread_id", e.thread_id},
             {"start_ns", e.start},            {"duration_ns", e.duration},
             {"executions", e.executions},     {"failed_executions", e.failed},
             {"valid", e.valid}};
   if (e.parent_trace_id >= 0 && e.parent_trace_id != e.trace_id) {
-    j["parent_trace_id"] = e.parent_trace_id;
+    j["parent_trace_id"] = std::to_string(e.parent_trace_id);
   }
   if (!e.valid) j["problem"] = e.problem;
   return j;
@@ -117,7 +118,7 @@ ApiResponse one_trace(store::TraceStore& store, const std::string& id_text,
   if (found.empty()) return error(404, "no trace with id " + std::to_string(id));
   json list = json::array();
   for (const auto& t : found) list.push_back(trace_json(t));
-  return ok({{"trace_id", id}, {"traces", list}});
+  return ok({{"trace_id", std::to_string(id)}, {"traces", list}});
 }
 
 ApiResponse operations(store::TraceStore& store) {

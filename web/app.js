@@ -1,7 +1,7 @@
 // The sonde web UI: plain JavaScript over the JSON API (/api/...).
 // Safety rule: every string that comes from a trace (operation names, hosts,
 // exception causes) reaches the page as a text node or an attribute value,
-// never as markup. There is no innerHTML anywhere in this file; el() below
+// never as markup. Nothing in this file parses a string as HTML; el() below
 // is the only way elements are made.
 'use strict';
 

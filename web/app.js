@@ -200,13 +200,45 @@ function navigateSearch(s) {
   if (location.hash === hash) route(); else location.hash = hash;
 }
 
+// Duration against start time for (up to) the first 1000 matching traces: outliers stand out.
+function scatterPlot(traces, matched) {
+  const width = 1000, height = 170, left = 64, right = 12, top = 10, bottom = 24;
+  const t0 = Math.min(...traces.map((t) => t.start_ns));
+  const t1 = Math.max(...traces.map((t) => t.start_ns));
+  const dmax = Math.max(1, ...traces.map((t) => t.duration_ns));
+  const x = (ns) => left + (width - left - right) * (t1 > t0 ? (ns - t0) / (t1 - t0) : 0.5);
+  const y = (d) => height - bottom - (height - top - bottom) * Math.sqrt(d / dmax);
+  const svg = el('svg:svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart scatter', id: 'scatter', role: 'img', 'aria-label': 'Trace durations over time' });
+  for (const f of [0, 0.25, 1]) {
+    svg.append(el('svg:line', { x1: left, x2: width - right, y1: y(f * dmax), y2: y(f * dmax), class: 'gridline' }),
+      el('svg:text', { x: left - 6, y: y(f * dmax) + 4, class: 'axis', 'text-anchor': 'end' }, formatDuration(f * dmax)));
+  }
+  svg.append(el('svg:text', { x: left, y: height - 6, class: 'axis' }, formatTime(t0)),
+    el('svg:text', { x: width - right, y: height - 6, class: 'axis', 'text-anchor': 'end' }, formatTime(t1)));
+  for (const t of traces) {
+    const dot = el('svg:circle', { cx: x(t.start_ns).toFixed(1), cy: y(t.duration_ns).toFixed(1), r: 3.2,
+      class: t.failed_executions ? 'dot failed' : (t.valid ? 'dot' : 'dot invalid') },
+    el('svg:title', {}, `${shortOperation(t.root_operation)} · ${formatDuration(t.duration_ns)} · ${formatTime(t.start_ns)}`));
+    dot.addEventListener('click', () => { location.hash = `#/trace/${encodeURIComponent(t.trace_id)}`; });
+    svg.append(dot);
+  }
+  return el('figure', { class: 'chart-figure' }, svg,
+    el('figcaption', { class: 'legend' }, `Duration over start time of ${traces.length < matched ? `the first ${traces.length} of ` : ''}${matched} matching traces (square-root scale); click a dot to open the trace.`));
+}
+
 async function renderTraces(s) {
   state.search = s;
   const results = el('section', { class: 'card results', 'aria-busy': 'true' }, el('p', { class: 'muted' }, 'Searching…'));
-  show(el('section', { class: 'card' }, el('h1', {}, 'Traces'), searchForm(s)), results);
+  const plot = el('div', { class: 'plot' });
+  show(el('section', { class: 'card' }, el('h1', {}, 'Traces'), searchForm(s), plot), results);
   let data;
   try {
-    data = await api('/api/traces', searchToApi(s));
+    const query = searchToApi(s);
+    data = await api('/api/traces', query);
+    if (data.matched > 1) {
+      const overview = await api('/api/traces', { ...query, order: 'start', offset: 0, limit: 1000 });
+      plot.replaceChildren(scatterPlot(overview.traces, overview.matched));
+    }
   } catch (e) {
     results.replaceChildren(errorBox(e.message));
     return;
@@ -221,11 +253,11 @@ async function renderTraces(s) {
       el('td', { class: 'nowrap' }, formatTime(t.start_ns)),
       el('td', { class: 'num' },
         el('div', { class: 'duration-cell' },
-          el('span', { class: 'duration-bar', style: `width:${Math.max(2, 100 * t.duration_ns / longest).toFixed(1)}%` }),
+          el('span', { class: 'bar-track' }, el('span', { class: 'bar', style: `width:${Math.max(2, 100 * t.duration_ns / longest).toFixed(1)}%` })),
           el('span', {}, formatDuration(t.duration_ns)))),
-      el('td', { class: 'num' }, String(t.executions)),
-      el('td', { class: 'num' }, t.failed_executions ? el('span', { class: 'badge bad' }, String(t.failed_executions)) : '0'),
-      el('td', {}, t.host),
+      el('td', { class: 'num opt' }, String(t.executions)),
+      el('td', { class: 'num opt' }, t.failed_executions ? el('span', { class: 'badge bad' }, String(t.failed_executions)) : '0'),
+      el('td', { class: 'opt host' }, t.host),
       el('td', { class: 'op', title: t.root_operation },
         el('a', { href }, shortOperation(t.root_operation)),
         t.valid ? null : el('span', { class: 'badge warn', title: t.problem || '' }, 'invalid')));
@@ -239,7 +271,7 @@ async function renderTraces(s) {
   results.replaceChildren(pager,
     el('div', { class: 'table-wrap' },
       el('table', { class: 'grid', id: 'trace-table' },
-        el('thead', {}, el('tr', {}, ['Trace id', 'Start', 'Duration', 'Calls', 'Failed', 'Host', 'Root operation'].map((h) => el('th', {}, h)))),
+        el('thead', {}, el('tr', {}, ['Trace id', 'Start', 'Duration', 'Calls', 'Failed', 'Host', 'Root operation'].map((h, i) => el('th', { class: i >= 3 && i <= 5 ? 'opt' : '' }, h)))),
         el('tbody', {}, rows))));
 }
 
@@ -272,8 +304,10 @@ function timeline(trace) {
       el('div', { class: 'wf-name', style: `padding-left:${0.4 + c.ess * 0.9}rem` }, label),
       el('div', { class: 'wf-track' },
         el('div', { class: 'wf-bar', style: `left:${left.toFixed(3)}%;width:${width.toFixed(3)}%;background:${colorFor(c.component || c.operation)}` }),
-        // The label goes after the bar, or before it when the bar ends near the right edge.
-        left + width <= 82
+        // The label goes inside a wide bar, after a narrow one, or before one that ends near the right edge.
+        width >= 25
+          ? el('span', { class: 'wf-time inside', style: `left:${left.toFixed(3)}%` }, formatDuration(c.inclusive_ns))
+          : left + width <= 82
           ? el('span', { class: 'wf-time', style: `left:${(left + width).toFixed(3)}%` }, formatDuration(c.inclusive_ns))
           : el('span', { class: 'wf-time before', style: `right:${(100 - left).toFixed(3)}%` }, formatDuration(c.inclusive_ns))));
   });
@@ -298,7 +332,7 @@ function callTree(trace) {
       el('td', { class: 'num' }, formatDuration(c.inclusive_ns)),
       el('td', { class: 'num' }, formatDuration(c.exclusive_ns)),
       el('td', { class: 'num' },
-        el('div', { class: 'pct' }, el('span', { class: 'pct-bar', style: `width:${(100 * c.inclusive_ns / total).toFixed(1)}%` }),
+        el('div', { class: 'pct' }, el('span', { class: 'bar-track' }, el('span', { class: 'bar', style: `width:${(100 * c.inclusive_ns / total).toFixed(1)}%` })),
           el('span', {}, `${(100 * c.inclusive_ns / total).toFixed(1)}%`))),
       el('td', { class: 'comp', title: c.component }, c.component),
       el('td', {}, c.host),

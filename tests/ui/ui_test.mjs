@@ -127,6 +127,7 @@ try {
   check(info.traces === 1635, `API reports the fixture's 1635 traces (got ${info.traces})`);
   check((await page.textContent('#match-count')).includes(`of ${info.traces} matching`), 'search page counts every trace');
   check(await page.locator('#trace-table tbody tr').count() === 50, 'first page lists 50 traces');
+  check(await page.locator('#scatter circle.dot').count() === 1000, 'overview plot has a dot for each of the first 1000 traces');
   check((await page.textContent('#status-text')).includes(`${info.traces} traces`), 'status bar shows the trace count');
 
   // Search: longest searchBook traces.

@@ -18,6 +18,8 @@ packages=(
   libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz
+  # `sonde serve`: HTTP server library; the browser tests drive Debian's Chromium.
+  libcpp-httplib-dev chromium
   # The compressed Kieker log tests make their inputs with the real tools.
   gzip xz-utils bzip2 zip unzip
   # The collector's ClickHouse store: HTTP client, and the server the tests start.
@@ -29,6 +31,9 @@ packages=(
 if [ "${1:-}" = "--bench" ]; then
   packages+=(uftrace lttng-tools liblttng-ust-dev)
 fi
+# Node.js runs the browser tests (playwright-core); a Node.js that brings its
+# own npm (e.g. NodeSource's) is fine, Debian's needs the npm package.
+if ! command -v npm >/dev/null 2>&1; then packages+=(nodejs npm); fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -39,12 +44,17 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${missing[*]}"
-sudo_cmd=()
-if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -q
-"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+# The browser tests' npm packages (playwright-core), pinned by package-lock.json.
+ui_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/ui"
+if [ -f "$ui_dir/package-lock.json" ] && [ ! -d "$ui_dir/node_modules/playwright-core" ]; then
+  (cd "$ui_dir" && npm ci --no-audit --no-fund)
+fi

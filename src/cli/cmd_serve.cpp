@@ -1,0 +1,142 @@
+// `sonde serve LOG --listen HOST:PORT [--token T]`: the web UI and JSON API
+// over the traces of a log (any log `sonde traces` reads). The log is read
+// into memory once and re-read when its files change (--refresh), so the UI
+// follows a collector that is still writing. See docs/serve.md.
+//
+// Exit status: 0 stopped by SIGINT/SIGTERM; 1 the log cannot be read or the
+// address cannot be bound; 2 usage error (including a non-loopback address
+// without --token).
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "cli/command.hpp"
+#include "serve/web_server.hpp"
+#include "store/memory_store.hpp"
+
+namespace sonde::cli {
+namespace {
+
+struct ServeCliOptions {
+  std::string log;
+  std::string listen = "127.0.0.1:8080";
+  std::string token;
+  double refresh_seconds = 2;
+};
+
+int run_serve(const ServeCliOptions& o) {
+  serve::ServeOptions options;
+  std::string error;
+  if (!serve::parse_listen(o.listen, &options.host, &options.port, &error)) {
+    std::cerr << "sonde serve: " << error << "\n";
+    return 2;
+  }
+  options.token = o.token;
+  if (!serve::is_loopback_host(options.host) && options.token.empty()) {
+    std::cerr << "sonde serve: refusing to listen on '" << options.host
+              << "': not a loopback address; give --token to allow other machines\n";
+    return 2;
+  }
+  if (o.refresh_seconds < 0) {
+    std::cerr << "sonde serve: --refresh needs seconds >= 0\n";
+    return 2;
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(o.log, ec)) {
+    std::cerr << "sonde serve: cannot read '" << o.log << "': no such file or directory\n";
+    return 1;
+  }
+
+  // SIGINT/SIGTERM go to one waiting thread, which stops the server cleanly.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  store::MemoryStore store(o.log);
+  for (const auto& e : store.load().errors) std::cerr << "sonde serve: error: " << e << "\n";
+  for (const auto& w : store.load().warnings) std::cerr << "sonde serve: warning: " << w << "\n";
+  if (!store.load().ok) return 1;
+
+  serve::WebServer server(store, options);
+  if (!server.bind(&error)) {
+    std::cerr << "sonde serve: " << error << "\n";
+    return 1;
+  }
+  const store::StoreInfo info = store.info();
+  const bool v6 = options.host.find(':') != std::string::npos;
+  std::cout << "sonde serve: " << info.traces << " traces from " << o.log << " on http://"
+            << (v6 ? "[" + options.host + "]" : options.host) << ":" << server.port() << "/"
+            << std::endl;
+
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    {
+      std::lock_guard lock(mutex);
+      if (stopping) return;
+      stopping = true;
+    }
+    wake.notify_all();
+    server.stop();
+  });
+  std::thread refresher([&] {
+    if (o.refresh_seconds == 0) return;
+    const auto period = std::chrono::duration<double>(o.refresh_seconds);
+    std::unique_lock lock(mutex);
+    while (!wake.wait_for(lock, period, [&] { return stopping; })) {
+      lock.unlock();
+      if (store.refresh()) {
+        for (const auto& e : store.load().errors) std::cerr << "sonde serve: error: " << e << "\n";
+      }
+      lock.lock();
+    }
+  });
+  server.run();
+  {
+    std::lock_guard lock(mutex);
+    if (!stopping) {
+      stopping = true;
+      pthread_kill(signals.native_handle(), SIGTERM);  // wake the signal thread
+    }
+  }
+  wake.notify_all();
+  refresher.join();
+  signals.join();
+  return 0;
+}
+
+void setup(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ServeCliOptions>();
+  app.add_option("log", o->log, "The log: a .sonde file, a Kieker directory, a collector's DIR")
+      ->required()
+      ->type_name("LOG-or-DIR");
+  app.add_option("--listen", o->listen, "Address to serve on (default 127.0.0.1:8080; port 0: any)")
+      ->type_name("HOST:PORT");
+  app.add_option("--token", o->token,
+                 "Secret every request must carry; required to listen on a non-loopback address")
+      ->type_name("TOKEN");
+  app.add_option("--refresh", o->refresh_seconds,
+                 "Re-read the log when it changed, checking every S seconds (default 2; 0: never)")
+      ->type_name("S");
+  app.footer("Exit status: 0 stopped by a signal, 1 cannot read the log or bind, 2 usage error.");
+  app.callback([o, &exit_code] { exit_code = run_serve(*o); });
+}
+
+}  // namespace
+
+SONDE_COMMAND("serve", "Browse a log's traces in a web browser (web UI and JSON API)", setup);
+
+}  // namespace sonde::cli

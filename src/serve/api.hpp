@@ -1,0 +1,35 @@
+// The JSON API of `sonde serve`, independent of HTTP: a request path and its
+// query parameters in, a status, content type and body out. Every parameter
+// is validated; a bad or unknown one gives 400 with a JSON body naming it:
+//   {"error": "...", "parameter": "min_ns"}
+//
+//   GET /api/info                  store counts, time range, hosts, generation
+//   GET /api/traces?operation=&host=&min_ns=&max_ns=&from=&to=&failed=&invalid=
+//                   &order=start|duration&limit=&offset=
+//   GET /api/traces/ID             every stored trace with this id, with its
+//                                  executions (inclusive and exclusive times)
+//   GET /api/operations            per-operation statistics
+//   GET /api/graph.json            operation dependency graph (nodes, edges)
+//   GET /api/graph.svg             the same, laid out by Graphviz `dot`
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "store/trace_store.hpp"
+
+namespace sonde::serve {
+
+struct ApiResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+using QueryParams = std::multimap<std::string, std::string>;
+
+// Answers one API request; `path` starts with "/api/". Never throws on bad
+// input; a store failure gives 500 with the reason.
+ApiResponse handle_api(store::TraceStore& store, const std::string& path, const QueryParams& params);
+
+}  // namespace sonde::serve

@@ -1,0 +1,20 @@
+# Writes OUT: a C++ file holding every file of FILES (the web UI) as bytes,
+# looked up by name in web_assets.cpp. Run at build time by CMakeLists.txt.
+set(body "// Generated from web/ by embed_assets.cmake; do not edit.\n#include \"serve/web_assets.hpp\"\n\nnamespace sonde::serve {\nnamespace {\n")
+set(table "")
+set(i 0)
+string(REPLACE "|" ";" FILES "${FILES}")
+foreach(f IN LISTS FILES)
+  get_filename_component(name ${f} NAME)
+  file(READ ${f} hex HEX)
+  string(LENGTH "${hex}" hexlen)
+  math(EXPR size "${hexlen} / 2")
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "'\\\\x\\1'," bytes "${hex}")
+  string(APPEND body "const char kFile${i}[] = {${bytes} 0};\n")
+  string(APPEND table "    {\"${name}\", std::string_view(kFile${i}, ${size})},\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+string(APPEND body "}  // namespace\n\nconst std::vector<EmbeddedFile>& embedded_files() {\n  static const std::vector<EmbeddedFile> files = {\n${table}  };\n  return files;\n}\n\n}  // namespace sonde::serve\n")
+file(WRITE ${OUT}.tmp "${body}")
+# Only touch OUT when it changed, so an unchanged UI does not recompile.
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

@@ -20,6 +20,7 @@
 
 #include "cli/command.hpp"
 #include "serve/web_server.hpp"
+#include "store/index_store.hpp"
 #include "store/memory_store.hpp"
 
 namespace sonde::cli {
@@ -62,10 +63,24 @@ int run_serve(const ServeCliOptions& o) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  store::MemoryStore store(o.log);
-  for (const auto& e : store.load().errors) std::cerr << "sonde serve: error: " << e << "\n";
-  for (const auto& w : store.load().warnings) std::cerr << "sonde serve: warning: " << w << "\n";
-  if (!store.load().ok) return 1;
+  // A collector's DIR with index.sqlite, or a clickhouse:// URL, is served
+  // from its index (live: every query reads the store); anything else is
+  // read into memory and re-read every --refresh seconds.
+  std::unique_ptr<store::TraceStore> indexed;
+  std::unique_ptr<store::MemoryStore> memory;
+  if (store::is_indexed_store(o.log)) {
+    indexed = store::open_indexed_store(o.log, &error);
+    if (!indexed) {
+      std::cerr << "sonde serve: " << error << "\n";
+      return 1;
+    }
+  } else {
+    memory = std::make_unique<store::MemoryStore>(o.log);
+    for (const auto& e : memory->load().errors) std::cerr << "sonde serve: error: " << e << "\n";
+    for (const auto& w : memory->load().warnings) std::cerr << "sonde serve: warning: " << w << "\n";
+    if (!memory->load().ok) return 1;
+  }
+  store::TraceStore& store = indexed ? *indexed : static_cast<store::TraceStore&>(*memory);
 
   serve::WebServer server(store, options);
   if (!server.bind(&error)) {
@@ -93,13 +108,13 @@ int run_serve(const ServeCliOptions& o) {
     server.stop();
   });
   std::thread refresher([&] {
-    if (o.refresh_seconds == 0) return;
+    if (o.refresh_seconds == 0 || !memory) return;
     const auto period = std::chrono::duration<double>(o.refresh_seconds);
     std::unique_lock lock(mutex);
     while (!wake.wait_for(lock, period, [&] { return stopping; })) {
       lock.unlock();
-      if (store.refresh()) {
-        for (const auto& e : store.load().errors) std::cerr << "sonde serve: error: " << e << "\n";
+      if (memory->refresh()) {
+        for (const auto& e : memory->load().errors) std::cerr << "sonde serve: error: " << e << "\n";
       }
       lock.lock();
     }

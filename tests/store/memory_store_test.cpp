@@ -13,7 +13,7 @@
 namespace sonde::store {
 namespace {
 
-const std::string kBookstore = std::string(SONDE_TESTDATA_DIR) + "/kieker/bookstore-oer-2010/log";
+const std::string kMemoryBookstore = std::string(SONDE_TESTDATA_DIR) + "/kieker/bookstore-oer-2010/log";
 constexpr uint64_t kBookstoreTraces = 1635;  // testdata/kieker/README.md
 
 std::vector<std::string> lines_of(const std::string& path) {
@@ -24,7 +24,7 @@ std::vector<std::string> lines_of(const std::string& path) {
 }
 
 TEST(MemoryStore, HoldsEveryTraceOfTheBookstoreLog) {
-  MemoryStore store(kBookstore);
+  MemoryStore store(kMemoryBookstore);
   EXPECT_TRUE(store.load().ok);
   EXPECT_TRUE(store.load().errors.empty());
   const StoreInfo info = store.info();
@@ -55,9 +55,9 @@ TEST(MemoryStore, HoldsEveryTraceOfTheBookstoreLog) {
 TEST(MemoryStore, RefreshPicksUpAGrowingLog) {
   std::string tmpl = (std::filesystem::temp_directory_path() / "sonde-memstore-XXXXXX").string();
   const std::string dir = mkdtemp(tmpl.data());
-  std::filesystem::copy_file(kBookstore + "/kieker.map", dir + "/kieker.map");
+  std::filesystem::copy_file(kMemoryBookstore + "/kieker.map", dir + "/kieker.map");
   std::string dat;
-  for (const auto& e : std::filesystem::directory_iterator(kBookstore)) {
+  for (const auto& e : std::filesystem::directory_iterator(kMemoryBookstore)) {
     if (e.path().extension() == ".dat") dat = e.path().string();
   }
   ASSERT_FALSE(dat.empty());

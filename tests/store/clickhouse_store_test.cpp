@@ -59,7 +59,8 @@ TEST_F(ClickHouse, BookstoreGivesTheSameAnswersAsSqlite) {
 
 TEST_F(ClickHouse, FailedInvalidAndHostileStringsRoundTrip) {
   const std::string hostile = "<script>alert('x')</script>\t\"q\"\\n\nline2 \\ end";
-  auto make = [&](int64_t id, int64_t start, bool fail, const std::string& host) {
+  // Hosts are views of string literals or of `hostile`: a Trace keeps views.
+  auto make = [&](int64_t id, int64_t start, bool fail, std::string_view host) {
     analysis::Trace t;
     t.trace_id = id;
     t.thread_id = id % 3;
@@ -80,7 +81,9 @@ TEST_F(ClickHouse, FailedInvalidAndHostileStringsRoundTrip) {
     auto index = open_trace_index(out, &error);
     ASSERT_NE(index, nullptr) << error;
     for (int64_t i = 0; i < 60; ++i) {
-      index->add(make(i, 1'000'000 + i * 100'000, i % 7 == 0, i % 2 ? "h1" : hostile), 1);
+      index->add(make(i, 1'000'000 + i * 100'000, i % 7 == 0,
+                      i % 2 ? std::string_view("h1") : std::string_view(hostile)),
+                 1);
     }
     // The same trace id twice (two processes).
     index->add(make(5, 9'000'000, false, "h2"), 2);

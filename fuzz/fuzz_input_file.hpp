@@ -42,4 +42,21 @@ inline std::pair<std::string_view, std::string_view> split_at_nul(const uint8_t*
   return {all.substr(0, nul), all.substr(nul + 1)};
 }
 
+// A Kieker filesystem log from one input: the kieker.map before the first
+// NUL (or one naming the flow records the seeds use), the data file after.
+// `data_file` names it, e.g. "kieker-...-001.dat" or ".bin"; the reader
+// detects compression by magic bytes either way.
+inline void write_kieker_directory(const uint8_t* data, size_t size, const std::string& data_file) {
+  constexpr std::string_view kDefaultMap =
+      "$0=kieker.common.record.flow.trace.TraceMetadata\n"
+      "$1=kieker.common.record.flow.trace.operation.BeforeOperationEvent\n"
+      "$2=kieker.common.record.flow.trace.operation.AfterOperationEvent\n"
+      "$3=kieker.common.record.controlflow.OperationExecutionRecord\n"
+      "$4=kieker.common.record.flow.trace.operation.AfterOperationFailedEvent\n"
+      "$5=kieker.common.record.flow.trace.operation.CallOperationEvent\n";
+  const auto [map, content] = split_at_nul(data, size, kDefaultMap);
+  write_file("kieker.map", map);
+  write_file(data_file, content);
+}
+
 }  // namespace sonde::fuzz

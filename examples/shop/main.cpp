@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <stdexcept>
 
@@ -61,6 +62,7 @@ std::string usage() {
   std::string text = "usage: shop [options]\n";
   for (const auto& f : kIntFlags) text += std::string("  ") + f.name + " N\t" + f.help + "\n";
   text += "  --data-dir DIR\tdirectory for shop.db (default: a fresh temporary one)\n";
+  text += "  --pid-file PATH\twrite the process id there once listening (removed at a clean exit)\n";
   for (const auto& f : kFlags) text += std::string("  ") + f.name + "\t" + f.help + "\n";
   return text;
 }
@@ -81,10 +83,10 @@ bool parse_options(int argc, char** argv, Options& options, std::string& error) 
         return error = arg + ": invalid value '" + argv[i] + "'", false;
       options.*f.member = static_cast<int>(value);
     }
-    if (arg == "--data-dir") {
+    if (arg == "--data-dir" || arg == "--pid-file") {
       known = true;
       if (i + 1 >= argc) return error = arg + " needs a value", false;
-      options.data_dir = argv[++i];
+      (arg == "--data-dir" ? options.data_dir : options.pid_file) = argv[++i];
     }
     if (!known) return error = "unknown option '" + arg + "'", false;
   }
@@ -189,11 +191,15 @@ int run(const Options& options) {
         while (listening && !g_stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(20));
         server.stop();
       });
+      // The pid file lets a test or a supervisor find this process even
+      // when it runs under a wrapper (sonde run).
+      if (!options.pid_file.empty()) std::ofstream(options.pid_file) << getpid() << "\n";
       std::printf("shop: listening on 127.0.0.1:%d\n", port);
       std::fflush(stdout);
       server.listen_after_bind();
       listening = false;
       stopper.join();
+      if (!options.pid_file.empty()) fs::remove(options.pid_file);
     }
     bus.stop();
   }

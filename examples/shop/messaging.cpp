@@ -33,7 +33,7 @@ void MessageBus::subscribe(const std::string& destination, Handler handler) {
   q.consumer = std::thread([this, destination, &q] { consume(destination, q); });
 }
 
-void MessageBus::send(const std::string& destination, std::string body) {
+void MessageBus::send(const std::string& from, const std::string& destination, std::string body) {
   const std::int64_t start = now_ns();
   const auto bytes = static_cast<std::int64_t>(body.size());
   Queue& q = *queues_.at(destination);
@@ -43,7 +43,7 @@ void MessageBus::send(const std::string& destination, std::string body) {
     q.items.push_back(std::move(body));
   }
   q.ready.notify_one();
-  if (RecordSend fn = record_send()) fn(destination.c_str(), bytes, now_ns() - start);
+  if (RecordSend fn = record_send()) fn((from + ">" + destination).c_str(), bytes, now_ns() - start);
 }
 
 void MessageBus::consume(const std::string& destination, Queue& q) {

@@ -122,11 +122,11 @@ std::string Shop::add_to_cart(int user, int product, int quantity) {
 }
 
 // Messages go straight to their component, or with --blob through the hub.
-void Shop::route(const std::string& destination, std::string body) {
+void Shop::route(const std::string& from, const std::string& destination, std::string body) {
   if (options_.blob)
-    bus_.send("hub", destination + "|" + body);
+    bus_.send(from, "hub", destination + "|" + body);
   else
-    bus_.send(destination, std::move(body));
+    bus_.send(from, destination, std::move(body));
 }
 
 // --blob: one component that every message passes through; it parses,
@@ -137,7 +137,7 @@ void Shop::on_hub(const Message& message) {
   std::string audit;
   for (int i = 0; i < 200; ++i) audit += message.body.substr(0, bar);
   pause_ms(1);
-  bus_.send(message.body.substr(0, bar), message.body.substr(bar + 1));
+  bus_.send("hub", message.body.substr(0, bar), message.body.substr(bar + 1));
 }
 
 // Inventory: "product:quantity;product:quantity;..." -> stock updates.
@@ -176,19 +176,19 @@ std::string Shop::place_order(int user) {
     // --empty-semi-trucks: one tiny message per order line (and unit)
     // instead of one message carrying the whole order.
     for (const auto& [product, quantity] : lines)
-      for (int unit = 0; unit < quantity; ++unit) route("inventory", std::to_string(product) + ":1");
+      for (int unit = 0; unit < quantity; ++unit) route("orders", "inventory", std::to_string(product) + ":1");
   } else {
     std::string batch;
     for (const auto& [product, quantity] : lines)
       batch += std::to_string(product) + ":" + std::to_string(quantity) + ";";
-    route("inventory", batch);
+    route("orders", "inventory", batch);
   }
   // --excessive-messaging: a status update per step of a fine-grained
   // workflow, each carrying the whole order, instead of one notification.
   const int notifications = options_.excessive_messaging ? 60 : 1;
   const std::string payload(options_.excessive_messaging ? 2048 : 64, 'n');
   for (int i = 0; i < notifications; ++i)
-    route("notification", "order " + std::to_string(order_id) + " step " + std::to_string(i) + " " + payload);
+    route("orders", "notification", "order " + std::to_string(order_id) + " step " + std::to_string(i) + " " + payload);
   return "{\"order\":" + std::to_string(order_id) + ",\"lines\":" + std::to_string(lines.size()) + "}";
 }
 

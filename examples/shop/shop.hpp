@@ -28,6 +28,7 @@ struct Options {
   int threads = 32;       // HTTP worker threads (concurrent requests served)
   int products = 20000;   // rows seeded into the catalogue
   std::string data_dir;   // empty: a fresh temporary directory
+  std::string pid_file;   // written once listening (empty: none)
   bool one_lane_bridge = false;
   bool db_lock = false;
   bool stifle = false;
@@ -78,14 +79,16 @@ struct Message {
 // messages (a sender waits for space: flow control) and every delivery
 // costs a fixed handling overhead, so many messages cost more than few
 // large ones. Each send is reported to sonde's messaging probe when the
-// program runs under a libsonde that offers sonde_record_message_send.
+// program runs under a libsonde that offers sonde_record_message_send, with
+// the destination written "sender>receiver" (components by name), which is
+// how The Blob tells who takes part in a message.
 class MessageBus {
  public:
   static constexpr std::size_t kCapacity = 256;
   static constexpr int kDeliveryOverheadUs = 50;
   using Handler = std::function<void(const Message&)>;
   void subscribe(const std::string& destination, Handler handler);
-  void send(const std::string& destination, std::string body);
+  void send(const std::string& from, const std::string& destination, std::string body);
   void stop();
   ~MessageBus();
   std::uint64_t delivered() const { return delivered_.load(); }
@@ -126,7 +129,7 @@ class Shop {
   void on_inventory(const Message& message);
   void on_notification(const Message& message);
   void on_hub(const Message& message);
-  void route(const std::string& destination, std::string body);
+  void route(const std::string& from, const std::string& destination, std::string body);
   void hiccup_loop();
   void cart_activity(int user, int product);
 

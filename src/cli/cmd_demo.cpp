@@ -34,7 +34,8 @@ const char* const kProfile = R"({
     {"name": "POST /cart", "method": "POST", "path": "/cart?user={user}&product={random:1:2000}", "weight": 2},
     {"name": "POST /order", "method": "POST", "path": "/order?user={user}", "weight": 1},
     {"name": "GET /orders", "path": "/orders?user={user}", "weight": 1},
-    {"name": "GET /shipping", "path": "/shipping?product={random:1:2000}", "weight": 1}
+    {"name": "GET /shipping", "path": "/shipping?product={random:1:2000}", "weight": 1},
+    {"name": "GET /recommend", "path": "/recommend?product={random:1:2000}", "weight": 1}
   ]
 })";
 
@@ -62,7 +63,8 @@ int run_demo(const DemoOptions& o) {
   const fs::path out = fs::absolute(o.out);
   std::ofstream(out / "profile.json") << kProfile;
   nlohmann::json command = {shop, "--port", "{port}"};
-  for (const auto& p : o.problems) command.push_back("--" + p);
+  for (const auto& p : o.problems)
+    if (p != "none") command.push_back("--" + p);
   const double stable = o.quick ? 3 : 10;
   const nlohmann::json config = {
       {"sut",
@@ -76,7 +78,7 @@ int run_demo(const DemoOptions& o) {
        {{"ramp_up_s", o.quick ? 0.5 : 2.0}, {"stable_s", stable}, {"cool_down_s", 0.5}}},
       {"requirements", {{"default", {{"threshold_ms", 10}, {"percentile", 0.9}}}}},
       {"experiments",
-       {{{"kind", "single_user"}, {"probes", {"response_time", "database", "cpu"}}},
+       {{{"kind", "single_user"}, {"probes", {"response_time", "database", "messaging", "cpu"}}},
         {{"kind", "scaling"},
          {"steps", o.quick ? 3 : 5},
          {"probes", {"response_time", "lock_wait", "database", "messaging", "cpu"}}}}}};
@@ -95,9 +97,9 @@ SONDE_COMMAND("demo", "Diagnose the demo shop with injected performance problems
                 app.add_option("--out", o->out, "Directory for the report and the data (default sonde-demo)");
                 app.add_option("--shop", o->shop, "The demo shop binary (default: the one built with sonde)");
                 app.add_option("--problems", o->problems,
-                               "Antipatterns to switch on (shop flags without '--'; default: "
+                               "Antipatterns to switch on (shop flags without '--', or none; default: "
                                "one-lane-bridge stifle expensive-query)")
-                    ->check(CLI::IsMember({"one-lane-bridge", "db-lock", "stifle", "expensive-query",
+                    ->check(CLI::IsMember({"none", "one-lane-bridge", "db-lock", "stifle", "expensive-query",
                                            "ramp", "hiccups", "cpu-heavy", "slow-external",
                                            "excessive-messaging", "blob", "empty-semi-trucks"}));
                 app.footer("Exit status: 0 ok, 3 the run was incomplete, 1 error, 2 usage error.");

@@ -9,6 +9,7 @@
 #include "cli/command.hpp"
 #include "cli/diagnose_run.hpp"
 #include "diagnose/hierarchy.hpp"
+#include "diagnose/scenario_accuracy.hpp"
 
 namespace sonde::cli {
 namespace {
@@ -18,13 +19,39 @@ struct DiagnoseOptions {
   std::string data;
   std::string out;
   std::string hierarchy;
+  std::string accuracy;  // scenario cases file
   bool print_default = false;
 };
+
+// `--accuracy CASES --out RESULTS`: the scenario suite's table
+// (scenarios/README.md). Exit 0 when every case was scored and nothing was
+// misclassified, 4 otherwise (so scripts and CI can gate on it), 1 bad input.
+int print_accuracy(const DiagnoseOptions& o) {
+  try {
+    const auto cases = diagnose::load_scenario_cases(o.accuracy);
+    const diagnose::AccuracyTable table = diagnose::score_scenarios(cases, o.out);
+    std::cout << diagnose::format_accuracy(table);
+    bool perfect = table.missing.empty();
+    for (const auto& row : table.rows) perfect = perfect && row.wrong.empty();
+    return perfect ? 0 : 4;
+  } catch (const diagnose::DiagnoseError& e) {
+    std::cerr << "sonde diagnose: " << e.what() << "\n";
+    return 1;
+  }
+}
 
 int run_diagnose(const DiagnoseOptions& o) {
   if (o.print_default) {
     std::cout << diagnose::default_config_json().dump(2) << "\n";
     return 0;
+  }
+  if (!o.accuracy.empty()) {
+    if (o.out.empty() || !o.data.empty() || !o.config.empty()) {
+      std::cerr << "sonde diagnose: --accuracy CASES needs --out RESULTS (the directory with "
+                   "one diagnosis per case) and neither --config nor --data\n";
+      return 2;
+    }
+    return print_accuracy(o);
   }
   if (o.out.empty() || o.data.empty() == o.config.empty()) {
     std::cerr << "sonde diagnose: give --out and either --config (run experiments) or --data "
@@ -49,6 +76,9 @@ SONDE_COMMAND("diagnose", "Find performance antipatterns in experiment data (see
                 app.add_option(
                     "--hierarchy", o->hierarchy,
                     "problem hierarchy / requirements config (JSON, docs/diagnose/hierarchy.md)");
+                app.add_option("--accuracy", o->accuracy,
+                               "scenario cases file (scenarios/cases.txt): print the accuracy "
+                               "table of the diagnoses in OUT/<case>/ (exit 4 if any is wrong)");
                 app.add_flag("--print-default-hierarchy", o->print_default,
                              "print the built-in configuration and exit");
                 app.callback([o, &exit_code] { exit_code = run_diagnose(*o); });

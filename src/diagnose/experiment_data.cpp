@@ -52,6 +52,11 @@ double LogRecord::number(const std::string& field, double fallback) const {
   return it == numbers.end() ? fallback : it->second;
 }
 
+int64_t LogRecord::integer(const std::string& field, int64_t fallback) const {
+  auto it = integers.find(field);
+  return it == integers.end() ? fallback : it->second;
+}
+
 std::string LogRecord::text(const std::string& field) const {
   auto it = strings.find(field);
   return it == strings.end() ? std::string() : it->second;
@@ -185,6 +190,7 @@ class ClassFilter : public format::RecordSink {
       const format::Value& v = r.values[i];
       if (const auto* i64 = std::get_if<int64_t>(&v)) {
         rec.numbers[name] = static_cast<double>(*i64);
+        rec.integers[name] = *i64;
       } else if (const auto* d = std::get_if<double>(&v)) {
         rec.numbers[name] = *d;
       } else if (const auto* b = std::get_if<bool>(&v)) {
@@ -193,8 +199,8 @@ class ClassFilter : public format::RecordSink {
         rec.strings[name] = std::string(*s);
       }
     }
-    rec.timestamp = static_cast<int64_t>(rec.number("timestamp"));
-    rec.trace_id = static_cast<int64_t>(rec.number("traceId", -1));
+    rec.timestamp = rec.integer("timestamp");
+    rec.trace_id = rec.integer("traceId", -1);
     if (e_.end_ns > e_.start_ns && (rec.timestamp < e_.start_ns || rec.timestamp > e_.end_ns)) {
       return true;
     }

@@ -54,12 +54,17 @@ struct Experiment {
 
 // One record of a class from an experiment's log, fields by name (numbers
 // as double, strings as text), inside the experiment's stable phase.
+// Integer fields are also kept exactly: trace ids (a random high half) and
+// epoch-ns timestamps exceed a double's 53-bit mantissa, and as doubles
+// neighbouring trace ids would collapse into one.
 struct LogRecord {
   int64_t timestamp = 0;
   int64_t trace_id = -1;
   std::map<std::string, double> numbers;
+  std::map<std::string, int64_t> integers;
   std::map<std::string, std::string> strings;
   double number(const std::string& field, double fallback = 0) const;
+  int64_t integer(const std::string& field, int64_t fallback = 0) const;
   std::string text(const std::string& field) const;
 };
 

@@ -158,6 +158,20 @@ std::string charts_html(const NodeResult& r) {
     }
     out += render_svg(ch);
   }
+  if (c.contains("database_cpu") && !c["database_cpu"].empty()) {
+    Chart ch{"Database CPU vs users (Database Congestion)", "users", "utilization [%]", {}, {}, {}, {}};
+    ChartSeries db{"database (estimated)", {}, {}, {}, {}, false};
+    ChartSeries cpu{"whole CPU (measured)", {}, {}, {}, {}, true};
+    for (const json& p : c["database_cpu"]) {
+      db.x.push_back(d(p["users"]));
+      db.y.push_back(100 * d(p["database_cpu"]));
+      cpu.x.push_back(d(p["users"]));
+      cpu.y.push_back(100 * d(p["cpu"]));
+    }
+    ch.series = {db, cpu};
+    ch.hlines.push_back({100 * d(c["database_cpu"][0]["threshold"]), "saturation"});
+    out += render_svg(ch);
+  }
   if (c.contains("message_throughput")) {
     Chart ch{"Message throughput vs users", "users", "messages/s", {}, {}, {}, {}};
     ChartSeries m{"messages/s", {}, {}, {}, {}, false};

@@ -4,8 +4,12 @@
 // the run's structure and that every hierarchy node is accounted for; the
 // heuristics' decisions are tested on planted data in tests/diagnose.
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -90,6 +94,45 @@ TEST_F(DiagnoseRun, BadConfigKeyIsNamedAndNothingRuns) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("max_userz"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out / "data" / "experiments"));
+}
+
+// The system under test is killed (SIGKILL, as by the OOM killer) in the
+// middle of an experiment: the run stops at once with a message naming it,
+// the report is written and marked incomplete, and the exit status says so.
+TEST_F(DiagnoseRun, SutKilledMidExperimentGivesAnIncompleteReport) {
+  const fs::path out = dir_ / "out";
+  const fs::path pid_file = dir_ / "shop.pid";
+  json command = {std::string(SONDE_BINARY_DIR) + "/examples/shop", "--port", "{port}",
+                  "--products", "300", "--pid-file", pid_file.string()};
+  // One long experiment, so the kill surely lands inside it.
+  const fs::path config = write_config(
+      {{"sut", {{"command", command}}},
+       {"durations", {{"stable_s", 60}}},
+       {"experiments", json::array({{{"kind", "load"}, {"users", 2}}})}});
+  std::atomic<bool> killed{false};
+  std::thread killer([&] {
+    for (int i = 0; i < 600 && !fs::exists(pid_file); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::ifstream in(pid_file);
+    pid_t pid = 0;
+    if (!(in >> pid) || pid <= 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // load is running
+    killed = ::kill(pid, SIGKILL) == 0;
+  });
+  const CliRun r = sonde({"diagnose", "--config", config.string(), "--out", out.string()});
+  killer.join();
+  ASSERT_TRUE(killed) << "the shop never wrote its pid file: " << r.err;
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("the system under test (shop) was killed by signal 9"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("during the experiment"), std::string::npos) << r.err;
+  const json report = read_json_file(out / "report.json");
+  EXPECT_EQ(report.at("complete"), false);
+  EXPECT_NE(report.at("incomplete_reason").get<std::string>().find("(shop)"), std::string::npos)
+      << report.dump(2);
+  EXPECT_TRUE(fs::exists(out / "report.html"));
+  const json experiment = read_json_file(out / "data" / "experiments" / "load-u2" / "experiment.json");
+  EXPECT_EQ(experiment.at("status"), "failed");
 }
 
 TEST_F(DiagnoseRun, ConfigOrDataButNotBoth) {

@@ -285,7 +285,9 @@ TEST(SqlShape, ReplacesLiteralsOnly) {
   EXPECT_EQ(sql_shape("select * from t2 where v > 1.5e3"), "select * from t2 where v > ?");
 }
 
-TEST(PendingHeuristics, ReportNotEvaluatedNotNotDetected) {
+// Without their data (here: a load test with response times only) they
+// report not_evaluated, never not_detected.
+TEST(CongestionBlobTrucks, ReportNotEvaluatedWithoutTheirData) {
   TempDir d;
   write_experiment(d.path(), load_test([](int, const std::string&) { return 100; }));
   for (const char* name : {"database_congestion", "the_blob", "empty_semi_trucks"}) {

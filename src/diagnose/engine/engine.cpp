@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -72,6 +74,17 @@ std::string patterns_lines(const std::string& patterns) {
   std::string out;
   for (char c : patterns) out += c == ';' ? '\n' : c;
   return out;
+}
+
+// `sonde run` exits with 128 + N when its program was killed by signal N:
+// say what happened to the program, not to its wrapper.
+std::string killed_under_sonde_run(const std::string& how) {
+  const std::string prefix = "exited with status ";
+  if (how.rfind(prefix, 0) != 0) return how;
+  const int code = std::atoi(how.c_str() + prefix.size());
+  if (code <= 128 || code > 128 + 64) return how;
+  return "was killed by signal " + std::to_string(code - 128) + " (" + strsignal(code - 128) +
+         "; sonde run exited with " + std::to_string(code) + ")";
 }
 
 std::atomic<Engine*> g_signal_engine{nullptr};
@@ -335,6 +348,9 @@ bool Engine::run(const SeriesPlan& plan) {
       fail(e.what());
       return false;
     }
+    // Named in messages: the program, not the `sonde run` wrapper around it.
+    const std::string sut_name =
+        config_.sut.command.empty() ? "?" : fs::path(config_.sut.command.front()).filename().string();
     std::vector<fs::path> sharers;  // experiments of this SUT other than the owner
     std::atomic<bool> stop_load{false};
     std::string died;
@@ -358,7 +374,9 @@ bool Engine::run(const SeriesPlan& plan) {
         while (!load_done) {
           if (cancel_) stop_load = true;
           if (auto how = sut->exited()) {
-            died = "the system under test " + *how + " during the experiment; its output:\n" + sut->output_tail();
+            died = "the system under test (" + sut_name + ") " +
+                   (config_.sut.monitor ? killed_under_sonde_run(*how) : *how) +
+                   " during the experiment; the run stops here; its output:\n" + sut->output_tail();
             stop_load = true;
           }
           std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -19,8 +19,6 @@ std::unique_ptr<Heuristic> make_database_olb();
 std::unique_ptr<Heuristic> make_the_stifle();
 std::unique_ptr<Heuristic> make_expensive_database_call();
 std::unique_ptr<Heuristic> make_excessive_messaging();
-// Declared in the hierarchy but not implemented yet: they report
-// not_evaluated with that reason (never not_detected).
 std::unique_ptr<Heuristic> make_database_congestion();
 std::unique_ptr<Heuristic> make_the_blob();
 std::unique_ptr<Heuristic> make_empty_semi_trucks();

@@ -120,19 +120,42 @@ bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::
     *error = recs.error;
     return false;
   }
+  // libsonde's CPU sampler writes one record per core ("cpu0", ...) and one
+  // for all cores together (cpuID "all"). The aggregate is not a core: it
+  // is the utilization when present, and the cores are counted without it.
   std::set<std::string> ids;
-  double sum = 0;
+  double core_sum = 0, all_sum = 0;
+  size_t core_n = 0, all_n = 0;
   for (const LogRecord& r : recs.records) {
-    ids.insert(r.text("hostname") + "/" + r.text("cpuID"));
-    sum += r.number("totalUtilization");
+    const double u = r.number("totalUtilization");
+    if (r.text("cpuID") == "all") {
+      all_sum += u;
+      ++all_n;
+    } else {
+      ids.insert(r.text("hostname") + "/" + r.text("cpuID"));
+      core_sum += u;
+      ++core_n;
+    }
   }
   if (recs.records.empty()) {
     *error = "experiment '" + e.id + "' has no CPUUtilizationRecord in its log";
     return false;
   }
-  *utilization = std::clamp(sum / static_cast<double>(recs.records.size()), 0.0, 1.0);
-  *cores = static_cast<int>(ids.size());
+  const double mean = all_n > 0 ? all_sum / static_cast<double>(all_n)
+                                : core_sum / static_cast<double>(core_n);
+  *utilization = std::clamp(mean, 0.0, 1.0);
+  *cores = static_cast<int>(ids.size());  // 0 when only the aggregate was sampled
   return true;
+}
+
+int servers_for(const Context& ctx, int sampled_cores) {
+  if (ctx.settings.cores > 0) return ctx.settings.cores;
+  if (sampled_cores > 0) return sampled_cores;
+  const nlohmann::json& run = ctx.data.run;
+  if (run.is_object() && run.contains("cores") && run["cores"].is_number_integer() &&
+      run["cores"].get<int>() > 0)
+    return run["cores"].get<int>();
+  return 1;
 }
 
 std::vector<std::string> violating_services(const Experiment& e, const Settings& s) {

@@ -66,8 +66,14 @@ KeyedSeries keyed_series(const std::vector<const Experiment*>& series, const std
                          std::string (*key_of)(std::string_view) = nullptr);
 
 // Mean CPU utilization (0..1) of an experiment from CPUUtilizationRecord,
-// and the number of distinct cpuIDs seen; false when there are none.
+// and the number of cores: distinct cpuIDs other than the aggregate "all"
+// (0 when only "all" was sampled); false when there are no records.
+// servers_for() picks the queueing models' server count from it.
 bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::string* error);
+
+// Servers of the queueing models: the config's `cores`, else the cores the
+// CPU sampler saw, else run.json's `cores` (the measuring machine), else 1.
+int servers_for(const Context& ctx, int sampled_cores);
 
 // Services that violate their requirement in `e`.
 std::vector<std::string> violating_services(const Experiment& e, const Settings& s);

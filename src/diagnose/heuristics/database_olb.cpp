@@ -40,9 +40,8 @@ class DatabaseOlb : public Heuristic {
       return not_evaluated("database time grows with load, but saturation cannot be ruled out: " +
                            error);
     }
-    if (ctx.settings.cores > 0) cores = ctx.settings.cores;
-    const double limit =
-        stats::utilization_for_rt_factor(ctx.params.at("saturation_rt_factor"), std::max(cores, 1));
+    const double limit = stats::utilization_for_rt_factor(ctx.params.at("saturation_rt_factor"),
+                                                          servers_for(ctx, cores));
     if (u >= limit) {
       r.status = Status::kNotDetected;
       r.reason = "database time grows, but the CPU is saturated (" + fmt(u * 100) +

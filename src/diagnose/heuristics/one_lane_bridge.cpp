@@ -61,14 +61,14 @@ class OneLaneBridge : public Heuristic {
     const std::vector<const Experiment*> steps = ctx.data.series("scaling");
     if (steps.size() < 2) return not_evaluated("needs a scaling series with >= 2 complete steps");
     std::vector<double> util(steps.size());
-    int cores = ctx.settings.cores;
+    int sampled = 0;
     for (size_t s = 0; s < steps.size(); ++s) {
       std::string error;
       int seen = 0;
       if (!cpu_utilization(*steps[s], &util[s], &seen, &error)) return not_evaluated(error);
-      if (ctx.settings.cores == 0) cores = std::max(cores, seen);
+      sampled = std::max(sampled, seen);
     }
-    cores = std::max(cores, 1);
+    const int cores = servers_for(ctx, sampled);
     std::vector<std::string> services;
     if (auto it = ctx.ancestors.find("traffic_jam"); it != ctx.ancestors.end()) {
       const nlohmann::json tj = it->second;

@@ -1,0 +1,278 @@
+// Empty Semi Trucks (thesis H12, Alg. 26): in a single-user test, a
+// request sends many small messages in a loop where one message carrying
+// all of it would do. Structural analysis, so heavy instrumentation is fine
+// here (SSE: no performance metric is read from this experiment).
+//
+// 1. Reconstruct each request's trace (flow events of the response_time
+//    probe) and place every MessageSend of the messaging probe into it: a
+//    send belongs to the innermost execution open at its trace position
+//    (the record's orderIndex is the last event before the send).
+// 2. Find loops: in an execution's sequence of calls and sends, a body of
+//    1..max_loop_body consecutive items repeated >= 2 times with equal
+//    structure (operation names and send destinations, recursively; the
+//    thesis' repeated sub-trees). A loop whose body sends is a candidate.
+// 3. Aggregate candidates over requests by (location, body); detected when
+//    a loop iterates >= min_iterations times on average (thesis: > 1).
+// 4. Rank by the saving potential pi = (nu - 1) * overhead: sending one
+//    message instead of nu saves nu - 1 messages' overhead (thesis:
+//    (nu - 1)(sigma - beta), total size minus payload). The probe records
+//    the payload only, so the per-message overhead is the parameter
+//    message_overhead_bytes (default 160 B, the TPC-W JMS overhead).
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "diagnose/heuristics/all.hpp"
+#include "diagnose/heuristics/common.hpp"
+#include "diagnose/heuristics/experiment_traces.hpp"
+
+namespace sonde::diagnose::heuristics {
+namespace {
+
+struct Send {
+  int64_t position = 0;  // orderIndex (or timestamp when the trace has no order indexes)
+  int64_t timestamp = 0;
+  std::string receiver;
+  double bytes = 0;
+};
+
+struct Item {
+  int64_t key = 0;  // sort key within the parent
+  bool is_send = false;
+  size_t index = 0;  // execution or send index
+};
+
+struct LoopStats {
+  std::string location;
+  std::string body;
+  std::set<std::string> receivers;
+  size_t requests = 0;
+  double iterations = 0;  // summed over requests
+  double messages = 0;
+  double bytes = 0;
+};
+
+std::string receiver_of(const std::string& destination) {
+  const auto arrow = destination.find('>');
+  return arrow == std::string::npos ? destination : destination.substr(arrow + 1);
+}
+
+uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL + (h << 6) + (h >> 2); }
+
+// Loops of one trace, added to `loops`.
+void find_loops(const analysis::Trace& t, const std::vector<Send>& sends, size_t max_body,
+                std::map<std::string, LoopStats>& loops) {
+  const auto& ex = t.executions;
+  const size_t n = ex.size();
+  if (n == 0) return;
+  const bool ordered = std::all_of(ex.begin(), ex.end(),
+                                   [](const analysis::Execution& x) { return x.order_index >= 0; });
+  std::vector<std::vector<Item>> items(n);
+  std::vector<size_t> stack;
+  for (size_t i = 0; i < n; ++i) {
+    while (stack.size() > static_cast<size_t>(std::max(0, ex[i].ess))) stack.pop_back();
+    if (!stack.empty())
+      items[stack.back()].push_back({ordered ? ex[i].order_index * 2LL : ex[i].tin * 2, false, i});
+    stack.push_back(i);
+  }
+  for (size_t k = 0; k < sends.size(); ++k) {
+    const Send& s = sends[k];
+    size_t owner = 0;
+    int best = -1;
+    for (size_t i = 0; i < n; ++i) {
+      const bool open =
+          ordered ? ex[i].order_index <= s.position &&
+                        (ex[i].exit_order_index < 0 || ex[i].exit_order_index > s.position)
+                  : ex[i].tin <= s.timestamp && (ex[i].tout < 0 || ex[i].tout >= s.timestamp);
+      if (open && ex[i].ess > best) best = ex[i].ess, owner = i;
+    }
+    items[owner].push_back({ordered ? s.position * 2 + 1 : s.timestamp * 2 + 1, true, k});
+  }
+  for (auto& list : items)
+    std::stable_sort(list.begin(), list.end(),
+                     [](const Item& a, const Item& b) { return a.key < b.key; });
+  // Structure hash, sends below and a label per execution, bottom-up
+  // (children have larger indexes than their parent).
+  std::vector<uint64_t> hash(n);
+  std::vector<std::vector<size_t>> below(n);
+  auto item_hash = [&](const Item& it) {
+    return it.is_send ? mix(0x5e4d, std::hash<std::string>()(sends[it.index].receiver))
+                      : hash[it.index];
+  };
+  for (size_t i = n; i-- > 0;) {
+    uint64_t h = std::hash<std::string_view>()(ex[i].operation);
+    for (const Item& it : items[i]) {
+      h = mix(h, item_hash(it));
+      if (it.is_send) {
+        below[i].push_back(it.index);
+      } else {
+        below[i].insert(below[i].end(), below[it.index].begin(), below[it.index].end());
+      }
+    }
+    hash[i] = mix(h, 0x29);
+  }
+  auto label = [&](const Item& it) {
+    return it.is_send ? "send to " + sends[it.index].receiver : std::string(ex[it.index].operation);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const std::vector<Item>& list = items[i];
+    for (size_t at = 0; at < list.size();) {
+      size_t best_len = 0, best_reps = 1;
+      for (size_t len = 1; len <= max_body && at + 2 * len <= list.size(); ++len) {
+        size_t reps = 1;
+        while (at + (reps + 1) * len <= list.size()) {
+          bool same = true;
+          for (size_t j = 0; j < len && same; ++j)
+            same = item_hash(list[at + j]) == item_hash(list[at + reps * len + j]);
+          if (!same) break;
+          ++reps;
+        }
+        if (reps >= 2 && reps * len > best_reps * best_len) best_len = len, best_reps = reps;
+      }
+      if (best_len == 0) {
+        ++at;
+        continue;
+      }
+      std::vector<size_t> loop_sends;
+      for (size_t j = at; j < at + best_reps * best_len; ++j) {
+        if (list[j].is_send) {
+          loop_sends.push_back(list[j].index);
+        } else {
+          const auto& b = below[list[j].index];
+          loop_sends.insert(loop_sends.end(), b.begin(), b.end());
+        }
+      }
+      if (!loop_sends.empty()) {
+        std::string body;
+        for (size_t j = at; j < at + best_len; ++j)
+          body += (body.empty() ? "" : "; ") + label(list[j]);
+        const std::string location(ex[i].operation);
+        LoopStats& l = loops[location + "\n" + body];
+        l.location = location;
+        l.body = body;
+        ++l.requests;
+        l.iterations += static_cast<double>(best_reps);
+        l.messages += static_cast<double>(loop_sends.size());
+        for (size_t k : loop_sends) {
+          l.bytes += sends[k].bytes;
+          l.receivers.insert(sends[k].receiver);
+        }
+      }
+      at += best_reps * best_len;
+    }
+  }
+}
+
+class EmptySemiTrucks : public Heuristic {
+ public:
+  std::string name() const override { return "empty_semi_trucks"; }
+  std::string title() const override { return "Empty Semi Trucks"; }
+  std::string description() const override {
+    return "A request sends many small messages in a loop where one message with all the "
+           "data would do; each message pays the full overhead. Batch them.";
+  }
+  std::vector<ExperimentNeed> needs() const override {
+    return {{"single_user", "", 1, {"response_time", "messaging"}}};
+  }
+  std::map<std::string, double> defaults() const override {
+    return {{"min_iterations", 2}, {"max_loop_body", 4}, {"message_overhead_bytes", 160}};
+  }
+
+  NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
+    const Experiment* e = ctx.data.single_user_test();
+    if (e == nullptr) return not_evaluated("no complete single-user test in the data");
+    for (const char* probe : {"response_time", "messaging"}) {
+      if (!e->has_probe(probe))
+        return not_evaluated("single-user test '" + e->id + "' ran without the " + probe +
+                             " probe (traces and message sends are both needed)");
+    }
+    const LogRecords& recs = log_records(*e, "sonde.record.MessageSend");
+    if (!recs.error.empty()) return not_evaluated(recs.error);
+    NodeResult r;
+    if (recs.records.empty()) {
+      r.status = Status::kNotDetected;
+      r.reason = "no messages sent in single-user test '" + e->id + "'";
+      return r;
+    }
+    const ExperimentTraces& traces = experiment_traces(*e);
+    if (!traces.error.empty()) return not_evaluated(traces.error);
+    std::map<int64_t, std::vector<Send>> by_trace;
+    for (const LogRecord& rec : recs.records) {
+      by_trace[rec.trace_id].push_back({rec.integer("orderIndex", -1), rec.timestamp,
+                                        receiver_of(rec.text("destination")),
+                                        std::max(0.0, rec.number("bytes"))});
+    }
+    size_t placed = 0, outside = 0;
+    std::map<std::string, LoopStats> loops;
+    const auto max_body = static_cast<size_t>(std::max(1.0, ctx.params.at("max_loop_body")));
+    for (const auto& [id, sends] : by_trace) {
+      auto t = traces.traces.find(id);
+      if (id < 0 || t == traces.traces.end()) {
+        outside += sends.size();
+        continue;
+      }
+      placed += sends.size();
+      find_loops(t->second, sends, max_body, loops);
+    }
+    if (placed == 0) {
+      return not_evaluated("none of the " + std::to_string(recs.records.size()) +
+                           " message sends lies in a reconstructed request trace (" +
+                           std::to_string(traces.traces.size()) +
+                           " traces; is the response_time probe monitoring the sending code?)");
+    }
+    const double overhead = ctx.params.at("message_overhead_bytes");
+    const std::string data = describe_sample(*e, recs.records.size()) + " message sends, " +
+                             std::to_string(placed) + " in " +
+                             std::to_string(traces.traces.size()) + " reconstructed traces" +
+                             (outside > 0 ? ", " + std::to_string(outside) + " outside" : "");
+    nlohmann::json chart = nlohmann::json::array();
+    for (const auto& [key, l] : loops) {
+      const double nu = l.iterations / static_cast<double>(l.requests);
+      const double per_request = l.messages / static_cast<double>(l.requests);
+      const double payload = l.messages > 0 ? l.bytes / l.messages : 0;
+      const double saving = std::max(0.0, per_request - 1) * overhead;
+      const double traffic = per_request * (payload + overhead);
+      std::string receivers;
+      for (const std::string& d : l.receivers) receivers += (receivers.empty() ? "" : ", ") + d;
+      chart.push_back({{"location", l.location}, {"iterations", nu}, {"saving_bytes", saving}});
+      if (nu < ctx.params.at("min_iterations")) continue;
+      Evidence ev;
+      ev.location = l.location + " (loop: " + l.body + ")";
+      ev.test = "message send inside a loop of the reconstructed trace (>= " +
+                fmt(ctx.params.at("min_iterations")) + " iterations)";
+      ev.effect_size = saving;
+      ev.effect = "saving potential: bytes per request saved by one message instead of the loop's";
+      ev.data = data;
+      ev.detail = "Each request sends " + fmt(per_request) + " messages of " + fmt(payload) +
+                  " bytes to " + receivers + " in a loop of " + fmt(nu) + " iterations in " +
+                  l.location + "; one message instead would save about " + fmt(saving) +
+                  " bytes (" + fmt(traffic > 0 ? 100 * saving / traffic : 0) +
+                  "% of this traffic) and " + fmt(per_request - 1) + " sends per request";
+      ev.values = {{"requests", l.requests},
+                   {"iterations", nu},
+                   {"messages_per_request", per_request},
+                   {"payload_bytes", payload},
+                   {"overhead_bytes", overhead},
+                   {"saving_bytes", saving},
+                   {"saving_share", traffic > 0 ? saving / traffic : 0},
+                   {"receivers", receivers}};
+      r.evidence.push_back(std::move(ev));
+    }
+    std::stable_sort(
+        r.evidence.begin(), r.evidence.end(),
+        [](const Evidence& a, const Evidence& b) { return a.effect_size > b.effect_size; });
+    r.charts["loops"] = chart;
+    r.status = r.evidence.empty() ? Status::kNotDetected : Status::kDetected;
+    r.reason = r.evidence.empty()
+                   ? "no message is sent inside a loop (" + std::to_string(placed) +
+                         " sends in request traces)"
+                   : std::to_string(r.evidence.size()) + " loop(s) send messages one by one";
+    return r;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Heuristic> make_empty_semi_trucks() { return std::make_unique<EmptySemiTrucks>(); }
+
+}  // namespace sonde::diagnose::heuristics

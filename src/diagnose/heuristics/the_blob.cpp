@@ -1,0 +1,159 @@
+// The Blob (thesis H11, Alg. 24-25, component-exclusion strategy): in the
+// load test at the highest load, one component takes part in far more of
+// the messaging than the others.
+//
+// Each message has a sender and a receiver component: MessageSend's
+// `destination` is the receiver, or `sender>receiver` when the program
+// names both (the demo shop does). With omega the messaging of all
+// components and omega_z that of the messages component z takes no part in,
+// z's contribution is pi_z = 1 - omega_z / omega; z is a Blob iff
+// pi_z > mu + 3 sigma of the *other* components' contributions
+// (leave-one-out, so the Blob does not inflate its own threshold; sigma
+// over the population, which reproduces the thesis' TPC-W table 7.2).
+//
+// Deviations, each for a reason:
+//  - Messaging is counted in messages, not transmission time: the probe
+//    records no receive, so transmission time is unknown, and a send's
+//    duration includes flow-control waits for a full queue, which would
+//    credit a slow receiver's backlog to the sender's edge. Send time
+//    shares are reported next to it.
+//  - At least 3 components: with 2 both take part in every message and the
+//    others' spread is 0 (the thesis' Mean Analysis failure).
+//  - A component that only sends (the entry of the work, e.g. the request
+//    handlers) starts the messaging but does not concentrate it; it counts
+//    for the others' thresholds but is not a candidate.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "diagnose/heuristics/all.hpp"
+#include "diagnose/heuristics/common.hpp"
+
+namespace sonde::diagnose::heuristics {
+namespace {
+
+struct Participant {
+  size_t sent = 0;
+  size_t received = 0;
+  size_t involved = 0;  // messages it sends or receives
+  double time_ms = 0;   // send time of those messages
+  double contribution = 0;
+  double threshold = 0;
+};
+
+class TheBlob : public Heuristic {
+ public:
+  std::string name() const override { return "the_blob"; }
+  std::string title() const override { return "The Blob"; }
+  std::string description() const override {
+    return "One component takes part in most of the messaging: every message passes "
+           "through it, so it becomes the bottleneck. Let components talk directly, or split it.";
+  }
+  std::vector<ExperimentNeed> needs() const override {
+    return {{"load", "", 1, {"response_time", "messaging"}}};
+  }
+  std::map<std::string, double> defaults() const override {
+    return {{"sigmas", 3}, {"min_components", 3}};
+  }
+
+  NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
+    const Experiment* e = ctx.data.max_load_test();
+    if (e == nullptr) return not_evaluated("no complete load test (or scaling series) in the data");
+    if (!e->has_probe("messaging"))
+      return not_evaluated("load test '" + e->id + "' ran without the messaging probe");
+    const LogRecords& recs = log_records(*e, "sonde.record.MessageSend");
+    if (!recs.error.empty()) return not_evaluated(recs.error);
+
+    std::map<std::string, Participant> parts;
+    size_t total = 0;
+    double total_ms = 0;
+    for (const LogRecord& r : recs.records) {
+      const std::string dest = r.text("destination");
+      const auto arrow = dest.find('>');
+      const std::string sender = arrow == std::string::npos ? "" : dest.substr(0, arrow);
+      const std::string receiver = arrow == std::string::npos ? dest : dest.substr(arrow + 1);
+      const double ms = std::max(0.0, r.number("duration")) / 1e6;
+      ++total;
+      total_ms += ms;
+      for (const std::string& c : {sender, receiver}) {
+        if (c.empty()) continue;
+        Participant& p = parts[c];
+        ++p.involved;
+        p.time_ms += ms;
+        if (sender == receiver) break;  // a component sending to itself takes part once
+      }
+      if (!sender.empty()) ++parts[sender].sent;
+      if (!receiver.empty()) ++parts[receiver].received;
+    }
+    NodeResult r;
+    if (total == 0) {
+      r.status = Status::kNotDetected;
+      r.reason = "no messages sent in load test '" + e->id + "'";
+      return r;
+    }
+    for (auto& [name, p] : parts)
+      p.contribution = static_cast<double>(p.involved) / static_cast<double>(total);
+    const double sigmas = ctx.params.at("sigmas");
+    nlohmann::json chart = nlohmann::json::array();
+    for (auto& [name, p] : parts) {
+      std::vector<double> others;
+      for (const auto& [other, q] : parts)
+        if (other != name) others.push_back(q.contribution);
+      double mean = 0, var = 0;
+      for (double v : others) mean += v;
+      mean = others.empty() ? 0 : mean / static_cast<double>(others.size());
+      for (double v : others) var += (v - mean) * (v - mean);
+      const double sd = others.empty() ? 0 : std::sqrt(var / static_cast<double>(others.size()));
+      p.threshold = mean + sigmas * sd;
+      chart.push_back({{"component", name},
+                       {"contribution", p.contribution},
+                       {"threshold", p.threshold},
+                       {"sent", p.sent},
+                       {"received", p.received},
+                       {"time_share", total_ms > 0 ? p.time_ms / total_ms : 0}});
+    }
+    r.charts["participation"] = chart;
+    const auto min_components = static_cast<size_t>(std::max(2.0, ctx.params.at("min_components")));
+    if (parts.size() < min_components) {
+      r.status = Status::kNotDetected;
+      r.reason = std::to_string(parts.size()) + " component(s) exchange messages; a Blob needs " +
+                 "at least " + std::to_string(min_components) +
+                 " (with two, both take part in every message)";
+      return r;
+    }
+    for (const auto& [name, p] : parts) {
+      if (!(p.contribution > p.threshold) || p.received == 0) continue;
+      Evidence ev;
+      ev.location = "component " + name;
+      ev.test = "component exclusion: contribution > mean + " + fmt(sigmas) +
+                " sigma of the other components";
+      ev.effect_size = p.contribution;
+      ev.effect = "share of all messages the component sends or receives";
+      ev.data =
+          describe_sample(*e, total) + " messages, " + std::to_string(parts.size()) + " components";
+      ev.detail = name + " takes part in " + fmt(p.contribution * 100) + "% of the " +
+                  std::to_string(total) + " messages (receives " + std::to_string(p.received) +
+                  ", sends " + std::to_string(p.sent) + "); the other components' threshold is " +
+                  fmt(p.threshold * 100) + "%";
+      ev.values = {{"contribution", p.contribution},
+                   {"threshold", p.threshold},
+                   {"sent", p.sent},
+                   {"received", p.received},
+                   {"time_share", total_ms > 0 ? p.time_ms / total_ms : 0},
+                   {"components", parts.size()}};
+      r.evidence.push_back(std::move(ev));
+    }
+    r.status = r.evidence.empty() ? Status::kNotDetected : Status::kDetected;
+    r.reason = r.evidence.empty()
+                   ? "no component's share of the messaging stands out from the others (" +
+                         std::to_string(parts.size()) + " components)"
+                   : r.evidence.front().detail;
+    return r;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Heuristic> make_the_blob() { return std::make_unique<TheBlob>(); }
+
+}  // namespace sonde::diagnose::heuristics

@@ -1,0 +1,516 @@
+// Database Congestion, The Blob and Empty Semi Trucks on constructed
+// experiment data: each must detect the planted problem, must not detect
+// the thesis' negative cases for it, and reports not_evaluated when its
+// data is missing. Expected figures are computed from the planted
+// parameters. Also the two input bugs: exact 64-bit trace ids, and the
+// CPU sampler's aggregate "all" record not counted as a core.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "diagnose/diagnosis.hpp"
+#include "diagnose/heuristics/common.hpp"
+#include "diagnose_test_support.hpp"
+#include "format/record.hpp"
+#include "format/schema.hpp"
+
+namespace sonde::diagnose::test {
+namespace {
+
+// ---- shared writers (names prefixed: unity batches share a scope) ----
+
+constexpr int kCbeUsers[] = {1, 13, 25, 37, 50};
+constexpr int kCbeRequests = 300;
+constexpr int64_t kCbeInterNs = 20 * kMs;
+// write_experiment's stable phase: the requests plus 10 s.
+constexpr double kCbeDurationMs = kCbeRequests * 20.0 + 10'000.0;
+// libsonde-like trace ids: a random high half, neighbours 1 apart (exact int64 needed).
+constexpr int64_t kCbeTraceBase = 0x5a3c'9e11'0000'0001;
+
+std::string cbe_dir(const TempDir& d, const std::string& id) {
+  return d.path() + "/experiments/" + id;
+}
+
+void cbe_scaling(const TempDir& d, const std::vector<std::string>& probes) {
+  const std::vector<double> rt = {100, 300, 700, 1200, 2000};  // violating from 37 users
+  for (int k = 0; k < 5; ++k) {
+    ExperimentSpec s;
+    s.id = "scaling-s" + std::to_string(k);
+    s.kind = "scaling";
+    s.series = "scaling";
+    s.step = k;
+    s.users = kCbeUsers[k];
+    s.requests = kCbeRequests;
+    s.inter_request_ns = kCbeInterNs;
+    s.probes = probes;
+    const double v = rt[static_cast<size_t>(k)];
+    s.response_ms = [v](int, const std::string&) { return v; };
+    write_experiment(d.path(), s, 7 + static_cast<uint64_t>(k));
+  }
+}
+
+struct CbeStatement {
+  std::string sql;
+  int calls = 0;
+  double ms = 0;  // duration of each (with a 2% spread so t-tests have variance)
+};
+
+// DatabaseCall records and CPU records (per core "cpuN" plus the sampler's
+// aggregate "all", as libsonde's CPU sampler writes them).
+void cbe_db_cpu_log(const std::string& dir, const std::vector<CbeStatement>& statements, double cpu,
+                    int cores) {
+  write_log(dir, [&](format::RecordSink& sink) {
+    const format::RecordSchema* db = format::find_builtin_schema("sonde.record.DatabaseCall");
+    int64_t i = 0;
+    for (const CbeStatement& st : statements) {
+      for (int c = 0; c < st.calls; ++c, ++i) {
+        format::Record r;
+        format::reset_to_defaults(r, db);
+        const std::string text = st.sql;
+        r.values[0] = kT0 + i * kMs;
+        r.values[1] = int64_t{i};
+        r.values[3] = static_cast<int64_t>(st.ms * (1 + (c % 5 - 2) * 0.01) * 1e6);
+        r.values[4] = std::string_view(text);
+        sink.on_record(r);
+      }
+    }
+    const format::RecordSchema* schema =
+        format::find_builtin_schema(format::kieker_class::kCpuUtilization);
+    for (int t = 0; t < 10; ++t) {
+      for (int c = -1; c < cores; ++c) {
+        format::Record r;
+        format::reset_to_defaults(r, schema);
+        const std::string id = c < 0 ? "all" : "cpu" + std::to_string(c);
+        r.values[static_cast<size_t>(schema->field_index("timestamp"))] = kT0 + t * 100 * kMs;
+        r.values[static_cast<size_t>(schema->field_index("hostname"))] = std::string_view("node1");
+        r.values[static_cast<size_t>(schema->field_index("cpuID"))] = std::string_view(id);
+        r.values[static_cast<size_t>(schema->field_index("totalUtilization"))] = cpu;
+        sink.on_record(r);
+      }
+    }
+  });
+}
+
+NodeResult cbe_evaluate_under(const TempDir& d, const std::string& heuristic,
+                              const nlohmann::json& violating_users) {
+  const ExperimentData data = load_experiment_data(d.path());
+  Settings settings;
+  std::map<std::string, nlohmann::json> ancestors = {
+      {"traffic_jam", {{"violating_users", violating_users}}}};
+  const Heuristic& h = *heuristic_registry().at(heuristic);
+  Context ctx{data, settings, h.defaults(), ancestors};
+  nlohmann::json shared = nlohmann::json::object();
+  return h.evaluate(ctx, shared);
+}
+
+// ---- input bugs ----
+
+TEST(CpuRecords, TheAggregateAllRecordIsNotACore) {
+  TempDir d;
+  ExperimentSpec s;
+  s.id = "load-u4";
+  s.probes = {"response_time", "cpu"};
+  write_experiment(d.path(), s);
+  cbe_db_cpu_log(cbe_dir(d, "load-u4"), {}, 0.4, 2);
+  const ExperimentData data = load_experiment_data(d.path());
+  double u = 0;
+  int cores = 0;
+  std::string error;
+  ASSERT_TRUE(heuristics::cpu_utilization(data.experiments[0], &u, &cores, &error)) << error;
+  EXPECT_EQ(cores, 2) << "cpu0 and cpu1; 'all' is their aggregate";
+  EXPECT_DOUBLE_EQ(u, 0.4);
+}
+
+TEST(LogRecords, SixtyFourBitTraceIdsAndTimestampsStayExact) {
+  TempDir d;
+  ExperimentSpec s;
+  s.id = "load-u4";
+  s.probes = {"response_time", "messaging"};
+  write_experiment(d.path(), s);
+  // libsonde's ids: a random high half; neighbours differ in the last bit,
+  // which a double (53-bit mantissa) cannot hold at this magnitude.
+  const int64_t base = 0x5a3c'9e11'0000'0001;
+  write_log(cbe_dir(d, "load-u4"), [&](format::RecordSink& sink) {
+    for (int64_t i = 0; i < 3; ++i) {
+      format::Record r;
+      format::reset_to_defaults(r, &message_send_schema());
+      r.values[0] = kT0 + 1 + i;  // one ns apart
+      r.values[1] = base + i;
+      r.values[4] = std::string_view("q");
+      sink.on_record(r);
+    }
+  });
+  const ExperimentData data = load_experiment_data(d.path());
+  const LogRecords& recs = log_records(data.experiments[0], "sonde.record.MessageSend");
+  ASSERT_TRUE(recs.error.empty()) << recs.error;
+  ASSERT_EQ(recs.records.size(), 3u);
+  for (int64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(recs.records[static_cast<size_t>(i)].trace_id, base + i);
+    EXPECT_EQ(recs.records[static_cast<size_t>(i)].timestamp, kT0 + 1 + i);
+  }
+}
+
+// ---- Database Congestion ----
+
+TEST(DatabaseCongestion, DatabaseCallsSaturateTheCpu) {
+  // Thesis TC11/TC14: database work saturates the CPU. Per step `calls`
+  // calls of `ms` on 2 cores: busy share = calls * ms / (duration * 2).
+  TempDir busy, app_cpu, idle;
+  const std::vector<std::string> probes = {"response_time", "database", "cpu"};
+  for (const TempDir* d : {&busy, &app_cpu, &idle}) cbe_scaling(*d, probes);
+  const int calls = 400;
+  const double heavy_ms = kCbeDurationMs * 2 / calls;  // busy share 1.0: all core time
+  const double cpu[] = {0.2, 0.4, 0.6, 0.8, 0.95};
+  for (int k = 0; k < 5; ++k) {
+    const std::string id = "scaling-s" + std::to_string(k);
+    cbe_db_cpu_log(cbe_dir(busy, id), {{"SELECT * FROM item WHERE title LIKE ?", calls, heavy_ms}},
+                   cpu[k], 2);
+    // TC10: the application burns the CPU, its queries are quick (1 ms).
+    cbe_db_cpu_log(cbe_dir(app_cpu, id), {{"SELECT * FROM item WHERE id = ?", calls, 1}}, cpu[k],
+                   2);
+    cbe_db_cpu_log(cbe_dir(idle, id), {{"SELECT * FROM item WHERE title LIKE ?", calls, heavy_ms}},
+                   0.2, 2);
+  }
+  const double limit = 0.70710678;  // M/M/2: R = 2 D at u = 1/sqrt(2)
+  const NodeResult r = evaluate(busy.path(), "database_congestion");
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  // The steps above the limit: 0.8 and 0.95 (37 and 50 users).
+  int expected = 0;
+  for (double u : cpu) expected += u >= limit;
+  ASSERT_EQ(static_cast<int>(r.evidence.size()), expected);
+  EXPECT_EQ(r.evidence[0].location, "database CPU");
+  EXPECT_NEAR(r.evidence[0].values["threshold"].get<double>(), limit, 1e-3);
+  EXPECT_EQ(r.evidence[0].values["cores"], 2);
+  EXPECT_NEAR(r.evidence.back().effect_size, 0.95, 1e-9);
+  EXPECT_TRUE(std::isnan(r.evidence[0].p_value));  // a threshold, not a test
+
+  const NodeResult cpu_app = evaluate(app_cpu.path(), "database_congestion");
+  EXPECT_EQ(cpu_app.status, Status::kNotDetected) << cpu_app.reason;
+  EXPECT_EQ(evaluate(idle.path(), "database_congestion").status, Status::kNotDetected);
+}
+
+TEST(DatabaseCongestion, LockWaitsPerLockGrowWithLoad) {
+  // Thesis TC15 (locking DB calls, CPU idle) against TC12 (equal calls,
+  // no lock waiting): BEGIN IMMEDIATE's duration is the wait for the lock.
+  TempDir locking, flat, no_probe;
+  cbe_scaling(locking, {"response_time", "database", "cpu"});
+  cbe_scaling(flat, {"response_time", "database", "cpu"});
+  cbe_scaling(no_probe, {"response_time", "cpu"});
+  for (int k = 0; k < 5; ++k) {
+    const std::string id = "scaling-s" + std::to_string(k);
+    cbe_db_cpu_log(cbe_dir(locking, id),
+                   {{"BEGIN IMMEDIATE", 200, 1 + 20.0 * k}, {"UPDATE stock SET n = 3", 200, 1}},
+                   0.15, 2);
+    cbe_db_cpu_log(cbe_dir(flat, id),
+                   {{"BEGIN IMMEDIATE", 200, 1}, {"SELECT name FROM product WHERE id = 4", 200, 1}},
+                   0.15, 2);
+    cbe_db_cpu_log(cbe_dir(no_probe, id), {}, 0.15, 2);
+  }
+  const NodeResult r = evaluate(locking.path(), "database_congestion");
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 4u) << "one t-test per step into 13, 25, 37, 50 users";
+  EXPECT_EQ(r.evidence[0].location, "lock BEGIN IMMEDIATE");
+  for (const Evidence& ev : r.evidence) {
+    EXPECT_LT(ev.p_value, 0.05);
+    EXPECT_GT(ev.effect_size, 0);
+  }
+  // Under Traffic Jam only its violating loads count: still every one grows.
+  EXPECT_EQ(cbe_evaluate_under(locking, "database_congestion", {37, 50}).status, Status::kDetected);
+  EXPECT_EQ(evaluate(flat.path(), "database_congestion").status, Status::kNotDetected);
+  const NodeResult missing = evaluate(no_probe.path(), "database_congestion");
+  EXPECT_EQ(missing.status, Status::kNotEvaluated);
+  EXPECT_NE(missing.reason.find("database probe"), std::string::npos) << missing.reason;
+}
+
+// The documented hierarchy decision (docs/diagnose/hierarchy.md): The
+// Stifle sits under Database Congestion and is examined only when the
+// database is congested.
+TEST(DatabaseCongestion, StifleIsExaminedOnlyUnderACongestedDatabase) {
+  for (const bool congested : {true, false}) {
+    TempDir d;
+    cbe_scaling(d, {"response_time", "database", "cpu"});
+    const double cpu[] = {0.2, 0.4, 0.6, 0.8, 0.95};
+    const int calls = 400;
+    for (int k = 0; k < 5; ++k) {
+      cbe_db_cpu_log(cbe_dir(d, "scaling-s" + std::to_string(k)),
+                     {{"SELECT * FROM item WHERE title LIKE ?", calls,
+                       congested ? kCbeDurationMs * 2 / calls : 1.0}},
+                     cpu[k], 2);
+    }
+    ExperimentSpec load;  // continuously violated: 2 s against 1 s at P99
+    load.id = "load-u50";
+    load.users = 50;
+    load.response_ms = [](int, const std::string&) { return 2000.0; };
+    write_experiment(d.path(), load);
+    ExperimentSpec single;
+    single.id = "single-u1";
+    single.kind = "single_user";
+    single.users = 1;
+    single.requests = 20;
+    single.probes = {"response_time", "database"};
+    write_experiment(d.path(), single);
+    // N+1: each of the 20 requests reads 5 products one by one.
+    write_log(cbe_dir(d, "single-u1"), [&](format::RecordSink& sink) {
+      const format::RecordSchema* db = format::find_builtin_schema("sonde.record.DatabaseCall");
+      for (int req = 0; req < 20; ++req) {
+        for (int rep = 0; rep < 5; ++rep) {
+          format::Record r;
+          format::reset_to_defaults(r, db);
+          const std::string text = "SELECT name FROM product WHERE id = " + std::to_string(rep);
+          r.values[0] = kT0 + (req * 5 + rep) * kMs;
+          r.values[1] = kCbeTraceBase + req;
+          r.values[3] = int64_t{2 * kMs};
+          r.values[4] = std::string_view(text);
+          sink.on_record(r);
+        }
+      }
+    });
+    const NodeResult root = run_diagnosis(load_experiment_data(d.path()),
+                                          parse_diagnose_config(nlohmann::json::object()));
+    std::function<const NodeResult*(const NodeResult&, const std::string&)> cbe_find =
+        [&](const NodeResult& n, const std::string& id) -> const NodeResult* {
+      if (n.id == id) return &n;
+      for (const NodeResult& c : n.children)
+        if (const NodeResult* f = cbe_find(c, id)) return f;
+      return nullptr;
+    };
+    ASSERT_NE(cbe_find(root, "traffic_jam"), nullptr);
+    ASSERT_EQ(cbe_find(root, "traffic_jam")->status, Status::kDetected)
+        << cbe_find(root, "traffic_jam")->reason;
+    const NodeResult* congestion = cbe_find(root, "database_congestion");
+    const NodeResult* stifle = cbe_find(root, "the_stifle");
+    ASSERT_NE(stifle, nullptr);
+    if (congested) {
+      EXPECT_EQ(congestion->status, Status::kDetected) << congestion->reason;
+      EXPECT_EQ(stifle->status, Status::kDetected) << stifle->reason;
+    } else {
+      EXPECT_EQ(congestion->status, Status::kNotDetected) << congestion->reason;
+      EXPECT_EQ(stifle->status, Status::kSkipped) << stifle->reason;
+    }
+  }
+}
+
+// ---- The Blob ----
+
+struct CbeMessage {
+  std::string destination;  // "sender>receiver" or "receiver"
+  int count = 0;
+};
+
+void cbe_message_log(const std::string& dir, const std::vector<CbeMessage>& messages) {
+  write_log(dir, [&](format::RecordSink& sink) {
+    int64_t i = 0;
+    for (const CbeMessage& m : messages) {
+      for (int c = 0; c < m.count; ++c, ++i) {
+        format::Record r;
+        format::reset_to_defaults(r, &message_send_schema());
+        r.values[0] = kT0 + i * kMs;
+        r.values[1] = i;
+        r.values[3] = int64_t{50'000};
+        r.values[4] = std::string_view(m.destination);
+        r.values[5] = int64_t{64};
+        sink.on_record(r);
+      }
+    }
+  });
+}
+
+std::string cbe_load_test(const TempDir& d,
+                          std::vector<std::string> probes = {"response_time", "messaging"}) {
+  ExperimentSpec s;
+  s.id = "load-u50";
+  s.users = 50;
+  s.probes = std::move(probes);
+  write_experiment(d.path(), s);
+  return cbe_dir(d, "load-u50");
+}
+
+TEST(TheBlob, OneComponentTakesPartInAllMessaging) {
+  // Thesis TC17: components a, b, c talk only through the hub.
+  TempDir clear;
+  cbe_message_log(cbe_load_test(clear), {{"a>hub", 100},
+                                         {"hub>b", 100},
+                                         {"b>hub", 100},
+                                         {"hub>c", 100},
+                                         {"c>hub", 100},
+                                         {"hub>a", 100}});
+  const NodeResult r = evaluate(clear.path(), "the_blob");
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_EQ(r.evidence[0].location, "component hub");
+  EXPECT_DOUBLE_EQ(r.evidence[0].effect_size, 1.0);
+  // The others each take part in 200 of 600 messages, with no spread.
+  EXPECT_NEAR(r.evidence[0].values["threshold"].get<double>(), 200.0 / 600, 1e-12);
+  EXPECT_TRUE(std::isnan(r.evidence[0].p_value));
+}
+
+TEST(TheBlob, BlurredBlobStillStandsOut) {
+  // Thesis TC18: the hub plus some peer-to-peer messages.
+  TempDir blurred;
+  cbe_message_log(cbe_load_test(blurred), {{"a>hub", 100},
+                                           {"hub>b", 100},
+                                           {"b>hub", 100},
+                                           {"hub>c", 100},
+                                           {"c>hub", 100},
+                                           {"hub>a", 100},
+                                           {"a>b", 20},
+                                           {"b>c", 20},
+                                           {"c>a", 20}});
+  const NodeResult r = evaluate(blurred.path(), "the_blob");
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_EQ(r.evidence[0].location, "component hub");
+  EXPECT_NEAR(r.evidence[0].effect_size, 600.0 / 660, 1e-12);
+}
+
+TEST(TheBlob, NotDetectedWithoutACentralComponent) {
+  TempDir ring, pair, source, no_probe;
+  // Peer to peer, evenly: every component takes part in 2/3.
+  cbe_message_log(cbe_load_test(ring), {{"a>b", 100}, {"b>c", 100}, {"c>a", 100}});
+  // Thesis TC16: one sender, one receiver (file transfer).
+  cbe_message_log(cbe_load_test(pair), {{"a>b", 500}});
+  // The request handlers start all messaging but receive nothing.
+  cbe_message_log(cbe_load_test(source), {{"front>inventory", 100}, {"front>mail", 100}});
+  cbe_load_test(no_probe, {"response_time"});
+  EXPECT_EQ(evaluate(ring.path(), "the_blob").status, Status::kNotDetected);
+  const NodeResult two = evaluate(pair.path(), "the_blob");
+  EXPECT_EQ(two.status, Status::kNotDetected);
+  EXPECT_NE(two.reason.find("at least 3"), std::string::npos) << two.reason;
+  EXPECT_EQ(evaluate(source.path(), "the_blob").status, Status::kNotDetected);
+  EXPECT_EQ(evaluate(no_probe.path(), "the_blob").status, Status::kNotEvaluated);
+}
+
+// ---- Empty Semi Trucks ----
+
+// One request trace: flow events plus its MessageSend records placed by
+// order index, as libsonde writes them (the send's orderIndex is the last
+// event before it: the before event of the function that sends).
+class CbeTraceWriter {
+ public:
+  CbeTraceWriter(format::RecordSink& sink, int64_t trace, int64_t start)
+      : sink_(sink), trace_(trace), now_(start) {
+    format::Record r;
+    format::reset_to_defaults(r, format::find_builtin_schema(format::kieker_class::kTraceMetadata));
+    r.values[0] = trace;
+    r.values[1] = int64_t{1};
+    r.values[4] = trace;
+    r.values[5] = int64_t{-1};
+    r.logging_timestamp = start;
+    sink_.on_record(r);
+  }
+  void enter(const std::string& op) { event(format::kieker_class::kBeforeOperation, op); }
+  void leave(const std::string& op) { event(format::kieker_class::kAfterOperation, op); }
+  void send(const std::string& destination, int64_t bytes) {
+    format::Record r;
+    format::reset_to_defaults(r, &message_send_schema());
+    r.values[0] = now_;
+    r.values[1] = trace_;
+    r.values[2] = int64_t{order_ - 1};
+    r.values[3] = int64_t{20'000};
+    r.values[4] = std::string_view(destination);
+    r.values[5] = bytes;
+    sink_.on_record(r);
+  }
+
+ private:
+  void event(std::string_view cls, const std::string& op) {
+    format::Record r;
+    format::reset_to_defaults(r, format::find_builtin_schema(cls));
+    now_ += 1000;
+    r.values[0] = now_;
+    r.values[1] = trace_;
+    r.values[2] = int64_t{order_++};
+    r.values[3] = std::string_view(op);
+    r.values[4] = std::string_view("shop");
+    r.logging_timestamp = now_;
+    sink_.on_record(r);
+  }
+  format::RecordSink& sink_;
+  int64_t trace_;
+  int64_t now_;
+  int32_t order_ = 0;
+};
+
+constexpr int kCbeUnits = 8;    // order lines per order
+constexpr int kCbeOrders = 20;  // requests in the single-user test
+
+enum class CbeOrderShape { kLoop, kCascadingLoop, kBatched, kLoopWithoutSend };
+
+void cbe_orders(const TempDir& d, CbeOrderShape shape,
+                std::vector<std::string> probes = {"response_time", "messaging"}) {
+  ExperimentSpec s;
+  s.id = "single-u1";
+  s.kind = "single_user";
+  s.users = 1;
+  s.requests = kCbeOrders;
+  s.probes = std::move(probes);
+  write_experiment(d.path(), s);
+  write_log(cbe_dir(d, "single-u1"), [&](format::RecordSink& sink) {
+    for (int o = 0; o < kCbeOrders; ++o) {
+      CbeTraceWriter t(sink, kCbeTraceBase + o, kT0 + o * 10 * kMs);
+      t.enter("shop::place_order");
+      for (int u = 0; u < kCbeUnits; ++u) {
+        t.enter("shop::insert_line");
+        t.leave("shop::insert_line");
+      }
+      const int units = shape == CbeOrderShape::kBatched ? 1 : kCbeUnits;
+      for (int u = 0; u < units; ++u) {
+        t.enter("shop::route");
+        if (shape == CbeOrderShape::kCascadingLoop) t.enter("shop::forward");
+        t.enter("shop::bus_send");
+        if (shape != CbeOrderShape::kLoopWithoutSend || u == 0)
+          t.send("orders>inventory", shape == CbeOrderShape::kBatched ? 8 * 24 : 24);
+        t.leave("shop::bus_send");
+        if (shape == CbeOrderShape::kCascadingLoop) t.leave("shop::forward");
+        t.leave("shop::route");
+      }
+      t.enter("shop::route");
+      t.enter("shop::bus_send");
+      t.send("orders>notification", 64);
+      t.leave("shop::bus_send");
+      t.leave("shop::route");
+      t.leave("shop::place_order");
+    }
+  });
+}
+
+TEST(EmptySemiTrucks, SmallMessagesSentInALoop) {
+  // Thesis TC19 (direct message loop) and TC20 (behind a level of indirection).
+  for (CbeOrderShape shape : {CbeOrderShape::kLoop, CbeOrderShape::kCascadingLoop}) {
+    TempDir d;
+    cbe_orders(d, shape);
+    const NodeResult r = evaluate(d.path(), "empty_semi_trucks");
+    ASSERT_EQ(r.status, Status::kDetected) << r.reason;
+    ASSERT_EQ(r.evidence.size(), 1u);
+    const Evidence& ev = r.evidence[0];
+    EXPECT_EQ(ev.location.rfind("shop::place_order (loop: shop::route)", 0), 0u) << ev.location;
+    EXPECT_EQ(ev.values["requests"], kCbeOrders) << "every order request has the loop";
+    EXPECT_DOUBLE_EQ(ev.values["iterations"].get<double>(), kCbeUnits);
+    EXPECT_DOUBLE_EQ(ev.values["payload_bytes"].get<double>(), 24);
+    // Saving potential (nu - 1) * overhead, overhead = the default 160 B.
+    EXPECT_DOUBLE_EQ(ev.effect_size, (kCbeUnits - 1) * 160.0);
+    EXPECT_EQ(ev.values["receivers"], "inventory");
+  }
+}
+
+TEST(EmptySemiTrucks, NotDetectedWhenSendsAreNotRepeated) {
+  TempDir batched, quiet_loop, no_traces;
+  cbe_orders(batched, CbeOrderShape::kBatched);
+  // A loop of calls of which only the first sends: the loop body differs.
+  cbe_orders(quiet_loop, CbeOrderShape::kLoopWithoutSend);
+  cbe_orders(no_traces, CbeOrderShape::kLoop, {"messaging"});
+  const NodeResult r = evaluate(batched.path(), "empty_semi_trucks");
+  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  // Every send was placed into its request's trace (none lost to id rounding).
+  EXPECT_NE(r.reason.find(std::to_string(2 * kCbeOrders) + " sends in request traces"),
+            std::string::npos)
+      << r.reason;
+  EXPECT_EQ(evaluate(quiet_loop.path(), "empty_semi_trucks").status, Status::kNotDetected);
+  const NodeResult missing = evaluate(no_traces.path(), "empty_semi_trucks");
+  EXPECT_EQ(missing.status, Status::kNotEvaluated);
+  EXPECT_NE(missing.reason.find("response_time"), std::string::npos) << missing.reason;
+}
+
+}  // namespace
+}  // namespace sonde::diagnose::test

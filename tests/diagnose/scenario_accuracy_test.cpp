@@ -1,0 +1,92 @@
+// The scenario suite's scoring: cases file parsing (errors name file and
+// line) and the thesis' accuracy figures from labelled report.json files.
+#include "diagnose/scenario_accuracy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "diagnose_test_support.hpp"
+
+namespace sonde::diagnose::test {
+namespace {
+
+void sa_write(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path) << text;
+}
+
+// A report.json with the given node statuses (flat under the root).
+void sa_report(const std::string& dir, const std::map<std::string, std::string>& statuses,
+               bool complete = true) {
+  nlohmann::json children = nlohmann::json::array();
+  for (const auto& [id, status] : statuses)
+    children.push_back({{"id", id}, {"status", status}, {"children", nlohmann::json::array()}});
+  const nlohmann::json j = {
+      {"complete", complete},
+      {"root", {{"id", "performance_problem"}, {"status", "detected"}, {"children", children}}}};
+  sa_write(dir + "/report.json", j.dump());
+}
+
+TEST(ScenarioAccuracy, ThesisRatesFromLabelledReports) {
+  TempDir d;
+  const std::string cases = d.path() + "/cases.txt";
+  sa_write(cases,
+           "# id | title | flags | must | must not\n"
+           "tc17 | Clear Blob | blob | the_blob | empty_semi_trucks\n"
+           "tc19 | Direct loop | empty-semi-trucks | empty_semi_trucks | the_blob\n"
+           "tc16 | File transfer | excessive-messaging | - | the_blob empty_semi_trucks\n"
+           "tc99 | Not run | - | the_blob | -\n");
+  const auto parsed = load_scenario_cases(cases);
+  ASSERT_EQ(parsed.size(), 4u);
+  EXPECT_EQ(parsed[0].shop_flags, std::vector<std::string>{"blob"});
+  EXPECT_TRUE(parsed[2].must.empty());
+  EXPECT_TRUE(parsed[3].shop_flags.empty());
+  const std::string results = d.path() + "/results";
+  sa_report(results + "/tc17", {{"the_blob", "detected"}, {"empty_semi_trucks", "not_detected"}});
+  // EST correct, Blob a false alarm.
+  sa_report(results + "/tc19", {{"the_blob", "detected"}, {"empty_semi_trucks", "detected"}});
+  // Both correctly negative; skipped counts as not detected.
+  sa_report(results + "/tc16", {{"the_blob", "skipped"}, {"empty_semi_trucks", "not_detected"}},
+            false);
+  const AccuracyTable t = score_scenarios(parsed, results);
+  ASSERT_EQ(t.rows.size(), 2u);
+  const AccuracyRow& blob = t.rows[0];
+  EXPECT_EQ(blob.node, "the_blob");
+  EXPECT_EQ(blob.positives, 1);  // tc99 has no report: not scored
+  EXPECT_EQ(blob.negatives, 2);
+  EXPECT_EQ(blob.tp, 1);
+  EXPECT_EQ(blob.fp, 1);
+  EXPECT_DOUBLE_EQ(blob.accuracy, (1 + 1.0 - 0.5) / 2);
+  ASSERT_EQ(blob.wrong.size(), 1u);
+  EXPECT_EQ(blob.wrong[0], "tc19 (false alarm)");
+  const AccuracyRow& est = t.rows[1];
+  EXPECT_EQ(est.tp, 1);
+  EXPECT_EQ(est.fp, 0);
+  EXPECT_DOUBLE_EQ(est.accuracy, 1.0);
+  ASSERT_EQ(t.missing.size(), 1u);
+  EXPECT_EQ(t.missing[0].rfind("tc99", 0), 0u);
+  EXPECT_EQ(t.incomplete, std::vector<std::string>{"tc16"});
+  const std::string text = format_accuracy(t);
+  EXPECT_NE(text.find("the_blob"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.750"), std::string::npos) << text;
+}
+
+TEST(ScenarioAccuracy, BadCasesFileNamesTheLine) {
+  TempDir d;
+  const std::string cases = d.path() + "/cases.txt";
+  sa_write(cases, "tc01 | ok | - | - | performance_problem\ntc02 | too few | -\n");
+  try {
+    load_scenario_cases(cases);
+    FAIL() << "accepted a line with 3 fields";
+  } catch (const DiagnoseError& e) {
+    EXPECT_NE(std::string(e.what()).find("cases.txt:2"), std::string::npos) << e.what();
+  }
+  sa_write(cases, "tc01 | a | - | the_blob | the_blob\n");
+  EXPECT_THROW(load_scenario_cases(cases), DiagnoseError);
+}
+
+}  // namespace
+}  // namespace sonde::diagnose::test

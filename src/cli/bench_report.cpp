@@ -42,6 +42,12 @@ json decomposition(const PointResult& p) {
     }
     d["W_ns"] = w;
   }
+  // Live analysis: R is what reconstructing and storing traces on the
+  // receiving side adds on the monitored side (through TCP back-pressure)
+  // over writing to a receiver that only counts.
+  const ConfigResult* tcp = p.find("T+I+C+W tcp");
+  const ConfigResult* collect = p.find("T+I+C+W+R collect");
+  if (usable(tcp) && usable(collect)) d["R_ns"] = collect->summary.mean - tcp->summary.mean;
   return d;
 }
 
@@ -143,6 +149,11 @@ json to_json(const Report& r) {
       cj["writes"] = c.writes;
       cj["records_produced"] = c.records_produced;
       cj["records_written"] = c.records_written;
+      if (c.reconstructs) {
+        cj["traces_expected"] = c.traces_expected;
+        cj["traces_reconstructed"] = c.traces_reconstructed;
+        cj["traces_invalid"] = c.traces_invalid;
+      }
       cj["events_recorded"] = c.events_recorded;
       cj["events_written"] = c.events_written;
       cj["events_dropped"] = c.events_dropped;
@@ -216,7 +227,13 @@ std::string to_table(const Report& r) {
         const json w = d["W_ns"];
         for (const auto& [name, v] : w.items()) o << ", W(" << name << ") " << fmt(v.get<double>());
       }
+      if (d.contains("R_ns")) o << ", R(collect) " << fmt(d["R_ns"].get<double>());
       o << "\n";
+    }
+    for (const auto& c : p.configs) {
+      if (!c.reconstructs || !c.skip_reason.empty()) continue;
+      o << "  " << c.name << ": traces reconstructed live " << c.traces_reconstructed << "/"
+        << c.traces_expected << " (" << c.traces_invalid << " invalid)\n";
     }
     const json ratios = peer_ratios(p);
     for (const auto& [sonde_name, peers] : ratios.items()) {

@@ -21,9 +21,11 @@ struct Workload {
 };
 
 // Where a configuration's output goes: nowhere; a sonde log under SONDE_OUT
-// that is read back; a local TCP receiver that counts; a peer's own trace
-// directory ({work}/peer) of which only the size is taken.
-enum class Sink { kNone, kLog, kTcp, kPeerDir };
+// that is read back; a local TCP receiver that counts; a `sonde collect`
+// collector ({work}/collect) that reconstructs and indexes traces live
+// (MooBench's live-analysis R portion); a peer's own trace directory
+// ({work}/peer) of which only the size is taken.
+enum class Sink { kNone, kLog, kTcp, kCollect, kPeerDir };
 
 struct Config {
   std::string name;     // e.g. "T+I+C+W native"
@@ -48,6 +50,8 @@ struct LoopResult {
   uint64_t events_recorded = 0, events_written = 0, events_dropped = 0;
   uint64_t records_read = 0;       // flow records read back (or received over TCP)
   uint64_t bytes = 0;              // log size on disk, or bytes received over TCP
+  uint64_t traces_reconstructed = 0;  // kCollect: valid traces the collector built
+  uint64_t traces_invalid = 0;        // kCollect: traces it closed as invalid
   std::vector<double> traces_per_s;  // 1-second bins of the timed phase
 };
 

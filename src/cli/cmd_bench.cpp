@@ -106,6 +106,10 @@ std::vector<Config> all_configs(const BenchOptions& o) {
     cs.push_back(sonde_config(std::string("T+I+C+W ") + w, "bench_moobench_manual", w, Sink::kLog));
   }
   cs.push_back(sonde_config("T+I+C+W tcp", "bench_moobench_manual", "tcp", Sink::kTcp));
+  // MooBench's live analysis: the same TCP stream into `sonde collect`'s
+  // collector, which reconstructs, logs and indexes every trace as it arrives.
+  cs.push_back(
+      sonde_config("T+I+C+W+R collect", "bench_moobench_manual", "tcp", Sink::kCollect));
 
   Config noop;
   noop.name = "auto: no-op hooks";
@@ -327,7 +331,9 @@ int run_bench(BenchOptions o) {
       s.result.name = c.name;
       s.result.group = c.group;
       s.result.skip_reason = c.skip_reason;
-      s.result.writes = c.sonde && (c.sink == Sink::kLog || c.sink == Sink::kTcp);
+      s.result.writes = c.sonde && (c.sink == Sink::kLog || c.sink == Sink::kTcp ||
+                                              c.sink == Sink::kCollect);
+      s.result.reconstructs = c.sink == Sink::kCollect;
       if (c.skip_reason.empty()) {
         total_runs += static_cast<size_t>(o.loops);
         need_lttng = need_lttng || !c.before.empty();
@@ -386,6 +392,11 @@ int run_bench(BenchOptions o) {
                                        bench::records_per_call(w);
           s.result.records_written += r.records_read;
         }
+        if (s.result.reconstructs) {
+          s.result.traces_expected += w.calls * static_cast<uint64_t>(w.threads);
+          s.result.traces_reconstructed += r.traces_reconstructed;
+          s.result.traces_invalid += r.traces_invalid;
+        }
         if (r.bytes > 0) {
           // Over the enter and exit events of every call (warm-up included),
           // the same for sonde and the peers (bench/probe_cost.sh does so too).
@@ -424,6 +435,13 @@ int run_bench(BenchOptions o) {
       if (s.result.writes && s.result.records_written != s.result.records_produced) {
         s.result.errors.push_back("records written " + std::to_string(s.result.records_written) +
                                   " != produced " + std::to_string(s.result.records_produced));
+        failed = true;
+      }
+      if (s.result.reconstructs && s.result.traces_reconstructed != s.result.traces_expected) {
+        s.result.errors.push_back(
+            "traces reconstructed " + std::to_string(s.result.traces_reconstructed) +
+            " != produced " + std::to_string(s.result.traces_expected) + " (" +
+            std::to_string(s.result.traces_invalid) + " closed as invalid)");
         failed = true;
       }
       pr.configs.push_back(std::move(s.result));

@@ -257,7 +257,8 @@ LoopResult run_loop(const Config& config, const Workload& w, const std::string& 
     return args;
   };
   for (const auto& cmd : c.before) {
-    if (std::string e = spawn_and_wait(substitute(cmd), child_environment(c, logs.string()), (work / "before.txt").string());
+    if (std::string e = spawn_and_wait(substitute(cmd), child_environment(c, logs.string()),
+                                       (work / "before.txt").string());
         !e.empty()) {
       r.error = e;
       return r;
@@ -277,14 +278,13 @@ LoopResult run_loop(const Config& config, const Workload& w, const std::string& 
   const std::vector<std::string> env = child_environment(c, logs.string());
   std::vector<std::string> argv = substitute(c.wrapper);
   argv.push_back((fs::path(bench_dir) / c.binary).string());
-  for (const auto& [k, v] :
-       std::vector<std::pair<std::string, std::string>>{{"--calls", std::to_string(w.calls)},
-                                                        {"--depth", std::to_string(w.depth)},
-                                                        {"--method-time",
-                                                         std::to_string(w.method_time_ns)},
-                                                        {"--threads", std::to_string(w.threads)},
-                                                        {"--warmup", std::to_string(w.warmup)},
-                                                        {"--out", work.string()}}) {
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+           {"--calls", std::to_string(w.calls)},
+           {"--depth", std::to_string(w.depth)},
+           {"--method-time", std::to_string(w.method_time_ns)},
+           {"--threads", std::to_string(w.threads)},
+           {"--warmup", std::to_string(w.warmup)},
+           {"--out", work.string()}}) {
     argv.push_back(k);
     argv.push_back(v);
   }

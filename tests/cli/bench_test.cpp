@@ -23,10 +23,10 @@ class BenchCli : public SondeCli {};
 TEST_F(BenchCli, QuickRunWritesEveryConfigurationWithItsCounts) {
   const fs::path json_path = dir_ / "bench.json";
   const fs::path csv_path = dir_ / "bench.csv";
-  const CliRun run = sonde({"bench", "--quick", "--loops", "1", "--calls", std::to_string(kCalls),
-                            "--depth", std::to_string(kDepth), "--only", kConfigs, "--json",
-                            json_path.string(), "--csv", csv_path.string(), "--svg-dir",
-                            (dir_ / "svg").string()});
+  const CliRun run =
+      sonde({"bench", "--quick", "--loops", "1", "--calls", std::to_string(kCalls), "--depth",
+             std::to_string(kDepth), "--only", kConfigs, "--json", json_path.string(), "--csv",
+             csv_path.string(), "--svg-dir", (dir_ / "svg").string()});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
 
   const nlohmann::json j = nlohmann::json::parse(slurp(json_path));

@@ -78,8 +78,8 @@ TEST_F(SondeFlame, FoldedStacksSumToTheExclusiveTimes) {
 
 TEST_F(SondeFlame, OptionsChangeThePicture) {
   const fs::path svg = dir_ / "icicle.svg";
-  const CliRun r = sonde({"flame", kFlameBookstore, "--out", svg.string(), "--icicle", "--no-script",
-                          "--full-labels", "--min-width", "50%", "--width", "800"});
+  const CliRun r = sonde({"flame", kFlameBookstore, "--out", svg.string(), "--icicle",
+                          "--no-script", "--full-labels", "--min-width", "50%", "--width", "800"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string text = slurp(svg);
   EXPECT_EQ(text.find("<script"), std::string::npos);
@@ -90,8 +90,9 @@ TEST_F(SondeFlame, OptionsChangeThePicture) {
   EXPECT_NE(text.find("bookstoreTracing.Bookstore.searchBook()"), std::string::npos);
 
   const fs::path focused = dir_ / "focus.folded";
-  ASSERT_EQ(
-      sonde({"flame", kFlameBookstore, "--out", focused.string(), "--focus", "getOffers"}).exit_code, 0);
+  ASSERT_EQ(sonde({"flame", kFlameBookstore, "--out", focused.string(), "--focus", "getOffers"})
+                .exit_code,
+            0);
   std::istringstream in(slurp(focused));
   for (std::string line; std::getline(in, line);) {
     EXPECT_NE(line.find("CRM.getOffers()"), std::string::npos) << line;

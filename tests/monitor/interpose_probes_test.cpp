@@ -17,7 +17,6 @@
 namespace sonde::test {
 namespace {
 
-
 struct LockWaitCopy {
   int64_t trace_id = 0, order_index = 0, wait = 0, hold = 0;
   std::string lock, operation;

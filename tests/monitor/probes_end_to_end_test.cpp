@@ -10,7 +10,6 @@
 namespace sonde::test {
 namespace {
 
-
 TEST(ProbesEndToEnd, ManualProbesEveryEventAccountedFor) {
   std::string out = fresh_dir("manual");
   const int threads = 4, iterations = 5000, depth = 3;

@@ -51,7 +51,8 @@ std::vector<std::string> env_for(const std::string& out, std::vector<std::string
 }
 
 std::string fresh_dir(const std::string& name) {
-  fs::path dir = fs::path(SONDE_BINARY_DIR) / "test-output" / (name + "-" + std::to_string(getpid()));
+  fs::path dir =
+      fs::path(SONDE_BINARY_DIR) / "test-output" / (name + "-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir.string();

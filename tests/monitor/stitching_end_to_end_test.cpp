@@ -18,7 +18,6 @@
 namespace sonde::test {
 namespace {
 
-
 struct Stitched : analysis::StitchedTraceSink {
   void on_stitched_trace(const analysis::StitchedTrace& t) override { traces.push_back(t); }
   std::vector<analysis::StitchedTrace> traces;

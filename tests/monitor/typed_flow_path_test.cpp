@@ -15,7 +15,6 @@
 namespace sonde::test {
 namespace {
 
-
 // Traces as plain strings, so two pools can be compared.
 class TraceText final : public analysis::TraceSink {
  public:

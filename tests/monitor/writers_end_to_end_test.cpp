@@ -19,7 +19,6 @@
 namespace sonde::test {
 namespace {
 
-
 int64_t count_class(const LogContents& c, const std::string& suffix) {
   int64_t n = 0;
   for (const auto& [cls, k] : c.records_by_class) {

@@ -45,6 +45,20 @@ void ReturnRing::wake() {
           0);
 }
 
+void WriterDoorbell::sleep(uint32_t ticket, uint64_t timeout_ns) {
+  timespec timeout{static_cast<time_t>(timeout_ns / 1000000000),
+                   static_cast<long>(timeout_ns % 1000000000)};
+  // Returns at once if a ring changed rings_ since arm().
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&rings_), FUTEX_WAIT_PRIVATE, ticket, &timeout,
+          nullptr, 0);
+  sleeping_.store(0, std::memory_order_relaxed);
+}
+
+void WriterDoorbell::wake() {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&rings_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
+          0);
+}
+
 void free_buffer(Buffer* b) {
   if (b == nullptr) return;
   munmap(b->events, b->capacity * sizeof(RawEvent));

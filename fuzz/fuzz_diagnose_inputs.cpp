@@ -25,8 +25,10 @@ void walk_profile(const std::string& text) {
   sonde::diagnose::load::ProfileWalker walker(profile, 42);
   for (int i = 0; i < 8; ++i) {
     const sonde::diagnose::load::RequestTemplate& request = walker.next();
-    (void)sonde::diagnose::load::expand(request.path, i % 3, static_cast<uint64_t>(i), walker.rng());
-    (void)sonde::diagnose::load::expand(request.body, i % 3, static_cast<uint64_t>(i), walker.rng());
+    (void)sonde::diagnose::load::expand(request.path, i % 3, static_cast<uint64_t>(i),
+                                        walker.rng());
+    (void)sonde::diagnose::load::expand(request.body, i % 3, static_cast<uint64_t>(i),
+                                        walker.rng());
     (void)walker.think_time_ms();
   }
 }

@@ -4,7 +4,8 @@
 #   --seconds N  run each fuzzer for N seconds (default 30; CI uses a few;
 #                a long run is e.g. --seconds 3600)
 #   FUZZER       only these (fuzz_kieker_dat fuzz_kieker_bin fuzz_kieker_tcp
-#                fuzz_native fuzz_openxtrace fuzz_config); default all
+#                fuzz_native fuzz_openxtrace fuzz_config fuzz_diagnose_inputs);
+#                default all
 # Seeds come from ../shared/testdata (converted by the release build's
 # `sonde` when it exists) and fuzz/regressions/<fuzzer>/, which holds every
 # input that once crashed; each is replayed first. A crash leaves its input
@@ -21,7 +22,7 @@ while [ $# -gt 0 ]; do
     *) fuzzers+=("$1"); shift ;;
   esac
 done
-[ ${#fuzzers[@]} -gt 0 ] || fuzzers=(fuzz_kieker_dat fuzz_kieker_bin fuzz_kieker_tcp fuzz_native fuzz_openxtrace fuzz_config)
+[ ${#fuzzers[@]} -gt 0 ] || fuzzers=(fuzz_kieker_dat fuzz_kieker_bin fuzz_kieker_tcp fuzz_native fuzz_openxtrace fuzz_config fuzz_diagnose_inputs)
 
 build=build/fuzz
 echo "== build fuzzers (clang, libFuzzer, ASan + UBSan)"
@@ -62,6 +63,10 @@ fi
 for f in "$testdata"/openxtrace/*.json; do seed fuzz_openxtrace "$(basename "$f")" < "$f"; done
 printf 'writer = native\nbuffer_events = 4096\nfull_policy = drop\n\0include *::run*\nexclude *\n' |
   seed fuzz_config basic
+# The shop's usage profile and the environment example of docs/diagnose/config.md.
+{ cat examples/shop/profile.json; printf '\0'
+  sed -n '/^```json$/,/^```$/p' docs/diagnose/config.md | sed -n '2,/^```$/p' | sed '$d'; } |
+  seed fuzz_diagnose_inputs shop
 mkdir -p "$corpus/fuzz_kieker_tcp"
 
 status=0

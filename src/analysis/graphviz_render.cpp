@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -112,7 +113,7 @@ std::string find_executable(std::string_view program) {
 }
 
 RenderResult render_dot(std::string_view dot_source, std::string_view format,
-                        std::string_view dot_program) {
+                        std::string_view dot_program, int timeout_ms) {
   RenderResult result;
   if (!valid_format(format)) {
     result.error = "invalid Graphviz output format '" + std::string(format) + "'";
@@ -174,6 +175,8 @@ RenderResult render_dot(std::string_view dot_source, std::string_view format,
   if (dot_source.empty()) in_w.reset();
   char buf[65536];
   int io_errno = 0;
+  bool timed_out = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (out_r.fd >= 0 || err_r.fd >= 0) {
     pollfd fds[3];
     nfds_t n = 0;
@@ -190,11 +193,20 @@ RenderResult render_dot(std::string_view dot_source, std::string_view format,
       err_slot = static_cast<int>(n);
       fds[n++] = {err_r.fd, POLLIN, 0};
     }
-    if (::poll(fds, n, -1) < 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    const int ready = ::poll(fds, n, static_cast<int>(left.count()));
+    if (ready < 0) {
       if (errno == EINTR) continue;
       io_errno = errno;
       break;
     }
+    if (ready == 0) continue;  // the deadline is checked at the top
     if (in_slot >= 0 && fds[in_slot].revents != 0) {
       const ssize_t w = ::write(in_w.fd, dot_source.data() + written, dot_source.size() - written);
       if (w > 0) written += static_cast<size_t>(w);
@@ -224,7 +236,12 @@ RenderResult render_dot(std::string_view dot_source, std::string_view format,
   const bool exec_failed =
       ::read(exec_r.fd, &exec_errno, sizeof exec_errno) == static_cast<ssize_t>(sizeof exec_errno);
 
-  if (exec_failed) {
+  if (timed_out) {
+    const std::string limit = timeout_ms % 1000 == 0 ? std::to_string(timeout_ms / 1000) + " s"
+                                                     : std::to_string(timeout_ms) + " ms";
+    result.error = "'" + path + "' did not finish within " + limit +
+                   " and was stopped (the graph is too large to lay out; write DOT text instead)";
+  } else if (exec_failed) {
     result.error = "cannot run '" + path + "': " + std::strerror(exec_errno);
   } else if (io_errno != 0) {
     result.error = std::string("I/O error talking to dot: ") + std::strerror(io_errno);

@@ -19,9 +19,13 @@ struct RenderResult {
 // '/'), or "" if there is no executable file by that name.
 std::string find_executable(std::string_view program);
 
+// How long dot may run before it is killed and the render fails: a graph
+// too large to lay out must not hang a command or a web request.
+inline constexpr int kRenderTimeoutMs = 120000;
+
 // Runs `<dot_program> -T<format>` with `dot_source` on stdin. `format` is a
 // Graphviz output format such as "svg" or "png" (letters, digits and ':').
 RenderResult render_dot(std::string_view dot_source, std::string_view format = "svg",
-                        std::string_view dot_program = "dot");
+                        std::string_view dot_program = "dot", int timeout_ms = kRenderTimeoutMs);
 
 }  // namespace sonde::analysis

@@ -20,8 +20,8 @@ std::string fmt(double v, int decimals = 2) {
 bool usable(const ConfigResult* c) { return c && c->skip_reason.empty() && c->summary.n > 0; }
 
 json summary_json(const Summary& s) {
-  return {{"n", s.n},       {"mean_ns", s.mean}, {"ci95_ns", s.ci95}, {"median_ns", s.median},
-          {"q1_ns", s.q1},  {"q3_ns", s.q3},     {"min_ns", s.min},   {"max_ns", s.max}};
+  return {{"n", s.n},      {"mean_ns", s.mean}, {"ci95_ns", s.ci95}, {"median_ns", s.median},
+          {"q1_ns", s.q1}, {"q3_ns", s.q3},     {"min_ns", s.min},   {"max_ns", s.max}};
 }
 
 // MooBench's decomposition, per monitored call, from the configurations'
@@ -42,6 +42,12 @@ json decomposition(const PointResult& p) {
     }
     d["W_ns"] = w;
   }
+  // Live analysis: R is what reconstructing and storing traces on the
+  // receiving side adds on the monitored side (through TCP back-pressure)
+  // over writing to a receiver that only counts.
+  const ConfigResult* tcp = p.find("T+I+C+W tcp");
+  const ConfigResult* collect = p.find("T+I+C+W+R collect");
+  if (usable(tcp) && usable(collect)) d["R_ns"] = collect->summary.mean - tcp->summary.mean;
   return d;
 }
 
@@ -143,6 +149,11 @@ json to_json(const Report& r) {
       cj["writes"] = c.writes;
       cj["records_produced"] = c.records_produced;
       cj["records_written"] = c.records_written;
+      if (c.reconstructs) {
+        cj["traces_expected"] = c.traces_expected;
+        cj["traces_reconstructed"] = c.traces_reconstructed;
+        cj["traces_invalid"] = c.traces_invalid;
+      }
       cj["events_recorded"] = c.events_recorded;
       cj["events_written"] = c.events_written;
       cj["events_dropped"] = c.events_dropped;
@@ -186,7 +197,8 @@ std::string to_table(const Report& r) {
   std::ostringstream o;
   char line[512];
   for (const auto& p : r.points) {
-    o << "\n" << p.experiment << ": " << p.label << " (" << p.workload.calls << " calls x "
+    o << "\n"
+      << p.experiment << ": " << p.label << " (" << p.workload.calls << " calls x "
       << p.workload.threads << " thread(s), depth " << p.workload.depth << ", method time "
       << p.workload.method_time_ns << " ns, " << r.loops << " loops)\n";
     std::snprintf(line, sizeof line, "%-34s %9s %9s %9s %9s %17s %8s\n", "configuration", "median",
@@ -203,8 +215,8 @@ std::string to_table(const Report& r) {
           c.writes ? std::to_string(c.records_written) + "/" + std::to_string(c.records_produced)
                    : "-";
       std::snprintf(line, sizeof line, "%-34s %9.2f %9.2f %9.2f %9.2f %17s %8s\n", c.name.c_str(),
-                    c.summary.median, c.summary.mean, c.summary.ci95, c.summary.min,
-                    counts.c_str(), c.bytes_per_event > 0 ? fmt(c.bytes_per_event, 2).c_str() : "-");
+                    c.summary.median, c.summary.mean, c.summary.ci95, c.summary.min, counts.c_str(),
+                    c.bytes_per_event > 0 ? fmt(c.bytes_per_event, 2).c_str() : "-");
       o << line;
       for (const auto& e : c.errors) o << "    error: " << e << "\n";
     }
@@ -216,13 +228,19 @@ std::string to_table(const Report& r) {
         const json w = d["W_ns"];
         for (const auto& [name, v] : w.items()) o << ", W(" << name << ") " << fmt(v.get<double>());
       }
+      if (d.contains("R_ns")) o << ", R(collect) " << fmt(d["R_ns"].get<double>());
       o << "\n";
+    }
+    for (const auto& c : p.configs) {
+      if (!c.reconstructs || !c.skip_reason.empty()) continue;
+      o << "  " << c.name << ": traces reconstructed live " << c.traces_reconstructed << "/"
+        << c.traces_expected << " (" << c.traces_invalid << " invalid)\n";
     }
     const json ratios = peer_ratios(p);
     for (const auto& [sonde_name, peers] : ratios.items()) {
       for (const auto& [peer, v] : peers.items()) {
-        o << "  " << peer << " overhead / " << sonde_name << " overhead: "
-          << fmt(v.get<double>()) << "x\n";
+        o << "  " << peer << " overhead / " << sonde_name << " overhead: " << fmt(v.get<double>())
+          << "x\n";
       }
     }
   }
@@ -275,7 +293,8 @@ std::string write_svgs(const Report& r, const std::string& dir) {
     }
     const double i_ns = d.value("I_ns", 0.0), c_ns = d.value("C_ns", 0.0);
     double top = 1;
-    for (const auto& [n, w] : writers) top = std::max(top, std::max(0.0, i_ns) + std::max(0.0, c_ns) + std::max(0.0, w));
+    for (const auto& [n, w] : writers)
+      top = std::max(top, std::max(0.0, i_ns) + std::max(0.0, c_ns) + std::max(0.0, w));
     const double h = 300, base = 330, width = 80.0 * static_cast<double>(writers.size()) + 160;
     std::ostringstream s;
     s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << fmt(width, 0)
@@ -311,13 +330,15 @@ std::string write_svgs(const Report& r, const std::string& dir) {
     double max_x = 1, max_y = 1;
     for (const auto& [name, f] : fits.items()) {
       for (const auto& v : f["depths"]) max_x = std::max(max_x, v.get<double>());
-      for (const auto& v : f["median_overhead_per_trace_ns"]) max_y = std::max(max_y, v.get<double>());
+      for (const auto& v : f["median_overhead_per_trace_ns"])
+        max_y = std::max(max_y, v.get<double>());
     }
     const double w = 560, h = 300, left = 60, bottom = 340;
     std::ostringstream s;
     s << "<svg xmlns='http://www.w3.org/2000/svg' width='720' height='380'>\n"
          "<rect width='100%' height='100%' fill='white'/>\n";
-    s << svg_text(10, 16, "median overhead per trace (ns) against recursion depth; lines: least squares");
+    s << svg_text(10, 16,
+                  "median overhead per trace (ns) against recursion depth; lines: least squares");
     s << "<line x1='" << left << "' y1='" << bottom << "' x2='" << left + w << "' y2='" << bottom
       << "' stroke='black'/><line x1='" << left << "' y1='" << bottom << "' x2='" << left
       << "' y2='" << bottom - h << "' stroke='black'/>\n";
@@ -340,8 +361,9 @@ std::string write_svgs(const Report& r, const std::string& dir) {
       };
       s << "<line x1='" << left << "' y1='" << py(0) << "' x2='" << left + w << "' y2='"
         << py(max_x) << "' stroke='" << color << "'/>\n";
-      s << svg_text(left + 10, 40 + 14 * k,
-                    name + ": " + fmt(slope) + " ns/level, R² " + fmt(f["median_r2"].get<double>(), 4));
+      s << svg_text(
+          left + 10, 40 + 14 * k,
+          name + ": " + fmt(slope) + " ns/level, R² " + fmt(f["median_r2"].get<double>(), 4));
       ++k;
     }
     s << "</svg>\n";

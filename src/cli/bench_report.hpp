@@ -20,8 +20,12 @@ struct ConfigResult {
   uint64_t records_produced = 0;  // from the workload's parameters, all loops
   uint64_t records_written = 0;   // read back from the log / received over TCP
   uint64_t events_recorded = 0, events_written = 0, events_dropped = 0;
-  double bytes_per_event = 0;     // median over loops; 0 when nothing is written
-  double traces_per_s = 0;        // median over loops of the mean of full 1 s bins
+  // Live analysis (collector) configurations: traces of the workload (one
+  // per call, warm-up included) against traces the collector reconstructed.
+  bool reconstructs = false;
+  uint64_t traces_expected = 0, traces_reconstructed = 0, traces_invalid = 0;
+  double bytes_per_event = 0;             // median over loops; 0 when nothing is written
+  double traces_per_s = 0;                // median over loops of the mean of full 1 s bins
   std::vector<double> traces_per_s_bins;  // the first loop's 1 s bins
   std::vector<std::string> errors;
 };

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "collect/collector.hpp"
 #include "collect/kieker_tcp_listener.hpp"
 #include "format/log_reader.hpp"
 #include "format/schema.hpp"
@@ -146,6 +147,99 @@ std::string read_durations(const fs::path& p, const Workload& w, uint64_t timed_
   return "";
 }
 
+// The receiving end of a TCP configuration, on its own thread: a listener
+// that counts flow records (kTcp), or the collector of `sonde collect`
+// reconstructing and indexing traces live (kCollect), whose per-client log
+// is read back afterwards so that records stored can be checked exactly.
+class Receiver {
+ public:
+  ~Receiver() { stop_thread(); }
+
+  std::string start(Sink sink, const fs::path& work) {
+    collect::ListenerOptions lo;
+    lo.port = 0;
+    lo.stop_after_connections = 1;
+    if (sink == Sink::kCollect) {
+      collect::CollectorOptions co;
+      co.out = (work / "collect").string();
+      co.listen = lo;
+      collector_ = std::make_unique<collect::Collector>(co);
+      if (std::string e = collector_->open(); !e.empty()) return "collector: " + e;
+      port_ = collector_->port();
+    } else {
+      listener_ = std::make_unique<collect::KiekerTcpListener>(counter_, lo);
+      if (std::string e = listener_->open(); !e.empty()) return "TCP receiver: " + e;
+      port_ = listener_->port();
+    }
+    thread_ = std::thread([this] {
+      if (collector_) {
+        collector_->run(stop_);
+      } else {
+        listener_->run(stop_);
+      }
+      done_ = true;
+    });
+    return "";
+  }
+  bool started() const { return thread_.joinable(); }
+  uint16_t port() const { return port_; }
+
+  // The monitor closes its connection at exit and run() returns once its one
+  // connection came and went; gives the receiver time to drain it.
+  void finish(LoopResult* r) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!done_ && r->error.empty() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    const bool closed = done_;
+    stop_thread();
+    const char* who = collector_ ? "collector: " : "TCP receiver: ";
+    if (!closed && r->error.empty()) {
+      r->error = std::string(who) + "the monitor's connection never closed";
+    }
+    if (listener_) {
+      r->records_read = counter_.count;
+      for (const auto& client : listener_->clients()) {
+        r->bytes += client.bytes;
+        if (!client.error.empty() && r->error.empty()) r->error = who + client.error;
+      }
+      return;
+    }
+    if (std::string e = collector_->finish(); !e.empty() && r->error.empty()) r->error = who + e;
+    // log_file is relative to the collector's directory ("log/client-N.sonde").
+    const fs::path log_dir = fs::path(collector_->stats_path()).parent_path();
+    for (const auto& client : collector_->clients()) {
+      r->traces_reconstructed += client.traces;
+      r->traces_invalid += client.invalid_traces;
+      if (!client.record.error.empty() && r->error.empty()) r->error = who + client.record.error;
+      if (client.record.log_file.empty()) continue;
+      const fs::path log = log_dir / client.record.log_file;
+      std::error_code ec;
+      const auto size = fs::file_size(log, ec);
+      r->bytes += ec ? 0 : size;
+      const format::LogReadStats stats = format::read_log(log.string(), counter_);
+      if (!stats.ok && r->error.empty()) {
+        r->error = "reading back " + log.string() + ": " +
+                   (stats.errors.empty() ? std::string("failed") : stats.errors.front());
+      }
+    }
+    r->records_read = counter_.count;
+  }
+
+ private:
+  void stop_thread() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+  FlowCounter counter_;
+  std::unique_ptr<collect::KiekerTcpListener> listener_;
+  std::unique_ptr<collect::Collector> collector_;
+  std::atomic<bool> stop_{false}, done_{false};
+  std::thread thread_;
+  uint16_t port_ = 0;
+};
+
 }  // namespace
 
 LoopResult run_loop(const Config& config, const Workload& w, const std::string& bench_dir,
@@ -163,46 +257,34 @@ LoopResult run_loop(const Config& config, const Workload& w, const std::string& 
     return args;
   };
   for (const auto& cmd : c.before) {
-    if (std::string e = spawn_and_wait(substitute(cmd), child_environment(c, logs.string()), (work / "before.txt").string());
+    if (std::string e = spawn_and_wait(substitute(cmd), child_environment(c, logs.string()),
+                                       (work / "before.txt").string());
         !e.empty()) {
       r.error = e;
       return r;
     }
   }
 
-  // TCP: a receiver on a free loopback port that counts what arrives.
-  FlowCounter tcp_counter;
-  std::unique_ptr<collect::KiekerTcpListener> listener;
-  std::atomic<bool> stop_listener{false};
-  std::atomic<bool> listener_done{false};
-  std::thread listener_thread;
-  if (c.sink == Sink::kTcp) {
-    collect::ListenerOptions lo;
-    lo.port = 0;
-    lo.stop_after_connections = 1;
-    listener = std::make_unique<collect::KiekerTcpListener>(tcp_counter, lo);
-    if (std::string e = listener->open(); !e.empty()) {
-      r.error = "TCP receiver: " + e;
+  // TCP: a receiver on a free loopback port (counting, or a live collector).
+  Receiver receiver;
+  if (c.sink == Sink::kTcp || c.sink == Sink::kCollect) {
+    if (std::string e = receiver.start(c.sink, work); !e.empty()) {
+      r.error = e;
       return r;
     }
-    c.env.emplace_back("SONDE_TCP_PORT", std::to_string(listener->port()));
-    listener_thread = std::thread([&] {
-      listener->run(stop_listener);
-      listener_done = true;
-    });
+    c.env.emplace_back("SONDE_TCP_PORT", std::to_string(receiver.port()));
   }
 
   const std::vector<std::string> env = child_environment(c, logs.string());
   std::vector<std::string> argv = substitute(c.wrapper);
   argv.push_back((fs::path(bench_dir) / c.binary).string());
-  for (const auto& [k, v] :
-       std::vector<std::pair<std::string, std::string>>{{"--calls", std::to_string(w.calls)},
-                                                        {"--depth", std::to_string(w.depth)},
-                                                        {"--method-time",
-                                                         std::to_string(w.method_time_ns)},
-                                                        {"--threads", std::to_string(w.threads)},
-                                                        {"--warmup", std::to_string(w.warmup)},
-                                                        {"--out", work.string()}}) {
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+           {"--calls", std::to_string(w.calls)},
+           {"--depth", std::to_string(w.depth)},
+           {"--method-time", std::to_string(w.method_time_ns)},
+           {"--threads", std::to_string(w.threads)},
+           {"--warmup", std::to_string(w.warmup)},
+           {"--out", work.string()}}) {
     argv.push_back(k);
     argv.push_back(v);
   }
@@ -212,23 +294,7 @@ LoopResult run_loop(const Config& config, const Workload& w, const std::string& 
     if (r.error.empty()) r.error = e;
   }
 
-  if (listener) {
-    // The monitor closes its connection at exit and run() returns once
-    // its one connection came and went; give the receiver time to drain it.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!listener_done && r.error.empty() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    const bool closed = listener_done;
-    stop_listener = true;
-    listener_thread.join();
-    if (!closed && r.error.empty()) r.error = "TCP receiver: the monitor's connection never closed";
-    r.records_read = tcp_counter.count;
-    for (const auto& client : listener->clients()) {
-      r.bytes += client.bytes;
-      if (!client.error.empty() && r.error.empty()) r.error = "TCP receiver: " + client.error;
-    }
-  }
+  if (receiver.started()) receiver.finish(&r);
   if (!r.error.empty()) return r;
 
   const auto kv = read_key_values(work / "result.txt");

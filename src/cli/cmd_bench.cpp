@@ -47,14 +47,14 @@ constexpr int kUsage = 2;
 struct BenchOptions {
   bool quick = false;
   std::string json_path, csv_path, svg_dir;
-  int loops = 0;         // 0 = 10, quick 3
-  uint64_t calls = 0;    // 0 = 1,000,000, quick 100,000
+  int loops = 0;       // 0 = 10, quick 3
+  uint64_t calls = 0;  // 0 = 1,000,000, quick 100,000
   int depth = 10;
   uint64_t method_time_ns = 0;
   int threads = 1;
   double warmup = 0.5;
   std::vector<std::string> experiments{"stress"};
-  std::string only;      // comma list of configuration names to run
+  std::string only;  // comma list of configuration names to run
   std::string bench_dir = SONDE_BENCH_DIR;
   std::string monitor_lib = SONDE_BUILD_LIBDIR "/libsonde.so";
   std::string work_dir;  // default: a fresh directory under the temp dir
@@ -71,8 +71,8 @@ bool on_path(const std::string& tool) {
 }
 
 std::string find_library(const std::string& name) {
-  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib",
-                          "/usr/local/lib"}) {
+  for (const char* dir :
+       {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib", "/usr/local/lib"}) {
     const fs::path p = fs::path(dir) / name;
     if (fs::exists(p)) return p.string();
   }
@@ -106,6 +106,9 @@ std::vector<Config> all_configs(const BenchOptions& o) {
     cs.push_back(sonde_config(std::string("T+I+C+W ") + w, "bench_moobench_manual", w, Sink::kLog));
   }
   cs.push_back(sonde_config("T+I+C+W tcp", "bench_moobench_manual", "tcp", Sink::kTcp));
+  // MooBench's live analysis: the same TCP stream into `sonde collect`'s
+  // collector, which reconstructs, logs and indexes every trace as it arrives.
+  cs.push_back(sonde_config("T+I+C+W+R collect", "bench_moobench_manual", "tcp", Sink::kCollect));
 
   Config noop;
   noop.name = "auto: no-op hooks";
@@ -124,21 +127,23 @@ std::vector<Config> all_configs(const BenchOptions& o) {
   const bool lttng = on_path("lttng") && on_path("lttng-sessiond");
   for (const char* lib : {"liblttng-ust-cyg-profile.so", "liblttng-ust-cyg-profile-fast.so"}) {
     Config c;
-    c.name = std::string("auto: lttng-ust ") + (std::string(lib).find("fast") != std::string::npos
-                                                    ? "cyg-profile-fast"
-                                                    : "cyg-profile");
+    c.name =
+        std::string("auto: lttng-ust ") +
+        (std::string(lib).find("fast") != std::string::npos ? "cyg-profile-fast" : "cyg-profile");
     c.binary = "bench_moobench_cyg";
     c.group = "peer";
     c.sink = Sink::kPeerDir;
     c.preload = find_library(lib);
-    if (!lttng) c.skip_reason = "lttng not installed (bash scripts/install-deps.sh --bench)";
-    else if (c.preload.empty()) c.skip_reason = std::string(lib) + " not found (liblttng-ust-dev)";
+    if (!lttng)
+      c.skip_reason = "lttng not installed (bash scripts/install-deps.sh --bench)";
+    else if (c.preload.empty())
+      c.skip_reason = std::string(lib) + " not found (liblttng-ust-dev)";
     // A real session per loop, writing its trace into the loop's directory.
     const std::string session = "sonde-bench-" + std::to_string(getpid());
-    c.before = {{"lttng", "create", session, "--output={work}/peer"},
-                {"lttng", "enable-event", "--userspace", "--session=" + session,
-                 "lttng_ust_cyg_profile*"},
-                {"lttng", "start", session}};
+    c.before = {
+        {"lttng", "create", session, "--output={work}/peer"},
+        {"lttng", "enable-event", "--userspace", "--session=" + session, "lttng_ust_cyg_profile*"},
+        {"lttng", "start", session}};
     c.after = {{"lttng", "stop", session}, {"lttng", "destroy", session}};
     cs.push_back(c);
   }
@@ -148,7 +153,8 @@ std::vector<Config> all_configs(const BenchOptions& o) {
   uftrace.group = "peer";
   uftrace.sink = Sink::kPeerDir;
   uftrace.wrapper = {"uftrace", "record", "--no-libcall", "-d", "{work}/peer"};
-  if (!on_path("uftrace")) uftrace.skip_reason = "uftrace not installed (bash scripts/install-deps.sh --bench)";
+  if (!on_path("uftrace"))
+    uftrace.skip_reason = "uftrace not installed (bash scripts/install-deps.sh --bench)";
   cs.push_back(uftrace);
 
   // XRay mode: the clang++ -fxray-instrument build, libsonde preloaded.
@@ -197,9 +203,10 @@ std::vector<Point> plan(const BenchOptions& o, const Workload& base, std::string
       for (int d : {1, 2, 4, 8, 16, 32, 64}) {
         Workload w = base;
         w.depth = d;
-        w.calls = std::max<uint64_t>(1000, base.calls * 10 / static_cast<uint64_t>(std::max(d, 10)));
-        points.push_back({"depth", "depth " + std::to_string(d), w,
-                          {"T", "T+I+C", "T+I+C+W native"}});
+        w.calls =
+            std::max<uint64_t>(1000, base.calls * 10 / static_cast<uint64_t>(std::max(d, 10)));
+        points.push_back(
+            {"depth", "depth " + std::to_string(d), w, {"T", "T+I+C", "T+I+C+W native"}});
       }
     } else if (e == "threads") {
       for (int t : {1, 2}) {
@@ -230,8 +237,8 @@ double timestamp_cost_ns() {
     for (int i = 0; i < kN; ++i) sink += __rdtsc();
     clock_gettime(CLOCK_MONOTONIC, &b);
     asm volatile("" : : "r"(sink));
-    const double ns = static_cast<double>(b.tv_sec - a.tv_sec) * 1e9 +
-                      static_cast<double>(b.tv_nsec - a.tv_nsec);
+    const double ns =
+        static_cast<double>(b.tv_sec - a.tv_sec) * 1e9 + static_cast<double>(b.tv_nsec - a.tv_nsec);
     best = std::min(best, ns / kN);
   }
   return best;
@@ -327,7 +334,9 @@ int run_bench(BenchOptions o) {
       s.result.name = c.name;
       s.result.group = c.group;
       s.result.skip_reason = c.skip_reason;
-      s.result.writes = c.sonde && (c.sink == Sink::kLog || c.sink == Sink::kTcp);
+      s.result.writes =
+          c.sonde && (c.sink == Sink::kLog || c.sink == Sink::kTcp || c.sink == Sink::kCollect);
+      s.result.reconstructs = c.sink == Sink::kCollect;
       if (c.skip_reason.empty()) {
         total_runs += static_cast<size_t>(o.loops);
         need_lttng = need_lttng || !c.before.empty();
@@ -362,14 +371,15 @@ int run_bench(BenchOptions o) {
         const fs::path dir = work / "loop";
         fs::remove_all(dir, ec);
         fs::create_directories(dir, ec);
-        bench::LoopResult r = bench::run_loop(*s.config, points[p].workload, o.bench_dir, dir.string());
+        bench::LoopResult r =
+            bench::run_loop(*s.config, points[p].workload, o.bench_dir, dir.string());
         ++done;
         const double elapsed =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         std::fprintf(stderr, "\r\033[K[%zu/%zu] loop %d/%d %s %s: %.2f ns  ETA %.0f s", done,
                      total_runs, loop + 1, o.loops, points[p].label.c_str(), s.config->name.c_str(),
-                     r.mean_ns, elapsed / static_cast<double>(done) *
-                                    static_cast<double>(total_runs - done));
+                     r.mean_ns,
+                     elapsed / static_cast<double>(done) * static_cast<double>(total_runs - done));
         if (!r.error.empty()) {
           s.result.errors.push_back("loop " + std::to_string(loop + 1) + ": " + r.error);
           failed = true;
@@ -382,16 +392,22 @@ int run_bench(BenchOptions o) {
         s.result.events_written += r.events_written;
         s.result.events_dropped += r.events_dropped;
         if (s.result.writes) {
-          s.result.records_produced += w.calls * static_cast<uint64_t>(w.threads) *
-                                       bench::records_per_call(w);
+          s.result.records_produced +=
+              w.calls * static_cast<uint64_t>(w.threads) * bench::records_per_call(w);
           s.result.records_written += r.records_read;
+        }
+        if (s.result.reconstructs) {
+          s.result.traces_expected += w.calls * static_cast<uint64_t>(w.threads);
+          s.result.traces_reconstructed += r.traces_reconstructed;
+          s.result.traces_invalid += r.traces_invalid;
         }
         if (r.bytes > 0) {
           // Over the enter and exit events of every call (warm-up included),
           // the same for sonde and the peers (bench/probe_cost.sh does so too).
-          s.bytes_per_event.push_back(static_cast<double>(r.bytes) /
-                                      static_cast<double>(2 * w.calls * static_cast<uint64_t>(w.threads) *
-                                                          static_cast<uint64_t>(w.depth)));
+          s.bytes_per_event.push_back(
+              static_cast<double>(r.bytes) /
+              static_cast<double>(2 * w.calls * static_cast<uint64_t>(w.threads) *
+                                  static_cast<uint64_t>(w.depth)));
         }
         // Mean of the full 1 s bins; a run shorter than a second has one partial bin.
         const auto& bins = r.traces_per_s;
@@ -424,6 +440,13 @@ int run_bench(BenchOptions o) {
       if (s.result.writes && s.result.records_written != s.result.records_produced) {
         s.result.errors.push_back("records written " + std::to_string(s.result.records_written) +
                                   " != produced " + std::to_string(s.result.records_produced));
+        failed = true;
+      }
+      if (s.result.reconstructs && s.result.traces_reconstructed != s.result.traces_expected) {
+        s.result.errors.push_back("traces reconstructed " +
+                                  std::to_string(s.result.traces_reconstructed) + " != produced " +
+                                  std::to_string(s.result.traces_expected) + " (" +
+                                  std::to_string(s.result.traces_invalid) + " closed as invalid)");
         failed = true;
       }
       pr.configs.push_back(std::move(s.result));
@@ -466,9 +489,11 @@ void setup_bench(CLI::App& app, int& exit_code) {
   app.add_option("--csv", o->csv_path, "write one CSV row per configuration");
   app.add_option("--svg-dir", o->svg_dir, "write icw.svg (and depth.svg) here");
   app.add_option("--loops", o->loops, "fresh processes per configuration (default 10, quick 3)");
-  app.add_option("--calls", o->calls, "calls per loop and thread (default 1,000,000, quick 100,000)");
+  app.add_option("--calls", o->calls,
+                 "calls per loop and thread (default 1,000,000, quick 100,000)");
   app.add_option("--depth", o->depth, "recursion depth (default 10)");
-  app.add_option("--method-time", o->method_time_ns, "busy-wait at the deepest level, ns (default 0)");
+  app.add_option("--method-time", o->method_time_ns,
+                 "busy-wait at the deepest level, ns (default 0)");
   app.add_option("--threads", o->threads, "driver threads (default 1)");
   app.add_option("--warmup", o->warmup, "fraction of each loop's calls discarded (default 0.5)");
   app.add_option("--experiment", o->experiments,

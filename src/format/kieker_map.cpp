@@ -91,6 +91,7 @@ void ReaderRegistry::set(int32_t id, std::string_view value) {
   if (id < 0) return;
   std::string_view stored = pool_.intern(value);
   types_.erase(id);
+  type_cache_[static_cast<uint32_t>(id) % type_cache_.size()] = {};
   if (std::string_view* old = slot(id)) {
     *old = stored;
     return;
@@ -117,12 +118,20 @@ bool ReaderRegistry::find(int32_t id, std::string_view* value) const {
 }
 
 const KiekerType* ReaderRegistry::type(int32_t id) {
-  if (auto it = types_.find(id); it != types_.end()) return &it->second;
-  std::string_view name;
-  if (!find(id, &name)) return nullptr;
-  const RecordSchema* schema = lookup_(name);
-  const int payload = schema != nullptr ? schema->kieker_payload_size() : 0;
-  return &types_.emplace(id, KiekerType{name, schema, payload}).first->second;
+  TypeCacheEntry& cached = type_cache_[static_cast<uint32_t>(id) % type_cache_.size()];
+  if (cached.id == id && cached.type != nullptr) return cached.type;
+  const KiekerType* found = nullptr;
+  if (auto it = types_.find(id); it != types_.end()) {
+    found = &it->second;
+  } else {
+    std::string_view name;
+    if (!find(id, &name)) return nullptr;
+    const RecordSchema* schema = lookup_(name);
+    const int payload = schema != nullptr ? schema->kieker_payload_size() : 0;
+    found = &types_.emplace(id, KiekerType{name, schema, payload}).first->second;
+  }
+  cached = {id, found};
+  return found;
 }
 
 int32_t WriterRegistry::id(std::string_view s) {

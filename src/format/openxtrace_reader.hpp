@@ -14,6 +14,7 @@
 #include <string>
 
 #include "format/log_reader.hpp"
+#include "format/openxtrace_splitter.hpp"
 #include "format/record.hpp"
 
 namespace sonde::format {
@@ -21,7 +22,7 @@ namespace sonde::format {
 struct OpenXtraceReadOptions {
   // Deeper JSON nesting is rejected as malformed (each call level of a
   // trace takes two: the callable object and its "children" array).
-  size_t max_nesting_depth = 100'000;
+  size_t max_nesting_depth = openxtrace::kMaxOpenXtraceNesting;
   // Errors listed one by one; further ones are only counted.
   size_t max_listed_errors = 20;
 };

@@ -30,6 +30,12 @@ struct SplitResult {
 // "[object 3]" for concatenated objects); returning false stops reading.
 using TraceCallback = std::function<bool(Json&& element, const std::string& path)>;
 
+// The JSON nesting accepted from OPEN.xtrace files: each call level takes
+// two (the callable and its "children" array), so this admits traces a
+// million calls deep. Parsing, conversion and validation keep their own
+// stacks on the heap, so depth costs memory, not native stack.
+inline constexpr size_t kMaxOpenXtraceNesting = 2'000'000;
+
 SplitResult split_traces(std::istream& in, size_t max_depth, const TraceCallback& on_trace);
 
 }  // namespace sonde::format::openxtrace

@@ -283,8 +283,8 @@ std::vector<OpenXtraceIssue> validate_openxtrace_trace(const Json& trace, const 
 
 std::vector<OpenXtraceIssue> validate_openxtrace(std::istream& in) {
   std::vector<OpenXtraceIssue> issues;
-  const openxtrace::SplitResult split =
-      openxtrace::split_traces(in, 100'000, [&](Json&& trace, const std::string& path) {
+  const openxtrace::SplitResult split = openxtrace::split_traces(
+      in, openxtrace::kMaxOpenXtraceNesting, [&](Json&& trace, const std::string& path) {
         std::vector<OpenXtraceIssue> found = validate_openxtrace_trace(trace, path);
         issues.insert(issues.end(), found.begin(), found.end());
         return true;

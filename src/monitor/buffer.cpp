@@ -27,23 +27,41 @@ Buffer* allocate_buffer(size_t capacity_events) {
   return b;
 }
 
+namespace {
+
+// Sleeps while `*word == expected`, at most `timeout_ns`; returns at once if
+// the word has already changed (so a change before the call is not missed).
+void futex_wait(std::atomic<uint32_t>& word, uint32_t expected, uint64_t timeout_ns) {
+  timespec timeout{static_cast<time_t>(timeout_ns / 1000000000),
+                   static_cast<long>(timeout_ns % 1000000000)};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, &timeout,
+          nullptr, 0);
+}
+
+void futex_wake_one(std::atomic<uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
+          0);
+}
+
+}  // namespace
+
 void ReturnRing::wait_for_push(uint64_t timeout_ns) {
   waiting_.store(1, std::memory_order_seq_cst);
-  uint32_t seen = pushes_.load(std::memory_order_seq_cst);
+  const uint32_t seen = pushes_.load(std::memory_order_seq_cst);
   if (tail_.load(std::memory_order_relaxed) == head_.load(std::memory_order_acquire)) {
-    timespec timeout{static_cast<time_t>(timeout_ns / 1000000000),
-                     static_cast<long>(timeout_ns % 1000000000)};
-    // Returns at once if a push changed pushes_ since `seen`.
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&pushes_), FUTEX_WAIT_PRIVATE, seen, &timeout,
-            nullptr, 0);
+    futex_wait(pushes_, seen, timeout_ns);  // at once if a push came since `seen`
   }
   waiting_.store(0, std::memory_order_relaxed);
 }
 
-void ReturnRing::wake() {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&pushes_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
-          0);
+void ReturnRing::wake() { futex_wake_one(pushes_); }
+
+void WriterDoorbell::sleep(uint32_t ticket, uint64_t timeout_ns) {
+  futex_wait(rings_, ticket, timeout_ns);  // at once if rung since arm()
+  sleeping_.store(0, std::memory_order_relaxed);
 }
+
+void WriterDoorbell::wake() { futex_wake_one(rings_); }
 
 void free_buffer(Buffer* b) {
   if (b == nullptr) return;

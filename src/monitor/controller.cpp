@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -56,6 +57,7 @@ struct State {
   std::vector<Buffer*> recycled;         // buffers of exited threads
   uint32_t next_thread_index = 0;
   FullStack full;
+  WriterDoorbell doorbell;  // rung after pushing to `full` and on requests
   std::atomic<uint64_t> next_trace_block{0};
   uint64_t trace_base = 0;
   std::unique_ptr<WriterCore> core;
@@ -168,6 +170,7 @@ void hand_off(ThreadState& t, bool final) {
   ch->handed_off.fetch_add(1, std::memory_order_release);
   if (final) ch->exited.store(true, std::memory_order_release);
   s.full.push(b);
+  s.doorbell.ring();
 }
 
 bool take_buffer(ThreadState& t, Buffer* b) {
@@ -453,6 +456,29 @@ void forget_unloaded_code(State& s) {
   for (const auto& [begin, end] : ranges) s.core->forget_functions(begin, end);
 }
 
+// The longest idle sleep: bounds how late a pattern-file change or a
+// diagnostic record is noticed. Work that cannot wait rings the doorbell.
+constexpr int64_t kIdleSleepMaxNs = 10000000;
+
+bool writer_has_work(State& s) {
+  return !s.full.empty() || s.stop.load(std::memory_order_seq_cst) ||
+         s.crash_request.load(std::memory_order_seq_cst) ||
+         s.flush_requested.load(std::memory_order_seq_cst) !=
+             s.flush_done.load(std::memory_order_relaxed);
+}
+
+// Sleeps until rung or the next deadline (`until_deadline_ms` from now).
+void idle_sleep(State& s, int64_t until_deadline_ms) {
+  if (until_deadline_ms <= 0) return;
+  const int64_t sleep_ns = std::min(kIdleSleepMaxNs, until_deadline_ms * 1000000);
+  const uint32_t ticket = s.doorbell.arm();
+  if (writer_has_work(s)) {
+    s.doorbell.disarm();
+    return;
+  }
+  s.doorbell.sleep(ticket, static_cast<uint64_t>(sleep_ns));
+}
+
 void writer_loop() {
   State& s = state();
   s.writer_tid = static_cast<pid_t>(syscall(SYS_gettid));
@@ -501,10 +527,7 @@ void writer_loop() {
     }
     poll_patterns_file();
     poll_probes_file();
-    if (idle) {
-      timespec nap{0, 200000};
-      nanosleep(&nap, nullptr);
-    }
+    if (idle) idle_sleep(s, std::min({next_flush, next_clock, sampling.next_due_ms()}) - now_ms());
   }
   // For the summary: whether the writer keeps up shows in its CPU per event.
   timespec cpu{};
@@ -637,6 +660,7 @@ void shutdown_monitoring() {
   }
   if (s.writer.joinable()) {
     s.stop.store(true, std::memory_order_release);
+    s.doorbell.ring();
     s.writer.join();
   }
   final_drain(s, /*closing=*/true);
@@ -656,6 +680,7 @@ bool flush_now() {
   // The writer thread cannot wait for itself (a dlclose inside elfutils).
   if (static_cast<pid_t>(syscall(SYS_gettid)) == s.writer_tid) return false;
   const uint64_t ticket = s.flush_requested.fetch_add(1, std::memory_order_acq_rel) + 1;
+  s.doorbell.ring();
   for (int i = 0; i < 5000 && s.flush_done.load(std::memory_order_acquire) < ticket; ++i) {
     timespec nap{0, 1000000};
     nanosleep(&nap, nullptr);
@@ -702,6 +727,7 @@ void crash_handler(int sig, siginfo_t* info, void* context) {
     // This thread's current buffer is published through cur; the writer
     // reads it in drain_partial. Only async-signal-safe calls from here on.
     s.crash_request.store(true, std::memory_order_release);
+    s.doorbell.ring();
     timespec nap{0, 1000000};
     for (uint32_t waited = 0; waited < s.config.crash_flush_timeout_ms; ++waited) {
       if (s.crash_done.load(std::memory_order_acquire)) break;

@@ -1,6 +1,7 @@
 #include "monitor/sampling.hpp"
 
 #include <cstdio>
+#include <limits>
 
 #include "monitor/clock.hpp"
 #include "monitor/process_info.hpp"
@@ -16,6 +17,10 @@ Sampling::Sampling(const Config& config, Emit emit) : config_(config), emit_(std
 }
 
 Sampling::~Sampling() = default;
+
+int64_t Sampling::next_due_ms() const {
+  return samplers_.empty() ? std::numeric_limits<int64_t>::max() : next_ms_;
+}
 
 void Sampling::poll(int64_t now_ms) {
   if (samplers_.empty() || now_ms < next_ms_) return;

@@ -23,6 +23,9 @@ class Sampling {
   Sampling(const Config& config, Emit emit);
   ~Sampling();
   void poll(int64_t now_ms);
+  // When poll() next has work (INT64_MAX without samplers): the writer's
+  // idle sleep ends then.
+  int64_t next_due_ms() const;
 
  private:
   const Config& config_;

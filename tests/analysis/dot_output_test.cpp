@@ -1,7 +1,10 @@
 // DOT escaping with hostile operation names, DOT text for both graphs, and
 // rendering through the Graphviz `dot` program (skipped where it is absent).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -143,6 +146,20 @@ TEST(GraphvizRender, LargeGraphsDoNotDeadlockThePipes) {
   const RenderResult r = render_dot(dot, "svg");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_GT(r.output.size(), dot.size());
+}
+
+TEST(GraphvizRender, AProgramThatNeverFinishesIsStoppedAtTheTimeout) {
+  // Stands in for dot on a graph too large to lay out: it never answers.
+  const std::string script =
+      (std::filesystem::temp_directory_path() / ("sonde-slow-dot-" + std::to_string(::getpid())))
+          .string();
+  std::ofstream(script) << "#!/bin/sh\nexec sleep 30\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  const RenderResult r = render_dot("digraph G { a -> b }", "svg", script, 300);
+  std::filesystem::remove(script);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("did not finish within 300 ms"), std::string::npos) << r.error;
+  EXPECT_TRUE(r.output.empty());
 }
 
 TEST(GraphvizRender, ClearErrors) {

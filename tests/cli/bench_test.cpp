@@ -15,6 +15,7 @@ constexpr uint64_t kDepth = 4;
 // because they are installed only for benchmark runs.
 const char* kConfigs =
     "T+I,T+I+C,T+I+C+W native,T+I+C+W kieker-bin,T+I+C+W kieker-dat,T+I+C+W tcp,"
+    "T+I+C+W+R collect,"
     "auto: no-op hooks,auto: sonde null,auto: sonde native,auto: sonde xray native";
 
 class BenchCli : public SondeCli {};
@@ -22,10 +23,10 @@ class BenchCli : public SondeCli {};
 TEST_F(BenchCli, QuickRunWritesEveryConfigurationWithItsCounts) {
   const fs::path json_path = dir_ / "bench.json";
   const fs::path csv_path = dir_ / "bench.csv";
-  const CliRun run = sonde({"bench", "--quick", "--loops", "1", "--calls", std::to_string(kCalls),
-                            "--depth", std::to_string(kDepth), "--only", kConfigs, "--json",
-                            json_path.string(), "--csv", csv_path.string(), "--svg-dir",
-                            (dir_ / "svg").string()});
+  const CliRun run =
+      sonde({"bench", "--quick", "--loops", "1", "--calls", std::to_string(kCalls), "--depth",
+             std::to_string(kDepth), "--only", kConfigs, "--json", json_path.string(), "--csv",
+             csv_path.string(), "--svg-dir", (dir_ / "svg").string()});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
 
   const nlohmann::json j = nlohmann::json::parse(slurp(json_path));
@@ -35,7 +36,7 @@ TEST_F(BenchCli, QuickRunWritesEveryConfigurationWithItsCounts) {
   const nlohmann::json point = j["points"][0];
   EXPECT_EQ(point["workload"]["calls"], kCalls);
   const nlohmann::json configs = point["configurations"];
-  ASSERT_EQ(configs.size(), 11u);  // T plus the ten named
+  ASSERT_EQ(configs.size(), 12u);  // T plus the eleven named
 
   // Each call is one trace: TraceMetadata + depth Before + depth After.
   const uint64_t produced = kCalls * (2 * kDepth + 1);
@@ -63,6 +64,14 @@ TEST_F(BenchCli, QuickRunWritesEveryConfigurationWithItsCounts) {
       EXPECT_EQ(c["events_dropped"], 0u);
       EXPECT_GT(c["bytes_per_event"].get<double>(), 0.0);
     }
+    if (name == "T+I+C+W+R collect") {
+      // The collector reconstructed every call's trace live, none invalid.
+      EXPECT_EQ(c["traces_expected"], kCalls);
+      EXPECT_EQ(c["traces_reconstructed"], kCalls);
+      EXPECT_EQ(c["traces_invalid"], 0u);
+    } else {
+      EXPECT_FALSE(c.contains("traces_reconstructed"));
+    }
     if (name == "T+I" || c["group"] != "sonde") {
       EXPECT_EQ(c["events_recorded"], 0u);  // deactivated, or no libsonde at all
     } else {
@@ -70,14 +79,15 @@ TEST_F(BenchCli, QuickRunWritesEveryConfigurationWithItsCounts) {
       EXPECT_EQ(c["events_recorded"], kCalls * (2 * kDepth + 1));
     }
   }
-  // native, kieker-bin, kieker-dat, tcp, automatic native (and XRay native)
-  EXPECT_EQ(writing, xray_ran ? 6 : 5);
+  // native, kieker-bin, kieker-dat, tcp, collect, automatic native (and XRay native)
+  EXPECT_EQ(writing, xray_ran ? 7 : 6);
   EXPECT_TRUE(point["decomposition"].contains("I_ns"));
   EXPECT_TRUE(point["decomposition"].contains("C_ns"));
   EXPECT_EQ(point["decomposition"]["W_ns"].size(), 4u);
+  EXPECT_TRUE(point["decomposition"].contains("R_ns"));
 
   const std::string csv = slurp(csv_path);
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 12);  // header + 11 rows
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 13);  // header + 12 rows
   EXPECT_TRUE(fs::exists(dir_ / "svg" / "icw.svg"));
   EXPECT_NE(run.out.find("T+I+C+W native"), std::string::npos);
 }

@@ -20,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kBookstore =
+const std::string kFlameBookstore =
     (fs::path(SONDE_TESTDATA_DIR) / "kieker" / "bookstore-oer-2010" / "log").string();
 
 using sonde::test::CliRun;
@@ -39,7 +39,7 @@ int64_t bookstore_exclusive_sum() {
   } sum;
   sonde::analysis::TraceAnalysis analysis;
   analysis.add_sink(sum);
-  sonde::format::read_log(kBookstore, analysis.records());
+  sonde::format::read_log(kFlameBookstore, analysis.records());
   analysis.finish();
   return sum.sum;
 }
@@ -47,7 +47,7 @@ int64_t bookstore_exclusive_sum() {
 TEST_F(SondeFlame, SvgOfBookstoreLog) {
   const fs::path svg = dir_ / "flame.svg";
   const CliRun r =
-      sonde({"flame", kBookstore, "--out", svg.string(), "--title", "Books <&> \"x\""});
+      sonde({"flame", kFlameBookstore, "--out", svg.string(), "--title", "Books <&> \"x\""});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string text = slurp(svg);
   EXPECT_EQ(text.rfind("<?xml", 0), 0u);
@@ -62,7 +62,7 @@ TEST_F(SondeFlame, SvgOfBookstoreLog) {
 
 TEST_F(SondeFlame, FoldedStacksSumToTheExclusiveTimes) {
   const fs::path folded = dir_ / "stacks.folded";
-  const CliRun r = sonde({"flame", kBookstore, "--out", folded.string()});
+  const CliRun r = sonde({"flame", kFlameBookstore, "--out", folded.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::istringstream in(slurp(folded));
   int64_t sum = 0;
@@ -78,8 +78,8 @@ TEST_F(SondeFlame, FoldedStacksSumToTheExclusiveTimes) {
 
 TEST_F(SondeFlame, OptionsChangeThePicture) {
   const fs::path svg = dir_ / "icicle.svg";
-  const CliRun r = sonde({"flame", kBookstore, "--out", svg.string(), "--icicle", "--no-script",
-                          "--full-labels", "--min-width", "50%", "--width", "800"});
+  const CliRun r = sonde({"flame", kFlameBookstore, "--out", svg.string(), "--icicle",
+                          "--no-script", "--full-labels", "--min-width", "50%", "--width", "800"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string text = slurp(svg);
   EXPECT_EQ(text.find("<script"), std::string::npos);
@@ -90,8 +90,9 @@ TEST_F(SondeFlame, OptionsChangeThePicture) {
   EXPECT_NE(text.find("bookstoreTracing.Bookstore.searchBook()"), std::string::npos);
 
   const fs::path focused = dir_ / "focus.folded";
-  ASSERT_EQ(
-      sonde({"flame", kBookstore, "--out", focused.string(), "--focus", "getOffers"}).exit_code, 0);
+  ASSERT_EQ(sonde({"flame", kFlameBookstore, "--out", focused.string(), "--focus", "getOffers"})
+                .exit_code,
+            0);
   std::istringstream in(slurp(focused));
   for (std::string line; std::getline(in, line);) {
     EXPECT_NE(line.find("CRM.getOffers()"), std::string::npos) << line;
@@ -100,19 +101,19 @@ TEST_F(SondeFlame, OptionsChangeThePicture) {
 
 TEST_F(SondeFlame, UsageErrorsExitWith2) {
   const std::string out = (dir_ / "x.svg").string();
-  CliRun r = sonde({"flame", kBookstore});
+  CliRun r = sonde({"flame", kFlameBookstore});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
   r = sonde({"flame", "--out", out});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("LOG"), std::string::npos) << r.err;
-  r = sonde({"flame", kBookstore, "--out", (dir_ / "x.png").string()});
+  r = sonde({"flame", kFlameBookstore, "--out", (dir_ / "x.png").string()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("x.png"), std::string::npos) << r.err;
-  r = sonde({"flame", kBookstore, "--out", out, "--min-width", "wide"});
+  r = sonde({"flame", kFlameBookstore, "--out", out, "--min-width", "wide"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("wide"), std::string::npos) << r.err;
-  r = sonde({"flame", kBookstore, "--out", out, "--width", "5"});
+  r = sonde({"flame", kFlameBookstore, "--out", out, "--width", "5"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_FALSE(fs::exists(out));
 }
@@ -124,7 +125,7 @@ TEST_F(SondeFlame, MissingLogOrUnwritableOutputExitWith1NamingTheFile) {
   EXPECT_NE(r.err.find(missing), std::string::npos) << r.err;
 
   const std::string unwritable = (dir_ / "no-such-dir" / "x.folded").string();
-  r = sonde({"flame", kBookstore, "--out", unwritable});
+  r = sonde({"flame", kFlameBookstore, "--out", unwritable});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find(unwritable), std::string::npos) << r.err;
 }

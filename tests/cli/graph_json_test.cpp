@@ -13,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-json read_json(const fs::path& p) {
+json read_graph_json(const fs::path& p) {
   std::ifstream in(p);
   return json::parse(in);
 }
@@ -28,7 +28,7 @@ TEST_F(SondeCli, GraphJsonAddsUpToTheTraces) {
     const fs::path deps = dir_ / "deps.json";
     CliRun r = sonde({"graph", log, "--kind", "dependency", "--out", deps.string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const json g = read_json(deps);
+    const json g = read_graph_json(deps);
     std::map<int64_t, uint64_t> incoming;
     uint64_t from_entry = 0;
     for (const json& e : g["edges"]) {
@@ -46,7 +46,7 @@ TEST_F(SondeCli, GraphJsonAddsUpToTheTraces) {
     const fs::path tree = dir_ / "tree.json";
     r = sonde({"graph", log, "--kind", "calltree", "--out", tree.string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const json t = read_json(tree);
+    const json t = read_graph_json(tree);
     EXPECT_EQ(t["traces"].get<uint64_t>(), traces);
     uint64_t root_calls = 0;
     for (int64_t child : t["nodes"][0]["children"]) {

@@ -29,7 +29,7 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kWorkload =
+const std::string kListenWorkload =
     std::string(SONDE_BINARY_DIR) + "/tests/monitor/programs/test_workload";
 
 class Listener {
@@ -127,8 +127,8 @@ TEST_F(SondeListen, MonitoredProgramOverTcpArrivesComplete) {
 
   const int threads = 3, iterations = 2000, depth = 3;
   pid_t pid = -1;
-  std::vector<std::string> args = {kWorkload, std::to_string(threads), std::to_string(iterations),
-                                   std::to_string(depth), "throw"};
+  std::vector<std::string> args = {kListenWorkload, std::to_string(threads),
+                                   std::to_string(iterations), std::to_string(depth), "throw"};
   std::vector<std::string> env = {"SONDE_WRITER=tcp",
                                   "SONDE_TCP_PORT=" + std::to_string(listener.port()),
                                   "SONDE_SUMMARY=false", "PATH=/usr/bin:/bin"};
@@ -137,7 +137,8 @@ TEST_F(SondeListen, MonitoredProgramOverTcpArrivesComplete) {
   for (auto& e : env) envp.push_back(e.data());
   argv.push_back(nullptr);
   envp.push_back(nullptr);
-  ASSERT_EQ(posix_spawn(&pid, kWorkload.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
+  ASSERT_EQ(posix_spawn(&pid, kListenWorkload.c_str(), nullptr, nullptr, argv.data(), envp.data()),
+            0);
   int status = 0;
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);

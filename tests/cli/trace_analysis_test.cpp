@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kKieker = fs::path(SONDE_TESTDATA_DIR) / "kieker";
-const fs::path kBookstore = kKieker / "bookstore-oer-2010";
+const fs::path kTraceAnalysisBookstore = kKieker / "bookstore-oer-2010";
 
 using sonde::test::CliRun;
 using sonde::test::slurp;
@@ -35,14 +35,15 @@ class TraceAnalysisCli : public sonde::test::SondeCli {
 
 TEST_F(TraceAnalysisCli, SelectedTracesAsKiekersThirdRun) {
   const fs::path out = dir_ / "out";
-  const CliRun r = sonde({(kBookstore / "log").string(), "--out", out.string(), "--select-traces",
-                          "6488138950668976141", "6488138950668976129", "6488138950668976130",
-                          "6488138950668976131", "--plot-Deployment-Sequence-Diagrams",
-                          "--plot-Assembly-Sequence-Diagrams", "--plot-Call-Trees",
-                          "--print-Message-Traces", "--print-Execution-Traces", "--short-labels"});
+  const CliRun r =
+      sonde({(kTraceAnalysisBookstore / "log").string(), "--out", out.string(), "--select-traces",
+             "6488138950668976141", "6488138950668976129", "6488138950668976130",
+             "6488138950668976131", "--plot-Deployment-Sequence-Diagrams",
+             "--plot-Assembly-Sequence-Diagrams", "--plot-Call-Trees", "--print-Message-Traces",
+             "--print-Execution-Traces", "--short-labels"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Traces: 4 valid, 0 invalid"), std::string::npos) << r.out;
-  const fs::path golden = kBookstore / "kieker-trace-analysis-output";
+  const fs::path golden = kTraceAnalysisBookstore / "kieker-trace-analysis-output";
   size_t files = 0;
   for (const auto& entry : fs::directory_iterator(out)) {
     ++files;

@@ -1,15 +1,15 @@
 // The load driver against the real shop on a loopback port: request counts
 // follow from the workload's parameters, users really run concurrently,
 // requests.csv follows docs/diagnose/experiment-data.md.
-#include <algorithm>
-#include <map>
-#include <random>
-#include <set>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
 
 #include "diagnose/load/driver.hpp"
 #include "diagnose/load/http_client.hpp"
@@ -32,7 +32,8 @@ std::string get(int port, const std::string& path) {
   EXPECT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
   std::string response;
   char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) response.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+    response.append(buf, static_cast<std::size_t>(n));
   ::close(fd);
   return response.substr(response.find("\r\n\r\n") + 4);
 }
@@ -62,7 +63,8 @@ TEST(LoadDriver, FixedCountRunSendsExactlyUsersTimesRequests) {
     EXPECT_EQ(std::count(services.begin(), services.end(), "GET /product"), 5);
   }
   // The shop saw every order: 3 users x 5 orders.
-  EXPECT_NE(get(shop.port, "/stats").find("\"orders\":15"), std::string::npos) << get(shop.port, "/stats");
+  EXPECT_NE(get(shop.port, "/stats").find("\"orders\":15"), std::string::npos)
+      << get(shop.port, "/stats");
 }
 
 TEST(LoadDriver, UsersRunConcurrently) {
@@ -114,7 +116,8 @@ TEST(LoadDriver, RequestsCsvIsWellFormed) {
     std::string line = lines[i];
     // The one service name with a comma is quoted.
     const std::string quoted = "\"search, by word\"";
-    if (line.find(quoted) != std::string::npos) line.replace(line.find(quoted), quoted.size(), "search by word");
+    if (line.find(quoted) != std::string::npos)
+      line.replace(line.find(quoted), quoted.size(), "search by word");
     const auto f = split_csv(line);
     ASSERT_EQ(f.size(), 5u) << lines[i];
     const long long start = std::stoll(f[0]), end = std::stoll(f[1]);
@@ -172,13 +175,25 @@ TEST(LoadProfile, ErrorsNameTheKey) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(profile_error(R"({"requests": [{"path": "/a", "wieght": 2}]})").find("requests[0].wieght"), std::string::npos);
-  EXPECT_NE(profile_error(R"({"requests": [{"path": "/a", "method": "FETCH"}]})").find("requests[0].method"), std::string::npos);
+  EXPECT_NE(
+      profile_error(R"({"requests": [{"path": "/a", "wieght": 2}]})").find("requests[0].wieght"),
+      std::string::npos);
+  EXPECT_NE(profile_error(R"({"requests": [{"path": "/a", "method": "FETCH"}]})")
+                .find("requests[0].method"),
+            std::string::npos);
   EXPECT_NE(profile_error(R"({"requests": []})").find("'requests'"), std::string::npos);
-  EXPECT_NE(profile_error(R"({"mode": "random", "requests": [{"path": "/a"}]})").find("'mode'"), std::string::npos);
-  EXPECT_NE(profile_error(R"({"think_time_ms": 1, "think_time_spread_ms": 2, "requests": [{"path": "/a"}]})")
-                .find("think_time_spread_ms"), std::string::npos);
+  EXPECT_NE(profile_error(R"({"mode": "random", "requests": [{"path": "/a"}]})").find("'mode'"),
+            std::string::npos);
+  EXPECT_NE(profile_error(
+                R"({"think_time_ms": 1, "think_time_spread_ms": 2, "requests": [{"path": "/a"}]})")
+                .find("think_time_spread_ms"),
+            std::string::npos);
   EXPECT_NE(profile_error("{not json").find("not valid JSON"), std::string::npos);
+  // Found by fuzz_diagnose_inputs: a number too large for a double escaped
+  // as nlohmann's out_of_range and ended the program.
+  EXPECT_NE(
+      profile_error(R"({"requests": [1)" + std::string(400, '5') + "]}").find("not valid JSON"),
+      std::string::npos);
 }
 
 TEST(LoadProfile, PlaceholdersExpand) {

@@ -262,12 +262,14 @@ TEST(OpenXtraceReader, MalformedJsonIsAnErrorWithItsPosition) {
 }
 
 TEST(OpenXtraceReader, NestingBeyondTheLimitIsRejected) {
-  const std::string deep = std::string(500000, '[') + std::string(500000, ']');
+  const size_t levels = openxtrace::kMaxOpenXtraceNesting + 1000;
+  const std::string deep = std::string(levels, '[') + std::string(levels, ']');
   Lines out;
   LogReadStats stats = read_text(deep, out);
   EXPECT_FALSE(stats.ok);
-  EXPECT_NE(first_error(stats).find("nesting deeper than 100000 levels"), std::string::npos)
-      << first_error(stats);
+  const std::string expected =
+      "nesting deeper than " + std::to_string(openxtrace::kMaxOpenXtraceNesting) + " levels";
+  EXPECT_NE(first_error(stats).find(expected), std::string::npos) << first_error(stats);
 }
 
 TEST(OpenXtraceReader, DeepButValidCallChainsAreRead) {

@@ -19,7 +19,6 @@ namespace sonde::test {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kPrograms = SONDE_TEST_PROGRAMS;
 
 std::string command_output(const std::string& command) {
   std::string out;

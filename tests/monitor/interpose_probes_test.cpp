@@ -17,8 +17,6 @@
 namespace sonde::test {
 namespace {
 
-const std::string kPrograms = SONDE_TEST_PROGRAMS;
-
 struct LockWaitCopy {
   int64_t trace_id = 0, order_index = 0, wait = 0, hold = 0;
   std::string lock, operation;
@@ -74,12 +72,6 @@ Diagnostics read_diagnostics(const std::string& path) {
   DiagnosticCollector collector(d);
   d.stats = format::read_log(path, collector);
   return d;
-}
-
-std::vector<std::string> env_for(const std::string& out, std::vector<std::string> extra = {}) {
-  extra.push_back("SONDE_OUT=" + out);
-  extra.push_back("SONDE_SUMMARY=false");
-  return extra;
 }
 
 // "mutex <pair> <address>" lines the lock program prints.

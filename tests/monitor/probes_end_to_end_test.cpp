@@ -10,14 +10,6 @@
 namespace sonde::test {
 namespace {
 
-const std::string kPrograms = SONDE_TEST_PROGRAMS;
-
-std::vector<std::string> env_for(const std::string& out, std::vector<std::string> extra = {}) {
-  extra.push_back("SONDE_OUT=" + out);
-  extra.push_back("SONDE_SUMMARY=false");
-  return extra;
-}
-
 TEST(ProbesEndToEnd, ManualProbesEveryEventAccountedFor) {
   std::string out = fresh_dir("manual");
   const int threads = 4, iterations = 5000, depth = 3;

@@ -42,8 +42,17 @@ RunResult run_program(const std::vector<std::string>& argv, const std::vector<st
 
 // Per process: CTest runs each test of a suite as its own process, in
 // parallel, and a suite's SetUpTestSuite runs in each of them.
+std::vector<std::string> env_for(const std::string& out, std::vector<std::string> extra) {
+  bool summary_given = false;
+  for (const auto& e : extra) summary_given = summary_given || e.rfind("SONDE_SUMMARY=", 0) == 0;
+  extra.push_back("SONDE_OUT=" + out);
+  if (!summary_given) extra.push_back("SONDE_SUMMARY=false");
+  return extra;
+}
+
 std::string fresh_dir(const std::string& name) {
-  fs::path dir = fs::path(SONDE_BINARY_DIR) / "test-output" / (name + "-" + std::to_string(getpid()));
+  fs::path dir =
+      fs::path(SONDE_BINARY_DIR) / "test-output" / (name + "-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir.string();

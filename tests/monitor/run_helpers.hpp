@@ -10,6 +10,10 @@
 
 namespace sonde::test {
 
+// The test programs (tests/monitor/programs), and the workload most tests run.
+inline const std::string kPrograms = SONDE_TEST_PROGRAMS;
+inline const std::string kWorkload = kPrograms + "/test_workload";
+
 struct RunResult {
   int exit_code = -1;  // exit status, or 128 + signal
   std::string stderr_text;
@@ -17,6 +21,11 @@ struct RunResult {
 
 // Runs `argv` with extra environment entries ("KEY=VALUE"); stderr captured.
 RunResult run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env);
+
+// The environment of a program monitored into `out` without its shutdown
+// summary on stderr (unless `extra` sets SONDE_SUMMARY), plus `extra`
+// ("KEY=VALUE").
+std::vector<std::string> env_for(const std::string& out, std::vector<std::string> extra = {});
 
 // A fresh empty directory under the build tree, named after the test.
 std::string fresh_dir(const std::string& name);

@@ -18,12 +18,6 @@
 namespace sonde::test {
 namespace {
 
-const std::string kWorkload = std::string(SONDE_TEST_PROGRAMS) + "/test_workload";
-
-std::vector<std::string> env_for(const std::string& out) {
-  return {"SONDE_OUT=" + out, "SONDE_SUMMARY=false"};
-}
-
 struct Stitched : analysis::StitchedTraceSink {
   void on_stitched_trace(const analysis::StitchedTrace& t) override { traces.push_back(t); }
   std::vector<analysis::StitchedTrace> traces;

@@ -15,8 +15,6 @@
 namespace sonde::test {
 namespace {
 
-const std::string kPrograms = SONDE_TEST_PROGRAMS;
-
 // Traces as plain strings, so two pools can be compared.
 class TraceText final : public analysis::TraceSink {
  public:

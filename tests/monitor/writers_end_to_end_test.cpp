@@ -19,13 +19,6 @@
 namespace sonde::test {
 namespace {
 
-const std::string kWorkload = std::string(SONDE_TEST_PROGRAMS) + "/test_workload";
-
-std::vector<std::string> env_for(const std::string& out, std::vector<std::string> extra = {}) {
-  extra.push_back("SONDE_OUT=" + out);
-  return extra;
-}
-
 int64_t count_class(const LogContents& c, const std::string& suffix) {
   int64_t n = 0;
   for (const auto& [cls, k] : c.records_by_class) {
@@ -240,7 +233,7 @@ TEST(DiskFull, ProgramKeepsRunningAndLossIsCountedAndReported) {
   // SIGXFSZ is ignored so that the write fails with EFBIG instead.
   RunResult r =
       run_program({"/bin/sh", "-c", "trap '' XFSZ; ulimit -f 64; exec " + kWorkload + " 2 20000 3"},
-                  env_for(out, {"SONDE_COMPRESSION=none"}));
+                  env_for(out, {"SONDE_COMPRESSION=none", "SONDE_SUMMARY=true"}));
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("writing the log failed"), std::string::npos) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("WARNING"), std::string::npos) << r.stderr_text;

@@ -210,7 +210,7 @@ EnvironmentConfig EnvironmentConfig::load(const std::string& path) {
   json j;
   try {
     j = json::parse(buffer.str());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number overflow
     throw ConfigError(path + ": not valid JSON: " + e.what());
   }
   try {

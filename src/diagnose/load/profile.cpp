@@ -33,7 +33,7 @@ UsageProfile UsageProfile::parse(const std::string& json_text) {
   json j;
   try {
     j = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number overflow
     throw ProfileError(std::string("profile is not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw ProfileError("profile: expected a JSON object");

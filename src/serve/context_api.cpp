@@ -70,7 +70,8 @@ std::optional<ParamError> parse_request(const QueryParams& params, bool tree, Tr
     } else if (name == "max_leaves") {
       r->model.max_leaves = static_cast<size_t>(n);
     } else if (name == "depth") {
-      if (n < 1 || n > kMaxDepth) return bad(name, "needs 1 to 4 (operation, caller, stack, trace)");
+      if (n < 1 || n > kMaxDepth)
+        return bad(name, "needs 1 to 4 (operation, caller, stack, trace)");
       r->depth = n;
     } else if (name == "max_nodes") {
       if (n < 1 || n > static_cast<int64_t>(kMaxTreeNodes)) return bad(name, "needs 1 to 5000");

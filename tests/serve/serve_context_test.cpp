@@ -75,7 +75,8 @@ TEST_F(ServeContextTest, SummaryMatchesTheContextAnalysis) {
   EXPECT_DOUBLE_EQ(got["levels"][4]["sd_reduction_percent"].get<double>(), model.reduction_percent);
   // Contexts refine each other: operation ≤ caller ≤ stack ≤ trace.
   for (size_t l = 1; l < 4; ++l) {
-    EXPECT_LE(got["levels"][l - 1]["contexts"].get<size_t>(), got["levels"][l]["contexts"].get<size_t>());
+    EXPECT_LE(got["levels"][l - 1]["contexts"].get<size_t>(),
+              got["levels"][l]["contexts"].get<size_t>());
   }
   ASSERT_EQ(got["operations"].size(), data.operations.size());
   uint64_t executions = 0;
@@ -91,7 +92,8 @@ TEST_F(ServeContextTest, ModelParametersChangeTheModel) {
   const json loose = get_json("/api/context?min_observations=1000000&similarity=1000");
   EXPECT_EQ(strict["model"]["merged"], 0);
   EXPECT_EQ(strict["model"]["min_observations"], 0);
-  EXPECT_GE(strict["levels"][4]["contexts"].get<size_t>(), loose["levels"][4]["contexts"].get<size_t>());
+  EXPECT_GE(strict["levels"][4]["contexts"].get<size_t>(),
+            loose["levels"][4]["contexts"].get<size_t>());
   // Linking everything to the operation leaves one distribution per operation.
   EXPECT_EQ(loose["levels"][4]["contexts"], log_->data.operations.size());
 }

@@ -117,6 +117,9 @@ function toast(message) {
 
 const state = { info: null, generation: null, search: {} };
 
+// Views defined in other files (contexts.js, …): name -> (parts, params) => render.
+const sondeViews = {};
+
 function route() {
   const hash = location.hash || '#/traces';
   const [path, query] = hash.slice(1).split('?');
@@ -129,6 +132,7 @@ function route() {
   if (view === 'trace' && parts[1]) return renderTrace(decodeURIComponent(parts[1]), params);
   if (view === 'operations') return renderOperations();
   if (view === 'graph') return renderGraph();
+  if (Object.hasOwn(sondeViews, view)) return sondeViews[view](parts, params);
   return renderTraces(params);
 }
 

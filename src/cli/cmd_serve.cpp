@@ -41,6 +41,7 @@ int run_serve(const ServeCliOptions& o) {
     return 2;
   }
   options.token = o.token;
+  options.context_log = o.log;
   if (!serve::is_loopback_host(options.host) && options.token.empty()) {
     std::cerr << "sonde serve: refusing to listen on '" << options.host
               << "': not a loopback address; give --token to allow other machines\n";

@@ -6,6 +6,7 @@
 
 #include "analysis/graphviz_render.hpp"
 #include "serve/call_graph.hpp"
+#include "serve/context_api.hpp"
 #include "serve/trace_query_params.hpp"
 
 namespace sonde::serve {
@@ -25,6 +26,15 @@ ApiResponse error(int status, const std::string& message, const std::string& par
 }
 
 ApiResponse ok(const json& body) { return {200, "application/json", dump(body)}; }
+
+}  // namespace
+
+ApiResponse api_ok(const nlohmann::json& body) { return ok(body); }
+ApiResponse api_error(int status, const std::string& message, const std::string& parameter) {
+  return error(status, message, parameter);
+}
+
+namespace {
 
 // Endpoints without parameters reject every parameter (a typo should not pass silently).
 std::optional<ApiResponse> reject_params(const QueryParams& params) {
@@ -146,8 +156,15 @@ ApiResponse graph_svg(store::TraceStore& store) {
 
 }  // namespace
 
-ApiResponse handle_api(store::TraceStore& store, const std::string& path, const QueryParams& params) {
+ApiResponse handle_api(store::TraceStore& store, const std::string& path, const QueryParams& params,
+                       const ApiExtras& extras) {
   try {
+    if (path == "/api/context" || path == "/api/context/tree") {
+      if (!extras.contexts) return error(404, "calling-context models are not available here");
+      const uint64_t generation = store.info().generation;
+      return path == "/api/context" ? extras.contexts->summary(params, generation)
+                                    : extras.contexts->tree(params, generation);
+    }
     if (path == "/api/info") return reject_params(params).value_or(info(store));
     if (path == "/api/traces") return traces(store, params);
     if (path.starts_with("/api/traces/")) {

@@ -11,9 +11,11 @@
 //   GET /api/operations            per-operation statistics
 //   GET /api/graph.json            operation dependency graph (nodes, edges)
 //   GET /api/graph.svg             the same, laid out by Graphviz `dot`
+//   GET /api/context, /api/context/tree   calling-context models (context_api.hpp)
 #pragma once
 
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "store/trace_store.hpp"
@@ -28,8 +30,22 @@ struct ApiResponse {
 
 using QueryParams = std::multimap<std::string, std::string>;
 
+// A 200 JSON answer, and an error answer {"error": message, "parameter": name}.
+// Strings that are not UTF-8 are replaced, never an abort.
+ApiResponse api_ok(const nlohmann::json& body);
+ApiResponse api_error(int status, const std::string& message, const std::string& parameter = {});
+
+class ContextModels;
+
+// Views that need more than the trace store; a null one answers 404 saying
+// how to enable it.
+struct ApiExtras {
+  ContextModels* contexts = nullptr;  // /api/context, /api/context/tree
+};
+
 // Answers one API request; `path` starts with "/api/". Never throws on bad
 // input; a store failure gives 500 with the reason.
-ApiResponse handle_api(store::TraceStore& store, const std::string& path, const QueryParams& params);
+ApiResponse handle_api(store::TraceStore& store, const std::string& path, const QueryParams& params,
+                       const ApiExtras& extras = {});
 
 }  // namespace sonde::serve

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/api.hpp"
+#include "serve/context_api.hpp"
 #include "serve/web_assets.hpp"
 
 namespace sonde::serve {
@@ -90,8 +91,15 @@ struct WebServer::Impl {
   store::TraceStore& store;
   ServeOptions options;
   httplib::Server http;
+  std::unique_ptr<ContextModels> contexts;
+  ApiExtras extras;
 
-  Impl(store::TraceStore& s, ServeOptions o) : store(s), options(std::move(o)) {}
+  Impl(store::TraceStore& s, ServeOptions o) : store(s), options(std::move(o)) {
+    if (!options.context_log.empty()) {
+      contexts = std::make_unique<ContextModels>(options.context_log);
+      extras.contexts = contexts.get();
+    }
+  }
 
   // Returns false (and fills res) when the request may not proceed.
   bool admit(const httplib::Request& req, httplib::Response& res) {
@@ -131,7 +139,7 @@ struct WebServer::Impl {
     if (req.path.starts_with("/api/")) {
       QueryParams params(req.params.begin(), req.params.end());
       if (!options.token.empty()) params.erase("token");
-      const ApiResponse r = handle_api(store, req.path, params);
+      const ApiResponse r = handle_api(store, req.path, params, extras);
       res.status = r.status;
       res.set_content(r.body, r.content_type.c_str());
       return;

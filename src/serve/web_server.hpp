@@ -26,6 +26,8 @@ struct ServeOptions {
   int port = 8080;  // 0: any free port (see WebServer::port())
   std::string token;
   unsigned threads = 4;
+  // The log behind the store, for the calling-context views (empty: off).
+  std::string context_log;
 };
 
 // Whether `host` is a loopback address or name (127.0.0.0/8, ::1, localhost).

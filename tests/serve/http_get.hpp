@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <map>
 #include <string>
 
@@ -67,6 +68,22 @@ inline HttpReply http_request(int port, const std::string& method, const std::st
 
 inline HttpReply http_get(int port, const std::string& target, const std::string& extra = "") {
   return http_request(port, "GET", target, extra);
+}
+
+// Percent-encodes everything but unreserved characters (RFC 3986), for query values.
+inline std::string url_encode(const std::string& text) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
 }
 
 }  // namespace sonde::serve::test

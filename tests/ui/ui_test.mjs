@@ -200,6 +200,29 @@ try {
   check(await page.evaluate(() => document.getElementById('graph-img').naturalWidth) > 100, 'graph SVG rendered');
   await shot(page, 'bookstore-graph.png');
 
+  // Calling contexts: summary, per-operation table, collapsible tree.
+  await page.click('.tabs a[data-view=contexts]');
+  await page.waitForSelector('#context-tree tbody tr');
+  const ctx = await apiJson(server.url, '/api/context');
+  const ctxTree = await apiJson(server.url, '/api/context/tree?max_nodes=600');
+  const levelRows = page.locator('#context-levels tbody tr');
+  check(await levelRows.count() === 5, 'context summary lists operation, caller, stack, trace and model');
+  check((await levelRows.nth(1).locator('td').nth(1).textContent()) === String(ctx.levels[1].contexts), `caller contexts as the API counts them (${ctx.levels[1].contexts})`);
+  check(await page.locator('#context-chart rect').count() === 5, 'reduction chart has a bar per level');
+  check(await page.locator('#context-ops tbody tr').count() === ctx.operations.length, `per-operation table lists the ${ctx.operations.length} operations`);
+  const ctxRows = page.locator('#context-tree tbody tr');
+  check(await ctxRows.count() === ctxTree.shown_nodes, `context tree has a row per node the API returns (${ctxTree.shown_nodes})`);
+  check(await ctxRows.nth(0).getAttribute('data-depth') === '0', 'the tree starts at its root');
+  await shot(page, 'bookstore-contexts.png');
+  await ctxRows.nth(0).locator('button.toggle').click();
+  check(await page.locator('#context-tree tbody tr:visible').count() === 1, 'collapsing the root hides the tree');
+  await ctxRows.nth(0).locator('button.toggle').click();
+  check(await page.locator('#context-tree tbody tr:visible').count() === ctxTree.shown_nodes, 'expanding shows it again');
+  await page.click('#context-ops tbody tr:first-child td.op a');
+  await page.waitForSelector('#context-tree tbody tr:first-child .level-tag.operation');
+  check((await page.textContent('#context-tree tbody tr:first-child .op-name')) === ctx.operations[0].operation, 'drilling into an operation shows its own tree');
+  await shot(page, 'bookstore-contexts-operation.png');
+
   // Narrow screens still work.
   await page.setViewportSize({ width: 420, height: 900 });
   await page.click('.tabs a[data-view=traces]');
@@ -238,15 +261,19 @@ try {
   await evil.waitForSelector('#edge-table');
   await evil.waitForFunction(() => { const i = document.getElementById('graph-img'); return i && i.complete; });
   await shot(evil, 'hostile-graph.png');
+  await evil.click('.tabs a[data-view=contexts]');
+  await evil.waitForSelector('#context-tree tbody tr');
+  check((await evil.locator('#context-tree .op-name').allTextContents()).includes(hostile.op1), 'hostile operation shown verbatim in the context tree');
+  await shot(evil, 'hostile-contexts.png');
   const injected = await evil.evaluate(() => ({
     pwned: window.__pwned ?? null,
     elements: document.querySelectorAll('#injected-img, #injected-svg, img[src="x"], b').length,
-    scripts: document.scripts.length,
+    scripts: [...document.scripts].map((sc) => sc.getAttribute('src')),
   }));
   check(dialogs.length === 0, `no dialog opened (${dialogs.join('; ')})`);
   check(injected.pwned === null, 'no injected script ran');
   check(injected.elements === 0, 'no injected element exists');
-  check(injected.scripts === 1, 'the only script is the UI\'s own');
+  check(JSON.stringify(injected.scripts) === JSON.stringify(['app.js', 'contexts.js']), `the only scripts are the UI's own (${injected.scripts.join(', ')})`);
   check(evilErrors.length === 0, `no script errors (${evilErrors.join('; ')})`);
   await evil.close();
   check(await server.stop() === 0, 'sonde serve exits 0 on SIGTERM');

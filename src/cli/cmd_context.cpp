@@ -63,16 +63,6 @@ std::string percent(double p) {
   return buf;
 }
 
-nlohmann::json level_json(const char* name, const analysis::LevelStats& s) {
-  return {{"level", name},
-          {"contexts", s.contexts},
-          {"singleton_contexts", s.singleton_contexts},
-          {"observations_per_context", s.mean_observations()},
-          {"weighted_sd_ns", s.weighted_sd},
-          {"sd_reduction_percent", s.reduction_percent},
-          {"bimodal_percent", s.bimodal_percent}};
-}
-
 nlohmann::json model_json(const analysis::ContextModelSummary& m) {
   return {{"level", "model"},
           {"contexts", m.entities},
@@ -234,14 +224,16 @@ int run_context(const ContextOptions& o) {
     using nlohmann::json;
     json level_list = json::array();
     for (int l = 0; l < kContextLevels; ++l)
-      level_list.push_back(level_json(kLevelNames[l], levels.levels[static_cast<size_t>(l)]));
+      level_list.push_back(
+          analysis::context_level_json(kLevelNames[l], levels.levels[static_cast<size_t>(l)]));
     level_list.push_back(model_json(model));
     json ops = json::array();
     for (const analysis::OperationContextStats& s : levels.operations) {
       if (selected != analysis::kNoContext && s.op != selected) continue;
       json per_level = json::array();
       for (int l = 0; l < kContextLevels; ++l)
-        per_level.push_back(level_json(kLevelNames[l], s.levels[static_cast<size_t>(l)]));
+        per_level.push_back(
+            analysis::context_level_json(kLevelNames[l], s.levels[static_cast<size_t>(l)]));
       per_level.push_back(model_json(tree.summarize(s.op)));
       ops.push_back({{"operation", data.operations[s.op]},
                      {"executions", s.levels[0].observations},

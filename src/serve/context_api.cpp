@@ -85,16 +85,6 @@ const char* level_name(int level) {
   return level < 0 ? "root" : analysis::to_string(static_cast<analysis::ContextLevel>(level));
 }
 
-json level_json(int level, const analysis::LevelStats& s) {
-  return {{"level", level_name(level)},
-          {"contexts", s.contexts},
-          {"singleton_contexts", s.singleton_contexts},
-          {"observations_per_context", s.mean_observations()},
-          {"weighted_sd_ns", s.weighted_sd},
-          {"sd_reduction_percent", s.reduction_percent},
-          {"bimodal_percent", s.bimodal_percent}};
-}
-
 json model_json(const analysis::ContextModelSummary& m) {
   return {{"level", "model"},
           {"contexts", m.entities},
@@ -129,22 +119,8 @@ json options_json(const analysis::ContextTreeOptions& o, const analysis::Context
 
 json node_json(const analysis::ContextData& data, const analysis::ContextTree& tree, int32_t id,
                size_t live_children) {
-  const analysis::ContextNode& n = tree.nodes()[static_cast<size_t>(id)];
-  json j = {{"id", id},
-            {"parent", n.parent},
-            {"level", level_name(n.level)},
-            {"label", analysis::context_tree_label(data, n)},
-            {"n", n.n},
-            {"leaf", tree.is_leaf(id)},
-            {"children", live_children}};
-  if (n.level >= 0) {
-    j["median_ns"] = n.quartiles.median;
-    j["iqr_ns"] = n.quartiles.iqr();
-    j["sd_ns"] = n.sd;
-    j["bimodality"] = n.bimodality;
-    j["merged_contexts"] = n.merged;
-  }
-  if (n.linked_to >= 0) j["linked_to"] = n.linked_to;
+  json j = analysis::context_node_json(data, tree, id);
+  j["children"] = live_children;
   return j;
 }
 
@@ -174,7 +150,8 @@ ApiResponse ContextModels::summary(const QueryParams& params, uint64_t generatio
   const analysis::ContextOperatorCounts counts = tree.apply_operators(req.model);
   json levels = json::array();
   for (int l = 0; l < analysis::kContextLevels; ++l) {
-    levels.push_back(level_json(l, loaded->levels.levels[static_cast<size_t>(l)]));
+    levels.push_back(
+        analysis::context_level_json(level_name(l), loaded->levels.levels[static_cast<size_t>(l)]));
   }
   levels.push_back(model_json(tree.summarize()));
   json ops = json::array();

@@ -12,10 +12,12 @@
 #include <map>
 #include <string>
 
+#include "store/url_encode.hpp"
+
 namespace sonde::serve::test {
 
 struct HttpReply {
-  int status = 0;  // 0: no connection or no parsable answer
+  int status = 0;                                   // 0: no connection or no parsable answer
   std::multimap<std::string, std::string> headers;  // names lower-cased
   std::string body;
   std::string header(const std::string& name) const {
@@ -45,7 +47,8 @@ inline HttpReply http_request(int port, const std::string& method, const std::st
   ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
   std::string raw;
   char buf[65536];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) raw.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+    raw.append(buf, static_cast<size_t>(n));
   ::close(fd);
   const size_t head_end = raw.find("\r\n\r\n");
   if (head_end == std::string::npos || raw.size() < 12) return reply;
@@ -70,20 +73,6 @@ inline HttpReply http_get(int port, const std::string& target, const std::string
   return http_request(port, "GET", target, extra);
 }
 
-// Percent-encodes everything but unreserved characters (RFC 3986), for query values.
-inline std::string url_encode(const std::string& text) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
+using store::url_encode;  // for query values
 
 }  // namespace sonde::serve::test

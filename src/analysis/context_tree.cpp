@@ -13,8 +13,16 @@ int32_t ContextTree::add_node(int level, uint32_t context, int32_t parent) {
   node.parent = parent;
   nodes_.push_back(std::move(node));
   const auto id = static_cast<int32_t>(nodes_.size() - 1);
-  if (parent >= 0) nodes_[static_cast<size_t>(parent)].children.push_back(id);
+  if (parent >= 0) {
+    nodes_[static_cast<size_t>(parent)].children.push_back(id);
+    ++nodes_[static_cast<size_t>(parent)].live_children;
+  }
   return id;
+}
+
+void ContextTree::remove(ContextNode& node) {
+  node.removed = true;
+  if (node.parent >= 0) --nodes_[static_cast<size_t>(node.parent)].live_children;
 }
 
 ContextTree::ContextTree(const ContextData& data, const ContextIndex& index)
@@ -63,10 +71,7 @@ void ContextTree::compute_stats(ContextNode& node) {
 
 bool ContextTree::is_leaf(int32_t node) const {
   const ContextNode& n = nodes_[static_cast<size_t>(node)];
-  if (n.removed || node == 0) return false;
-  for (int32_t c : n.children)
-    if (!nodes_[static_cast<size_t>(c)].removed) return false;
-  return true;
+  return !n.removed && node != 0 && n.live_children == 0;
 }
 
 std::vector<int32_t> ContextTree::live_children(int32_t node) const {
@@ -104,8 +109,8 @@ bool ContextTree::remove_only_children() {
   for (size_t i = nodes_.size(); i-- > 1;) {
     ContextNode& n = nodes_[i];
     if (n.level <= 0 || !is_leaf(static_cast<int32_t>(i))) continue;
-    if (live_children(n.parent).size() == 1) {
-      n.removed = true;
+    if (nodes_[static_cast<size_t>(n.parent)].live_children == 1) {
+      remove(n);
       n.linked_to = -1;
       ++removed_;
       changed = true;
@@ -174,7 +179,7 @@ bool ContextTree::merge_similar(const ContextTreeOptions& options, ContextOperat
     ContextNode& b = nodes_[static_cast<size_t>(it->second.b)];
     a.members.insert(a.members.end(), b.members.begin(), b.members.end());
     a.merged += b.merged;
-    b.removed = true;
+    remove(b);
     compute_stats(a);
     ++counts.merged;
     --leaf_count;

@@ -42,7 +42,8 @@ struct ContextNode {
   uint32_t context = kNoContext;  // id at `level` (the first one for a merged node)
   uint32_t merged = 1;            // contexts of `level` merged into this node
   int32_t parent = -1;
-  std::vector<int32_t> children;  // live and removed; see live()
+  std::vector<int32_t> children;  // live and removed; see live_children()
+  uint32_t live_children = 0;     // children not removed (kept so leaf tests are O(1))
   std::vector<uint32_t> members;  // trace contexts whose observations it holds
   uint64_t n = 0;
   double mean = 0, sd = 0;  // population σ
@@ -90,6 +91,7 @@ class ContextTree {
 
  private:
   int32_t add_node(int level, uint32_t context, int32_t parent);
+  void remove(ContextNode& node);
   void compute_stats(ContextNode& node);
   bool remove_only_children();
   bool link_small_leaves(uint64_t min_observations);

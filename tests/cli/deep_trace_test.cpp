@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -161,6 +162,25 @@ TEST_F(DeepTraceCli, KiekerTraceAnalysisWritesEveryOutput) {
     ++deep_lines;
   }
   EXPECT_EQ(deep_lines, size_t{kDeepCalls});
+}
+
+// One stack and one trace context per level under a single caller context:
+// the calling-context tree's operators once scanned all siblings per leaf,
+// which took a minute here.
+TEST_F(DeepTraceCli, ContextModelHasAStackContextPerLevel) {
+  const CliRun r = sonde({"context", log_.string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  std::map<std::string, nlohmann::json> level;
+  for (const nlohmann::json& l : doc["levels"]) level[l["level"].get<std::string>()] = l;
+  // deep.level, run, step; callers level<-$, level<-level, run<-$, step<-run.
+  EXPECT_EQ(level["operation"]["contexts"].get<int>(), 3);
+  EXPECT_EQ(level["caller"]["contexts"].get<int>(), 4);
+  EXPECT_EQ(level["stack"]["contexts"].get<int>(), kDeepCalls + 2);
+  EXPECT_EQ(level["trace"]["contexts"].get<int>(), kDeepCalls + kShallowExecutions);
+  // Leaves: run (operation), level<-$ (caller), the stack contexts below
+  // level<-level, and step's two trace positions.
+  EXPECT_EQ(level["model"]["leaves"].get<int>(), 1 + 1 + (kDeepCalls - 1) + 2);
 }
 
 }  // namespace

@@ -17,10 +17,11 @@ uint64_t pair_key(uint32_t a, uint32_t b) { return (static_cast<uint64_t>(a) << 
 }  // namespace
 
 uint32_t ContextCollector::intern_operation(std::string_view name) {
-  auto [it, inserted] =
-      operation_ids_.try_emplace(std::string(name), static_cast<uint32_t>(data_.operations.size()));
-  if (inserted) data_.operations.emplace_back(name);
-  return it->second;
+  if (auto it = operation_ids_.find(name); it != operation_ids_.end()) return it->second;
+  const auto id = static_cast<uint32_t>(data_.operations.size());
+  operation_ids_.emplace(std::string(name), id);
+  data_.operations.emplace_back(name);
+  return id;
 }
 
 void ContextCollector::on_trace(const Trace& trace) {

@@ -39,7 +39,14 @@ class ContextCollector : public TraceSink {
                        std::vector<uint32_t>& first, std::vector<uint32_t>& second);
 
   ContextData data_;
-  std::unordered_map<std::string, uint32_t> operation_ids_;
+  // Transparent lookup: finding a known name allocates nothing.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept {
+      return std::hash<std::string_view>{}(s);
+    }
+  };
+  std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> operation_ids_;
   std::unordered_map<uint64_t, uint32_t> caller_ids_;  // (op, caller op)
   std::unordered_map<uint64_t, uint32_t> stack_ids_;   // (op, parent stack)
   std::unordered_map<std::vector<uint32_t>, uint32_t, U32VectorHash> shape_ids_;

@@ -111,6 +111,12 @@ std::string_view TraceReconstructor::intern(const format::Record& r, int field) 
   return entry.interned;
 }
 
+std::string_view TraceReconstructor::component_of(std::string_view interned_operation) {
+  auto [it, inserted] = components_.try_emplace(interned_operation.data());
+  if (inserted) it->second = class_of_signature(interned_operation, interned_operation);
+  return it->second;
+}
+
 bool TraceReconstructor::on_record(const format::Record& r) {
   ++stats_.records;
   if (r.schema == nullptr) return true;
@@ -160,7 +166,7 @@ bool TraceReconstructor::on_record(const format::Record& r) {
       x.operation = intern(r, l.operation);
       // OperationExecutionRecords carry no class signature: take the class
       // from the operation signature, as Kieker does.
-      x.component = class_of_signature(x.operation, x.operation);
+      x.component = component_of(x.operation);
       x.host = intern(r, l.host);
       x.tin = get_i64(r, l.tin, 0);
       x.tout = get_i64(r, l.tout, 0);

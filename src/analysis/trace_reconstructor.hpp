@@ -134,6 +134,9 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
   bool on_trace_start(const format::TypedTraceStart& start) override;
   bool on_operation_event(const format::TypedOperationEvent& event) override;
   std::string_view intern(const format::Record& r, int field);
+  // The class part of an interned operation signature, parsed once per
+  // distinct signature (it is a view into the interned string).
+  std::string_view component_of(std::string_view interned_operation);
   OpenTrace& open_trace(const OpenKey& key);
   void close(OpenKey key, CloseCause cause);
   void advance_clock(int64_t timestamp);
@@ -170,6 +173,8 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
     std::string_view interned;
   };
   std::array<InternCacheEntry, 256> intern_cache_{};
+  // Interned strings are unique per content, so their address is a key.
+  std::unordered_map<const char*, std::string_view> components_;
   std::unordered_map<OpenKey, OpenTrace, OpenKeyHash> open_;
   std::list<OpenKey> lru_;  // front = most recently active
   // Newest timestamp seen (log time). Starts at 0 and only grows, so every

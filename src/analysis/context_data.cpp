@@ -77,9 +77,14 @@ std::string ContextData::describe(ContextLevel level, uint32_t id) const {
       return operations[caller_op[id]] + " <- " + (c == kNoContext ? "$" : operations[c]);
     }
     case ContextLevel::kStack: {
+      // The innermost frames only: a description per stack context of a
+      // 100,000-deep trace must not cost 100,000 frames each.
       std::vector<uint32_t> path;
-      for (uint32_t s = id; s != kNoContext; s = stack_parent[s]) path.push_back(stack_op[s]);
-      std::string text = "$";
+      uint32_t s = id;
+      for (; s != kNoContext && path.size() < kDescribedFrames; s = stack_parent[s]) {
+        path.push_back(stack_op[s]);
+      }
+      std::string text = s == kNoContext ? "$" : "$ > …";
       for (auto it = path.rbegin(); it != path.rend(); ++it) text += " > " + operations[*it];
       return text;
     }

@@ -71,7 +71,9 @@ struct ContextData {
   // The coarser context (one level up) of context `id` at `level` > kOperation.
   uint32_t coarser(ContextLevel level, uint32_t id) const;
   uint32_t operation_of(ContextLevel level, uint32_t id) const;
-  // For people: "op <- caller", "root/a/op", "op @ shape 3 position 2".
+  // For people: "op <- caller", "$ > root > a > op", "op @ shape 3 position 2".
+  // Stack contexts show their innermost kDescribedFrames frames ("$ > … > x").
+  static constexpr size_t kDescribedFrames = 12;
   std::string describe(ContextLevel level, uint32_t id) const;
 };
 

@@ -1,0 +1,80 @@
+// A saved calling-context model used as the baseline for a later log: which
+// contexts got slower (or faster), decided by a rank test per model entity.
+//
+// Contexts are matched across logs by stable 64-bit keys derived from
+// operation names (ids differ between logs): an operation by its name, a
+// caller context by (operation, caller), a stack context by its root path, a
+// trace context by its call-tree shape and position. Every key is a hash
+// chain, so keys cost O(1) per context even for deep traces; two different
+// contexts share a key with probability ~n²/2⁶⁵ (n contexts).
+//
+// Each execution of the new log goes to the baseline leaf of its finest
+// matching context (trace, then stack, caller, operation); it is compared
+// with that leaf's model entity (the leaf, or the ancestor it is linked to).
+// Executions whose contexts the baseline does not know are compared with
+// their operation as a whole ("new contexts"); operations the baseline does
+// not know are only counted.
+//
+// File format: docs/formats/context-model.md.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "analysis/context_data.hpp"
+#include "analysis/context_levels.hpp"
+#include "analysis/context_tree.hpp"
+
+namespace sonde::analysis {
+
+inline constexpr const char* kContextModelFormat = "sonde-context-model/1";
+
+// One distribution of the baseline: a model entity or an operation.
+struct BaselineReference {
+  ContextLevel level = ContextLevel::kOperation;
+  std::string operation;
+  std::string context;  // for people (ContextData::describe)
+  uint64_t n = 0;
+  double median = 0, q1 = 0, q3 = 0, mean = 0, sd = 0;
+  // Evenly spaced order statistics of the entity's durations (all of them
+  // when n <= the sample size): the rank test's stand-in for the baseline.
+  std::vector<int64_t> sample;
+};
+
+struct BaselineLeaf {
+  ContextLevel level = ContextLevel::kOperation;
+  uint64_t key = 0;
+  uint32_t reference = 0;  // its entity
+};
+
+struct ContextBaseline {
+  std::string source;  // the log it was built from
+  uint64_t executions = 0, traces = 0;
+  ContextTreeOptions options;
+  size_t sample_size = 0;
+  std::vector<BaselineReference> references;
+  std::vector<BaselineLeaf> leaves;           // one key per context of each leaf
+  std::vector<uint32_t> operation_reference;  // by operation, into references
+  std::vector<std::string> operation_names;   // same order
+};
+
+inline constexpr size_t kDefaultBaselineSample = 200;
+
+// Stable keys of every context of `data`, per level, indexed by context id.
+struct ContextKeys {
+  std::array<std::vector<uint64_t>, kContextLevels> keys;
+  explicit ContextKeys(const ContextData& data);
+};
+
+ContextBaseline make_baseline(const ContextData& data, const ContextIndex& index,
+                              const ContextTree& tree, const ContextTreeOptions& options,
+                              std::string source, size_t sample_size = kDefaultBaselineSample);
+
+nlohmann::json baseline_to_json(const ContextBaseline& baseline);
+// Throws std::runtime_error naming the first problem (wrong format tag,
+// missing or mistyped field, reference out of range).
+ContextBaseline baseline_from_json(const nlohmann::json& doc);
+
+}  // namespace sonde::analysis

@@ -1,0 +1,56 @@
+// Regression check of a log against a saved context model
+// (context_baseline.hpp): per model entity, a two-sided Mann-Whitney U test
+// of the new executions against the baseline's sample, Holm-adjusted over
+// all entities tested, and a practical threshold on the median change. The
+// same check per whole operation (no context) runs alongside, so the report
+// shows what context adds: a slowdown confined to one caller or one trace
+// position is often invisible in the operation's overall distribution.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/context_baseline.hpp"
+#include "analysis/context_data.hpp"
+
+namespace sonde::analysis {
+
+struct RegressionOptions {
+  double alpha = 0.01;             // family-wise, after Holm
+  double min_change_percent = 10;  // |median change| needed to call a change
+  uint64_t min_executions = 10;    // per side, to test at all
+};
+
+enum class ChangeVerdict { kSlower, kFaster, kUnchanged, kTooFew };
+const char* to_string(ChangeVerdict v);
+
+struct ContextChange {
+  uint32_t reference = 0;     // into ContextBaseline::references
+  bool new_contexts = false;  // executions in contexts the baseline lacks, vs. their operation
+  uint64_t n = 0;
+  double median = 0;           // of the new executions, ns
+  double change_percent = 0;   // median against the reference's median
+  double common_language = 0;  // P(new > baseline) + P(equal)/2
+  double p = 1;                // two-sided, raw
+  double p_adjusted = 1;       // Holm over the list it is in
+  ChangeVerdict verdict = ChangeVerdict::kTooFew;
+};
+
+struct RegressionReport {
+  RegressionOptions options;
+  std::vector<ContextChange> contexts;    // model entities (and new-context groups)
+  std::vector<ContextChange> operations;  // whole operations, no context
+  uint64_t executions = 0;
+  uint64_t in_known_contexts = 0;
+  uint64_t in_new_contexts = 0;        // compared with their operation
+  uint64_t in_unknown_operations = 0;  // not compared
+  std::vector<std::string> unknown_operations;
+
+  static size_t count(const std::vector<ContextChange>& list, ChangeVerdict v);
+};
+
+RegressionReport compare_with_baseline(const ContextBaseline& baseline, const ContextData& data,
+                                       const RegressionOptions& options);
+
+}  // namespace sonde::analysis

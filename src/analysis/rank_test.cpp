@@ -1,0 +1,63 @@
+#include "analysis/rank_test.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace sonde::analysis {
+
+RankTestResult mann_whitney(std::span<const int64_t> first, std::span<const int64_t> second) {
+  RankTestResult r;
+  const double n1 = static_cast<double>(first.size());
+  const double n2 = static_cast<double>(second.size());
+  if (first.empty() || second.empty()) return r;
+  // Merge the sorted samples; ranks of a tie group are its average rank.
+  std::vector<int64_t> a(first.begin(), first.end()), b(second.begin(), second.end());
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  double rank_sum_first = 0, tie_term = 0;
+  size_t i = 0, j = 0;
+  double next_rank = 1;
+  while (i < a.size() || j < b.size()) {
+    const int64_t v = j == b.size() || (i < a.size() && a[i] <= b[j]) ? a[i] : b[j];
+    size_t in_a = 0, in_b = 0;
+    while (i < a.size() && a[i] == v) ++i, ++in_a;
+    while (j < b.size() && b[j] == v) ++j, ++in_b;
+    const auto t = static_cast<double>(in_a + in_b);
+    const double average_rank = next_rank + (t - 1) / 2;
+    rank_sum_first += average_rank * static_cast<double>(in_a);
+    tie_term += t * t * t - t;
+    next_rank += t;
+  }
+  r.u = rank_sum_first - n1 * (n1 + 1) / 2;
+  r.common_language = r.u / (n1 * n2);
+  const double n = n1 + n2;
+  const double variance = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)));
+  if (variance <= 0) return r;  // every value equal: no evidence either way
+  const double sd = std::sqrt(variance);
+  const double mean = n1 * n2 / 2;
+  r.z = (r.u - mean) / sd;
+  // Continuity correction towards the mean for each one-sided tail.
+  const double z_greater = (r.u - mean - 0.5) / sd;
+  const double z_less = (r.u - mean + 0.5) / sd;
+  r.p_greater = 0.5 * std::erfc(z_greater / std::sqrt(2.0));
+  r.p_less = 0.5 * std::erfc(-z_less / std::sqrt(2.0));
+  r.p_two_sided = std::min(1.0, 2 * std::min(r.p_greater, r.p_less));
+  return r;
+}
+
+std::vector<double> holm_adjust(std::span<const double> p) {
+  std::vector<size_t> order(p.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&p](size_t x, size_t y) { return p[x] < p[y]; });
+  std::vector<double> adjusted(p.size(), 1.0);
+  double running = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const double a = std::min(1.0, static_cast<double>(p.size() - k) * p[order[k]]);
+    running = std::max(running, a);
+    adjusted[order[k]] = running;
+  }
+  return adjusted;
+}
+
+}  // namespace sonde::analysis

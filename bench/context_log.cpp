@@ -10,7 +10,12 @@
 // (weight 1/rank), as popular pages are in a web shop.
 //
 //   bench_context_log OUT [native|kieker-bin|kieker-dat] [TRACES] [TEMPLATES] [OPERATIONS] [SEED]
-// Defaults: kieker-bin, 36036 traces, 1000 templates, 60 operations, seed 1.
+//                     [RUN] [SLOW_OP:SLOW_CALLER:FACTOR]
+// Defaults: kieker-bin, 36036 traces, 1000 templates, 60 operations, seed 1,
+// run 0, no slowdown. SEED fixes the templates; RUN the draws and jitter, so
+// runs of one seed are the "same system" measured again. The slowdown
+// multiplies the own time of operation SLOW_OP when called by SLOW_CALLER
+// (operation numbers; a planted regression for `sonde context --baseline`).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +45,9 @@ struct Options {
   uint32_t templates = 1000;
   uint32_t operations = 60;
   uint64_t seed = 1;
+  uint64_t run = 0;
+  uint32_t slow_op = UINT32_MAX, slow_caller = UINT32_MAX;
+  double slow_factor = 1;
 };
 
 bool parse_u64(const char* text, uint64_t* out) {
@@ -51,7 +59,7 @@ bool parse_u64(const char* text, uint64_t* out) {
 }
 
 bool parse_options(int argc, char** argv, Options* o) {
-  if (argc < 2 || argc > 7) return false;
+  if (argc < 2 || argc > 9) return false;
   o->out = argv[1];
   if (argc > 2) {
     const std::string_view f = argv[2];
@@ -76,6 +84,23 @@ bool parse_options(int argc, char** argv, Options* o) {
     o->operations = static_cast<uint32_t>(v);
   }
   if (argc > 6 && !parse_u64(argv[6], &o->seed)) return false;
+  if (argc > 7) {
+    char* end = nullptr;
+    o->run = std::strtoull(argv[7], &end, 10);
+    if (end == argv[7] || *end != '\0') return false;
+  }
+  if (argc > 8) {
+    unsigned op = 0, caller = 0;
+    double factor = 0;
+    char tail = 0;
+    if (std::sscanf(argv[8], "%u:%u:%lf%c", &op, &caller, &factor, &tail) != 3 || factor <= 0 ||
+        op >= o->operations || caller >= o->operations) {
+      return false;
+    }
+    o->slow_op = op;
+    o->slow_caller = caller;
+    o->slow_factor = factor;
+  }
   return true;
 }
 
@@ -123,7 +148,7 @@ int main(int argc, char** argv) {
   if (!parse_options(argc, argv, &o)) {
     std::fprintf(stderr,
                  "usage: %s OUT [native|kieker-bin|kieker-dat] [TRACES] [TEMPLATES<=1e6] "
-                 "[OPERATIONS<=1e5] [SEED] (numbers > 0)\n",
+                 "[OPERATIONS<=1e5] [SEED] [RUN] [SLOW_OP:SLOW_CALLER:FACTOR] (counts > 0)\n",
                  argv[0]);
     return 2;
   }
@@ -132,6 +157,7 @@ int main(int argc, char** argv) {
   templates.reserve(o.templates);
   for (uint32_t i = 0; i < o.templates; ++i)
     templates.push_back(random_template(rng, o.operations));
+  rng.seed(o.seed ^ (0x9e3779b97f4a7c15ULL * (o.run + 1)));  // the run's draws
   std::vector<double> weights(o.templates);
   for (uint32_t i = 0; i < o.templates; ++i) weights[i] = 1.0 / (i + 1);
   std::discrete_distribution<uint32_t> pick(weights.begin(), weights.end());
@@ -159,7 +185,11 @@ int main(int argc, char** argv) {
     inclusive.assign(n, 0);
     for (size_t i = n; i-- > 0;) {
       const uint32_t caller = t.parent[i] < 0 ? UINT32_MAX : t.op[static_cast<size_t>(t.parent[i])];
-      inclusive[i] += own_time(t.op[i], caller) + jitter(rng);
+      int64_t own = own_time(t.op[i], caller);
+      if (t.op[i] == o.slow_op && caller == o.slow_caller) {
+        own = static_cast<int64_t>(static_cast<double>(own) * o.slow_factor);
+      }
+      inclusive[i] += own + jitter(rng);
       if (t.parent[i] >= 0) inclusive[static_cast<size_t>(t.parent[i])] += inclusive[i];
     }
     // Entry times top-down: a child starts after its previous sibling ends.

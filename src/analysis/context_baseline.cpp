@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <map>
-#include <set>
 #include <stdexcept>
 #include <string_view>
+#include <unordered_map>
 
 #include "analysis/context_tree_dot.hpp"
 
@@ -148,14 +147,15 @@ ContextBaseline make_baseline(const ContextData& data, const ContextIndex& index
   b.options = options;
   b.sample_size = sample_size;
   const ContextKeys keys(data);
-  std::map<int32_t, uint32_t> reference_of_node;
-  auto reference = [&](int32_t id) {
+  std::unordered_map<int32_t, uint32_t> reference_of_node;
+  auto reference = [&](int32_t id, uint32_t entity) {
     auto [it, inserted] =
         reference_of_node.try_emplace(id, static_cast<uint32_t>(b.references.size()));
     if (!inserted) return it->second;
     const ContextNode& n = tree.nodes()[static_cast<size_t>(id)];
     BaselineReference r;
     r.level = static_cast<ContextLevel>(n.level);
+    r.entity = entity == kNoContext ? it->second : entity;
     r.operation = data.operations[tree.operation_of(id)];
     r.context = context_tree_label(data, n);
     r.n = n.n;
@@ -164,37 +164,30 @@ ContextBaseline make_baseline(const ContextData& data, const ContextIndex& index
     r.q3 = n.quartiles.q3;
     r.mean = n.mean;
     r.sd = n.sd;
-    std::vector<int64_t> values;
-    values.reserve(n.n);
-    for (uint32_t t : n.members) {
-      const auto s = index.samples(ContextLevel::kTrace, t);
-      values.insert(values.end(), s.begin(), s.end());
+    // Only leaves and operations are tested; an entity above its linked
+    // leaves needs no sample of its own.
+    if (tree.is_leaf(id) || n.level == 0) {
+      std::vector<int64_t> values;
+      values.reserve(n.n);
+      for (uint32_t t : n.members) {
+        const auto s = index.samples(ContextLevel::kTrace, t);
+        values.insert(values.end(), s.begin(), s.end());
+      }
+      r.sample = spaced_sample(std::move(values), sample_size);
     }
-    r.sample = spaced_sample(std::move(values), sample_size);
     b.references.push_back(std::move(r));
     return it->second;
   };
   b.operation_names = data.operations;
   b.operation_reference.assign(data.operations.size(), 0);
   for (int32_t c : tree.live_children(0)) {
-    b.operation_reference[tree.nodes()[static_cast<size_t>(c)].context] = reference(c);
+    b.operation_reference[tree.nodes()[static_cast<size_t>(c)].context] = reference(c, kNoContext);
   }
   for (int32_t leaf : tree.leaves()) {
-    const ContextNode& n = tree.nodes()[static_cast<size_t>(leaf)];
-    const auto level = static_cast<ContextLevel>(n.level);
-    const uint32_t ref = reference(tree.entity(leaf));
-    // A merged leaf stands for several contexts of its level.
-    std::set<uint32_t> contexts;
-    for (uint32_t t : n.members) {
-      uint32_t id = t;
-      for (auto l = ContextLevel::kTrace; l != level;) {
-        id = data.coarser(l, id);
-        l = static_cast<ContextLevel>(static_cast<int>(l) - 1);
-      }
-      contexts.insert(id);
-    }
-    for (uint32_t id : contexts) {
-      b.leaves.push_back({level, keys.keys[static_cast<size_t>(level)][id], ref});
+    const uint32_t entity = reference(tree.entity(leaf), kNoContext);
+    const uint32_t ref = reference(leaf, entity);
+    for (uint32_t t : tree.nodes()[static_cast<size_t>(leaf)].members) {
+      b.trace_contexts.push_back({keys.keys[static_cast<size_t>(ContextLevel::kTrace)][t], ref});
     }
   }
   return b;
@@ -204,6 +197,7 @@ json baseline_to_json(const ContextBaseline& b) {
   json refs = json::array();
   for (const BaselineReference& r : b.references) {
     refs.push_back({{"level", level_name(r.level)},
+                    {"entity", r.entity},
                     {"operation", r.operation},
                     {"context", r.context},
                     {"n", r.n},
@@ -214,9 +208,9 @@ json baseline_to_json(const ContextBaseline& b) {
                     {"sd", r.sd},
                     {"sample", r.sample}});
   }
-  json leaves = json::array();
-  for (const BaselineLeaf& l : b.leaves) {
-    leaves.push_back(json::array({level_name(l.level), hex(l.key), l.reference}));
+  json traces = json::array();
+  for (const BaselineTraceContext& t : b.trace_contexts) {
+    traces.push_back(json::array({hex(t.key), t.reference}));
   }
   return {{"format", kContextModelFormat},
           {"source", {{"log", b.source}, {"executions", b.executions}, {"traces", b.traces}}},
@@ -228,7 +222,7 @@ json baseline_to_json(const ContextBaseline& b) {
           {"operations", b.operation_names},
           {"operation_references", b.operation_reference},
           {"references", refs},
-          {"leaves", leaves}};
+          {"trace_contexts", traces}};
 }
 
 ContextBaseline baseline_from_json(const json& doc) {
@@ -254,6 +248,8 @@ ContextBaseline baseline_from_json(const json& doc) {
   for (const json& r : refs) {
     BaselineReference x;
     x.level = parse_level(text(r, "level", "a reference"));
+    const uint64_t entity = number<uint64_t>(r, "entity", "a reference");
+    x.entity = static_cast<uint32_t>(std::min<uint64_t>(entity, UINT32_MAX));
     x.operation = text(r, "operation", "a reference");
     x.context = text(r, "context", "a reference");
     x.n = number<uint64_t>(r, "n", "a reference");
@@ -269,13 +265,20 @@ ContextBaseline baseline_from_json(const json& doc) {
         throw std::runtime_error("a reference's sample holds a non-integer");
       x.sample.push_back(v.get<int64_t>());
     }
-    if (x.sample.empty() || x.sample.size() > x.n) {
+    if (x.sample.size() > x.n) {
       throw std::runtime_error("a reference's sample has " + std::to_string(x.sample.size()) +
                                " values for n = " + std::to_string(x.n));
     }
     b.references.push_back(std::move(x));
   }
   const size_t n_refs = b.references.size();
+  for (size_t i = 0; i < n_refs; ++i) {
+    const uint32_t e = b.references[i].entity;
+    if (e >= n_refs || b.references[e].entity != e) {
+      throw std::runtime_error("reference " + std::to_string(i) +
+                               " names an entity that does not exist or is not an entity");
+    }
+  }
   auto checked_ref = [n_refs](const json& v, const char* where) {
     if (!v.is_number_unsigned() || v.get<uint64_t>() >= n_refs) {
       throw std::runtime_error(std::string(where) + " names a reference that does not exist");
@@ -291,15 +294,21 @@ ContextBaseline baseline_from_json(const json& doc) {
     if (!ops[i].is_string()) throw std::runtime_error("an operation name is not a string");
     b.operation_names.push_back(ops[i].get<std::string>());
     b.operation_reference.push_back(checked_ref(op_refs[i], "operation_references"));
-  }
-  const json& leaves = field(doc, "leaves", "the model");
-  if (!leaves.is_array()) throw std::runtime_error("leaves is not an array");
-  for (const json& l : leaves) {
-    if (!l.is_array() || l.size() != 3 || !l[0].is_string() || !l[1].is_string()) {
-      throw std::runtime_error("a leaf is not [level, key, reference]");
+    if (b.references[b.operation_reference.back()].sample.empty()) {
+      throw std::runtime_error("operation reference " + std::to_string(i) + " has no sample");
     }
-    b.leaves.push_back({parse_level(l[0].get<std::string>()), parse_hex(l[1].get<std::string>()),
-                        checked_ref(l[2], "a leaf")});
+  }
+  const json& traces = field(doc, "trace_contexts", "the model");
+  if (!traces.is_array()) throw std::runtime_error("trace_contexts is not an array");
+  for (const json& t : traces) {
+    if (!t.is_array() || t.size() != 2 || !t[0].is_string()) {
+      throw std::runtime_error("a trace context is not [key, reference]");
+    }
+    b.trace_contexts.push_back(
+        {parse_hex(t[0].get<std::string>()), checked_ref(t[1], "a trace context")});
+    if (b.references[b.trace_contexts.back().reference].sample.empty()) {
+      throw std::runtime_error("a trace context's reference has no sample");
+    }
   }
   return b;
 }

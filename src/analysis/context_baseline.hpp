@@ -8,12 +8,16 @@
 // chain, so keys cost O(1) per context even for deep traces; two different
 // contexts share a key with probability ~n²/2⁶⁵ (n contexts).
 //
-// Each execution of the new log goes to the baseline leaf of its finest
-// matching context (trace, then stack, caller, operation); it is compared
-// with that leaf's model entity (the leaf, or the ancestor it is linked to).
-// Executions whose contexts the baseline does not know are compared with
-// their operation as a whole ("new contexts"); operations the baseline does
-// not know are only counted.
+// The model's leaves partition the baseline's trace contexts, so each
+// execution of the new log whose trace context the baseline saw belongs to
+// exactly one leaf. The check runs per model entity: a leaf, or an ancestor
+// with the small leaves linked to it. Within an entity each leaf is compared
+// with its own baseline executions (like with like) and the leaves are
+// combined as strata (context_regression.hpp): comparing the pooled leaves
+// instead would flag a change whenever the new log merely calls the
+// entity's call trees in other proportions. Executions in trace contexts
+// the baseline never saw have nothing like them; they are counted per
+// operation, as are operations the baseline does not know.
 //
 // File format: docs/formats/context-model.md.
 #pragma once
@@ -31,22 +35,24 @@ namespace sonde::analysis {
 
 inline constexpr const char* kContextModelFormat = "sonde-context-model/1";
 
-// One distribution of the baseline: a model entity or an operation.
+// One distribution of the baseline: a model leaf, a model entity or a
+// whole operation.
 struct BaselineReference {
   ContextLevel level = ContextLevel::kOperation;
+  uint32_t entity = 0;  // the reference of its model entity (itself for entities and operations)
   std::string operation;
   std::string context;  // for people (ContextData::describe)
   uint64_t n = 0;
   double median = 0, q1 = 0, q3 = 0, mean = 0, sd = 0;
-  // Evenly spaced order statistics of the entity's durations (all of them
+  // Evenly spaced order statistics of its durations (all of them
   // when n <= the sample size): the rank test's stand-in for the baseline.
   std::vector<int64_t> sample;
 };
 
-struct BaselineLeaf {
-  ContextLevel level = ContextLevel::kOperation;
+// A baseline trace context and the leaf (reference) it belongs to.
+struct BaselineTraceContext {
   uint64_t key = 0;
-  uint32_t reference = 0;  // its entity
+  uint32_t reference = 0;
 };
 
 struct ContextBaseline {
@@ -55,7 +61,7 @@ struct ContextBaseline {
   ContextTreeOptions options;
   size_t sample_size = 0;
   std::vector<BaselineReference> references;
-  std::vector<BaselineLeaf> leaves;           // one key per context of each leaf
+  std::vector<BaselineTraceContext> trace_contexts;
   std::vector<uint32_t> operation_reference;  // by operation, into references
   std::vector<std::string> operation_names;   // same order
 };

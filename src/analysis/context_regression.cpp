@@ -20,25 +20,41 @@ double median_of(std::vector<int64_t>& v) {
   return (lo + hi) / 2;
 }
 
-// Tests each group against its reference, then adjusts over the list.
-std::vector<ContextChange> judge(const ContextBaseline& b,
-                                 std::map<std::pair<uint32_t, bool>, std::vector<int64_t>>& groups,
+// Per entity: its leaves' new executions, by leaf reference.
+using Strata = std::map<uint32_t, std::vector<int64_t>>;
+
+// Tests each entity (its leaves as strata), then adjusts over the list.
+std::vector<ContextChange> judge(const ContextBaseline& b, std::map<uint32_t, Strata>& groups,
                                  const RegressionOptions& o) {
   std::vector<ContextChange> out;
   std::vector<size_t> tested;
   std::vector<double> p;
-  for (auto& [key, values] : groups) {
-    const BaselineReference& ref = b.references[key.first];
+  std::vector<RankSums> sums;
+  for (auto& [entity, strata] : groups) {
     ContextChange c;
-    c.reference = key.first;
-    c.new_contexts = key.second;
-    c.n = values.size();
-    const RankTestResult r = mann_whitney(values, ref.sample);
-    c.median = median_of(values);
-    c.change_percent = ref.median > 0 ? 100.0 * (c.median - ref.median) / ref.median : 0.0;
+    c.reference = entity;
+    c.strata = strata.size();
+    sums.clear();
+    // Medians weighted by the new executions per leaf, on both sides, so a
+    // different mix of leaves does not show as a change.
+    double new_weighted = 0, base_weighted = 0;
+    for (auto& [leaf, values] : strata) {
+      const BaselineReference& ref = b.references[leaf];
+      sums.push_back(rank_sums(values, ref.sample));
+      c.n += values.size();
+      c.baseline_n += ref.n;
+      const auto w = static_cast<double>(values.size());
+      new_weighted += w * median_of(values);
+      base_weighted += w * ref.median;
+    }
+    const RankTestResult r = stratified_rank_test(sums);
+    c.median = new_weighted / static_cast<double>(c.n);
+    c.baseline_median = base_weighted / static_cast<double>(c.n);
+    c.change_percent =
+        c.baseline_median > 0 ? 100.0 * (c.median - c.baseline_median) / c.baseline_median : 0.0;
     c.common_language = r.common_language;
     c.p = r.p_two_sided;
-    if (c.n >= o.min_executions && ref.n >= o.min_executions) {
+    if (c.n >= o.min_executions && c.baseline_n >= o.min_executions) {
       tested.push_back(out.size());
       p.push_back(c.p);
       c.verdict = ChangeVerdict::kUnchanged;
@@ -90,58 +106,52 @@ RegressionReport compare_with_baseline(const ContextBaseline& b, const ContextDa
   RegressionReport report;
   report.options = options;
   report.executions = data.observations.size();
-  std::array<std::unordered_map<uint64_t, uint32_t>, kContextLevels> leaf_of;
-  for (const BaselineLeaf& l : b.leaves) leaf_of[static_cast<size_t>(l.level)][l.key] = l.reference;
+  std::unordered_map<uint64_t, uint32_t> leaf_of;
+  for (const BaselineTraceContext& t : b.trace_contexts) leaf_of[t.key] = t.reference;
   std::unordered_map<std::string_view, uint32_t> operation_ref;
   for (size_t i = 0; i < b.operation_names.size(); ++i) {
     operation_ref[b.operation_names[i]] = b.operation_reference[i];
   }
+  // Resolved once per context of the new log, not per execution.
   const ContextKeys keys(data);
-  // Per context id of each level of the new log: the baseline reference of
-  // its leaf, resolved once per context rather than per execution.
-  std::array<std::vector<int64_t>, kContextLevels> ref_of;
-  for (int l = 0; l < kContextLevels; ++l) {
-    const auto& k = keys.keys[static_cast<size_t>(l)];
-    auto& r = ref_of[static_cast<size_t>(l)];
-    r.assign(k.size(), -1);
-    for (size_t id = 0; id < k.size(); ++id) {
-      if (auto it = leaf_of[static_cast<size_t>(l)].find(k[id]);
-          it != leaf_of[static_cast<size_t>(l)].end()) {
-        r[id] = it->second;
-      }
-    }
+  const auto& trace_keys = keys.keys[static_cast<size_t>(ContextLevel::kTrace)];
+  std::vector<int64_t> trace_ref(trace_keys.size(), -1);
+  for (size_t t = 0; t < trace_keys.size(); ++t) {
+    if (auto it = leaf_of.find(trace_keys[t]); it != leaf_of.end()) trace_ref[t] = it->second;
   }
   std::vector<int64_t> op_ref(data.operations.size(), -1);
-  std::vector<bool> op_unknown_listed(data.operations.size(), false);
   for (size_t i = 0; i < data.operations.size(); ++i) {
-    if (auto it = operation_ref.find(data.operations[i]); it != operation_ref.end())
+    if (auto it = operation_ref.find(data.operations[i]); it != operation_ref.end()) {
       op_ref[i] = it->second;
+    }
   }
-
-  std::map<std::pair<uint32_t, bool>, std::vector<int64_t>> by_context, by_operation;
+  std::vector<uint64_t> unknown(data.operations.size(), 0), new_contexts(data.operations.size(), 0);
+  std::map<uint32_t, Strata> by_context, by_operation;
   for (const ContextObservation& o : data.observations) {
     if (op_ref[o.op] < 0) {
-      ++report.in_unknown_operations;
-      if (!op_unknown_listed[o.op]) {
-        op_unknown_listed[o.op] = true;
-        report.unknown_operations.push_back(data.operations[o.op]);
-      }
+      ++unknown[o.op];
       continue;
     }
-    const auto op_reference = static_cast<uint32_t>(op_ref[o.op]);
-    by_operation[{op_reference, false}].push_back(o.duration);
-    int64_t ref = ref_of[3][o.trace];
-    if (ref < 0) ref = ref_of[2][o.stack];
-    if (ref < 0) ref = ref_of[1][o.caller];
-    if (ref < 0) ref = ref_of[0][o.op];
-    if (ref >= 0) {
-      ++report.in_known_contexts;
-      by_context[{static_cast<uint32_t>(ref), false}].push_back(o.duration);
+    const auto op = static_cast<uint32_t>(op_ref[o.op]);
+    by_operation[op][op].push_back(o.duration);
+    if (trace_ref[o.trace] >= 0) {
+      const auto leaf = static_cast<uint32_t>(trace_ref[o.trace]);
+      by_context[b.references[leaf].entity][leaf].push_back(o.duration);
     } else {
-      ++report.in_new_contexts;
-      by_context[{op_reference, true}].push_back(o.duration);
+      ++new_contexts[o.op];
     }
   }
+  for (size_t i = 0; i < data.operations.size(); ++i) {
+    report.in_unknown_operations += unknown[i];
+    if (unknown[i] > 0) report.unknown_operations.push_back(data.operations[i]);
+    report.in_new_contexts += new_contexts[i];
+    if (new_contexts[i] > 0)
+      report.new_contexts_by_operation.emplace_back(data.operations[i], new_contexts[i]);
+  }
+  std::stable_sort(report.new_contexts_by_operation.begin(), report.new_contexts_by_operation.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  report.in_known_contexts =
+      report.executions - report.in_new_contexts - report.in_unknown_operations;
   report.contexts = judge(b, by_context, options);
   report.operations = judge(b, by_operation, options);
   return report;

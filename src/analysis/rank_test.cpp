@@ -6,10 +6,26 @@
 
 namespace sonde::analysis {
 
-RankTestResult mann_whitney(std::span<const int64_t> first, std::span<const int64_t> second) {
+namespace {
+
+RankTestResult from_z(double u_minus_mean, double sd, double continuity) {
   RankTestResult r;
+  if (sd <= 0) return r;  // every value equal: no evidence either way
+  r.z = u_minus_mean / sd;
+  r.p_greater = 0.5 * std::erfc((u_minus_mean - continuity) / sd / std::sqrt(2.0));
+  r.p_less = 0.5 * std::erfc(-(u_minus_mean + continuity) / sd / std::sqrt(2.0));
+  r.p_two_sided = std::min(1.0, 2 * std::min(r.p_greater, r.p_less));
+  return r;
+}
+
+}  // namespace
+
+RankSums rank_sums(std::span<const int64_t> first, std::span<const int64_t> second) {
+  RankSums r;
   const double n1 = static_cast<double>(first.size());
   const double n2 = static_cast<double>(second.size());
+  r.n1 = n1;
+  r.n2 = n2;
   if (first.empty() || second.empty()) return r;
   // Merge the sorted samples; ranks of a tie group are its average rank.
   std::vector<int64_t> a(first.begin(), first.end()), b(second.begin(), second.end());
@@ -30,19 +46,36 @@ RankTestResult mann_whitney(std::span<const int64_t> first, std::span<const int6
     next_rank += t;
   }
   r.u = rank_sum_first - n1 * (n1 + 1) / 2;
-  r.common_language = r.u / (n1 * n2);
   const double n = n1 + n2;
-  const double variance = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)));
-  if (variance <= 0) return r;  // every value equal: no evidence either way
-  const double sd = std::sqrt(variance);
-  const double mean = n1 * n2 / 2;
-  r.z = (r.u - mean) / sd;
+  r.mean = n1 * n2 / 2;
+  r.variance = n > 1 ? n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))) : 0;
+  return r;
+}
+
+RankTestResult mann_whitney(std::span<const int64_t> first, std::span<const int64_t> second) {
+  const RankSums s = rank_sums(first, second);
+  if (s.n1 == 0 || s.n2 == 0) return {};
   // Continuity correction towards the mean for each one-sided tail.
-  const double z_greater = (r.u - mean - 0.5) / sd;
-  const double z_less = (r.u - mean + 0.5) / sd;
-  r.p_greater = 0.5 * std::erfc(z_greater / std::sqrt(2.0));
-  r.p_less = 0.5 * std::erfc(-z_less / std::sqrt(2.0));
-  r.p_two_sided = std::min(1.0, 2 * std::min(r.p_greater, r.p_less));
+  RankTestResult r = from_z(s.u - s.mean, std::sqrt(s.variance), 0.5);
+  r.u = s.u;
+  r.common_language = s.u / (s.n1 * s.n2);
+  return r;
+}
+
+RankTestResult stratified_rank_test(std::span<const RankSums> strata) {
+  double numerator = 0, variance = 0, u = 0, pairs = 0;
+  for (const RankSums& s : strata) {
+    if (s.n1 == 0 || s.n2 == 0) continue;
+    const double w = 1.0 / (s.n1 + s.n2 + 1);
+    numerator += w * (s.u - s.mean);
+    variance += w * w * s.variance;
+    u += s.u;
+    pairs += s.n1 * s.n2;
+  }
+  if (pairs == 0) return {};
+  RankTestResult r = from_z(numerator, std::sqrt(variance), 0);
+  r.u = u;
+  r.common_language = u / pairs;
   return r;
 }
 

@@ -19,10 +19,25 @@ struct RankTestResult {
   double common_language = 0;  // U / (n1 n2): P(X1 > X2) + P(X1 = X2)/2
 };
 
+// U of `first` against `second`, its mean and variance under the null
+// hypothesis (tie-corrected); the parts a stratified test combines.
+struct RankSums {
+  double u = 0, mean = 0, variance = 0;
+  double n1 = 0, n2 = 0;
+};
+RankSums rank_sums(std::span<const int64_t> first, std::span<const int64_t> second);
+
 // Normal approximation with tie correction and continuity correction; sound
 // for n1, n2 >= 8 or so. Either sample empty: p = 1. The inputs need not be
 // sorted; they are copied.
 RankTestResult mann_whitney(std::span<const int64_t> first, std::span<const int64_t> second);
+
+// Van Elteren's stratified rank test: each stratum compares like with
+// like, and the strata's U statistics are combined with weights
+// 1 / (n1 + n2 + 1), so a shift in how many observations each stratum has
+// is not mistaken for a shift in the distributions. No continuity
+// correction. One stratum: the Mann-Whitney z without it.
+RankTestResult stratified_rank_test(std::span<const RankSums> strata);
 
 // Holm-Bonferroni: adjusted p-values in input order (monotone, capped at 1).
 std::vector<double> holm_adjust(std::span<const double> p);

@@ -4,8 +4,9 @@
 // spread they explain, builds the calling-context tree, shrinks it with the
 // three operators and prints the model. See docs/analysis/context.md.
 //
-// Exit status: 0 ok; 1 the log cannot be read or an output file cannot be
-// written (the message names the file); 2 usage error.
+// Exit status: 0 ok; 1 the log or the baseline cannot be read or an output
+// file cannot be written (the message names the file); 2 usage error; 3 with
+// --fail-on-regression, a context got slower than in the baseline.
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
@@ -17,8 +18,10 @@
 #include <string>
 
 #include "analysis/context_anomaly.hpp"
+#include "analysis/context_baseline.hpp"
 #include "analysis/context_levels.hpp"
 #include "analysis/context_log.hpp"
+#include "analysis/context_regression.hpp"
 #include "analysis/context_study.hpp"
 #include "analysis/context_tree.hpp"
 #include "analysis/context_tree_dot.hpp"
@@ -26,6 +29,7 @@
 #include "analysis/graphviz_render.hpp"
 #include "analysis/text_table.hpp"
 #include "cli/command.hpp"
+#include "cli/context_regression_output.hpp"
 
 namespace sonde::cli {
 namespace {
@@ -33,6 +37,7 @@ namespace {
 constexpr int kOk = 0;
 constexpr int kUnreadable = 1;
 constexpr int kUsage = 2;
+constexpr int kRegression = 3;
 
 using analysis::ContextLevel;
 using analysis::kContextLevels;
@@ -49,7 +54,22 @@ struct ContextOptions {
   std::string study = "0";  // random instrumentations per number of monitoring points
   std::string study_csv, study_svg;
   std::string seed = "1";
+  std::string save_model, baseline;
+  std::string alpha = "0.01", min_change = "10";
+  bool fail_on_regression = false;
 };
+
+// Reads a model saved with --save-model; "" on success, else the reason.
+std::string load_baseline(const std::string& path, analysis::ContextBaseline* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "cannot open it";
+  try {
+    *out = analysis::baseline_from_json(nlohmann::json::parse(in));
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
 
 template <typename T>
 bool parse_number(const std::string& text, T* value) {
@@ -142,6 +162,19 @@ int run_context(const ContextOptions& o) {
                  "--seed need whole numbers, --similarity a non-negative number\n";
     return kUsage;
   }
+  analysis::RegressionOptions regression_options;
+  if (!parse_number(o.alpha, &regression_options.alpha) || regression_options.alpha <= 0 ||
+      regression_options.alpha >= 1 ||
+      !parse_number(o.min_change, &regression_options.min_change_percent) ||
+      regression_options.min_change_percent < 0) {
+    std::cerr << "sonde context: --alpha needs a number in (0, 1), --min-change a non-negative "
+                 "percentage\n";
+    return kUsage;
+  }
+  if (o.fail_on_regression && o.baseline.empty()) {
+    std::cerr << "sonde context: --fail-on-regression needs --baseline MODEL\n";
+    return kUsage;
+  }
   if (study_runs == 0 && (!o.study_csv.empty() || !o.study_svg.empty())) {
     std::cerr << "sonde context: --study-csv and --study-svg need --study N\n";
     return kUsage;
@@ -150,6 +183,14 @@ int run_context(const ContextOptions& o) {
   if (!std::filesystem::exists(o.log, fs_error)) {
     std::cerr << "sonde context: cannot read '" << o.log << "': no such file or directory\n";
     return kUnreadable;
+  }
+  std::optional<analysis::ContextBaseline> baseline;
+  if (!o.baseline.empty()) {
+    baseline.emplace();
+    if (const std::string why = load_baseline(o.baseline, &*baseline); !why.empty()) {
+      std::cerr << "sonde context: cannot use baseline '" << o.baseline << "': " << why << "\n";
+      return kUnreadable;
+    }
   }
   const analysis::ContextLog log = analysis::read_context_log(o.log);
   for (const std::string& e : log.read.errors) std::cerr << "sonde context: error: " << e << "\n";
@@ -190,6 +231,24 @@ int run_context(const ContextOptions& o) {
       if (!write_file(o.svg, svg.output)) return kUnreadable;
     }
   }
+
+  if (!o.save_model.empty() &&
+      !write_file(o.save_model,
+                  analysis::baseline_to_json(
+                      analysis::make_baseline(data, index, tree, tree_options, o.log))
+                          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                      "\n")) {
+    return kUnreadable;
+  }
+  std::optional<analysis::RegressionReport> regression;
+  if (baseline) regression = analysis::compare_with_baseline(*baseline, data, regression_options);
+  // The exit status once the report is out: the log's problems first.
+  const int status = !log.read.ok ? kUnreadable
+                     : o.fail_on_regression && regression &&
+                             analysis::RegressionReport::count(regression->contexts,
+                                                               analysis::ChangeVerdict::kSlower) > 0
+                         ? kRegression
+                         : kOk;
 
   std::optional<analysis::AnomalyReport> anomalies;
   if (anomaly_top > 0) anomalies = analysis::detect_anomalies(data, tree, 3, anomaly_top);
@@ -293,8 +352,9 @@ int run_context(const ContextOptions& o) {
     if (selected != analysis::kNoContext) {
       doc["tree"] = analysis::context_tree_json(data, tree);
     }
+    if (regression) doc["regression"] = regression_json(*baseline, *regression);
     std::cout << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
-    return log.read.ok ? kOk : kUnreadable;
+    return status;
   }
 
   std::cout << "Calling contexts of " << o.log << ": " << data.observations.size()
@@ -383,8 +443,9 @@ int run_context(const ContextOptions& o) {
     }
     top.write(std::cout);
   }
+  if (regression) print_regression(std::cout, *baseline, *regression, 20);
   std::cout.flush();
-  return log.read.ok ? kOk : kUnreadable;
+  return status;
 }
 
 void setup(CLI::App& app, int& exit_code) {
@@ -423,8 +484,23 @@ void setup(CLI::App& app, int& exit_code) {
       ->type_name("FILE");
   app.add_option("--seed", o->seed, "Seed of the study's random subsets (default 1)")
       ->type_name("S");
+  app.add_option("--save-model", o->save_model,
+                 "Save the model as a baseline for a later log (JSON, sonde-context-model/1)")
+      ->type_name("FILE");
+  app.add_option("--baseline", o->baseline,
+                 "Compare this log with a model saved by --save-model: which contexts got slower")
+      ->type_name("MODEL");
+  app.add_option("--alpha", o->alpha,
+                 "Significance level of the regression check, after Holm (default 0.01)")
+      ->type_name("A");
+  app.add_option("--min-change", o->min_change,
+                 "Smallest median change in percent that counts as a change (default 10)")
+      ->type_name("PERCENT");
+  app.add_flag("--fail-on-regression", o->fail_on_regression,
+               "Exit with status 3 when a context got slower than in the baseline");
   app.footer(
-      "Exit status: 0 ok, 1 the log cannot be read or an output cannot be written, 2 usage error.");
+      "Exit status: 0 ok, 1 the log or baseline cannot be read or an output cannot be written, "
+      "2 usage error, 3 a context got slower (with --fail-on-regression).");
   app.callback([o, &exit_code] { exit_code = run_context(*o); });
 }
 

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -93,6 +94,31 @@ TEST(RankTest, SeparatedSamplesAreSignificant) {
   EXPECT_GT(r.p_less, 0.999);
 }
 
+// Two strata, the same in both samples; only how many of each differs.
+TEST(RankTest, StratifiedTestIgnoresADifferentMix) {
+  std::vector<int64_t> fast_a, fast_b, slow_a, slow_b;
+  for (int i = 0; i < 90; ++i) fast_a.push_back(100 + i % 9);
+  for (int i = 0; i < 10; ++i) slow_a.push_back(1000 + i % 9);
+  for (int i = 0; i < 50; ++i) fast_b.push_back(100 + i % 9);
+  for (int i = 0; i < 50; ++i) slow_b.push_back(1000 + i % 9);
+  std::vector<int64_t> pooled_a = fast_a, pooled_b = fast_b;
+  pooled_a.insert(pooled_a.end(), slow_a.begin(), slow_a.end());
+  pooled_b.insert(pooled_b.end(), slow_b.begin(), slow_b.end());
+  EXPECT_LT(analysis::mann_whitney(pooled_b, pooled_a).p_two_sided, 1e-4);
+  const std::vector<analysis::RankSums> strata = {analysis::rank_sums(fast_b, fast_a),
+                                                  analysis::rank_sums(slow_b, slow_a)};
+  const auto r = analysis::stratified_rank_test(strata);
+  EXPECT_GT(r.p_two_sided, 0.5);
+  EXPECT_NEAR(r.common_language, 0.5, 0.05);
+  // One stratum shifted: found, though the unchanged stratum dilutes it.
+  std::vector<int64_t> slower = slow_b;
+  for (auto& x : slower) x += 500;
+  const std::vector<analysis::RankSums> shifted = {analysis::rank_sums(fast_b, fast_a),
+                                                   analysis::rank_sums(slower, slow_a)};
+  EXPECT_LT(analysis::stratified_rank_test(shifted).p_greater, 0.05);
+  EXPECT_LT(std::abs(r.z), 1.0);
+}
+
 TEST(RankTest, HolmAdjustsInInputOrder) {
   const std::vector<double> p = {0.01, 0.04, 0.03};
   const std::vector<double> a = analysis::holm_adjust(p);
@@ -149,10 +175,29 @@ TEST(ContextRegression, UnknownContextsAndOperationsAreCountedNotMatched) {
   EXPECT_EQ(r.in_unknown_operations, 500u);
   EXPECT_EQ(r.unknown_operations, (std::vector<std::string>{"C", "report"}));
   EXPECT_EQ(r.in_known_contexts, 3000u);
-  bool grouped = false;
-  for (const auto& c : r.contexts)
-    grouped |= c.new_contexts && b.references[c.reference].context == "work";
-  EXPECT_TRUE(grouped) << "new contexts of work are compared with work as a whole";
+  using Count = std::pair<std::string, uint64_t>;
+  EXPECT_EQ(r.new_contexts_by_operation, (std::vector<Count>{{"work", 250}}));
+}
+
+// The later log calls B five times as often; no timing changed. Per whole
+// operation, work and main look much slower (more of their executions are
+// the slow B ones); per context nothing changed.
+TEST(ContextRegression, ADifferentMixIsNotAChange) {
+  const ContextBaseline b = baseline_of(shop(1, 1.0));
+  analysis::ContextCollector c;
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<int64_t> jitter(0, 2000);
+  for (int64_t id = 0; id < 1000; ++id) {
+    const bool via_b = id % 2 == 0;
+    const int64_t work = (via_b ? 200'000 : 20'000) + jitter(rng);
+    const int64_t mid = work + 1000 + jitter(rng);
+    add_trace(c, {{"main", 0, mid + 500}, {via_b ? "B" : "A", 1, mid}, {"work", 2, work}}, id);
+  }
+  const RegressionReport r = analysis::compare_with_baseline(b, c.take(), {});
+  EXPECT_EQ(RegressionReport::count(r.contexts, ChangeVerdict::kSlower), 0u);
+  EXPECT_EQ(RegressionReport::count(r.contexts, ChangeVerdict::kFaster), 0u);
+  EXPECT_EQ(labels(b, r.operations, ChangeVerdict::kSlower),
+            (std::vector<std::string>{"main", "work"}));
 }
 
 TEST(ContextRegression, TooFewExecutionsAreNotJudged) {
@@ -165,7 +210,11 @@ TEST(ContextRegression, TooFewExecutionsAreNotJudged) {
 
 TEST(ContextBaselineFile, RoundTripsThroughJson) {
   const ContextBaseline b = baseline_of(shop(1, 1.0));
-  ASSERT_FALSE(b.leaves.empty());
+  ASSERT_FALSE(b.trace_contexts.empty());
+  for (const auto& t : b.trace_contexts) {
+    const auto& leaf = b.references[t.reference];
+    EXPECT_EQ(b.references[leaf.entity].entity, leaf.entity) << "an entity is its own entity";
+  }
   const nlohmann::json doc = analysis::baseline_to_json(b);
   EXPECT_EQ(doc["format"], analysis::kContextModelFormat);
   const ContextBaseline back = analysis::baseline_from_json(nlohmann::json::parse(doc.dump()));
@@ -191,17 +240,24 @@ TEST(ContextBaselineFile, RejectsBrokenFilesNamingTheProblem) {
   d["format"] = "sonde-context-model/9";
   expect_rejected(d, "expected 'sonde-context-model/1'");
   d = good;
-  d["leaves"][0][2] = 100000;
+  d["trace_contexts"][0][1] = 100000u;
   expect_rejected(d, "does not exist");
   d = good;
-  d["leaves"][0][1] = "xyz";
+  d["references"][0]["entity"] = 100000u;
+  expect_rejected(d, "names an entity that does not exist");
+  d = good;
+  d["trace_contexts"][0][0] = "xyz";
   expect_rejected(d, "16 hex digits");
   d = good;
   d["references"][0].erase("median");
   expect_rejected(d, "has no 'median'");
   d = good;
-  d["references"][0]["sample"] = nlohmann::json::array();
-  expect_rejected(d, "values for n");
+  d["references"][0]["sample"] = nlohmann::json::array({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  d["references"][0]["n"] = 3u;
+  expect_rejected(d, "10 values for n = 3");
+  d = good;
+  d["references"][d["operation_references"][0].get<size_t>()]["sample"] = nlohmann::json::array();
+  expect_rejected(d, "operation reference 0 has no sample");
   d = good;
   d["references"][0]["level"] = "galaxy";
   expect_rejected(d, "unknown context level 'galaxy'");

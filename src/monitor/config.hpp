@@ -47,19 +47,19 @@ struct Config {
   uint32_t crash_flush_timeout_ms = 2000;
   uint32_t kieker_max_entries_per_file = 25000;
   std::string kieker_compression = "none";  // none | gzip | zlib | xz | bzip2 | zip
-  std::string hostname;     // default: gethostname()
-  std::string application;  // default: program name
-  bool xray = true;         // xray = auto | off: patch clang -fxray-instrument sleds by pattern
-  bool summary = true;      // print a one-line summary to stderr at exit
+  std::string hostname;                     // default: gethostname()
+  std::string application;                  // default: program name
+  bool xray = true;     // xray = auto | off: patch clang -fxray-instrument sleds by pattern
+  bool summary = true;  // print a one-line summary to stderr at exit
   // Probes for unmodified programs (docs/probes.md): interposed library
   // calls that write diagnostic records. All off by default; probes_file
   // switches them at run time.
-  bool probe_lock_wait = false;             // pthread_mutex_lock waits
+  bool probe_lock_wait = false;               // pthread_mutex_lock waits
   uint32_t probe_lock_wait_threshold_ns = 0;  // record waits at least this long
-  bool probe_database = false;              // SQLite, sonde_record_database_call
-  bool probe_messaging = false;             // sonde_record_message_send
-  std::string probes_file;                  // probe_* keys, re-read when it changes
-  uint32_t probe_queue_records = 16384;     // pending diagnostic records before loss
+  bool probe_database = false;                // SQLite, sonde_record_database_call
+  bool probe_messaging = false;               // sonde_record_message_send
+  std::string probes_file;                    // probe_* keys, re-read when it changes
+  uint32_t probe_queue_records = 16384;       // pending diagnostic records before loss
 };
 
 struct ConfigKey {

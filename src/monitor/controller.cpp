@@ -150,7 +150,7 @@ void hand_off(ThreadState& t, bool final) {
   ch->current.store(nullptr, std::memory_order_relaxed);
   set_no_buffer(t);
   if (s.config.synchronous) {
-    std::lock_guard lock(s.core_mu);
+    MonitorLock lock(s.core_mu);
     if (s.core) {
       size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
       s.core->consume(*ch, b->events + from, b->events + b->used);
@@ -159,7 +159,7 @@ void hand_off(ThreadState& t, bool final) {
     s.recorded.fetch_add(b->used, std::memory_order_relaxed);
     s.buffers_written.fetch_add(1, std::memory_order_relaxed);
     if (final) {
-      std::lock_guard clock(s.channels_mu);
+      MonitorLock clock(s.channels_mu);
       s.recycled.push_back(b);
     } else {
       ch->returns.push(b);
@@ -187,7 +187,7 @@ bool take_buffer(ThreadState& t, Buffer* b) {
 Buffer* new_buffer_for(ThreadChannel* ch) {
   State& s = state();
   {
-    std::lock_guard lock(s.channels_mu);
+    MonitorLock lock(s.channels_mu);
     if (!s.recycled.empty()) {
       Buffer* b = s.recycled.back();
       s.recycled.pop_back();
@@ -206,7 +206,7 @@ std::atomic<uint8_t> g_op_tag{2};
 
 bool operation_monitored(std::string_view name) {
   State& s = state();
-  std::lock_guard lock(s.patterns_mu);
+  MonitorLock lock(s.patterns_mu);
   return s.patterns.monitored(name);
 }
 
@@ -215,7 +215,7 @@ std::string set_patterns(std::string_view text) {
   PatternSet next;
   if (std::string err = next.parse(text); !err.empty()) return err;
   {
-    std::lock_guard lock(s.patterns_mu);
+    MonitorLock lock(s.patterns_mu);
     s.patterns = next;
   }
   // New generation: every manual probe re-evaluates on its next call.
@@ -244,7 +244,7 @@ bool activate_thread(ThreadState& t) {
     ch->name = name;
     ch->state = &t;
     {
-      std::lock_guard lock(s.channels_mu);
+      MonitorLock lock(s.channels_mu);
       ch->index = s.next_thread_index++;
       s.channels.push_back(ch);
     }
@@ -375,7 +375,7 @@ void drain_full(State& s) {
     s.recorded.fetch_add(b->used, std::memory_order_relaxed);
     s.buffers_written.fetch_add(1, std::memory_order_relaxed);
     if (b->final || !ch->returns.push(b)) {
-      std::lock_guard lock(s.channels_mu);
+      MonitorLock lock(s.channels_mu);
       s.recycled.push_back(b);
     }
     b = next;
@@ -385,7 +385,7 @@ void drain_full(State& s) {
 // Writes what live threads have put into their current buffers, so idle
 // threads' events reach the log, and everything does before a crash.
 void drain_partial(State& s) {
-  std::lock_guard lock(s.channels_mu);
+  MonitorLock lock(s.channels_mu);
   for (ThreadChannel* ch : s.channels) {
     if (ch->exited.load(std::memory_order_acquire) || ch->state == nullptr) continue;
     RawEvent* cur = ch->state->cur.load(std::memory_order_acquire);
@@ -405,7 +405,7 @@ void drain_partial(State& s) {
 
 // Frees channels of exited threads whose buffers are all written.
 void reap_channels(State& s) {
-  std::lock_guard lock(s.channels_mu);
+  MonitorLock lock(s.channels_mu);
   for (size_t i = 0; i < s.channels.size();) {
     ThreadChannel* ch = s.channels[i];
     if (ch->exited.load(std::memory_order_acquire) &&
@@ -426,7 +426,7 @@ void report_thread_losses(State& s) {
 }
 
 void final_drain(State& s, bool closing) {
-  std::lock_guard lock(s.core_mu);
+  MonitorLock lock(s.core_mu);
   if (!s.core || s.closed) return;
   drain_full(s);
   drain_partial(s);
@@ -434,7 +434,7 @@ void final_drain(State& s, bool closing) {
   drain_diagnostics(*s.core);
   if (closing) {
     // Events dropped on threads still running and not yet marked in a buffer.
-    std::lock_guard clock(s.channels_mu);
+    MonitorLock clock(s.channels_mu);
     for (ThreadChannel* ch : s.channels) {
       if (ch->state != nullptr && !ch->exited.load() && ch->state->pending_lost != 0) {
         s.core->report_loss(ch->index, ch->state->pending_lost, "dropped, not yet marked at exit");
@@ -450,7 +450,7 @@ void final_drain(State& s, bool closing) {
 void forget_unloaded_code(State& s) {
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   {
-    std::lock_guard lock(s.unload_mu);
+    MonitorLock lock(s.unload_mu);
     ranges.swap(s.unloaded_ranges);
   }
   for (const auto& [begin, end] : ranges) s.core->forget_functions(begin, end);
@@ -493,7 +493,7 @@ void writer_loop() {
   while (!s.stop.load(std::memory_order_acquire)) {
     bool idle = s.full.empty();
     {
-      std::lock_guard lock(s.core_mu);
+      MonitorLock lock(s.core_mu);
       drain_full(s);
       drain_diagnostics(*s.core);
       int64_t t = now_ms();
@@ -639,7 +639,7 @@ void ensure_started() {
   State& s = state();
   if (s.restart_after_fork.load(std::memory_order_acquire)) [[unlikely]] {
     // First probe in a forked child: open the child's own log.
-    std::lock_guard lock(s.restart_mu);
+    MonitorLock lock(s.restart_mu);
     if (s.restart_after_fork.load()) {
       s.restart_after_fork.store(false);
       start_writer(s);
@@ -664,7 +664,7 @@ void shutdown_monitoring() {
     s.writer.join();
   }
   final_drain(s, /*closing=*/true);
-  std::lock_guard lock(s.core_mu);
+  MonitorLock lock(s.core_mu);
   if (s.core && !s.closed) {
     s.core->close();
     s.closed = true;
@@ -692,7 +692,7 @@ bool before_code_unload(uint64_t begin, uint64_t end) {
   State& s = state();
   if (g_mode.load() != kModeOn) return false;
   {
-    std::lock_guard lock(s.unload_mu);
+    MonitorLock lock(s.unload_mu);
     s.unloaded_ranges.emplace_back(begin, end);
   }
   return flush_now();
@@ -703,7 +703,7 @@ Totals current_totals() {
   Totals t;
   t.recorded = s.recorded.load();
   t.buffers = s.buffers_written.load();
-  std::lock_guard lock(s.core_mu);
+  MonitorLock lock(s.core_mu);
   if (s.core) {
     t.written = s.core->events_written();
     t.dropped = s.core->events_lost();

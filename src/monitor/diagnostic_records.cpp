@@ -28,7 +28,6 @@
 namespace sonde::monitor {
 
 ProbeSwitches g_probe_switches;
-__thread uint8_t t_probe_busy __attribute__((tls_model("initial-exec")));
 
 namespace {
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "monitor/config.hpp"
+#include "monitor/probe_busy.hpp"
 
 namespace sonde::monitor {
 
@@ -53,17 +54,6 @@ struct ProbeSwitches {
   std::atomic<uint64_t> lock_wait_threshold_ns{0};
 };
 extern ProbeSwitches g_probe_switches;
-
-// Set on threads that must never be probed (the writer thread) and while a
-// probe runs, so that locks taken inside a probe pass straight through.
-extern __thread uint8_t t_probe_busy __attribute__((tls_model("initial-exec")));
-
-struct ProbeBusy {
-  ProbeBusy() { t_probe_busy = 1; }
-  ~ProbeBusy() { t_probe_busy = 0; }
-  ProbeBusy(const ProbeBusy&) = delete;
-  ProbeBusy& operator=(const ProbeBusy&) = delete;
-};
 
 // Start-up (controller, before probes run): allocates the queue and applies
 // the probe_* keys. Returns "" or an error naming the key.

@@ -43,8 +43,8 @@ extern "C" __attribute__((visibility("default"))) int dlclose(void* handle) {
   static DlcloseFn real = reinterpret_cast<DlcloseFn>(dlsym(RTLD_NEXT, "dlclose"));
   if (real == nullptr) return -1;
   link_map* map = nullptr;
-  if (!t_in_dlclose && dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 &&
-      map != nullptr && map->l_addr != 0) {
+  if (!t_in_dlclose && dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr &&
+      map->l_addr != 0) {
     t_in_dlclose = true;  // elfutils may dlclose too while the writer resolves
     Range r;
     r.base = map->l_addr;

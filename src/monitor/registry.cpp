@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "monitor/controller.hpp"
+#include "monitor/probe_busy.hpp"
 
 namespace sonde::monitor {
 namespace {
@@ -28,7 +29,7 @@ constexpr size_t kMaxCauses = 100000;
 
 void register_operation(sonde_op* op) {
   Registry& r = registry();
-  std::lock_guard lock(r.mu);
+  MonitorLock lock(r.mu);
   if (__atomic_load_n(&op->id, __ATOMIC_RELAXED) == 0) {
     r.ops.push_back({op->name != nullptr ? op->name : "<unnamed>",
                      op->file != nullptr ? op->file : "", op->line});
@@ -40,7 +41,7 @@ void register_operation(sonde_op* op) {
 
 bool lookup_operation(uint32_t id, ManualOperation* out) {
   Registry& r = registry();
-  std::lock_guard lock(r.mu);
+  MonitorLock lock(r.mu);
   if (id == 0 || id > r.ops.size()) return false;
   *out = r.ops[id - 1];
   return true;
@@ -49,7 +50,7 @@ bool lookup_operation(uint32_t id, ManualOperation* out) {
 uint32_t intern_cause(const char* cause) {
   Registry& r = registry();
   std::string text = cause != nullptr ? cause : "";
-  std::lock_guard lock(r.mu);
+  MonitorLock lock(r.mu);
   if (r.causes.empty()) {
     r.causes.emplace_back();
     r.causes.emplace_back("<more distinct causes than sonde keeps>");
@@ -66,7 +67,7 @@ uint32_t intern_cause(const char* cause) {
 
 std::string cause_text(uint32_t id) {
   Registry& r = registry();
-  std::lock_guard lock(r.mu);
+  MonitorLock lock(r.mu);
   return id < r.causes.size() ? r.causes[id] : std::string();
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "monitor/controller.hpp"
+#include "monitor/probe_busy.hpp"
 #include "monitor/probe_path.hpp"
 #include "monitor/symbolizer.hpp"
 
@@ -339,7 +340,7 @@ void apply(Xray& x) {
 
 void xray_start() {
   Xray& x = xray();
-  std::lock_guard lock(x.mu);
+  MonitorLock lock(x.mu);
   if (x.active) return;
   if (!resolve_exported(x.api)) {
     x.api = XrayApi{};
@@ -378,7 +379,7 @@ void xray_start() {
 
 void xray_apply_patterns(const PatternSet& patterns) {
   Xray& x = xray();
-  std::lock_guard lock(x.mu);
+  MonitorLock lock(x.mu);
   x.patterns = patterns;
   if (x.active) apply(x);
 }

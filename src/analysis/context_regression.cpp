@@ -1,6 +1,7 @@
 #include "analysis/context_regression.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -20,19 +21,23 @@ double median_of(std::vector<int64_t>& v) {
   return (lo + hi) / 2;
 }
 
-// Per entity: its leaves' new executions, by leaf reference.
+// Per tested unit: new executions by the baseline reference whose sample
+// they are compared with (one stratum each).
 using Strata = std::map<uint32_t, std::vector<int64_t>>;
 
-// Tests each entity (its leaves as strata), then adjusts over the list.
-std::vector<ContextChange> judge(const ContextBaseline& b, std::map<uint32_t, Strata>& groups,
-                                 const RegressionOptions& o) {
+// Tests each unit (its strata combined), then adjusts over the list. Units
+// are keyed by their reporting reference; `leaf_label` names leaf units.
+template <typename Key>
+std::vector<ContextChange> judge(const ContextBaseline& b, std::map<Key, Strata>& groups,
+                                 const RegressionOptions& o,
+                                 const std::function<void(const Key&, ContextChange&)>& name) {
   std::vector<ContextChange> out;
   std::vector<size_t> tested;
   std::vector<double> p;
   std::vector<RankSums> sums;
-  for (auto& [entity, strata] : groups) {
+  for (auto& [key, strata] : groups) {
     ContextChange c;
-    c.reference = entity;
+    name(key, c);
     c.strata = strata.size();
     sums.clear();
     // Medians weighted by the new executions per leaf, on both sides, so a
@@ -101,6 +106,10 @@ size_t RegressionReport::count(const std::vector<ContextChange>& list, ChangeVer
                                            [v](const ContextChange& c) { return c.verdict == v; }));
 }
 
+size_t RegressionReport::slower() const {
+  return count(contexts, ChangeVerdict::kSlower) + count(leaves, ChangeVerdict::kSlower);
+}
+
 RegressionReport compare_with_baseline(const ContextBaseline& b, const ContextData& data,
                                        const RegressionOptions& options) {
   RegressionReport report;
@@ -126,7 +135,12 @@ RegressionReport compare_with_baseline(const ContextBaseline& b, const ContextDa
     }
   }
   std::vector<uint64_t> unknown(data.operations.size(), 0), new_contexts(data.operations.size(), 0);
+  // A baseline leaf that stands for several trace contexts (the model merged
+  // them) is also tested per trace context of the new log against it.
+  std::unordered_map<uint32_t, uint32_t> trace_contexts_per_leaf;
+  for (const BaselineTraceContext& t : b.trace_contexts) ++trace_contexts_per_leaf[t.reference];
   std::map<uint32_t, Strata> by_context, by_operation;
+  std::map<std::pair<uint32_t, uint32_t>, Strata> by_leaf;  // (leaf, new trace context)
   for (const ContextObservation& o : data.observations) {
     if (op_ref[o.op] < 0) {
       ++unknown[o.op];
@@ -137,6 +151,7 @@ RegressionReport compare_with_baseline(const ContextBaseline& b, const ContextDa
     if (trace_ref[o.trace] >= 0) {
       const auto leaf = static_cast<uint32_t>(trace_ref[o.trace]);
       by_context[b.references[leaf].entity][leaf].push_back(o.duration);
+      if (trace_contexts_per_leaf[leaf] > 1) by_leaf[{leaf, o.trace}][leaf].push_back(o.duration);
     } else {
       ++new_contexts[o.op];
     }
@@ -152,8 +167,19 @@ RegressionReport compare_with_baseline(const ContextBaseline& b, const ContextDa
                    [](const auto& x, const auto& y) { return x.second > y.second; });
   report.in_known_contexts =
       report.executions - report.in_new_contexts - report.in_unknown_operations;
-  report.contexts = judge(b, by_context, options);
-  report.operations = judge(b, by_operation, options);
+  const std::function<void(const uint32_t&, ContextChange&)> by_reference =
+      [](const uint32_t& ref, ContextChange& c) { c.reference = ref; };
+  report.contexts = judge(b, by_context, options, by_reference);
+  report.operations = judge(b, by_operation, options, by_reference);
+  const std::function<void(const std::pair<uint32_t, uint32_t>&, ContextChange&)> by_trace =
+      [&data](const std::pair<uint32_t, uint32_t>& key, ContextChange& c) {
+        c.reference = key.first;
+        const uint32_t t = key.second;
+        c.leaf = data.describe(ContextLevel::kStack, data.trace_stack[t]) + " @ shape " +
+                 std::to_string(data.trace_shape[t]) + " position " +
+                 std::to_string(data.trace_position[t]);
+      };
+  report.leaves = judge(b, by_leaf, options, by_trace);
   return report;
 }
 

@@ -6,6 +6,10 @@
 // same check per whole operation (no context) runs alongside, so the report
 // shows what context adds: a slowdown confined to one caller or one trace
 // position is often invisible in the operation's overall distribution.
+// A model leaf that stands for several trace contexts (they behaved alike
+// in the baseline, so the model merged them) is also tested per trace
+// context of the new log against the leaf's sample, so a change confined
+// to one of them is named rather than diluted by its unchanged siblings.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +32,7 @@ const char* to_string(ChangeVerdict v);
 
 struct ContextChange {
   uint32_t reference = 0;   // the model entity (or operation) in ContextBaseline::references
+  std::string leaf;         // leaf tests: the new log's trace context (stack @ shape position)
   size_t strata = 0;        // its leaves that have new executions
   uint64_t n = 0;           // new executions
   uint64_t baseline_n = 0;  // baseline executions of those leaves
@@ -43,7 +48,8 @@ struct ContextChange {
 
 struct RegressionReport {
   RegressionOptions options;
-  std::vector<ContextChange> contexts;    // model leaves
+  std::vector<ContextChange> contexts;    // model entities
+  std::vector<ContextChange> leaves;      // trace contexts within leaves that merge several
   std::vector<ContextChange> operations;  // whole operations, no context
   uint64_t executions = 0;
   uint64_t in_known_contexts = 0;
@@ -55,6 +61,8 @@ struct RegressionReport {
   std::vector<std::string> unknown_operations;
 
   static size_t count(const std::vector<ContextChange>& list, ChangeVerdict v);
+  // Slower model entities plus slower leaves (what --fail-on-regression gates on).
+  size_t slower() const;
 };
 
 RegressionReport compare_with_baseline(const ContextBaseline& baseline, const ContextData& data,

@@ -244,9 +244,7 @@ int run_context(const ContextOptions& o) {
   if (baseline) regression = analysis::compare_with_baseline(*baseline, data, regression_options);
   // The exit status once the report is out: the log's problems first.
   const int status = !log.read.ok ? kUnreadable
-                     : o.fail_on_regression && regression &&
-                             analysis::RegressionReport::count(regression->contexts,
-                                                               analysis::ChangeVerdict::kSlower) > 0
+                     : o.fail_on_regression && regression && regression->slower() > 0
                          ? kRegression
                          : kOk;
 

@@ -15,9 +15,10 @@ using analysis::RegressionReport;
 nlohmann::json change_json(const analysis::ContextBaseline& b, const analysis::ContextChange& c) {
   const analysis::BaselineReference& ref = b.references[c.reference];
   return {{"verdict", to_string(c.verdict)},
-          {"level", to_string(ref.level)},
+          {"level", c.leaf.empty() ? to_string(ref.level) : "trace"},
           {"operation", ref.operation},
-          {"context", ref.context},
+          {"context", c.leaf.empty() ? ref.context : c.leaf},
+          {"model_context", ref.context},
           {"leaves", c.strata},
           {"baseline_n", c.baseline_n},
           {"baseline_median_ns", c.baseline_median},
@@ -45,8 +46,10 @@ std::string fixed(const char* format, double v) {
 }  // namespace
 
 nlohmann::json regression_json(const analysis::ContextBaseline& b, const RegressionReport& r) {
-  nlohmann::json contexts = nlohmann::json::array(), operations = nlohmann::json::array();
+  nlohmann::json contexts = nlohmann::json::array(), leaves = nlohmann::json::array(),
+                 operations = nlohmann::json::array();
   for (const auto& c : r.contexts) contexts.push_back(change_json(b, c));
+  for (const auto& c : r.leaves) leaves.push_back(change_json(b, c));
   for (const auto& c : r.operations) operations.push_back(change_json(b, c));
   nlohmann::json new_contexts = nlohmann::json::array();
   for (const auto& [op, n] : r.new_contexts_by_operation) {
@@ -60,7 +63,9 @@ nlohmann::json regression_json(const analysis::ContextBaseline& b, const Regress
           {"test",
            "two-sided rank test: per model entity, Mann-Whitney U of each leaf's new executions "
            "against its baseline sample, leaves combined as strata (van Elteren); per "
-           "operation, plain Mann-Whitney U; Holm-adjusted per list; a change needs p_adjusted "
+           "operation and per trace context inside a model leaf that merges several, plain "
+           "Mann-Whitney U against that operation's or leaf's sample; Holm-adjusted per list; a "
+           "change needs p_adjusted "
            "< alpha and |median change| >= min_change_percent"},
           {"alpha", r.options.alpha},
           {"min_change_percent", r.options.min_change_percent},
@@ -72,8 +77,10 @@ nlohmann::json regression_json(const analysis::ContextBaseline& b, const Regress
           {"in_unknown_operations", r.in_unknown_operations},
           {"unknown_operations", r.unknown_operations},
           {"context_counts", counts_json(r.contexts)},
+          {"leaf_counts", counts_json(r.leaves)},
           {"operation_counts", counts_json(r.operations)},
           {"contexts", contexts},
+          {"leaves", leaves},
           {"operations", operations}};
 }
 
@@ -85,19 +92,24 @@ void print_regression(std::ostream& out, const analysis::ContextBaseline& b,
          "leaves combined by van Elteren), Holm-adjusted, alpha "
       << r.options.alpha << ", |median change| >= " << r.options.min_change_percent << " %\n";
   analysis::TextTable table(
-      {"verdict", "change", "median", "baseline", "n", "p adj.", "level", "context"});
+      {"verdict", "change", "median", "baseline", "n", "p adj.", "tested", "level", "context"});
   size_t shown = 0, changed = 0;
-  for (const auto& c : r.contexts) {
-    if (c.verdict != ChangeVerdict::kSlower && c.verdict != ChangeVerdict::kFaster) continue;
-    ++changed;
-    if (limit != 0 && shown >= limit) continue;
-    ++shown;
-    const auto& ref = b.references[c.reference];
-    table.add_row({to_string(c.verdict), fixed("%+.1f %%", c.change_percent),
-                   analysis::format_duration(c.median),
-                   analysis::format_duration(c.baseline_median), std::to_string(c.n),
-                   fixed("%.2g", c.p_adjusted), to_string(ref.level), ref.context});
-  }
+  auto add_changed = [&](const std::vector<analysis::ContextChange>& list, const char* tested) {
+    for (const auto& c : list) {
+      if (c.verdict != ChangeVerdict::kSlower && c.verdict != ChangeVerdict::kFaster) continue;
+      ++changed;
+      if (limit != 0 && shown >= limit) continue;
+      ++shown;
+      const auto& ref = b.references[c.reference];
+      table.add_row(
+          {to_string(c.verdict), fixed("%+.1f %%", c.change_percent),
+           analysis::format_duration(c.median), analysis::format_duration(c.baseline_median),
+           std::to_string(c.n), fixed("%.2g", c.p_adjusted), tested,
+           c.leaf.empty() ? to_string(ref.level) : "trace", c.leaf.empty() ? ref.context : c.leaf});
+    }
+  };
+  add_changed(r.contexts, "model");
+  add_changed(r.leaves, "leaf");
   if (changed == 0) {
     out << "No context changed.\n";
   } else {
@@ -109,6 +121,10 @@ void print_regression(std::ostream& out, const analysis::ContextBaseline& b,
       << RegressionReport::count(r.contexts, ChangeVerdict::kUnchanged) << " unchanged, "
       << RegressionReport::count(r.contexts, ChangeVerdict::kTooFew)
       << " with too few executions.\n"
+      << "Trace contexts inside merged model contexts, tested alone: "
+      << RegressionReport::count(r.leaves, ChangeVerdict::kSlower) << " slower, "
+      << RegressionReport::count(r.leaves, ChangeVerdict::kFaster) << " faster, of "
+      << r.leaves.size() << ".\n"
       << "Whole operations (no context): "
       << RegressionReport::count(r.operations, ChangeVerdict::kSlower) << " slower, "
       << RegressionReport::count(r.operations, ChangeVerdict::kFaster) << " faster.\n"

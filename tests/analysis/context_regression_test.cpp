@@ -150,6 +150,47 @@ TEST(ContextRegression, FindsTheSlowdownOnlyInItsContexts) {
   }
 }
 
+// `main` calls `work` twice; both calls take 20 µs in the baseline, so the
+// model keeps one context for them. The later log slows only the second.
+analysis::ContextData twins(uint64_t seed, double second_factor) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> jitter(0, 2000);
+  analysis::ContextCollector c;
+  for (int64_t id = 0; id < 500; ++id) {
+    const int64_t first = 20'000 + jitter(rng);
+    const auto second =
+        static_cast<int64_t>(static_cast<double>(20'000 + jitter(rng)) * second_factor);
+    add_trace(c, {{"main", 0, first + second + 700}, {"work", 1, first}, {"work", 1, second}}, id);
+  }
+  return c.take();
+}
+
+TEST(ContextRegression, MergedTraceContextsAreAlsoTestedOneByOne) {
+  const ContextBaseline b = baseline_of(twins(1, 1.0));
+  const RegressionReport same = analysis::compare_with_baseline(b, twins(2, 1.0), {});
+  ASSERT_EQ(same.leaves.size(), 2u);
+  EXPECT_EQ(same.slower(), 0u);
+  EXPECT_EQ(RegressionReport::count(same.leaves, ChangeVerdict::kUnchanged), 2u);
+
+  const RegressionReport r = analysis::compare_with_baseline(b, twins(2, 1.4), {});
+  ASSERT_EQ(r.leaves.size(), 2u);
+  size_t slower = 0;
+  for (const auto& c : r.leaves) {
+    EXPECT_EQ(b.references[c.reference].operation, "work");
+    EXPECT_EQ(c.n, 500u);
+    EXPECT_EQ(c.leaf.rfind("$ > main > work @ shape 0 position ", 0), 0u) << c.leaf;
+    if (c.verdict == ChangeVerdict::kSlower) {
+      ++slower;
+      EXPECT_NE(c.leaf.find("position 2"), std::string::npos) << c.leaf;
+      EXPECT_GT(c.change_percent, 30.0);
+    } else {
+      EXPECT_EQ(c.verdict, ChangeVerdict::kUnchanged) << c.leaf;
+    }
+  }
+  EXPECT_EQ(slower, 1u);
+  EXPECT_GE(r.slower(), 1u);
+}
+
 TEST(ContextRegression, SameBehaviourWithOtherNoiseChangesNothing) {
   const ContextBaseline b = baseline_of(shop(1, 1.0));
   const RegressionReport r = analysis::compare_with_baseline(b, shop(3, 1.0), {});

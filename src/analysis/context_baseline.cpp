@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <ostream>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
@@ -193,36 +194,60 @@ ContextBaseline make_baseline(const ContextData& data, const ContextIndex& index
   return b;
 }
 
-json baseline_to_json(const ContextBaseline& b) {
-  json refs = json::array();
-  for (const BaselineReference& r : b.references) {
-    refs.push_back({{"level", level_name(r.level)},
-                    {"entity", r.entity},
-                    {"operation", r.operation},
-                    {"context", r.context},
-                    {"n", r.n},
-                    {"median", r.median},
-                    {"q1", r.q1},
-                    {"q3", r.q3},
-                    {"mean", r.mean},
-                    {"sd", r.sd},
-                    {"sample", r.sample}});
+namespace {
+
+// Streamed, not built as a JSON document first: a model of a 2 M-execution
+// log is ~50 MB of text, and a document of it would cost several times that.
+std::string quoted(std::string_view s) {
+  return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+std::string number_text(double v) { return json(v).dump(); }
+
+void write_integers(std::ostream& out, const auto& values) {
+  out << '[';
+  char buf[24];
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i != 0) out << ',';
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, values[i]);
+    out.write(buf, end - buf);
   }
-  json traces = json::array();
-  for (const BaselineTraceContext& t : b.trace_contexts) {
-    traces.push_back(json::array({hex(t.key), t.reference}));
+  out << ']';
+}
+
+}  // namespace
+
+void write_baseline(std::ostream& out, const ContextBaseline& b) {
+  out << "{\"format\":" << quoted(kContextModelFormat)
+      << ",\n\"source\":{\"log\":" << quoted(b.source) << ",\"executions\":" << b.executions
+      << ",\"traces\":" << b.traces
+      << "},\n\"model\":{\"min_observations\":" << b.options.min_observations
+      << ",\"similarity\":" << number_text(b.options.similarity)
+      << ",\"max_leaves\":" << b.options.max_leaves << "},\n\"sample_size\":" << b.sample_size
+      << ",\n\"operations\":[";
+  for (size_t i = 0; i < b.operation_names.size(); ++i) {
+    out << (i != 0 ? "," : "") << quoted(b.operation_names[i]);
   }
-  return {{"format", kContextModelFormat},
-          {"source", {{"log", b.source}, {"executions", b.executions}, {"traces", b.traces}}},
-          {"model",
-           {{"min_observations", b.options.min_observations},
-            {"similarity", b.options.similarity},
-            {"max_leaves", b.options.max_leaves}}},
-          {"sample_size", b.sample_size},
-          {"operations", b.operation_names},
-          {"operation_references", b.operation_reference},
-          {"references", refs},
-          {"trace_contexts", traces}};
+  out << "],\n\"operation_references\":";
+  write_integers(out, b.operation_reference);
+  out << ",\n\"references\":[";
+  for (size_t i = 0; i < b.references.size(); ++i) {
+    const BaselineReference& r = b.references[i];
+    out << (i != 0 ? ",\n" : "\n") << "{\"level\":" << quoted(level_name(r.level))
+        << ",\"entity\":" << r.entity << ",\"operation\":" << quoted(r.operation)
+        << ",\"context\":" << quoted(r.context) << ",\"n\":" << r.n
+        << ",\"median\":" << number_text(r.median) << ",\"q1\":" << number_text(r.q1)
+        << ",\"q3\":" << number_text(r.q3) << ",\"mean\":" << number_text(r.mean)
+        << ",\"sd\":" << number_text(r.sd) << ",\"sample\":";
+    write_integers(out, r.sample);
+    out << '}';
+  }
+  out << "],\n\"trace_contexts\":[";
+  for (size_t i = 0; i < b.trace_contexts.size(); ++i) {
+    const BaselineTraceContext& t = b.trace_contexts[i];
+    out << (i != 0 ? "," : "") << (i % 8 == 0 ? "\n" : "") << "[\"" << hex(t.key) << "\","
+        << t.reference << ']';
+  }
+  out << "]}\n";
 }
 
 ContextBaseline baseline_from_json(const json& doc) {

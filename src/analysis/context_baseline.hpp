@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -78,7 +79,8 @@ ContextBaseline make_baseline(const ContextData& data, const ContextIndex& index
                               const ContextTree& tree, const ContextTreeOptions& options,
                               std::string source, size_t sample_size = kDefaultBaselineSample);
 
-nlohmann::json baseline_to_json(const ContextBaseline& baseline);
+// JSON (docs/formats/context-model.md), streamed.
+void write_baseline(std::ostream& out, const ContextBaseline& baseline);
 // Throws std::runtime_error naming the first problem (wrong format tag,
 // missing or mistyped field, reference out of range).
 ContextBaseline baseline_from_json(const nlohmann::json& doc);

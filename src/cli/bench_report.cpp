@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "cli/output_file.hpp"
+
 namespace sonde::cli::bench {
 namespace {
 
@@ -267,12 +269,6 @@ std::string svg_text(double x, double y, const std::string& s, const char* ancho
   return o.str();
 }
 
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  return static_cast<bool>(out);
-}
-
 }  // namespace
 
 std::string write_svgs(const Report& r, const std::string& dir) {
@@ -321,7 +317,9 @@ std::string write_svgs(const Report& r, const std::string& dir) {
         << svg_text(x + 16, 50 + 18 * k, labels[k]);
     }
     s << "</svg>\n";
-    if (!write_file(dir + "/icw.svg", s.str())) return "cannot write " + dir + "/icw.svg";
+    if (std::string error = write_output_file(dir + "/icw.svg", s.str()); !error.empty()) {
+      return error;
+    }
   }
 
   // Depth scaling: overhead per trace against depth, one line per configuration.
@@ -367,7 +365,9 @@ std::string write_svgs(const Report& r, const std::string& dir) {
       ++k;
     }
     s << "</svg>\n";
-    if (!write_file(dir + "/depth.svg", s.str())) return "cannot write " + dir + "/depth.svg";
+    if (std::string error = write_output_file(dir + "/depth.svg", s.str()); !error.empty()) {
+      return error;
+    }
   }
   return "";
 }

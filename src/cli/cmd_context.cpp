@@ -30,6 +30,7 @@
 #include "analysis/text_table.hpp"
 #include "cli/command.hpp"
 #include "cli/context_regression_output.hpp"
+#include "cli/output_file.hpp"
 
 namespace sonde::cli {
 namespace {
@@ -134,12 +135,10 @@ std::vector<double> study_medians(const std::vector<analysis::StudyRow>& rows, V
   return out;
 }
 
-bool write_file(const std::string& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary);
-  out << content;
-  out.close();
-  if (!out) {
-    std::cerr << "sonde context: cannot write '" << path << "'\n";
+template <typename Content>
+bool write_file(const std::string& path, const Content& content) {
+  if (const std::string error = write_output_file(path, content); !error.empty()) {
+    std::cerr << "sonde context: " << error << "\n";
     return false;
   }
   return true;
@@ -232,21 +231,20 @@ int run_context(const ContextOptions& o) {
     }
   }
 
-  if (!o.save_model.empty() &&
-      !write_file(o.save_model,
-                  analysis::baseline_to_json(
-                      analysis::make_baseline(data, index, tree, tree_options, o.log))
-                          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-                      "\n")) {
-    return kUnreadable;
+  if (!o.save_model.empty()) {
+    const analysis::ContextBaseline saved =
+        analysis::make_baseline(data, index, tree, tree_options, o.log);
+    if (!write_file(o.save_model,
+                    [&saved](std::ostream& out) { analysis::write_baseline(out, saved); })) {
+      return kUnreadable;
+    }
   }
   std::optional<analysis::RegressionReport> regression;
   if (baseline) regression = analysis::compare_with_baseline(*baseline, data, regression_options);
   // The exit status once the report is out: the log's problems first.
-  const int status = !log.read.ok ? kUnreadable
-                     : o.fail_on_regression && regression && regression->slower() > 0
-                         ? kRegression
-                         : kOk;
+  const int status = !log.read.ok                                                     ? kUnreadable
+                     : o.fail_on_regression && regression && regression->slower() > 0 ? kRegression
+                                                                                      : kOk;
 
   std::optional<analysis::AnomalyReport> anomalies;
   if (anomaly_top > 0) anomalies = analysis::detect_anomalies(data, tree, 3, anomaly_top);

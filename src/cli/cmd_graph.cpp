@@ -18,6 +18,7 @@
 #include "analysis/graphviz_render.hpp"
 #include "analysis/trace_analysis.hpp"
 #include "cli/command.hpp"
+#include "cli/output_file.hpp"
 
 namespace sonde::cli {
 namespace {
@@ -48,14 +49,6 @@ std::string format_for(const std::string& out) {
   if (ext == ".json") return "json";
   if (ext == ".svg" || ext == ".png" || ext == ".pdf") return ext.substr(1);
   return "";
-}
-
-bool write_file(const std::string& path, const std::string& content) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return false;
-  f.write(content.data(), static_cast<std::streamsize>(content.size()));
-  f.close();
-  return static_cast<bool>(f);
 }
 
 int run_graph(const GraphOptions& o) {
@@ -110,8 +103,10 @@ int run_graph(const GraphOptions& o) {
   if (format == "json") {
     const nlohmann::json doc = o.kind == "calltree" ? analysis::to_json(*result.call_tree)
                                                     : analysis::to_json(*result.dependency_graph);
-    if (!write_file(o.out, doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace))) {
-      std::cerr << "sonde graph: cannot write '" << o.out << "': " << std::strerror(errno) << "\n";
+    if (const std::string error = write_output_file(
+            o.out, doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
+        !error.empty()) {
+      std::cerr << "sonde graph: " << error << "\n";
       return kFailed;
     }
     return result.read.ok ? kOk : kFailed;
@@ -139,8 +134,8 @@ int run_graph(const GraphOptions& o) {
     }
     content = std::move(rendered.output);
   }
-  if (!write_file(o.out, content)) {
-    std::cerr << "sonde graph: cannot write '" << o.out << "': " << std::strerror(errno) << "\n";
+  if (const std::string error = write_output_file(o.out, content); !error.empty()) {
+    std::cerr << "sonde graph: " << error << "\n";
     return kFailed;
   }
   return result.read.ok ? kOk : kFailed;

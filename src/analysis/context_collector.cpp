@@ -12,10 +12,6 @@ size_t U32VectorHash::operator()(const std::vector<uint32_t>& v) const noexcept 
   return static_cast<size_t>(h * 0xbf58476d1ce4e5b9ULL);
 }
 
-namespace {
-uint64_t pair_key(uint32_t a, uint32_t b) { return (static_cast<uint64_t>(a) << 32) | b; }
-}  // namespace
-
 uint32_t ContextCollector::intern_operation(std::string_view name) {
   if (auto it = operation_ids_.find(name); it != operation_ids_.end()) return it->second;
   const auto id = static_cast<uint32_t>(data_.operations.size());
@@ -59,7 +55,7 @@ void ContextCollector::add_tree(const std::vector<std::string_view>& ops,
     ops_[i] = op;
     const int32_t p = parent[i];
     const uint32_t caller_op = p < 0 ? kNoContext : ops_[static_cast<size_t>(p)];
-    auto [c, new_caller] = caller_ids_.try_emplace(pair_key(op, caller_op),
+    auto [c, new_caller] = caller_ids_.try_emplace(context_pair_key(op, caller_op),
                                                    static_cast<uint32_t>(data_.caller_op.size()));
     if (new_caller) {
       data_.caller_op.push_back(op);
@@ -67,7 +63,7 @@ void ContextCollector::add_tree(const std::vector<std::string_view>& ops,
     }
     callers[i] = c->second;
     const uint32_t parent_stack = p < 0 ? kNoContext : stacks_[static_cast<size_t>(p)];
-    auto [s, new_stack] = stack_ids_.try_emplace(pair_key(op, parent_stack),
+    auto [s, new_stack] = stack_ids_.try_emplace(context_pair_key(op, parent_stack),
                                                  static_cast<uint32_t>(data_.stack_op.size()));
     if (new_stack) {
       data_.stack_op.push_back(op);

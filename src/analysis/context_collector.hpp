@@ -17,6 +17,11 @@
 
 namespace sonde::analysis {
 
+// Two 32-bit ids as one hash-map key (caller pairs, stack parents).
+inline uint64_t context_pair_key(uint32_t a, uint32_t b) {
+  return (static_cast<uint64_t>(a) << 32) | b;
+}
+
 struct U32VectorHash {
   size_t operator()(const std::vector<uint32_t>& v) const noexcept;
 };

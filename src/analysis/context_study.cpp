@@ -9,8 +9,6 @@
 namespace sonde::analysis {
 namespace {
 
-uint64_t pair_key(uint32_t a, uint32_t b) { return (static_cast<uint64_t>(a) << 32) | b; }
-
 // Interns keys to dense ids and accumulates one Moments per id.
 template <typename Map, typename Key>
 Moments& slot(Map& map, std::vector<Moments>& moments, const Key& key, uint32_t* id) {
@@ -77,8 +75,8 @@ ProjectionResult project_instrumentation(const ContextData& data,
       const uint32_t parent_stack =
           up < 0 ? kNoContext : stack_of[static_cast<size_t>(new_pos[static_cast<size_t>(up)])];
       uint32_t id = 0;
-      slot(callers, caller_m, pair_key(op, caller_op), &id).merge(m);
-      slot(stacks, stack_m, pair_key(op, parent_stack), &id).merge(m);
+      slot(callers, caller_m, context_pair_key(op, caller_op), &id).merge(m);
+      slot(stacks, stack_m, context_pair_key(op, parent_stack), &id).merge(m);
       stack_of[j] = id;
       trace_m[projected_shape + j].merge(m);
       op_m[op].merge(m);

@@ -1,15 +1,10 @@
 #include "analysis/openxtrace_method_names.hpp"
 
 #include "analysis/operation_signature.hpp"
+#include "analysis/text_trim.hpp"
 
 namespace sonde::analysis {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
 
 // Splits at commas outside <>, () and [] (template and function types).
 std::vector<std::string> split_parameters(std::string_view params) {
@@ -21,7 +16,7 @@ std::vector<std::string> split_parameters(std::string_view params) {
     if (c == '<' || c == '(' || c == '[') ++depth;
     if ((c == '>' || c == ')' || c == ']') && depth > 0) --depth;
     if (c == ',' && depth == 0) {
-      const std::string_view p = trim(params.substr(start, i - start));
+      const std::string_view p = trim_space(params.substr(start, i - start));
       if (!p.empty()) out.emplace_back(p);
       start = i + 1;
     }

@@ -1,15 +1,9 @@
 #include "analysis/operation_signature.hpp"
 
+#include "analysis/text_trim.hpp"
+
 namespace sonde::analysis {
 namespace {
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 // Bracket depth bookkeeping shared by the scanners: '<' '(' open, '>' ')'
 // close. Clamped at 0 so that "operator<" cannot make the rest unreadable.
@@ -53,7 +47,7 @@ void split_qualified(std::string_view q, std::string_view& owner, std::string_vi
 
 SignatureParts split_operation_signature(std::string_view signature) {
   SignatureParts parts;
-  const std::string_view sig = trim(signature);
+  const std::string_view sig = trim_space(signature);
   // The parameter list ends at the last ')'; walk back to its matching '('.
   size_t head_end = sig.size();
   const size_t close = sig.rfind(')');
@@ -64,24 +58,24 @@ SignatureParts split_operation_signature(std::string_view signature) {
       if (sig[i] == '(' && --depth == 0) {
         head_end = i;
         parts.has_parentheses = true;
-        parts.parameters = trim(sig.substr(i + 1, close - i - 1));
+        parts.parameters = trim_space(sig.substr(i + 1, close - i - 1));
         break;
       }
     }
   }
-  const std::string_view head = trim(sig.substr(0, head_end));
+  const std::string_view head = trim_space(sig.substr(0, head_end));
   // The qualified name is the last whitespace-separated token outside brackets.
   size_t name_begin = 0;
   int depth = 0;
   for (size_t i = head.size(); i-- > 0;) {
     const char c = head[i];
-    if (depth == 0 && is_space(c)) {
+    if (depth == 0 && is_ascii_space(c)) {
       name_begin = i + 1;
       break;
     }
     step_depth(c, depth, false);
   }
-  parts.prefix = trim(head.substr(0, name_begin));
+  parts.prefix = trim_space(head.substr(0, name_begin));
   split_qualified(head.substr(name_begin), parts.qualified_class, parts.name);
   return parts;
 }
@@ -101,7 +95,7 @@ std::string short_operation_label(std::string_view signature) {
 std::string_view short_class_label(std::string_view qualified_class) {
   std::string_view owner;
   std::string_view name;
-  split_qualified(trim(qualified_class), owner, name);
+  split_qualified(trim_space(qualified_class), owner, name);
   return name;
 }
 

@@ -2,19 +2,12 @@
 
 #include <algorithm>
 
+#include "analysis/text_trim.hpp"
 #include "analysis/utf8_scan.hpp"
 #include "analysis/xml_escape.hpp"
 
 namespace sonde::analysis {
 namespace {
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 std::string type_package(std::string_view fq) {
   const size_t dot = fq.rfind('.');
@@ -85,7 +78,7 @@ KiekerSignature parse_kieker_signature(std::string_view signature) {
     for (size_t start = 0; start <= params.size();) {
       const size_t comma = std::min(params.find(',', start), params.size());
       const std::string_view token = params.substr(start, comma - start);
-      if (!token.empty()) s.parameters.emplace_back(trim(token));
+      if (!token.empty()) s.parameters.emplace_back(trim_space(token));
       start = comma + 1;
     }
   }
@@ -95,7 +88,7 @@ KiekerSignature parse_kieker_signature(std::string_view signature) {
   } else {
     for (size_t start = 0; start <= head.size();) {
       size_t end = start;
-      while (end < head.size() && !is_space(head[end])) ++end;
+      while (end < head.size() && !is_ascii_space(head[end])) ++end;
       words.emplace_back(head.substr(start, end - start));
       start = end + 1;
     }

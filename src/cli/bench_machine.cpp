@@ -44,7 +44,8 @@ nlohmann::json describe_machine() {
     m["kernel"] = std::string(u.sysname) + " " + u.release;
     m["arch"] = u.machine;
   }
-  m["clock_source"] = first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  m["clock_source"] =
+      first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource");
   const std::string flags = cpuinfo("flags");
   m["tsc_invariant"] = has_flag(flags, "constant_tsc") && has_flag(flags, "nonstop_tsc");
   // The benchmark binaries are built by this build's compiler with these

@@ -40,10 +40,6 @@ using bench::Config;
 using bench::Sink;
 using bench::Workload;
 
-constexpr int kOk = 0;
-constexpr int kFailed = 1;
-constexpr int kUsage = 2;
-
 struct BenchOptions {
   bool quick = false;
   std::string json_path, csv_path, svg_dir;

@@ -25,10 +25,6 @@
 namespace sonde::cli {
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kFailed = 1;
-constexpr int kUsage = 2;
-
 std::atomic<bool> g_stop{false};
 
 void request_stop(int) { g_stop.store(true); }
@@ -42,12 +38,6 @@ struct CollectArgs {
   std::string trace_timeout = "30s";
   std::string log_dir;
 };
-
-template <typename T>
-bool parse_number(const std::string& text, T* out) {
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && end == text.data() + text.size();
-}
 
 int run_collect(const CollectArgs& a) {
   collect::CollectorOptions options;
@@ -149,7 +139,7 @@ int run_collect(const CollectArgs& a) {
   return kOk;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_collect(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<CollectArgs>();
   app.add_option("--listen,-l", a->listen,
                  "Address and port to listen on (default 127.0.0.1:10133; port 0 = any free)")
@@ -185,6 +175,6 @@ void setup(CLI::App& app, int& exit_code) {
 SONDE_COMMAND("collect",
               "Receive records from monitored processes and store their traces (logs + SQLite "
               "index)",
-              setup);
+              setup_collect);
 
 }  // namespace sonde::cli

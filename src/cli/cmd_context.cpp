@@ -35,9 +35,6 @@
 namespace sonde::cli {
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kUnreadable = 1;
-constexpr int kUsage = 2;
 constexpr int kRegression = 3;
 
 using analysis::ContextLevel;
@@ -70,12 +67,6 @@ std::string load_baseline(const std::string& path, analysis::ContextBaseline* ou
     return e.what();
   }
   return "";
-}
-
-template <typename T>
-bool parse_number(const std::string& text, T* value) {
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
-  return ec == std::errc() && end == text.data() + text.size();
 }
 
 std::string percent(double p) {
@@ -444,7 +435,7 @@ int run_context(const ContextOptions& o) {
   return status;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_context(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ContextOptions>();
   app.add_option("log", o->log, "The log: a .sonde file or a directory (native or Kieker)")
       ->type_name("LOG");
@@ -502,6 +493,7 @@ void setup(CLI::App& app, int& exit_code) {
 
 }  // namespace
 
-SONDE_COMMAND("context", "Calling-context timing models: caller, stack and trace contexts", setup);
+SONDE_COMMAND("context", "Calling-context timing models: caller, stack and trace contexts",
+              setup_context);
 
 }  // namespace sonde::cli

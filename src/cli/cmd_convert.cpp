@@ -15,10 +15,6 @@
 namespace sonde::cli {
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kFailed = 1;
-constexpr int kUsage = 2;
-
 struct ConvertOptions {
   std::string input;
   std::string output;
@@ -110,7 +106,7 @@ int run_convert(const ConvertOptions& o) {
   return convert_traces(o, output, trace_format);
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_convert(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ConvertOptions>();
   // Validation happens in run_convert so that every usage error exits with 2.
   app.add_option("input", o->input, "Log to read: native, Kieker directory, OPEN.xtrace JSON")
@@ -134,6 +130,7 @@ void setup(CLI::App& app, int& exit_code) {
 }  // namespace
 
 SONDE_COMMAND("convert",
-              "Convert a log between formats (Kieker, native, OPEN.xtrace, Chrome, OTLP)", setup);
+              "Convert a log between formats (Kieker, native, OPEN.xtrace, Chrome, OTLP)",
+              setup_convert);
 
 }  // namespace sonde::cli

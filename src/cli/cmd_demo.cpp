@@ -41,8 +41,8 @@ const char* const kProfile = R"({
 
 std::string find_shop(const std::string& given) {
   if (!given.empty()) return given;
-  for (const fs::path& p : {fs::path(SONDE_SHOP_BINARY),
-                           fs::path(SONDE_INSTALL_LIBEXECDIR) / "sonde" / "shop"})
+  for (const fs::path& p :
+       {fs::path(SONDE_SHOP_BINARY), fs::path(SONDE_INSTALL_LIBEXECDIR) / "sonde" / "shop"})
     if (fs::exists(p)) return p.string();
   return "";
 }
@@ -83,27 +83,28 @@ int run_demo(const DemoOptions& o) {
          {"steps", o.quick ? 3 : 5},
          {"probes", {"response_time", "lock_wait", "database", "messaging", "cpu"}}}}}};
   std::ofstream(out / "config.json") << config.dump(2) << "\n";
-  std::cerr << "sonde demo: shop with --" << nlohmann::json(o.problems).dump()
-            << "; config in " << (out / "config.json").string() << "\n";
+  std::cerr << "sonde demo: shop with --" << nlohmann::json(o.problems).dump() << "; config in "
+            << (out / "config.json").string() << "\n";
   return diagnose_with_config((out / "config.json").string(), out.string(), "");
 }
 
 }  // namespace
 
-SONDE_COMMAND("demo", "Diagnose the demo shop with injected performance problems, end to end",
-              [](CLI::App& app, int& exit_code) {
-                auto o = std::make_shared<DemoOptions>();
-                app.add_flag("--quick", o->quick, "Short experiments (about a minute)");
-                app.add_option("--out", o->out, "Directory for the report and the data (default sonde-demo)");
-                app.add_option("--shop", o->shop, "The demo shop binary (default: the one built with sonde)");
-                app.add_option("--problems", o->problems,
-                               "Antipatterns to switch on (shop flags without '--', or none; default: "
-                               "one-lane-bridge stifle expensive-query)")
-                    ->check(CLI::IsMember({"none", "one-lane-bridge", "db-lock", "stifle", "expensive-query",
-                                           "ramp", "hiccups", "cpu-heavy", "slow-external",
-                                           "excessive-messaging", "blob", "empty-semi-trucks"}));
-                app.footer("Exit status: 0 ok, 3 the run was incomplete, 1 error, 2 usage error.");
-                app.callback([o, &exit_code] { exit_code = run_demo(*o); });
-              });
+SONDE_COMMAND(
+    "demo", "Diagnose the demo shop with injected performance problems, end to end",
+    [](CLI::App& app, int& exit_code) {
+      auto o = std::make_shared<DemoOptions>();
+      app.add_flag("--quick", o->quick, "Short experiments (about a minute)");
+      app.add_option("--out", o->out, "Directory for the report and the data (default sonde-demo)");
+      app.add_option("--shop", o->shop, "The demo shop binary (default: the one built with sonde)");
+      app.add_option("--problems", o->problems,
+                     "Antipatterns to switch on (shop flags without '--', or none; default: "
+                     "one-lane-bridge stifle expensive-query)")
+          ->check(CLI::IsMember({"none", "one-lane-bridge", "db-lock", "stifle", "expensive-query",
+                                 "ramp", "hiccups", "cpu-heavy", "slow-external",
+                                 "excessive-messaging", "blob", "empty-semi-trucks"}));
+      app.footer("Exit status: 0 ok, 3 the run was incomplete, 1 error, 2 usage error.");
+      app.callback([o, &exit_code] { exit_code = run_demo(*o); });
+    });
 
 }  // namespace sonde::cli

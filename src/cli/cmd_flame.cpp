@@ -26,10 +26,6 @@
 namespace sonde::cli {
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kFailed = 1;
-constexpr int kUsage = 2;
-
 struct FlameOptions {
   std::string log;
   std::string out;
@@ -151,7 +147,7 @@ int run_flame(const FlameOptions& o) {
   return read.ok ? kOk : kFailed;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_flame(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<FlameOptions>();
   // Validation happens in run_flame so that every usage error exits with 2.
   app.add_option("log", o->log, "The log: a .sonde file or a directory (native or Kieker)")
@@ -185,6 +181,7 @@ void setup(CLI::App& app, int& exit_code) {
 
 }  // namespace
 
-SONDE_COMMAND("flame", "Draw a flame graph (SVG) or write folded stacks of a log's traces", setup);
+SONDE_COMMAND("flame", "Draw a flame graph (SVG) or write folded stacks of a log's traces",
+              setup_flame);
 
 }  // namespace sonde::cli

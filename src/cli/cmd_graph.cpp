@@ -23,9 +23,6 @@
 namespace sonde::cli {
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kFailed = 1;
-constexpr int kUsage = 2;
 // Graphviz lays out a chain of 5,000 nodes in ~1.4 s here but grows about
 // quadratically (a 100,000-deep call tree did not finish in 5 minutes), so
 // larger graphs are refused before dot starts; .dot and .json have no limit.
@@ -141,7 +138,7 @@ int run_graph(const GraphOptions& o) {
   return result.read.ok ? kOk : kFailed;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_graph(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<GraphOptions>();
   // Validation happens in run_graph so that every usage error exits with 2.
   app.add_option("log", o->log, "The log: a .sonde file or a directory (native or Kieker)")
@@ -166,6 +163,6 @@ void setup(CLI::App& app, int& exit_code) {
 }  // namespace
 
 SONDE_COMMAND("graph", "Draw the aggregated call tree or the operation dependency graph of a log",
-              setup);
+              setup_graph);
 
 }  // namespace sonde::cli

@@ -37,7 +37,7 @@ int run_index(const IndexArgs& a) {
   return 0;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_index(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<IndexArgs>();
   app.add_option("LOG", a->log, "The log to index (native, Kieker directory, OPEN.xtrace)")
       ->required();
@@ -56,6 +56,6 @@ void setup(CLI::App& app, int& exit_code) {
 }  // namespace
 
 SONDE_COMMAND("index", "Build a store's SQLite index of traces from a log (for `sonde serve`)",
-              setup);
+              setup_index);
 
 }  // namespace sonde::cli

@@ -20,10 +20,6 @@
 namespace sonde::cli {
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kFailed = 1;
-constexpr int kUsage = 2;
-
 std::atomic<bool> g_stop{false};
 
 void request_stop(int) { g_stop.store(true); }
@@ -35,12 +31,6 @@ struct ListenOptions {
   std::string to = "native";
   std::string connections = "0";
 };
-
-template <typename T>
-bool parse_number(const std::string& text, T* out) {
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && end == text.data() + text.size();
-}
 
 int run_listen(const ListenOptions& o) {
   collect::ListenerOptions options;
@@ -114,7 +104,7 @@ int run_listen(const ListenOptions& o) {
   return protocol_errors ? kFailed : kOk;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_listen(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ListenOptions>();
   app.add_option("--out,-o", o->out, "The log to write")->type_name("LOG");
   app.add_option("--to", o->to, "native (default), kieker-dat or kieker-bin")->type_name("FORMAT");
@@ -134,6 +124,6 @@ void setup(CLI::App& app, int& exit_code) {
 }  // namespace
 
 SONDE_COMMAND("listen", "Receive records over Kieker's TCP protocol and write them as a log",
-              setup);
+              setup_listen);
 
 }  // namespace sonde::cli

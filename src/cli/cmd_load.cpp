@@ -57,12 +57,19 @@ int run_load_command(const LoadArgs& a) {
     for (const auto& r : measured) ms.push_back(static_cast<double>(r.end_ns - r.start_ns) / 1e6);
     std::sort(ms.begin(), ms.end());
     const double seconds = static_cast<double>(result.stable_end_ns - result.stable_begin_ns) / 1e9;
-    auto pct = [&](double p) { return ms.empty() ? 0.0 : ms[static_cast<std::size_t>(p * static_cast<double>(ms.size() - 1))]; };
-    std::printf("%zu requests in %.1f s (%.1f/s), %llu errors; response time ms: median %.2f, p95 %.2f, max %.2f\n",
-                measured.size(), seconds, seconds > 0 ? static_cast<double>(measured.size()) / seconds : 0.0,
-                static_cast<unsigned long long>(errors), pct(0.5), pct(0.95), ms.empty() ? 0.0 : ms.back());
+    auto pct = [&](double p) {
+      return ms.empty() ? 0.0
+                        : ms[static_cast<std::size_t>(p * static_cast<double>(ms.size() - 1))];
+    };
+    std::printf(
+        "%zu requests in %.1f s (%.1f/s), %llu errors; response time ms: median %.2f, p95 %.2f, "
+        "max %.2f\n",
+        measured.size(), seconds,
+        seconds > 0 ? static_cast<double>(measured.size()) / seconds : 0.0,
+        static_cast<unsigned long long>(errors), pct(0.5), pct(0.95), ms.empty() ? 0.0 : ms.back());
     std::printf("requests: %s\n", a.out.c_str());
-    if (!result.first_error.empty()) std::fprintf(stderr, "sonde load: first error: %s\n", result.first_error.c_str());
+    if (!result.first_error.empty())
+      std::fprintf(stderr, "sonde load: first error: %s\n", result.first_error.c_str());
     // Every request failing means the target is not there: say so in the status.
     return !measured.empty() && errors == measured.size() ? 1 : 0;
   } catch (const std::exception& e) {
@@ -71,24 +78,28 @@ int run_load_command(const LoadArgs& a) {
   }
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_load(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<LoadArgs>();
   app.add_option("--target", args->target, "HOST:PORT of the service")->required();
-  app.add_option("--profile", args->profile, "usage profile (JSON, docs/diagnose/load.md)")->required();
+  app.add_option("--profile", args->profile, "usage profile (JSON, docs/diagnose/load.md)")
+      ->required();
   app.add_option("--users", args->users, "virtual users (closed workload) or connections (open)")
       ->check(CLI::Range(1, 100000));
   app.add_option("--duration", args->duration, "seconds of measured load after the ramp-up")
       ->check(CLI::PositiveNumber);
-  app.add_option("--ramp-up", args->ramp_up, "seconds over which the users start")->check(CLI::NonNegativeNumber);
-  app.add_option("--requests", args->requests, "closed workload: requests per user, then stop (replaces --duration)");
+  app.add_option("--ramp-up", args->ramp_up, "seconds over which the users start")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--requests", args->requests,
+                 "closed workload: requests per user, then stop (replaces --duration)");
   app.add_option("--rate", args->rate, "open workload: requests per second (Poisson arrivals)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--timeout-ms", args->timeout_ms, "per-request timeout")->check(CLI::Range(1, 3600000));
+  app.add_option("--timeout-ms", args->timeout_ms, "per-request timeout")
+      ->check(CLI::Range(1, 3600000));
   app.add_option("--out", args->out, "requests.csv to write");
   app.callback([args, &exit_code] { exit_code = run_load_command(*args); });
 }
 
-SONDE_COMMAND("load", "drive HTTP load against a service and record every request", setup);
+SONDE_COMMAND("load", "drive HTTP load against a service and record every request", setup_load);
 
 }  // namespace
 }  // namespace sonde::cli

@@ -454,7 +454,7 @@ int run(const RunOptions& o) {
   return exit_code;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_run(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<RunOptions>();
   app.add_option("--out", o->out,
                  "Directory for the log, created if missing (default: the config's 'out', else "
@@ -491,6 +491,6 @@ void setup(CLI::App& app, int& exit_code) {
 }  // namespace
 
 SONDE_COMMAND("run", "Run a program under monitoring (preloads libsonde) and report its log",
-              setup);
+              setup_run);
 
 }  // namespace sonde::cli

@@ -78,7 +78,8 @@ int run_serve(const ServeCliOptions& o) {
   } else {
     memory = std::make_unique<store::MemoryStore>(o.log);
     for (const auto& e : memory->load().errors) std::cerr << "sonde serve: error: " << e << "\n";
-    for (const auto& w : memory->load().warnings) std::cerr << "sonde serve: warning: " << w << "\n";
+    for (const auto& w : memory->load().warnings)
+      std::cerr << "sonde serve: warning: " << w << "\n";
     if (!memory->load().ok) return 1;
   }
   store::TraceStore& store = indexed ? *indexed : static_cast<store::TraceStore&>(*memory);
@@ -115,7 +116,8 @@ int run_serve(const ServeCliOptions& o) {
     while (!wake.wait_for(lock, period, [&] { return stopping; })) {
       lock.unlock();
       if (memory->refresh()) {
-        for (const auto& e : memory->load().errors) std::cerr << "sonde serve: error: " << e << "\n";
+        for (const auto& e : memory->load().errors)
+          std::cerr << "sonde serve: error: " << e << "\n";
       }
       lock.lock();
     }
@@ -134,7 +136,7 @@ int run_serve(const ServeCliOptions& o) {
   return 0;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_serve(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ServeCliOptions>();
   app.add_option("log", o->log, "The log: a .sonde file, a Kieker directory, a collector's DIR")
       ->required()
@@ -153,6 +155,6 @@ void setup(CLI::App& app, int& exit_code) {
 
 }  // namespace
 
-SONDE_COMMAND("serve", "Browse a log's traces in a web browser (web UI and JSON API)", setup);
+SONDE_COMMAND("serve", "Browse a log's traces in a web browser (web UI and JSON API)", setup_serve);
 
 }  // namespace sonde::cli

@@ -21,10 +21,6 @@
 namespace sonde::cli {
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kUnreadable = 1;
-constexpr int kUsage = 2;
-
 struct SummaryOptions {
   std::string log;
   std::string format = "table";
@@ -143,7 +139,7 @@ int run_summary(const SummaryOptions& o) {
   return result.read.ok ? kOk : kUnreadable;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_summary(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<SummaryOptions>();
   // Validation happens in run_summary so that every usage error exits with 2.
   app.add_option("log", o->log, "The log: a .sonde file or a directory (native or Kieker)")
@@ -163,6 +159,6 @@ void setup(CLI::App& app, int& exit_code) {
 }  // namespace
 
 SONDE_COMMAND("summary", "Reconstruct the traces of a log and print statistics per operation",
-              setup);
+              setup_summary);
 
 }  // namespace sonde::cli

@@ -36,9 +36,6 @@ namespace {
 namespace fs = std::filesystem;
 using analysis::GraphRequest;
 
-constexpr int kOk = 0;
-constexpr int kFailed = 1;
-constexpr int kUsage = 2;
 constexpr const char* kName = "sonde trace-analysis";
 
 // A dependency-graph option: absent, or present with an optional decoration.
@@ -302,7 +299,7 @@ void add_graph_option(CLI::App& app, const std::string& names, GraphFlag& flag,
           ->type_name("[DECORATION]");
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_trace_analysis(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<TraceAnalysisArgs>();
   analysis::KiekerOutputOptions& o = a->outputs;
   // Validation happens in run() so that every usage error exits with 2.
@@ -384,6 +381,6 @@ void setup(CLI::App& app, int& exit_code) {
 SONDE_COMMAND("trace-analysis",
               "Kieker trace-analysis outputs: execution/message traces, sequence diagrams, call "
               "trees, dependency graphs, equivalence classes",
-              setup);
+              setup_trace_analysis);
 
 }  // namespace sonde::cli

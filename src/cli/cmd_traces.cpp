@@ -26,10 +26,6 @@
 namespace sonde::cli {
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kFailed = 1;
-constexpr int kUsage = 2;
-
 using nlohmann::json;
 
 struct TracesOptions {
@@ -268,7 +264,7 @@ int run_traces(const TracesOptions& o) {
   return read.ok ? kOk : kFailed;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_traces(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<TracesOptions>();
   // Validation happens in run_traces so that every usage error exits with 2.
   app.add_option("log", o->log, "The log: a .sonde file, a Kieker directory, ...")
@@ -301,6 +297,6 @@ void setup(CLI::App& app, int& exit_code) {
 
 }  // namespace
 
-SONDE_COMMAND("traces", "List, count or show the traces of a log", setup);
+SONDE_COMMAND("traces", "List, count or show the traces of a log", setup_traces);
 
 }  // namespace sonde::cli

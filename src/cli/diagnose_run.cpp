@@ -13,10 +13,10 @@ int evaluate_experiments(const std::string& data_dir, const std::string& out,
                          const std::string& hierarchy, const nlohmann::json& requirements) {
   using namespace sonde::diagnose;
   try {
-    const DiagnoseConfig config =
-        !hierarchy.empty()      ? load_diagnose_config(hierarchy)
-        : requirements.is_null() ? parse_diagnose_config(nlohmann::json::object())
-                                 : parse_diagnose_config(requirements);
+    const DiagnoseConfig config = !hierarchy.empty() ? load_diagnose_config(hierarchy)
+                                  : requirements.is_null()
+                                      ? parse_diagnose_config(nlohmann::json::object())
+                                      : parse_diagnose_config(requirements);
     const ExperimentData data = load_experiment_data(data_dir);
     const NodeResult root = run_diagnosis(data, config);
     const ReportMeta meta = report_meta(data);
@@ -52,7 +52,8 @@ int diagnose_with_config(const std::string& config, const std::string& out,
     engine::Engine e(env, data_dir);
     engine::cancel_on_signals(e);
     e.expect_total(plans);
-    if (!e.run_all(plans)) std::cerr << "sonde diagnose: experiments stopped: " << e.reason() << "\n";
+    if (!e.run_all(plans))
+      std::cerr << "sonde diagnose: experiments stopped: " << e.reason() << "\n";
     e.finish();
   } catch (const std::runtime_error& e) {  // ConfigError, ProfileError, SutError
     std::cerr << "sonde diagnose: " << e.what() << "\n";

@@ -36,7 +36,7 @@ struct TreeRequest {
   size_t max_nodes = 500;
 };
 
-std::optional<ParamError> bad(const std::string& name, const std::string& what) {
+std::optional<ParamError> bad_param(const std::string& name, const std::string& what) {
   return ParamError{name, "parameter '" + name + "': " + what};
 }
 
@@ -46,35 +46,36 @@ std::optional<ParamError> parse_request(const QueryParams& params, bool tree, Tr
   static const std::set<std::string> tree_names = {"operation", "depth", "max_nodes"};
   for (const auto& [name, value] : params) {
     if (!model_names.contains(name) && !(tree && tree_names.contains(name))) {
-      return bad(name, "unknown parameter");
+      return bad_param(name, "unknown parameter");
     }
-    if (params.count(name) > 1) return bad(name, "given more than once");
-    if (value.size() > 4096) return bad(name, "longer than 4096 bytes");
+    if (params.count(name) > 1) return bad_param(name, "given more than once");
+    if (value.size() > 4096) return bad_param(name, "longer than 4096 bytes");
     const std::string shown = value.substr(0, 64);
     int64_t n = 0;
     if (name == "operation") {
-      if (value.empty()) return bad(name, "needs an operation name");
+      if (value.empty()) return bad_param(name, "needs an operation name");
       r->operation = value;
     } else if (name == "similarity") {
       double d = 0;
       const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), d);
       if (value.empty() || ec != std::errc() || end != value.data() + value.size() ||
           !std::isfinite(d) || d < 0 || d > 1000) {
-        return bad(name, "needs a number from 0 to 1000, got '" + shown + "'");
+        return bad_param(name, "needs a number from 0 to 1000, got '" + shown + "'");
       }
       r->model.similarity = d;
     } else if (!parse_int64(value, &n) || n < 0) {
-      return bad(name, "needs a non-negative integer, got '" + shown + "'");
+      return bad_param(name, "needs a non-negative integer, got '" + shown + "'");
     } else if (name == "min_observations") {
       r->model.min_observations = static_cast<uint64_t>(n);
     } else if (name == "max_leaves") {
       r->model.max_leaves = static_cast<size_t>(n);
     } else if (name == "depth") {
       if (n < 1 || n > kMaxDepth)
-        return bad(name, "needs 1 to 4 (operation, caller, stack, trace)");
+        return bad_param(name, "needs 1 to 4 (operation, caller, stack, trace)");
       r->depth = n;
     } else if (name == "max_nodes") {
-      if (n < 1 || n > static_cast<int64_t>(kMaxTreeNodes)) return bad(name, "needs 1 to 5000");
+      if (n < 1 || n > static_cast<int64_t>(kMaxTreeNodes))
+        return bad_param(name, "needs 1 to 5000");
       r->max_nodes = static_cast<size_t>(n);
     }
   }

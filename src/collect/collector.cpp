@@ -150,6 +150,8 @@ void Collector::on_close(size_t client, const ClientStats& stats) {
 }
 
 bool Collector::on_tick() {
+  // Refused connections never reach on_open; the stats file shows them too.
+  if (listener_.rejected_connections() != refused_written_) dirty_ = true;
   if (dirty_ && std::chrono::steady_clock::now() - last_commit_ >= options_.commit_interval) {
     commit();
   }
@@ -164,6 +166,7 @@ void Collector::commit() {
   }
   if (std::string e = index_->commit(); !e.empty()) fail(e);
   write_stats();
+  refused_written_ = listener_.rejected_connections();
   dirty_ = false;
   last_commit_ = std::chrono::steady_clock::now();
 }
@@ -211,6 +214,7 @@ void Collector::write_stats() {
       {"traces", traces},
       {"invalid_traces", invalid},
       {"refused_connections", listener_.rejected_connections()},
+      {"peak_open_clients", listener_.peak_connections()},
       {"error", error_},
       {"clients", clients}};
   // Write then rename, so a reader never sees half a file.

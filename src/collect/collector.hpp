@@ -68,6 +68,7 @@ class Collector final : private ConnectionHandler {
 
   std::vector<ClientReport> clients() const;
   uint64_t refused_connections() const { return listener_.rejected_connections(); }
+  size_t peak_open_clients() const { return listener_.peak_connections(); }
   const std::string& stats_path() const { return stats_path_; }
 
  private:
@@ -88,6 +89,7 @@ class Collector final : private ConnectionHandler {
   std::string error_;
   std::chrono::steady_clock::time_point last_commit_;
   bool dirty_ = false;
+  uint64_t refused_written_ = 0;  // refused connections the stats file shows
   bool finished_ = false;
 };
 

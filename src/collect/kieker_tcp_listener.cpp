@@ -89,6 +89,7 @@ void KiekerTcpListener::accept_new() {
     c->decoder = std::make_unique<format::kieker::TcpDecoder>(clients_.back().peer);
     c->sink = handler_ ? &handler_->on_open(c->client, clients_.back()) : sink_;
     connections_.push_back(std::move(c));
+    peak_connections_ = std::max(peak_connections_, connections_.size());
   }
 }
 

@@ -72,6 +72,8 @@ class KiekerTcpListener {
   const std::vector<ClientStats>& clients() const { return clients_; }
   uint64_t records() const;
   uint64_t rejected_connections() const { return rejected_connections_; }
+  // The most connections open at once so far.
+  size_t peak_connections() const { return peak_connections_; }
 
  private:
   struct Connection;
@@ -89,6 +91,7 @@ class KiekerTcpListener {
   std::vector<ClientStats> clients_;
   uint64_t closed_connections_ = 0;
   uint64_t rejected_connections_ = 0;
+  size_t peak_connections_ = 0;
   bool sink_stopped_ = false;
 };
 

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -254,6 +255,142 @@ TEST(Collector, GarbageIsRejectedAndCountedOthersAreServed) {
   auto store = open_store(dir.path());
   ASSERT_NE(store, nullptr);
   EXPECT_GE(store->info().traces, 1635u + 1634u);
+}
+
+// The stats file as the collector last wrote it (it writes a whole new
+// file and renames it, so a read never sees half of one).
+nlohmann::json read_stats(const TempDir& dir) {
+  std::ifstream in(dir / "collect-stats.json");
+  nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return doc.is_discarded() ? nlohmann::json::object() : doc;
+}
+
+// Polls the stats file until `done` holds; false after 60 s.
+bool wait_for_stats(const TempDir& dir, const std::function<bool(const nlohmann::json&)>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done(read_stats(dir))) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// A client that cannot finish sending before the collector reads from it:
+// a send buffer far smaller than the stream, so "sent" implies "accepted".
+int connect_with_small_send_buffer(uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int size = 4096;
+  EXPECT_EQ(::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size), 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  return fd;
+}
+
+TEST(Collector, SixtyFourClientsAtOnceLoseNothing) {
+  // 64 clients connect, each sends the whole bookstore stream in pieces of
+  // its own size, and none closes before the collector has all 64 open:
+  // 64 concurrent connections, 64 x 6,541 records, every one accounted for.
+  Encoder bookstore;
+  ASSERT_TRUE(format::read_log(kBookstore, bookstore).ok);
+  TempDir dir("sonde-collect");
+  const int clients = 64;
+  RunningCollector running(dir.path(), clients, std::chrono::milliseconds(50));
+  ASSERT_EQ(running.open_error(), "");
+  std::atomic<int> sent{0};
+  std::atomic<bool> all_open{false};
+  std::vector<std::thread> senders;
+  for (int i = 0; i < clients; ++i) {
+    senders.emplace_back([&, i] {
+      const int fd = connect_with_small_send_buffer(running.port());
+      const size_t piece = 997 + 131 * static_cast<size_t>(i);
+      bool ok = true;
+      for (size_t at = 0; ok && at < bookstore.bytes.size(); at += piece) {
+        ok = send_all(fd, std::string_view(bookstore.bytes).substr(at, piece));
+      }
+      EXPECT_TRUE(ok) << "client " << i;
+      ++sent;
+      while (!all_open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      ::close(fd);
+    });
+  }
+  const bool opened = wait_for_stats(dir, [&](const nlohmann::json& s) {
+    return sent.load() == clients && s.value("peak_open_clients", 0) == clients;
+  });
+  all_open = true;
+  for (auto& t : senders) t.join();
+  ASSERT_TRUE(opened) << read_stats(dir).dump(1);
+  ASSERT_EQ(running.join(), "");
+
+  EXPECT_EQ(running.collector().peak_open_clients(), static_cast<size_t>(clients));
+  EXPECT_EQ(running.collector().refused_connections(), 0u);
+  const auto reports = running.collector().clients();
+  ASSERT_EQ(reports.size(), static_cast<size_t>(clients));
+  for (const ClientReport& c : reports) {
+    SCOPED_TRACE(c.record.peer);
+    EXPECT_EQ(c.record.received, bookstore.records);
+    EXPECT_EQ(c.record.stored, bookstore.records);
+    EXPECT_EQ(c.record.rejected, 0u);
+    EXPECT_EQ(c.record.undecoded_bytes, 0u);
+    EXPECT_EQ(c.record.error, "");
+    EXPECT_EQ(c.traces, 1635u);
+    EXPECT_EQ(c.invalid_traces, 0u);
+  }
+  auto store = open_store(dir.path());
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->info().traces, clients * 1635u);
+  EXPECT_EQ(store->info().executions, clients * 1635u * 4);
+  const nlohmann::json stats = read_stats(dir);
+  EXPECT_EQ(stats["received"].get<uint64_t>(), clients * bookstore.records);
+  EXPECT_EQ(stats["stored"].get<uint64_t>(), clients * bookstore.records);
+  EXPECT_EQ(stats["clients"].size(), static_cast<size_t>(clients));
+  EXPECT_EQ(stats["peak_open_clients"].get<int>(), clients);
+  // Every record is in the logs, too.
+  Encoder count;
+  EXPECT_TRUE(format::read_log(dir / "log", count).ok);
+  EXPECT_EQ(count.records, clients * bookstore.records);
+}
+
+TEST(Collector, ClientsOverTheLimitAreRefusedAndCounted) {
+  Encoder bookstore;
+  ASSERT_TRUE(format::read_log(kBookstore, bookstore).ok);
+  TempDir dir("sonde-collect");
+  CollectorOptions o;
+  o.out = dir.path();
+  o.listen.port = 0;
+  o.listen.max_connections = 4;
+  o.listen.stop_after_connections = 4;
+  o.commit_interval = std::chrono::milliseconds(50);
+  Collector collector(o);
+  ASSERT_EQ(collector.open(), "");
+  std::atomic<bool> stop{false};
+  std::thread serving([&] { collector.run(stop); });
+  // Four held open, then two more: those are over the limit.
+  std::vector<int> held;
+  for (int i = 0; i < 4; ++i) held.push_back(connect_to(collector.port()));
+  ASSERT_TRUE(wait_for_stats(dir, [](const nlohmann::json& s) {
+    return s.contains("clients") && s["clients"].size() == 4;
+  })) << read_stats(dir).dump(1);
+  const int extra1 = connect_to(collector.port()), extra2 = connect_to(collector.port());
+  const bool refused = wait_for_stats(
+      dir, [](const nlohmann::json& s) { return s.value("refused_connections", 0) == 2; });
+  for (int fd : held) {
+    EXPECT_TRUE(send_all(fd, bookstore.bytes));
+    ::close(fd);
+  }
+  ::close(extra1);
+  ::close(extra2);
+  serving.join();
+  ASSERT_TRUE(refused) << read_stats(dir).dump(1);
+  ASSERT_EQ(collector.finish(), "");
+  EXPECT_EQ(collector.refused_connections(), 2u);
+  EXPECT_EQ(collector.peak_open_clients(), 4u);
+  const auto reports = collector.clients();
+  ASSERT_EQ(reports.size(), 4u);
+  for (const ClientReport& c : reports) EXPECT_EQ(c.record.stored, bookstore.records);
+  EXPECT_EQ(read_stats(dir)["refused_connections"].get<int>(), 2);
 }
 
 TEST(Collector, ReadersSeeCommittedTracesWhileTheCollectorRuns) {

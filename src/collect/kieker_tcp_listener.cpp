@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -131,31 +132,49 @@ void KiekerTcpListener::close_connection(Connection& c) {
   if (handler_) handler_->on_close(c.client, stats);
 }
 
-void KiekerTcpListener::run(const std::atomic<bool>& stop) {
+void KiekerTcpListener::serve_ready(int timeout_ms, bool accept) {
   std::vector<pollfd> fds;
+  fds.push_back({listen_fd_, static_cast<short>(accept ? POLLIN : 0), 0});
+  for (const auto& c : connections_) fds.push_back({c->fd, POLLIN, 0});
+  const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
+  if (handler_ && !handler_->on_tick()) sink_stopped_ = true;
+  if (ready <= 0) return;  // timeout or EINTR: the caller checks its conditions
+  for (size_t i = 1; i < fds.size(); ++i) {
+    if (fds[i].revents == 0) continue;
+    Connection& c = *connections_[i - 1];
+    if (!serve(c)) close_connection(c);
+  }
+  std::erase_if(connections_, [](const auto& c) { return c->fd < 0; });
+  if (accept && (fds[0].revents & POLLIN)) accept_new();
+}
+
+void KiekerTcpListener::run(const std::atomic<bool>& stop) {
   while (!stop.load(std::memory_order_relaxed) && !sink_stopped_) {
     if (options_.stop_after_connections != 0 &&
         closed_connections_ >= options_.stop_after_connections) {
       return;
     }
-    fds.clear();
-    fds.push_back({listen_fd_, POLLIN, 0});
-    for (const auto& c : connections_) fds.push_back({c->fd, POLLIN, 0});
-    const int ready = ::poll(fds.data(), fds.size(), 100);
-    if (handler_ && !handler_->on_tick()) sink_stopped_ = true;
-    if (ready <= 0) continue;  // timeout or EINTR: check stop
-    for (size_t i = 1; i < fds.size(); ++i) {
-      if (fds[i].revents == 0) continue;
-      Connection& c = *connections_[i - 1];
-      if (!serve(c)) close_connection(c);
-    }
-    std::erase_if(connections_, [](const auto& c) { return c->fd < 0; });
-    if (fds[0].revents & POLLIN) accept_new();
+    serve_ready(100, true);
   }
-  // Stopping: take what the senders already sent, so a stop right after
-  // they finished does not lose their last records.
+  drain();
+}
+
+void KiekerTcpListener::drain() {
+  // Stopping: what monitored processes sent before the stop is theirs to
+  // keep. Take the connections already queued, then read each open one
+  // until its sender closes it or the drain time is up.
+  if (!sink_stopped_) accept_new();
+  const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
+  while (!connections_.empty() && !sink_stopped_ && std::chrono::steady_clock::now() < deadline) {
+    serve_ready(100, false);
+  }
   for (auto& c : connections_) {
-    if (!sink_stopped_) serve(*c);
+    // Still open (a sender that keeps sending, or a stopped sink): what
+    // already arrived but was not read is counted, not dropped unseen.
+    int pending = 0;
+    if (::ioctl(c->fd, FIONREAD, &pending) == 0 && pending > 0) {
+      clients_[c->client].bytes += static_cast<uint64_t>(pending);
+    }
     close_connection(*c);
   }
   connections_.clear();

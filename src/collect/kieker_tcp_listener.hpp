@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -23,6 +24,10 @@ struct ListenerOptions {
   // Return from run() once this many connections have been accepted and
   // closed again; 0 = run until stop is set.
   uint64_t stop_after_connections = 0;
+  // On stop: connections already queued are accepted and every open one is
+  // read until its sender closes it, for at most this long; bytes still
+  // unread then are counted as undecoded (never dropped unseen).
+  std::chrono::milliseconds drain_timeout{10000};
 };
 
 struct ClientStats {
@@ -81,6 +86,9 @@ class KiekerTcpListener {
   // Reads what is available; returns false when the connection is done.
   bool serve(Connection& c);
   void close_connection(Connection& c);
+  // One poll round over the open connections; false on a poll error.
+  void serve_ready(int timeout_ms, bool accept);
+  void drain();
 
   format::RecordSink* sink_ = nullptr;  // shared sink, or null with a handler
   ConnectionHandler* handler_ = nullptr;

@@ -5,8 +5,8 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,8 +34,13 @@ class Encoder final : public format::RecordSink {
   format::kieker::TcpEncoder encoder_;
 };
 
-inline int connect_to(uint16_t port) {
+// A loopback client. `send_buffer` > 0 shrinks its send buffer: with a
+// stream far larger, it cannot finish sending before the collector reads.
+inline int connect_to(uint16_t port, int send_buffer = 0) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (send_buffer > 0) {
+    EXPECT_EQ(::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof send_buffer), 0);
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
@@ -62,7 +67,8 @@ inline const std::string kWorkload =
 inline std::vector<pid_t> spawn_workloads(uint16_t port, int processes, int threads, int iterations,
                                           int depth) {
   std::vector<pid_t> pids;
-  EXPECT_TRUE(std::filesystem::exists(kWorkload)) << kWorkload << " not built (target test_workload)";
+  EXPECT_TRUE(std::filesystem::exists(kWorkload))
+      << kWorkload << " not built (target test_workload)";
   for (int p = 0; p < processes; ++p) {
     std::vector<std::string> args = {kWorkload, std::to_string(threads), std::to_string(iterations),
                                      std::to_string(depth), "throw"};

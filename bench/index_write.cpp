@@ -42,8 +42,9 @@ int main(int argc, char** argv) {
   const long per_trace = argc > 3 ? std::atol(argv[3]) : 3;
   const long operations = argc > 4 ? std::atol(argv[4]) : 40;
   if (traces < 10 || per_trace < 1 || per_trace > 10'000 || operations < 1) {
-    std::fprintf(stderr, "bench_index_write: TRACES >= 10, EXECUTIONS_PER_TRACE 1..10000, "
-                         "OPERATIONS >= 1\n");
+    std::fprintf(stderr,
+                 "bench_index_write: TRACES >= 10, EXECUTIONS_PER_TRACE 1..10000, "
+                 "OPERATIONS >= 1\n");
     return 2;
   }
   std::filesystem::remove_all(out);

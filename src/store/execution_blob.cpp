@@ -12,9 +12,7 @@ constexpr uint64_t kFailed = 1, kNoExit = 2, kKnownFlags = kFailed | kNoExit;
 
 void pack_executions(std::span<const analysis::Execution> executions,
                      const std::function<uint64_t(std::string_view)>& name_id, std::string& out) {
-  const auto id = [&name_id](std::string_view s) -> uint64_t {
-    return s.empty() ? 0 : name_id(s);
-  };
+  const auto id = [&name_id](std::string_view s) -> uint64_t { return s.empty() ? 0 : name_id(s); };
   int64_t previous_tin = 0;
   for (const analysis::Execution& e : executions) {
     const bool no_exit = e.tout < 0;

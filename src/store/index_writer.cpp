@@ -30,7 +30,8 @@ std::string IndexWriter::open(const std::string& dir) {
   // WAL: `sonde serve` reads while the collector writes. synchronous=NORMAL
   // is durable against process crashes (the collector's concern), and
   // commits cost no fsync each.
-  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA cache_size=-65536"}) {
+  for (const char* pragma :
+       {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA cache_size=-65536"}) {
     if (std::string e = db_.exec(pragma); !e.empty()) return "cannot open the index " + e;
   }
   if (std::string e = db_.exec(index_schema_sql()); !e.empty()) {
@@ -62,8 +63,9 @@ std::string IndexWriter::open(const std::string& dir) {
       "INSERT OR REPLACE INTO clients (id, peer, log_file, received, stored, rejected, "
       "undecoded_bytes, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   set_meta_ = SqliteStatement(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)");
-  for (const SqliteStatement* s : {&insert_trace_, &insert_executions_, &insert_name_,
-                                   &upsert_operation_, &upsert_edge_, &upsert_client_, &set_meta_}) {
+  for (const SqliteStatement* s :
+       {&insert_trace_, &insert_executions_, &insert_name_, &upsert_operation_, &upsert_edge_,
+        &upsert_client_, &set_meta_}) {
     if (!s->ok()) return "cannot prepare the index: " + s->error();
   }
   if (std::string e = load_existing(); !e.empty()) return e;

@@ -212,7 +212,8 @@ int main(int argc, char** argv) {
   check("records rejected", count("rejected"), 0);
   check("traces", count("traces"), launched * traces);
   check("invalid traces", count("invalid_traces"), 0);
-  check("refused connections", count("refused_connections"), 0);
+  check("unserved connections", count("unserved_connections"), 0);
+  check("unserved bytes", count("unserved_bytes"), 0);
 
   std::printf("  collector RSS (MiB) every 5 s:");
   for (const auto& [t, kib] : samples) std::printf(" %.0f", static_cast<double>(kib) / 1024);

@@ -123,10 +123,11 @@ int run_collect(const CollectArgs& a) {
     traces += c.traces;
     invalid += c.invalid_traces;
   }
-  if (collector.refused_connections() > 0) {
-    std::cerr << "sonde collect: warning: " << collector.refused_connections()
-              << " connections refused (more than " << options.listen.max_connections
-              << " at once; --max-clients)\n";
+  if (collector.unserved_connections() > 0) {
+    std::cerr << "sonde collect: warning: " << collector.unserved_connections()
+              << " connections still waiting for one of the " << options.listen.max_connections
+              << " slots (--max-clients) when the collector stopped were not read ("
+              << collector.unserved_bytes() << " bytes they had sent are lost)\n";
   }
   std::cerr << "sonde collect: total: " << received << " received, " << stored << " stored, "
             << rejected << " rejected, " << traces << " traces (" << invalid << " invalid)";
@@ -155,7 +156,8 @@ void setup_collect(CLI::App& app, int& exit_code) {
                  "Stop after N connections have closed (default 0: run until SIGINT/SIGTERM)")
       ->type_name("N");
   app.add_option("--max-clients", a->max_clients,
-                 "Connections served at once; more are refused and counted (default 256)")
+                 "Connections served at once; more wait in the kernel's queue until one closes "
+                 "(default 256)")
       ->type_name("N");
   app.add_option("--max-open-traces", a->max_open_traces,
                  "Open traces per connection before the oldest is closed as invalid (default "

@@ -150,8 +150,8 @@ void Collector::on_close(size_t client, const ClientStats& stats) {
 }
 
 bool Collector::on_tick() {
-  // Refused connections never reach on_open; the stats file shows them too.
-  if (listener_.rejected_connections() != refused_written_) dirty_ = true;
+  // Queued connections never reached on_open; the stats file shows them too.
+  if (listener_.queued_connections() != queued_written_) dirty_ = true;
   if (dirty_ && std::chrono::steady_clock::now() - last_commit_ >= options_.commit_interval) {
     commit();
   }
@@ -166,7 +166,7 @@ void Collector::commit() {
   }
   if (std::string e = index_->commit(); !e.empty()) fail(e);
   write_stats();
-  refused_written_ = listener_.rejected_connections();
+
   dirty_ = false;
   last_commit_ = std::chrono::steady_clock::now();
 }
@@ -213,7 +213,9 @@ void Collector::write_stats() {
       {"rejected", rejected},
       {"traces", traces},
       {"invalid_traces", invalid},
-      {"refused_connections", listener_.rejected_connections()},
+      {"queued_connections", queued_written_ = listener_.queued_connections()},
+      {"unserved_connections", listener_.unserved_connections()},
+      {"unserved_bytes", listener_.unserved_bytes()},
       {"peak_open_clients", listener_.peak_connections()},
       {"error", error_},
       {"clients", clients}};

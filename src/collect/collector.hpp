@@ -67,7 +67,11 @@ class Collector final : private ConnectionHandler {
   std::string finish();
 
   std::vector<ClientReport> clients() const;
-  uint64_t refused_connections() const { return listener_.rejected_connections(); }
+  // Waiting for a free slot now (over --max-clients), and those still
+  // waiting when the collector stopped (never read; their bytes counted).
+  size_t queued_connections() const { return listener_.queued_connections(); }
+  uint64_t unserved_connections() const { return listener_.unserved_connections(); }
+  uint64_t unserved_bytes() const { return listener_.unserved_bytes(); }
   size_t peak_open_clients() const { return listener_.peak_connections(); }
   const std::string& stats_path() const { return stats_path_; }
 
@@ -89,7 +93,7 @@ class Collector final : private ConnectionHandler {
   std::string error_;
   std::chrono::steady_clock::time_point last_commit_;
   bool dirty_ = false;
-  uint64_t refused_written_ = 0;  // refused connections the stats file shows
+  size_t queued_written_ = 0;  // queued connections the stats file shows
   bool finished_ = false;
 };
 

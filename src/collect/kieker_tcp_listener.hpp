@@ -20,6 +20,8 @@ namespace sonde::collect {
 struct ListenerOptions {
   std::string bind_address = "127.0.0.1";
   uint16_t port = 10133;  // Kieker's default TCP port; 0 = any free port
+  // Served at once. More wait in the kernel's accept queue until one
+  // closes, so their senders are held back rather than refused.
   size_t max_connections = 1024;
   // Return from run() once this many connections have been accepted and
   // closed again; 0 = run until stop is set.
@@ -76,7 +78,12 @@ class KiekerTcpListener {
 
   const std::vector<ClientStats>& clients() const { return clients_; }
   uint64_t records() const;
-  uint64_t rejected_connections() const { return rejected_connections_; }
+  // Connections waiting in the accept queue now (over max_connections).
+  size_t queued_connections() const;
+  // Connections still queued when serving ended, never read, and the bytes
+  // they had sent (counted, then closed).
+  uint64_t unserved_connections() const { return unserved_connections_; }
+  uint64_t unserved_bytes() const { return unserved_bytes_; }
   // The most connections open at once so far.
   size_t peak_connections() const { return peak_connections_; }
 
@@ -89,6 +96,7 @@ class KiekerTcpListener {
   // One poll round over the open connections; false on a poll error.
   void serve_ready(int timeout_ms, bool accept);
   void drain();
+  void count_unserved();
 
   format::RecordSink* sink_ = nullptr;  // shared sink, or null with a handler
   ConnectionHandler* handler_ = nullptr;
@@ -98,7 +106,8 @@ class KiekerTcpListener {
   std::vector<std::unique_ptr<Connection>> connections_;
   std::vector<ClientStats> clients_;
   uint64_t closed_connections_ = 0;
-  uint64_t rejected_connections_ = 0;
+  uint64_t unserved_connections_ = 0;
+  uint64_t unserved_bytes_ = 0;
   size_t peak_connections_ = 0;
   bool sink_stopped_ = false;
 };

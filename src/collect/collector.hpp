@@ -40,12 +40,18 @@ struct CollectorOptions {
   int64_t trace_timeout_ns = int64_t{30} * 1'000'000'000;
   // How often new traces become visible to readers of the index.
   std::chrono::milliseconds commit_interval{500};
+  // Trace reduction (MooBench's D; analysis/trace_reducer.hpp): store one
+  // reduced trace per shape and window instead of every trace. Windows
+  // also close at every commit, so reduced traces become visible as fast.
+  bool reduce = false;
+  analysis::ReductionOptions reduction;
 };
 
 struct ClientReport {
   store::ClientRecord record;  // id, peer, log file, received/stored/rejected, error
   uint64_t traces = 0;
   uint64_t invalid_traces = 0;
+  uint64_t reduced_traces = 0;  // with reduction: reduced traces stored
   bool open = false;
 };
 

@@ -110,6 +110,7 @@ bool KiekerTcpListener::serve(Connection& c) {
       return false;
     }
     stats.bytes += static_cast<uint64_t>(n);
+    last_progress_ = std::chrono::steady_clock::now();
     const bool ok = c.decoder->feed(buf, static_cast<size_t>(n), *c.sink);
     stats.records = c.decoder->records();
     if (!ok) {
@@ -174,17 +175,29 @@ void KiekerTcpListener::drain() {
   // keep. Read each open connection until its sender closes it, taking
   // queued ones as slots free, until the drain time is up.
   if (!sink_stopped_) accept_new();
-  const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
-  while (!connections_.empty() && !sink_stopped_ && std::chrono::steady_clock::now() < deadline) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  last_progress_ = start;
+  while (!connections_.empty() && !sink_stopped_) {
+    const auto now = Clock::now();
+    if (now - last_progress_ >= options_.drain_idle || now - start >= options_.drain_timeout) break;
     serve_ready(100, true);
   }
   count_unserved();
+  const auto waited =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   for (auto& c : connections_) {
-    // Still open (a sender that keeps sending, or a stopped sink): what
-    // already arrived but was not read is counted, not dropped unseen.
+    // Still open (a sender that keeps sending, a stalled one, or a stopped
+    // sink): what already arrived but was not read is counted, and the cut
+    // is recorded, never silent.
     int pending = 0;
+    ClientStats& stats = clients_[c->client];
     if (::ioctl(c->fd, FIONREAD, &pending) == 0 && pending > 0) {
-      clients_[c->client].bytes += static_cast<uint64_t>(pending);
+      stats.bytes += static_cast<uint64_t>(pending);
+    }
+    if (stats.error.empty() && !sink_stopped_) {
+      stats.error = "cut when the collector stopped, after draining for " + std::to_string(waited) +
+                    " ms; what the sender still had in flight is lost";
     }
     close_connection(*c);
   }

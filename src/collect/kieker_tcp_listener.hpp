@@ -26,10 +26,14 @@ struct ListenerOptions {
   // Return from run() once this many connections have been accepted and
   // closed again; 0 = run until stop is set.
   uint64_t stop_after_connections = 0;
-  // On stop: connections already queued are accepted and every open one is
-  // read until its sender closes it, for at most this long; bytes still
-  // unread then are counted as undecoded (never dropped unseen).
-  std::chrono::milliseconds drain_timeout{10000};
+  // On stop: every open connection is read until its sender closes it, and
+  // queued ones are served as slots free, while data keeps arriving: the
+  // drain ends once nothing arrived for `drain_idle`, or after
+  // `drain_timeout` in all. A connection cut then keeps an error saying so
+  // (what its sender still had in flight is lost); bytes already received
+  // but not decoded are counted as undecoded.
+  std::chrono::milliseconds drain_idle{10000};
+  std::chrono::milliseconds drain_timeout{300000};
 };
 
 struct ClientStats {
@@ -110,6 +114,7 @@ class KiekerTcpListener {
   uint64_t unserved_bytes_ = 0;
   size_t peak_connections_ = 0;
   bool sink_stopped_ = false;
+  std::chrono::steady_clock::time_point last_progress_;  // last bytes read
 };
 
 }  // namespace sonde::collect

@@ -410,9 +410,9 @@ TEST(Collector, ConnectionsStillWaitingAtStopAreCountedWithTheirBytes) {
   const int waiter = connect_to(collector.port());
   const size_t unread = 5000;
   ASSERT_TRUE(send_all(waiter, bookstore.bytes.substr(0, unread)));
-  ASSERT_TRUE(wait_for_stats(
-      dir, [](const nlohmann::json& s) { return s.value("queued_connections", 0) == 1; }))
-      << read_stats(dir).dump(1);
+  ASSERT_TRUE(wait_for_stats(dir, [](const nlohmann::json& s) {
+    return s.value("queued_connections", 0) == 1;
+  })) << read_stats(dir).dump(1);
   stop = true;
   serving.join();
   ASSERT_EQ(collector.finish(), "");
@@ -421,7 +421,10 @@ TEST(Collector, ConnectionsStillWaitingAtStopAreCountedWithTheirBytes) {
   const nlohmann::json stats = read_stats(dir);
   EXPECT_EQ(stats["unserved_connections"].get<int>(), 1);
   EXPECT_EQ(stats["unserved_bytes"].get<size_t>(), unread);
-  EXPECT_EQ(stats["clients"].size(), 1u);
+  ASSERT_EQ(stats["clients"].size(), 1u);
+  // The holder never closed: its cut is recorded, not silent.
+  const std::string cut = stats["clients"][0]["error"];
+  EXPECT_NE(cut.find("cut when the collector stopped"), std::string::npos) << cut;
   ::close(holder);
   ::close(waiter);
 }

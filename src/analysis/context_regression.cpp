@@ -5,21 +5,11 @@
 #include <map>
 #include <unordered_map>
 
+#include "analysis/context_moments.hpp"
 #include "analysis/rank_test.hpp"
 
 namespace sonde::analysis {
 namespace {
-
-double median_of(std::vector<int64_t>& v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  const double hi = static_cast<double>(v[mid]);
-  if (v.size() % 2 == 1) return hi;
-  const double lo = static_cast<double>(
-      *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)));
-  return (lo + hi) / 2;
-}
 
 // Per tested unit: new executions by the baseline reference whose sample
 // they are compared with (one stratum each).
@@ -49,7 +39,7 @@ std::vector<ContextChange> judge(const ContextBaseline& b, std::map<Key, Strata>
       c.n += values.size();
       c.baseline_n += ref.n;
       const auto w = static_cast<double>(values.size());
-      new_weighted += w * median_of(values);
+      new_weighted += w * quartiles(values).median;
       base_weighted += w * ref.median;
     }
     const RankTestResult r = stratified_rank_test(sums);
@@ -115,8 +105,14 @@ RegressionReport compare_with_baseline(const ContextBaseline& b, const ContextDa
   RegressionReport report;
   report.options = options;
   report.executions = data.observations.size();
+  // A baseline leaf that stands for several trace contexts (the model merged
+  // them) is also tested per trace context of the new log against it.
   std::unordered_map<uint64_t, uint32_t> leaf_of;
-  for (const BaselineTraceContext& t : b.trace_contexts) leaf_of[t.key] = t.reference;
+  std::vector<uint32_t> trace_contexts_of_leaf(b.references.size(), 0);
+  for (const BaselineTraceContext& t : b.trace_contexts) {
+    leaf_of[t.key] = t.reference;
+    ++trace_contexts_of_leaf[t.reference];  // in range: checked when the model is read
+  }
   std::unordered_map<std::string_view, uint32_t> operation_ref;
   for (size_t i = 0; i < b.operation_names.size(); ++i) {
     operation_ref[b.operation_names[i]] = b.operation_reference[i];
@@ -125,8 +121,12 @@ RegressionReport compare_with_baseline(const ContextBaseline& b, const ContextDa
   const ContextKeys keys(data);
   const auto& trace_keys = keys.keys[static_cast<size_t>(ContextLevel::kTrace)];
   std::vector<int64_t> trace_ref(trace_keys.size(), -1);
+  std::vector<bool> in_merged_leaf(trace_keys.size(), false);
   for (size_t t = 0; t < trace_keys.size(); ++t) {
-    if (auto it = leaf_of.find(trace_keys[t]); it != leaf_of.end()) trace_ref[t] = it->second;
+    if (auto it = leaf_of.find(trace_keys[t]); it != leaf_of.end()) {
+      trace_ref[t] = it->second;
+      in_merged_leaf[t] = trace_contexts_of_leaf[it->second] > 1;
+    }
   }
   std::vector<int64_t> op_ref(data.operations.size(), -1);
   for (size_t i = 0; i < data.operations.size(); ++i) {
@@ -135,10 +135,6 @@ RegressionReport compare_with_baseline(const ContextBaseline& b, const ContextDa
     }
   }
   std::vector<uint64_t> unknown(data.operations.size(), 0), new_contexts(data.operations.size(), 0);
-  // A baseline leaf that stands for several trace contexts (the model merged
-  // them) is also tested per trace context of the new log against it.
-  std::unordered_map<uint32_t, uint32_t> trace_contexts_per_leaf;
-  for (const BaselineTraceContext& t : b.trace_contexts) ++trace_contexts_per_leaf[t.reference];
   std::map<uint32_t, Strata> by_context, by_operation;
   std::map<std::pair<uint32_t, uint32_t>, Strata> by_leaf;  // (leaf, new trace context)
   for (const ContextObservation& o : data.observations) {
@@ -151,7 +147,7 @@ RegressionReport compare_with_baseline(const ContextBaseline& b, const ContextDa
     if (trace_ref[o.trace] >= 0) {
       const auto leaf = static_cast<uint32_t>(trace_ref[o.trace]);
       by_context[b.references[leaf].entity][leaf].push_back(o.duration);
-      if (trace_contexts_per_leaf[leaf] > 1) by_leaf[{leaf, o.trace}][leaf].push_back(o.duration);
+      if (in_merged_leaf[o.trace]) by_leaf[{leaf, o.trace}][leaf].push_back(o.duration);
     } else {
       ++new_contexts[o.op];
     }

@@ -53,17 +53,13 @@ RankSums rank_sums(std::span<const int64_t> first, std::span<const int64_t> seco
 }
 
 RankTestResult mann_whitney(std::span<const int64_t> first, std::span<const int64_t> second) {
-  const RankSums s = rank_sums(first, second);
-  if (s.n1 == 0 || s.n2 == 0) return {};
-  // Continuity correction towards the mean for each one-sided tail.
-  RankTestResult r = from_z(s.u - s.mean, std::sqrt(s.variance), 0.5);
-  r.u = s.u;
-  r.common_language = s.u / (s.n1 * s.n2);
-  return r;
+  const RankSums only = rank_sums(first, second);
+  return stratified_rank_test(std::span<const RankSums>(&only, 1));
 }
 
 RankTestResult stratified_rank_test(std::span<const RankSums> strata) {
-  double numerator = 0, variance = 0, u = 0, pairs = 0;
+  double numerator = 0, variance = 0, u = 0, pairs = 0, last_weight = 0;
+  size_t used = 0;
   for (const RankSums& s : strata) {
     if (s.n1 == 0 || s.n2 == 0) continue;
     const double w = 1.0 / (s.n1 + s.n2 + 1);
@@ -71,9 +67,14 @@ RankTestResult stratified_rank_test(std::span<const RankSums> strata) {
     variance += w * w * s.variance;
     u += s.u;
     pairs += s.n1 * s.n2;
+    last_weight = w;
+    ++used;
   }
   if (pairs == 0) return {};
-  RankTestResult r = from_z(numerator, std::sqrt(variance), 0);
+  // One stratum is the plain Mann-Whitney test: U moves in steps of 1 (of
+  // w on this scale), so each tail gets the usual continuity correction.
+  const double continuity = used == 1 ? 0.5 * last_weight : 0;
+  RankTestResult r = from_z(numerator, std::sqrt(variance), continuity);
   r.u = u;
   r.common_language = u / pairs;
   return r;

@@ -35,8 +35,8 @@ RankTestResult mann_whitney(std::span<const int64_t> first, std::span<const int6
 // Van Elteren's stratified rank test: each stratum compares like with
 // like, and the strata's U statistics are combined with weights
 // 1 / (n1 + n2 + 1), so a shift in how many observations each stratum has
-// is not mistaken for a shift in the distributions. No continuity
-// correction. One stratum: the Mann-Whitney z without it.
+// is not mistaken for a shift in the distributions. Continuity correction
+// only when a single stratum has data: then it is exactly `mann_whitney`.
 RankTestResult stratified_rank_test(std::span<const RankSums> strata);
 
 // Holm-Bonferroni: adjusted p-values in input order (monotone, capped at 1).

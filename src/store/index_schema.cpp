@@ -26,20 +26,11 @@ CREATE INDEX IF NOT EXISTS traces_by_start ON traces (start_ns, trace_id);
 CREATE INDEX IF NOT EXISTS traces_by_duration ON traces (duration_ns, trace_id);
 CREATE INDEX IF NOT EXISTS traces_by_trace_id ON traces (trace_id);
 CREATE INDEX IF NOT EXISTS traces_by_host ON traces (host, start_ns);
-CREATE TABLE IF NOT EXISTS executions (
-  trace INTEGER NOT NULL REFERENCES traces (id),
-  seq INTEGER NOT NULL,
-  eoi INTEGER NOT NULL,
-  ess INTEGER NOT NULL,
-  operation TEXT NOT NULL,
-  component TEXT NOT NULL,
-  host TEXT NOT NULL,
-  tin INTEGER NOT NULL,
-  tout INTEGER NOT NULL,
-  failed INTEGER NOT NULL,
-  cause TEXT NOT NULL,
-  PRIMARY KEY (trace, seq)
-) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS names (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS trace_executions (
+  trace INTEGER PRIMARY KEY REFERENCES traces (id),
+  data BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS operations (
   operation TEXT PRIMARY KEY,
   count INTEGER NOT NULL,

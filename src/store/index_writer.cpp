@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/trace_catalog.hpp"
+#include "store/execution_blob.hpp"
 #include "store/index_schema.hpp"
 
 namespace sonde::store {
@@ -29,7 +30,8 @@ std::string IndexWriter::open(const std::string& dir) {
   // WAL: `sonde serve` reads while the collector writes. synchronous=NORMAL
   // is durable against process crashes (the collector's concern), and
   // commits cost no fsync each.
-  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"}) {
+  for (const char* pragma :
+       {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA cache_size=-65536"}) {
     if (std::string e = db_.exec(pragma); !e.empty()) return "cannot open the index " + e;
   }
   if (std::string e = db_.exec(index_schema_sql()); !e.empty()) {
@@ -39,7 +41,7 @@ std::string IndexWriter::open(const std::string& dir) {
     SqliteStatement version(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
     if (version.ok() && version.step() && version.text(0) != std::to_string(kIndexSchemaVersion)) {
       return path + ": index schema version " + version.text(0) + ", this sonde writes " +
-             std::to_string(kIndexSchemaVersion);
+             std::to_string(kIndexSchemaVersion) + " (move it away; `sonde index` rebuilds it)";
     }
   }
   insert_trace_ = SqliteStatement(
@@ -47,10 +49,9 @@ std::string IndexWriter::open(const std::string& dir) {
       "INSERT INTO traces (trace_id, root_operation, start_ns, duration_ns, host, thread_id, "
       "parent_trace_id, executions, failed, valid, problem, client) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-  insert_execution_ = SqliteStatement(
-      db_,
-      "INSERT INTO executions (trace, seq, eoi, ess, operation, component, host, tin, tout, "
-      "failed, cause) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+  insert_executions_ =
+      SqliteStatement(db_, "INSERT INTO trace_executions (trace, data) VALUES (?1, ?2)");
+  insert_name_ = SqliteStatement(db_, "INSERT INTO names (id, text) VALUES (?1, ?2)");
   upsert_operation_ = SqliteStatement(
       db_,
       "INSERT OR REPLACE INTO operations (operation, count, failed, total, mean, min, max, p50, "
@@ -62,8 +63,9 @@ std::string IndexWriter::open(const std::string& dir) {
       "INSERT OR REPLACE INTO clients (id, peer, log_file, received, stored, rejected, "
       "undecoded_bytes, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   set_meta_ = SqliteStatement(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)");
-  for (const SqliteStatement* s : {&insert_trace_, &insert_execution_, &upsert_operation_,
-                                   &upsert_edge_, &upsert_client_, &set_meta_}) {
+  for (const SqliteStatement* s :
+       {&insert_trace_, &insert_executions_, &insert_name_, &upsert_operation_, &upsert_edge_,
+        &upsert_client_, &set_meta_}) {
     if (!s->ok()) return "cannot prepare the index: " + s->error();
   }
   if (std::string e = load_existing(); !e.empty()) return e;
@@ -86,15 +88,38 @@ std::string IndexWriter::load_existing() {
     traces_ = static_cast<uint64_t>(counts.int64(0));
     invalid_traces_ = static_cast<uint64_t>(counts.int64(1));
   }
+  std::vector<std::string> by_id(1);  // id 0: ""
+  SqliteStatement names(db_, "SELECT id, text FROM names");
+  if (!names.ok()) return "cannot read the index: " + names.error();
+  while (names.step()) {
+    const auto id = static_cast<uint64_t>(names.int64(0));
+    if (id == 0 || id > (uint64_t{1} << 32)) return "cannot read the index: bad name id";
+    if (by_id.size() <= id) by_id.resize(id + 1);
+    by_id[id] = names.text(1);
+    names_.emplace(by_id[id], id);
+    next_name_id_ = std::max(next_name_id_, id + 1);
+  }
+  if (!names.error().empty()) return "cannot read the index: " + names.error();
+  const auto name_of = [&by_id](uint64_t id) -> const std::string* {
+    return id < by_id.size() ? &by_id[id] : nullptr;
+  };
   // Aggregates are not additive (quantiles): rebuild them from the executions.
   SqliteStatement executions(db_,
-                             "SELECT e.operation, e.tout - e.tin, e.failed FROM executions e "
+                             "SELECT e.trace, e.data FROM trace_executions e "
                              "JOIN traces t ON t.id = e.trace WHERE t.valid = 1");
   if (!executions.ok()) return "cannot read the index: " + executions.error();
+  std::vector<StoredExecution> unpacked;
   while (executions.step()) {
-    OperationAggregate& a = operations_[executions.text(0)];
-    a.inclusive.add(executions.int64(1));
-    a.failed += executions.int64(2) != 0 ? 1 : 0;
+    unpacked.clear();
+    if (std::string e = unpack_executions(executions.blob(1), name_of, unpacked); !e.empty()) {
+      return "cannot read the index: executions of trace row " +
+             std::to_string(executions.int64(0)) + ": " + e;
+    }
+    for (const StoredExecution& x : unpacked) {
+      OperationAggregate& a = operations_[x.operation];
+      a.inclusive.add(x.tout - x.tin);
+      a.failed += x.failed ? 1 : 0;
+    }
   }
   SqliteStatement edges(db_, "SELECT caller, callee, calls FROM call_edges");
   if (!edges.ok()) return "cannot read the index: " + edges.error();
@@ -167,24 +192,33 @@ void IndexWriter::insert(const analysis::Trace& trace, bool valid, const std::st
   t.reset();
   if (!t.error().empty()) return fail("cannot write the index: " + t.error());
   const int64_t row = sqlite3_last_insert_rowid(db_.handle());
-  SqliteStatement& x = insert_execution_;
-  int64_t seq = 0;
-  for (const analysis::Execution& e : trace.executions) {
-    x.bind(1, row);
-    x.bind(2, seq++);
-    x.bind(3, int64_t{e.eoi});
-    x.bind(4, int64_t{e.ess});
-    x.bind(5, e.operation);
-    x.bind(6, e.component);
-    x.bind(7, e.host);
-    x.bind(8, e.tin);
-    x.bind(9, e.tout);
-    x.bind(10, int64_t{e.failed ? 1 : 0});
-    x.bind(11, e.cause);
-    x.step();
-    x.reset();
-    if (!x.error().empty()) return fail("cannot write the index: " + x.error());
+  packed_.clear();
+  pack_executions(
+      trace.executions, [this](std::string_view name) { return name_id(name); }, packed_);
+  if (!error_.empty()) return;  // a name could not be written
+  SqliteStatement& x = insert_executions_;
+  x.bind(1, row);
+  x.bind_blob(2, packed_);
+  x.step();
+  x.reset();
+  if (!x.error().empty()) return fail("cannot write the index: " + x.error());
+}
+
+uint64_t IndexWriter::name_id(std::string_view name) {
+  if (auto it = names_.find(name); it != names_.end()) return it->second;
+  const uint64_t id = next_name_id_;
+  SqliteStatement& n = insert_name_;
+  n.bind(1, static_cast<int64_t>(id));
+  n.bind(2, name);
+  n.step();
+  n.reset();
+  if (!n.error().empty()) {
+    fail("cannot write the index: " + n.error());
+    return 0;
   }
+  names_.emplace(std::string(name), id);
+  ++next_name_id_;
+  return id;
 }
 
 void IndexWriter::aggregate(const analysis::Trace& trace) {

@@ -1,6 +1,7 @@
 // Writes reconstructed traces into DIR/index.sqlite (schema in
 // index_schema.cpp, docs/formats/store.md): one row per trace, its
-// executions (so a trace can be shown without reading the logs), and
+// executions packed into one BLOB (so a trace can be shown without reading
+// the logs; execution_blob.hpp), and
 // per-operation aggregates and call edges kept up to date on every commit.
 //
 // Inserts are batched in transactions; commit() makes everything added so
@@ -16,6 +17,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "analysis/duration_accumulator.hpp"
@@ -71,11 +73,12 @@ class IndexWriter final : public TraceIndex {
   void aggregate(const analysis::Trace& trace);
   void fail(const std::string& message);
   std::string load_existing();
+  uint64_t name_id(std::string_view name);
 
   size_t batch_traces_;
   SqliteDb db_;
-  SqliteStatement insert_trace_, insert_execution_, upsert_operation_, upsert_edge_, upsert_client_,
-      set_meta_;
+  SqliteStatement insert_trace_, insert_executions_, insert_name_, upsert_operation_, upsert_edge_,
+      upsert_client_, set_meta_;
   bool in_transaction_ = false;
   size_t pending_ = 0;
   uint64_t generation_ = 0;
@@ -84,6 +87,14 @@ class IndexWriter final : public TraceIndex {
   int64_t next_client_id_ = 1;
   std::string error_;
   std::map<std::string, OperationAggregate, std::less<>> operations_;
+  // Ids of the `names` table; looked up with string_views, no copies.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, uint64_t, NameHash, std::equal_to<>> names_;
+  std::string packed_;  // reused buffer for one trace's executions
+  uint64_t next_name_id_ = 1;
   // Ordered by (caller, callee); looked up with string_views, no copies.
   struct EdgeLess {
     using is_transparent = void;

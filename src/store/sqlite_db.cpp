@@ -69,6 +69,13 @@ void SqliteStatement::bind(int index, std::string_view value) {
                     SQLITE_TRANSIENT);
 }
 
+void SqliteStatement::bind_blob(int index, std::string_view bytes) {
+  // Zero bytes must still be a BLOB, not NULL: pass a non-null pointer.
+  static const char kEmpty = 0;
+  sqlite3_bind_blob(stmt_, index, bytes.empty() ? &kEmpty : bytes.data(),
+                    static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+}
+
 bool SqliteStatement::step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
@@ -89,6 +96,13 @@ std::string SqliteStatement::text(int column) const {
   return p ? std::string(reinterpret_cast<const char*>(p),
                          static_cast<size_t>(sqlite3_column_bytes(stmt_, column)))
            : std::string();
+}
+
+std::string_view SqliteStatement::blob(int column) const {
+  const void* p = sqlite3_column_blob(stmt_, column);
+  return p ? std::string_view(static_cast<const char*>(p),
+                              static_cast<size_t>(sqlite3_column_bytes(stmt_, column)))
+           : std::string_view();
 }
 
 }  // namespace sonde::store

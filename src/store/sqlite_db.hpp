@@ -55,6 +55,8 @@ class SqliteStatement {
   void bind(int index, int64_t value);
   void bind(int index, double value);
   void bind(int index, std::string_view value);
+  // A BLOB (bytes, not text: SQL string functions do not apply to it).
+  void bind_blob(int index, std::string_view bytes);
   // Returns true while there is a row; false when done or on error
   // (then error() is set).
   bool step();
@@ -64,6 +66,8 @@ class SqliteStatement {
   int64_t int64(int column) const;
   double real(int column) const;
   std::string text(int column) const;
+  // The bytes of a BLOB column, valid until the next step() or reset().
+  std::string_view blob(int column) const;
 
  private:
   sqlite3* db_ = nullptr;

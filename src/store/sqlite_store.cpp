@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "store/execution_blob.hpp"
 #include "store/index_schema.hpp"
 
 namespace sonde::store {
@@ -76,7 +77,7 @@ std::unique_ptr<SqliteStore> SqliteStore::open(const std::string& path, std::str
   }
   if (version.text(0) != std::to_string(kIndexSchemaVersion)) {
     *error = file + ": index schema version " + version.text(0) + ", this sonde reads " +
-             std::to_string(kIndexSchemaVersion);
+             std::to_string(kIndexSchemaVersion) + " (rebuild it from the logs: sonde index)";
     return nullptr;
   }
   return store;
@@ -174,22 +175,39 @@ std::vector<StoredTrace> SqliteStore::trace(int64_t trace_id) {
     rows.push_back(find.int64(0));
     traces.push_back({read_entry(find), {}});
   }
-  SqliteStatement executions(db_,
-                             "SELECT operation, component, host, tin, tout, eoi, ess, failed, "
-                             "cause FROM executions WHERE trace = ?1 ORDER BY seq");
-  for (size_t i = 0; i < rows.size() && executions.ok(); ++i) {
+  SqliteStatement executions(db_, "SELECT data FROM trace_executions WHERE trace = ?1");
+  std::string problem;
+  for (size_t i = 0; i < rows.size() && executions.ok() && problem.empty(); ++i) {
     executions.bind(1, rows[i]);
-    while (executions.step()) {
-      traces[i].executions.push_back({executions.text(0), executions.text(1), executions.text(2),
-                                      executions.int64(3), executions.int64(4),
-                                      static_cast<int32_t>(executions.int64(5)),
-                                      static_cast<int32_t>(executions.int64(6)),
-                                      executions.int64(7) != 0, executions.text(8)});
+    if (executions.step()) {
+      problem = unpack_executions(
+          executions.blob(0), [this](uint64_t id) { return name(id); }, traces[i].executions);
+      if (!problem.empty()) {
+        problem = "executions of trace row " + std::to_string(rows[i]) + ": " + problem;
+      }
     }
     executions.reset();
   }
-  last_error_ = !find.error().empty() ? find.error() : executions.error();
+  last_error_ = !find.error().empty()         ? find.error()
+                : !executions.error().empty() ? executions.error()
+                                              : problem;
   return traces;
+}
+
+const std::string* SqliteStore::name(uint64_t id) {
+  // Names only grow (a collector may add some after we last looked): read
+  // the new ones when an id is past what we have.
+  if (id >= names_.size()) {
+    SqliteStatement more(db_, "SELECT id, text FROM names WHERE id >= ?1 ORDER BY id");
+    more.bind(1, static_cast<int64_t>(names_.size()));
+    while (more.ok() && more.step()) {
+      const auto at = static_cast<uint64_t>(more.int64(0));
+      if (at >= (uint64_t{1} << 32)) break;  // not an id this writer makes: stays unknown
+      if (names_.size() <= at) names_.resize(at + 1);
+      names_[at] = more.text(1);
+    }
+  }
+  return id < names_.size() ? &names_[id] : nullptr;
 }
 
 // Largest total inclusive time first, as `sonde summary` and the in-memory store.

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "store/sqlite_db.hpp"
 #include "store/trace_store.hpp"
@@ -32,9 +33,12 @@ class SqliteStore : public TraceStore {
 
  private:
   SqliteStore() = default;
+  // The text of a `names` id (null: no such id); caller holds mutex_.
+  const std::string* name(uint64_t id);
   std::mutex mutex_;
   SqliteDb db_;
   std::string last_error_;
+  std::vector<std::string> names_{std::string()};  // by id; id 0 is ""
 };
 
 }  // namespace sonde::store

@@ -347,5 +347,82 @@ TEST(SqliteStore, MissingOrForeignFilesAreNamed) {
   EXPECT_NE(blocked.error.find("other.sqlite"), std::string::npos) << blocked.error;
 }
 
+// Readers stay open while a collector writes: names first used after the
+// reader opened are found; a damaged BLOB is reported, naming the row.
+TEST(SqliteStore, NewNamesAreSeenAndDamagedExecutionsNamed) {
+  TempDir dir("sonde-store");
+  auto trace_of = [](int64_t id, const std::string& op) {
+    analysis::Trace t;
+    t.trace_id = id;
+    t.parent_trace_id = id;
+    t.host = "h";
+    analysis::Execution e;
+    e.operation = op;
+    e.component = "C";
+    e.host = "h";
+    e.tin = 1000 * id;
+    e.tout = e.tin + 10;
+    t.executions.push_back(e);
+    return t;
+  };
+  const std::string first = "first()", second = "second()";
+  IndexWriter w;
+  ASSERT_EQ(w.open(dir.path()), "");
+  w.add(trace_of(1, first), 0);
+  ASSERT_EQ(w.commit(), "");
+  std::string error;
+  auto store = SqliteStore::open(dir.path(), &error);
+  ASSERT_NE(store, nullptr) << error;
+  ASSERT_EQ(store->trace(1).at(0).executions.at(0).operation, first);
+  w.add(trace_of(2, second), 0);
+  ASSERT_EQ(w.commit(), "");
+  const auto later = store->trace(2);
+  ASSERT_EQ(later.size(), 1u);
+  ASSERT_EQ(later[0].executions.size(), 1u);
+  EXPECT_EQ(later[0].executions[0].operation, second);
+  EXPECT_EQ(store->last_error(), "");
+  ASSERT_EQ(w.finish(), "");
+
+  {
+    SqliteDb db;
+    ASSERT_EQ(db.open(dir / "index.sqlite", SQLITE_OPEN_READWRITE), "");
+    ASSERT_EQ(db.exec("UPDATE trace_executions SET data = x'0001' WHERE trace = "
+                      "(SELECT id FROM traces WHERE trace_id = 2)"),
+              "");
+  }
+  const auto damaged = store->trace(2);
+  ASSERT_EQ(damaged.size(), 1u);
+  EXPECT_TRUE(damaged[0].executions.empty());
+  EXPECT_NE(store->last_error().find("executions of trace row 2: truncated execution 0"),
+            std::string::npos)
+      << store->last_error();
+  // Reopening for writing rebuilds the aggregates from every BLOB: it refuses the damaged one.
+  IndexWriter again;
+  const std::string reopen = again.open(dir.path());
+  EXPECT_NE(reopen.find("executions of trace row 2"), std::string::npos) << reopen;
+}
+
+TEST(SqliteStore, AnIndexOfAnotherSchemaVersionIsRefusedWithTheWayOut) {
+  TempDir dir("sonde-store");
+  {
+    IndexWriter w;
+    ASSERT_EQ(w.open(dir.path()), "");
+    ASSERT_EQ(w.finish(), "");
+  }
+  {
+    SqliteDb db;
+    ASSERT_EQ(db.open(dir / "index.sqlite", SQLITE_OPEN_READWRITE), "");
+    ASSERT_EQ(db.exec("UPDATE meta SET value = '1' WHERE key = 'schema_version'"), "");
+  }
+  std::string error;
+  EXPECT_EQ(SqliteStore::open(dir.path(), &error), nullptr);
+  EXPECT_NE(error.find("index schema version 1, this sonde reads 2"), std::string::npos) << error;
+  EXPECT_NE(error.find("sonde index"), std::string::npos) << error;
+  IndexWriter w;
+  const std::string refused = w.open(dir.path());
+  EXPECT_NE(refused.find("index schema version 1, this sonde writes 2"), std::string::npos)
+      << refused;
+}
+
 }  // namespace
 }  // namespace sonde::store

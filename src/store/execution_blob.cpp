@@ -1,0 +1,76 @@
+#include "store/execution_blob.hpp"
+
+#include "format/varint.hpp"
+
+namespace sonde::store {
+
+namespace {
+
+constexpr uint64_t kFailed = 1, kNoExit = 2, kKnownFlags = kFailed | kNoExit;
+
+}  // namespace
+
+void pack_executions(std::span<const analysis::Execution> executions,
+                     const std::function<uint64_t(std::string_view)>& name_id, std::string& out) {
+  const auto id = [&name_id](std::string_view s) -> uint64_t { return s.empty() ? 0 : name_id(s); };
+  int64_t previous_tin = 0;
+  for (const analysis::Execution& e : executions) {
+    const bool no_exit = e.tout < 0;
+    format::put_varint(out, (e.failed ? kFailed : 0) | (no_exit ? kNoExit : 0));
+    format::put_varint(out, id(e.operation));
+    format::put_varint(out, id(e.component));
+    format::put_varint(out, id(e.host));
+    format::put_varint(out, format::zigzag(e.eoi));
+    format::put_varint(out, format::zigzag(e.ess));
+    format::put_varint(out, format::zigzag(e.tin - previous_tin));
+    previous_tin = e.tin;
+    if (!no_exit) format::put_varint(out, format::zigzag(e.tout - e.tin));
+    if (e.failed) format::put_varint(out, id(e.cause));
+  }
+}
+
+std::string unpack_executions(std::string_view blob,
+                              const std::function<const std::string*(uint64_t)>& name_of,
+                              std::vector<StoredExecution>& out) {
+  const auto* begin = reinterpret_cast<const uint8_t*>(blob.data());
+  format::ByteCursor in{begin, begin + blob.size()};
+  const auto offset = [&] { return std::to_string(in.p - begin); };
+  std::string problem;
+  const auto name = [&](std::string& into) {
+    const size_t at = static_cast<size_t>(in.p - begin);
+    const uint64_t id = in.varint();
+    if (!in.ok || id == 0) return;
+    if (const std::string* text = name_of(id)) {
+      into = *text;
+    } else if (problem.empty()) {
+      problem = "unknown name id " + std::to_string(id) + " at byte " + std::to_string(at);
+    }
+  };
+  int64_t previous_tin = 0;
+  while (!in.at_end() && problem.empty()) {
+    const size_t start = static_cast<size_t>(in.p - begin);
+    StoredExecution e;
+    const uint64_t flags = in.varint();
+    if (in.ok && (flags & ~kKnownFlags) != 0) {
+      return "unknown flags " + std::to_string(flags) + " at byte " + std::to_string(start);
+    }
+    name(e.operation);
+    name(e.component);
+    name(e.host);
+    e.eoi = static_cast<int32_t>(in.svarint());
+    e.ess = static_cast<int32_t>(in.svarint());
+    e.tin = previous_tin + in.svarint();
+    previous_tin = e.tin;
+    e.tout = (flags & kNoExit) != 0 ? -1 : e.tin + in.svarint();
+    e.failed = (flags & kFailed) != 0;
+    if (e.failed) name(e.cause);
+    if (!in.ok) {
+      return "truncated execution " + std::to_string(out.size()) + " (starts at byte " +
+             std::to_string(start) + ", data ends at byte " + offset() + ")";
+    }
+    out.push_back(std::move(e));
+  }
+  return problem;
+}
+
+}  // namespace sonde::store

@@ -9,7 +9,7 @@
 //     the number the workload's arguments give; a new trace opens; polling
 //     stops when the view is left.
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const T0 = 1700000000000000000n;
@@ -191,6 +191,7 @@ export async function testDiagnosisAndLive({ browser, sonde, workload, artifacts
   const dir = path.join(artifacts, 'views');
   const data = path.join(dir, 'experiment-data');
   const store = path.join(dir, 'store');
+  rmSync(dir, { recursive: true, force: true });  // a store left by an earlier run would be appended to
   mkdirSync(data, { recursive: true });
   writeExperimentData(data);
   const collector = await startCollector(sonde, store);

@@ -152,10 +152,11 @@ async function checkLive(page, url, check, shot, apiJson, sonde, workload, colle
   const calls = threads * iterations * (depth + 2) + threads;
   const records = traces + 2 * calls + 1;
   const liveRequests = [];
-  page.on('request', (r) => { if (r.url().includes('/api/live')) liveRequests.push(Date.now()); });
+  page.on('request', (r) => { if (r.url().includes('/api/live')) liveRequests.push(r.url()); });
   await page.click('.tabs a[data-view=live]');
   await page.waitForSelector('#live-totals');
   check(await page.locator('#live-clients tbody tr').count() === 0, 'no clients before the workloads start');
+  await page.evaluate(() => { document.getElementById('live-clients').dataset.mark = 'before'; });
   const runs = [0, 1].map(() => run(sonde, ['run', '--to', `127.0.0.1:${collectorPort}`, '--set', 'summary=false', '--no-preload', '--',
     workload, String(threads), String(iterations), String(depth), 'throw']));
   const text = records.toLocaleString('en');
@@ -173,6 +174,22 @@ async function checkLive(page, url, check, shot, apiJson, sonde, workload, colle
   await page.waitForFunction(() => document.querySelectorAll('#live-stream tbody tr').length > 0);
   check(await page.locator('#live-chart polyline').count() === 1, 'the throughput chart is drawn');
   check((await page.textContent('#live-stream-count')).includes('since this page opened'), 'the stream counts the traces since the page opened');
+  // The store changed all along (new generations): the view kept its state
+  // instead of being redrawn from scratch (which would start again at after=0).
+  check(await page.evaluate(() => document.getElementById('live-clients').dataset.mark === 'before'), 'the live view is not redrawn when the store changes');
+  // A hidden browser tab stops the polls; showing it again resumes them.
+  const setHidden = (hidden) => page.evaluate((h) => {
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => h });
+    document.dispatchEvent(new Event('visibilitychange'));
+  }, hidden);
+  await setHidden(true);
+  await page.waitForTimeout(500);  // a poll already on the wire may still be sent
+  const whileHidden = liveRequests.length;
+  await page.waitForTimeout(4000);
+  check(liveRequests.length === whileHidden, `no polls while the browser tab is hidden (${liveRequests.length - whileHidden})`);
+  const resumed = page.waitForRequest((r) => r.url().includes('/api/live'), { timeout: 10000 });
+  await setHidden(false);
+  check(Boolean(await resumed.catch(() => null)), 'polling resumes when the tab is visible again');
   const head = await page.textContent('main section:first-child');
   check(!head.includes('null') && !head.includes('undefined'), 'the live header shows no missing values');
   await shot(page, 'live.png');

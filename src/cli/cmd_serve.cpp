@@ -128,6 +128,14 @@ int run_serve(const ServeCliOptions& o) {
   std::cout << "sonde serve: " << info.traces << " traces from " << o.log << " on http://"
             << (v6 ? "[" + options.host + "]" : options.host) << ":" << server.port() << "/"
             << std::endl;
+  // The optional views, so the user knows which tabs to expect.
+  if (options.diagnosis) {
+    std::cout << "sonde serve: diagnosis report " << options.diagnosis->file << std::endl;
+  }
+  if (!options.collector_dir.empty()) {
+    std::cout << "sonde serve: live view of the collector writing " << options.collector_dir
+              << std::endl;
+  }
 
   std::mutex mutex;
   std::condition_variable wake;

@@ -1,6 +1,7 @@
 #include "serve/diagnosis_report.hpp"
 
 #include <array>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -39,9 +40,11 @@ std::string need_key(const json& obj, const std::string& path, const char* key, 
   return "";
 }
 
-bool is_string(const json& v) { return v.is_string(); }
-bool is_count(const json& v) { return v.is_number_unsigned() || (v.is_number_integer() && v >= 0); }
-bool is_number_or_null(const json& v) { return v.is_number() || v.is_null(); }
+bool report_string(const json& v) { return v.is_string(); }
+bool report_count(const json& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v >= 0);
+}
+bool report_number_or_null(const json& v) { return v.is_number() || v.is_null(); }
 
 struct StatusTally {
   std::array<uint64_t, 4> by_status{};
@@ -50,10 +53,10 @@ struct StatusTally {
 std::string check_evidence(const json& e, const std::string& path) {
   if (!e.is_object()) return path + ": needs an object, got " + json_kind(e);
   for (const char* key : {"location", "test", "effect", "data", "detail"}) {
-    if (auto err = need_key(e, path, key, is_string, "a string"); !err.empty()) return err;
+    if (auto err = need_key(e, path, key, report_string, "a string"); !err.empty()) return err;
   }
   for (const char* key : {"p_value", "effect_size"}) {
-    if (auto err = need_key(e, path, key, is_number_or_null, "a number or null"); !err.empty())
+    if (auto err = need_key(e, path, key, report_number_or_null, "a number or null"); !err.empty())
       return err;
   }
   return need_key(
@@ -65,7 +68,7 @@ std::string check_node(const json& n, const std::string& path, int depth, Status
     return path + ": nested deeper than " + std::to_string(kMaxReportDepth);
   if (!n.is_object()) return path + ": needs an object, got " + json_kind(n);
   for (const char* key : {"id", "heuristic", "title", "status", "reason"}) {
-    if (auto err = need_key(n, path, key, is_string, "a string"); !err.empty()) return err;
+    if (auto err = need_key(n, path, key, report_string, "a string"); !err.empty()) return err;
   }
   const std::string status = n.at("status").get<std::string>();
   size_t index = kStatuses.size();
@@ -112,26 +115,28 @@ void add_descriptions(json& node) {
 
 std::string check_diagnosis_report(const json& doc) {
   if (!doc.is_object()) return "the report needs to be a JSON object, got " + json_kind(doc);
-  if (auto err = need_key(doc, "", "format", is_string, "a string"); !err.empty()) return err;
+  if (auto err = need_key(doc, "", "format", report_string, "a string"); !err.empty()) return err;
   if (doc.at("format") != kReportFormat) {
     return "format: needs '" + std::string(kReportFormat) + "', got '" +
            doc.at("format").get<std::string>().substr(0, 64) + "'";
   }
   for (const char* key : {"data", "incomplete_reason"}) {
-    if (auto err = need_key(doc, "", key, is_string, "a string"); !err.empty()) return err;
+    if (auto err = need_key(doc, "", key, report_string, "a string"); !err.empty()) return err;
   }
   if (auto err = need_key(
           doc, "", "complete", [](const json& v) { return v.is_boolean(); }, "true or false");
       !err.empty())
     return err;
-  if (auto err = need_key(doc, "", "experiments", is_count, "a non-negative integer"); !err.empty())
+  if (auto err = need_key(doc, "", "experiments", report_count, "a non-negative integer");
+      !err.empty())
     return err;
   if (auto err = need_key(
           doc, "", "counts", [](const json& v) { return v.is_object(); }, "an object");
       !err.empty())
     return err;
   for (const char* key : kStatuses) {
-    if (auto err = need_key(doc.at("counts"), "counts", key, is_count, "a non-negative integer");
+    if (auto err =
+            need_key(doc.at("counts"), "counts", key, report_count, "a non-negative integer");
         !err.empty())
       return err;
   }

@@ -243,7 +243,14 @@ try {
   // ------------------------------------------------------------ hostile log
   console.log('hostile log');
   const hostile = writeHostileLog(path.join(artifacts, 'hostile-log'));
+  // A broken diagnosis report inside the served directory is not served; the API says why.
+  const brokenReport = path.join(artifacts, 'hostile-log', 'diagnosis', 'report.json');
+  mkdirSync(path.dirname(brokenReport), { recursive: true });
+  writeFileSync(brokenReport, '{"format": "sonde-diagnosis/1"}');
   server = await startServer(path.join(artifacts, 'hostile-log'));
+  const refused = await fetch(new URL('/api/diagnosis', server.url));
+  check(refused.status === 404 && (await refused.json()).error.includes(`${brokenReport}: data: missing`),
+    'a broken report beside the log is refused naming the file and the key');
   const evil = await browser.newPage({ viewport: { width: 1360, height: 900 } });
   const dialogs = [];
   evil.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
@@ -252,6 +259,8 @@ try {
   await evil.goto(server.url);
   await evil.waitForSelector('#trace-table tbody tr');
   check(await evil.locator('#trace-table tbody tr').count() === 3, 'the three hostile traces are listed');
+  await evil.waitForLoadState('networkidle');
+  check(await evil.locator('.tabs a[data-view=diagnosis]').isHidden(), 'no Diagnosis tab for a report that was refused');
   check((await evil.textContent('#trace-table')).includes(hostile.host), 'hostile host name shown as text');
   await shot(evil, 'hostile-search.png');
   await evil.click('#trace-table tbody tr:first-child td:first-child a');

@@ -24,6 +24,7 @@ struct ConfigResult {
   // per call, warm-up included) against traces the collector reconstructed.
   bool reconstructs = false;
   uint64_t traces_expected = 0, traces_reconstructed = 0, traces_invalid = 0;
+  uint64_t reduced_traces = 0;            // with --reduce: the rows the traces were reduced to
   double bytes_per_event = 0;             // median over loops; 0 when nothing is written
   double traces_per_s = 0;                // median over loops of the mean of full 1 s bins
   std::vector<double> traces_per_s_bins;  // the first loop's 1 s bins

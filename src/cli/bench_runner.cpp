@@ -159,9 +159,10 @@ class Receiver {
     collect::ListenerOptions lo;
     lo.port = 0;
     lo.stop_after_connections = 1;
-    if (sink == Sink::kCollect) {
+    if (is_collector(sink)) {
       collect::CollectorOptions co;
       co.out = (work / "collect").string();
+      co.reduce = sink == Sink::kCollectReduce;
       co.listen = lo;
       collector_ = std::make_unique<collect::Collector>(co);
       if (std::string e = collector_->open(); !e.empty()) return "collector: " + e;
@@ -211,6 +212,7 @@ class Receiver {
     for (const auto& client : collector_->clients()) {
       r->traces_reconstructed += client.traces;
       r->traces_invalid += client.invalid_traces;
+      r->reduced_traces += client.reduced_traces;
       if (!client.record.error.empty() && r->error.empty()) r->error = who + client.record.error;
       if (client.record.log_file.empty()) continue;
       const fs::path log = log_dir / client.record.log_file;
@@ -267,7 +269,7 @@ LoopResult run_loop(const Config& config, const Workload& w, const std::string& 
 
   // TCP: a receiver on a free loopback port (counting, or a live collector).
   Receiver receiver;
-  if (c.sink == Sink::kTcp || c.sink == Sink::kCollect) {
+  if (c.sink == Sink::kTcp || is_collector(c.sink)) {
     if (std::string e = receiver.start(c.sink, work); !e.empty()) {
       r.error = e;
       return r;

@@ -23,9 +23,11 @@ struct Workload {
 // Where a configuration's output goes: nowhere; a sonde log under SONDE_OUT
 // that is read back; a local TCP receiver that counts; a `sonde collect`
 // collector ({work}/collect) that reconstructs and indexes traces live
-// (MooBench's live-analysis R portion); a peer's own trace directory
-// ({work}/peer) of which only the size is taken.
-enum class Sink { kNone, kLog, kTcp, kCollect, kPeerDir };
+// (MooBench's live-analysis R portion); the same collector reducing traces
+// (`--reduce`, the D portion); a peer's own trace directory ({work}/peer) of
+// which only the size is taken.
+enum class Sink { kNone, kLog, kTcp, kCollect, kCollectReduce, kPeerDir };
+inline bool is_collector(Sink s) { return s == Sink::kCollect || s == Sink::kCollectReduce; }
 
 struct Config {
   std::string name;    // e.g. "T+I+C+W native"
@@ -52,6 +54,7 @@ struct LoopResult {
   uint64_t bytes = 0;                 // log size on disk, or bytes received over TCP
   uint64_t traces_reconstructed = 0;  // kCollect: valid traces the collector built
   uint64_t traces_invalid = 0;        // kCollect: traces it closed as invalid
+  uint64_t reduced_traces = 0;        // kCollectReduce: reduced traces it stored
   std::vector<double> traces_per_s;   // 1-second bins of the timed phase
 };
 

@@ -105,6 +105,9 @@ std::vector<Config> all_configs(const BenchOptions& o) {
   // MooBench's live analysis: the same TCP stream into `sonde collect`'s
   // collector, which reconstructs, logs and indexes every trace as it arrives.
   cs.push_back(sonde_config("T+I+C+W+R collect", "bench_moobench_manual", "tcp", Sink::kCollect));
+  // D: the collector reducing same-shape traces per 1-s window (--reduce).
+  cs.push_back(sonde_config("T+I+C+W+R+D collect --reduce", "bench_moobench_manual", "tcp",
+                            Sink::kCollectReduce));
 
   Config noop;
   noop.name = "auto: no-op hooks";
@@ -331,8 +334,8 @@ int run_bench(BenchOptions o) {
       s.result.group = c.group;
       s.result.skip_reason = c.skip_reason;
       s.result.writes =
-          c.sonde && (c.sink == Sink::kLog || c.sink == Sink::kTcp || c.sink == Sink::kCollect);
-      s.result.reconstructs = c.sink == Sink::kCollect;
+          c.sonde && (c.sink == Sink::kLog || c.sink == Sink::kTcp || is_collector(c.sink));
+      s.result.reconstructs = is_collector(c.sink);
       if (c.skip_reason.empty()) {
         total_runs += static_cast<size_t>(o.loops);
         need_lttng = need_lttng || !c.before.empty();
@@ -396,6 +399,7 @@ int run_bench(BenchOptions o) {
           s.result.traces_expected += w.calls * static_cast<uint64_t>(w.threads);
           s.result.traces_reconstructed += r.traces_reconstructed;
           s.result.traces_invalid += r.traces_invalid;
+          s.result.reduced_traces += r.reduced_traces;
         }
         if (r.bytes > 0) {
           // Over the enter and exit events of every call (warm-up included),

@@ -37,6 +37,9 @@ struct CollectArgs {
   std::string max_open_traces = "10000";
   std::string trace_timeout = "30s";
   std::string log_dir;
+  std::string reduce;  // window; "" = no reduction
+  std::string drain_timeout = "5m";
+  std::string reduce_shapes = "10000";
 };
 
 int run_collect(const CollectArgs& a) {
@@ -68,6 +71,32 @@ int run_collect(const CollectArgs& a) {
   if (!analysis::parse_duration(a.trace_timeout, &options.trace_timeout_ns)) {
     std::cerr << "sonde collect: --trace-timeout needs a duration such as 30s or 500ms, got '"
               << a.trace_timeout << "'\n";
+    return kUsage;
+  }
+  int64_t drain_ns = 0;
+  if (!analysis::parse_duration(a.drain_timeout, &drain_ns) || drain_ns < 0) {
+    std::cerr << "sonde collect: --drain-timeout needs a duration such as 5m or 30s, got '"
+              << a.drain_timeout << "'\n";
+    return kUsage;
+  }
+  options.listen.drain_timeout = std::chrono::milliseconds(drain_ns / 1'000'000);
+  if (!a.reduce.empty()) {
+    options.reduce = true;
+    if (!analysis::parse_duration(a.reduce, &options.reduction.window_ns) ||
+        options.reduction.window_ns <= 0) {
+      std::cerr << "sonde collect: --reduce needs a positive window such as 1s or 200ms, got '"
+                << a.reduce << "'\n";
+      return kUsage;
+    }
+    if (store::is_clickhouse_url(a.out)) {
+      std::cerr << "sonde collect: --reduce works with the embedded store (a directory) only\n";
+      return kUsage;
+    }
+  }
+  if (!parse_number(a.reduce_shapes, &options.reduction.max_shapes) ||
+      options.reduction.max_shapes == 0) {
+    std::cerr << "sonde collect: --reduce-shapes needs a positive number, got '" << a.reduce_shapes
+              << "'\n";
     return kUsage;
   }
   if (a.out.empty()) {
@@ -107,12 +136,13 @@ int run_collect(const CollectArgs& a) {
   collector.run(g_stop);
   const std::string error = collector.finish();
 
-  uint64_t received = 0, stored = 0, rejected = 0, traces = 0, invalid = 0;
+  uint64_t received = 0, stored = 0, rejected = 0, traces = 0, invalid = 0, reduced = 0;
   for (const collect::ClientReport& c : collector.clients()) {
     const store::ClientRecord& r = c.record;
     std::cerr << "sonde collect: client " << r.id << " (" << r.peer << "): " << r.received
               << " received, " << r.stored << " stored, " << r.rejected << " rejected, " << c.traces
               << " traces (" << c.invalid_traces << " invalid)";
+    if (options.reduce) std::cerr << " in " << c.reduced_traces << " reduced traces";
     if (!r.error.empty()) {
       std::cerr << "; closed: " << r.error << " (" << r.undecoded_bytes << " bytes not decoded)";
     }
@@ -122,14 +152,17 @@ int run_collect(const CollectArgs& a) {
     rejected += r.rejected;
     traces += c.traces;
     invalid += c.invalid_traces;
+    reduced += c.reduced_traces;
   }
-  if (collector.refused_connections() > 0) {
-    std::cerr << "sonde collect: warning: " << collector.refused_connections()
-              << " connections refused (more than " << options.listen.max_connections
-              << " at once; --max-clients)\n";
+  if (collector.unserved_connections() > 0) {
+    std::cerr << "sonde collect: warning: " << collector.unserved_connections()
+              << " connections still waiting for one of the " << options.listen.max_connections
+              << " slots (--max-clients) when the collector stopped were not read ("
+              << collector.unserved_bytes() << " bytes they had sent are lost)\n";
   }
   std::cerr << "sonde collect: total: " << received << " received, " << stored << " stored, "
             << rejected << " rejected, " << traces << " traces (" << invalid << " invalid)";
+  if (options.reduce) std::cerr << " in " << reduced << " reduced traces";
   if (!collector.stats_path().empty()) std::cerr << "; stats in " << collector.stats_path();
   std::cerr << "\n";
   if (!error.empty()) {
@@ -155,7 +188,8 @@ void setup_collect(CLI::App& app, int& exit_code) {
                  "Stop after N connections have closed (default 0: run until SIGINT/SIGTERM)")
       ->type_name("N");
   app.add_option("--max-clients", a->max_clients,
-                 "Connections served at once; more are refused and counted (default 256)")
+                 "Connections served at once; more wait in the kernel's queue until one closes "
+                 "(default 256)")
       ->type_name("N");
   app.add_option("--max-open-traces", a->max_open_traces,
                  "Open traces per connection before the oldest is closed as invalid (default "
@@ -164,6 +198,18 @@ void setup_collect(CLI::App& app, int& exit_code) {
   app.add_option("--trace-timeout", a->trace_timeout,
                  "Close a trace without records for this long, in log time (default 30s)")
       ->type_name("DURATION");
+  app.add_option("--drain-timeout", a->drain_timeout,
+                 "On SIGINT/SIGTERM, read what clients already sent for at most this long "
+                 "(default 5m; it also ends once nothing arrived for 10 s)")
+      ->type_name("DURATION");
+  app.add_option("--reduce", a->reduce,
+                 "Trace reduction: store one reduced trace per shape and window of this much "
+                 "log time (e.g. 1s) instead of every trace; logs still keep every record")
+      ->type_name("WINDOW");
+  app.add_option("--reduce-shapes", a->reduce_shapes,
+                 "With --reduce: distinct shapes per window per connection before the window "
+                 "closes early (default 10000)")
+      ->type_name("N");
   app.footer(
       "Exit status: 0 ok (clients that broke the protocol are reported), 1 cannot listen or "
       "cannot store, 2 usage error.");

@@ -90,9 +90,11 @@ int run_listen(const ListenOptions& o) {
     }
     std::cerr << "\n";
   }
-  if (listener.rejected_connections() > 0) {
-    std::cerr << "sonde listen: warning: " << listener.rejected_connections()
-              << " connections refused (more than " << options.max_connections << " at once)\n";
+  if (listener.unserved_connections() > 0) {
+    std::cerr << "sonde listen: warning: " << listener.unserved_connections()
+              << " connections still waiting for a slot (more than " << options.max_connections
+              << " at once) when it stopped were not read (" << listener.unserved_bytes()
+              << " bytes lost)\n";
   }
   std::cerr << "sonde listen: " << log->written() << " records written to " << o.out;
   if (log->rejected() > 0) std::cerr << " (" << log->rejected() << " rejected by the format)";

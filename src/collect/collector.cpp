@@ -19,8 +19,12 @@ class Collector::Client final : public format::RecordSink {
   Client(Collector& owner, int64_t id, const std::string& peer)
       : owner_(owner),
         traces_(*owner.index_, id),
+        reducing_(owner.options_.reduce ? std::make_unique<store::ReducingIndexSink>(
+                                              *owner.index_, id, owner.options_.reduction)
+                                        : nullptr),
         reconstructor_(std::make_unique<analysis::TraceReconstructor>(
-            traces_, reconstruction(owner.options_))) {
+            reducing_ ? static_cast<analysis::TraceSink&>(*reducing_) : traces_,
+            reconstruction(owner.options_))) {
     report_.record.id = id;
     report_.record.peer = peer;
     report_.open = true;
@@ -65,6 +69,7 @@ class Collector::Client final : public format::RecordSink {
     if (!report_.open) return;
     report_.open = false;
     reconstructor_->finish();
+    if (reducing_) reducing_->flush();
     // Only the counts stay: a long-running collector sees many connections.
     reconstructor_.reset();
     report_.record.undecoded_bytes = stats.undecoded_bytes;
@@ -79,9 +84,15 @@ class Collector::Client final : public format::RecordSink {
 
   ClientReport report() const {
     ClientReport r = report_;
-    r.traces = traces_.valid();
-    r.invalid_traces = traces_.invalid();
+    r.traces = reducing_ ? reducing_->valid() : traces_.valid();
+    r.invalid_traces = reducing_ ? reducing_->invalid() : traces_.invalid();
+    r.reduced_traces = reducing_ ? reducing_->reduced() : 0;
     return r;
+  }
+
+  // Stores the reduced traces of the open window (before a commit).
+  void flush_reduced() {
+    if (reducing_ && report_.open) reducing_->flush();
   }
 
  private:
@@ -94,6 +105,7 @@ class Collector::Client final : public format::RecordSink {
 
   Collector& owner_;
   store::IndexTraceSink traces_;
+  std::unique_ptr<store::ReducingIndexSink> reducing_;  // with --reduce
   std::unique_ptr<analysis::TraceReconstructor> reconstructor_;
   std::unique_ptr<format::RecordLogWriter> log_;
   std::string log_error_;  // why writing the log failed
@@ -117,6 +129,9 @@ std::string Collector::open() {
     stats_path_ = (dir / "collect-stats.json").string();
     std::ofstream probe(stats_path_, std::ios::app);
     if (!probe) return "cannot write " + stats_path_ + ": " + std::strerror(errno);
+  }
+  if (options_.reduce && store::is_clickhouse_url(options_.out)) {
+    return "--reduce works with the embedded store only, not with " + options_.out;
   }
   std::string error;
   index_ = store::open_trace_index(options_.out, &error);
@@ -150,8 +165,8 @@ void Collector::on_close(size_t client, const ClientStats& stats) {
 }
 
 bool Collector::on_tick() {
-  // Refused connections never reach on_open; the stats file shows them too.
-  if (listener_.rejected_connections() != refused_written_) dirty_ = true;
+  // Queued connections never reached on_open; the stats file shows them too.
+  if (listener_.queued_connections() != queued_written_) dirty_ = true;
   if (dirty_ && std::chrono::steady_clock::now() - last_commit_ >= options_.commit_interval) {
     commit();
   }
@@ -162,11 +177,13 @@ bool Collector::on_tick() {
 
 void Collector::commit() {
   for (const auto& c : clients_) {
-    if (c) index_->put_client(c->report().record);
+    if (!c) continue;
+    c->flush_reduced();
+    index_->put_client(c->report().record);
   }
   if (std::string e = index_->commit(); !e.empty()) fail(e);
   write_stats();
-  refused_written_ = listener_.rejected_connections();
+
   dirty_ = false;
   last_commit_ = std::chrono::steady_clock::now();
 }
@@ -186,7 +203,7 @@ std::vector<ClientReport> Collector::clients() const {
 void Collector::write_stats() {
   if (stats_path_.empty()) return;  // ClickHouse without a log directory
   nlohmann::json clients = nlohmann::json::array();
-  uint64_t received = 0, stored = 0, rejected = 0, traces = 0, invalid = 0;
+  uint64_t received = 0, stored = 0, rejected = 0, traces = 0, invalid = 0, reduced = 0;
   for (const ClientReport& c : this->clients()) {
     const store::ClientRecord& r = c.record;
     clients.push_back({{"id", r.id},
@@ -199,12 +216,14 @@ void Collector::write_stats() {
                        {"undecoded_bytes", r.undecoded_bytes},
                        {"traces", c.traces},
                        {"invalid_traces", c.invalid_traces},
+                       {"reduced_traces", c.reduced_traces},
                        {"error", r.error}});
     received += r.received;
     stored += r.stored;
     rejected += r.rejected;
     traces += c.traces;
     invalid += c.invalid_traces;
+    reduced += c.reduced_traces;
   }
   const nlohmann::json doc = {
       {"listen", options_.listen.bind_address + ":" + std::to_string(listener_.port())},
@@ -213,7 +232,11 @@ void Collector::write_stats() {
       {"rejected", rejected},
       {"traces", traces},
       {"invalid_traces", invalid},
-      {"refused_connections", listener_.rejected_connections()},
+      {"reduce", options_.reduce},
+      {"reduced_traces", reduced},
+      {"queued_connections", queued_written_ = listener_.queued_connections()},
+      {"unserved_connections", listener_.unserved_connections()},
+      {"unserved_bytes", listener_.unserved_bytes()},
       {"peak_open_clients", listener_.peak_connections()},
       {"error", error_},
       {"clients", clients}};

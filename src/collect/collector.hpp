@@ -40,12 +40,18 @@ struct CollectorOptions {
   int64_t trace_timeout_ns = int64_t{30} * 1'000'000'000;
   // How often new traces become visible to readers of the index.
   std::chrono::milliseconds commit_interval{500};
+  // Trace reduction (MooBench's D; analysis/trace_reducer.hpp): store one
+  // reduced trace per shape and window instead of every trace. Windows
+  // also close at every commit, so reduced traces become visible as fast.
+  bool reduce = false;
+  analysis::ReductionOptions reduction;
 };
 
 struct ClientReport {
   store::ClientRecord record;  // id, peer, log file, received/stored/rejected, error
   uint64_t traces = 0;
   uint64_t invalid_traces = 0;
+  uint64_t reduced_traces = 0;  // with reduction: reduced traces stored
   bool open = false;
 };
 
@@ -67,7 +73,11 @@ class Collector final : private ConnectionHandler {
   std::string finish();
 
   std::vector<ClientReport> clients() const;
-  uint64_t refused_connections() const { return listener_.rejected_connections(); }
+  // Waiting for a free slot now (over --max-clients), and those still
+  // waiting when the collector stopped (never read; their bytes counted).
+  size_t queued_connections() const { return listener_.queued_connections(); }
+  uint64_t unserved_connections() const { return listener_.unserved_connections(); }
+  uint64_t unserved_bytes() const { return listener_.unserved_bytes(); }
   size_t peak_open_clients() const { return listener_.peak_connections(); }
   const std::string& stats_path() const { return stats_path_; }
 
@@ -89,7 +99,7 @@ class Collector final : private ConnectionHandler {
   std::string error_;
   std::chrono::steady_clock::time_point last_commit_;
   bool dirty_ = false;
-  uint64_t refused_written_ = 0;  // refused connections the stats file shows
+  size_t queued_written_ = 0;  // queued connections the stats file shows
   bool finished_ = false;
 };
 

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -70,17 +71,15 @@ std::string KiekerTcpListener::open() {
 }
 
 void KiekerTcpListener::accept_new() {
-  for (;;) {
+  // At the limit, new connections wait in the kernel's accept queue (and
+  // past its end, in their SYN retries): the senders are held back, not
+  // refused, until a served connection closes.
+  while (connections_.size() < options_.max_connections) {
     sockaddr_in peer{};
     socklen_t len = sizeof peer;
     const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len,
                              SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) return;  // EAGAIN: nothing more; other errors: try again next round
-    if (connections_.size() >= options_.max_connections) {
-      ++rejected_connections_;
-      ::close(fd);
-      continue;
-    }
     auto c = std::make_unique<Connection>();
     c->fd = fd;
     c->client = clients_.size();
@@ -111,6 +110,7 @@ bool KiekerTcpListener::serve(Connection& c) {
       return false;
     }
     stats.bytes += static_cast<uint64_t>(n);
+    last_progress_ = std::chrono::steady_clock::now();
     const bool ok = c.decoder->feed(buf, static_cast<size_t>(n), *c.sink);
     stats.records = c.decoder->records();
     if (!ok) {
@@ -133,8 +133,10 @@ void KiekerTcpListener::close_connection(Connection& c) {
 }
 
 void KiekerTcpListener::serve_ready(int timeout_ms, bool accept) {
+  // A full house does not watch the listening socket (it would stay ready).
+  const bool room = accept && connections_.size() < options_.max_connections;
   std::vector<pollfd> fds;
-  fds.push_back({listen_fd_, static_cast<short>(accept ? POLLIN : 0), 0});
+  fds.push_back({listen_fd_, static_cast<short>(room ? POLLIN : 0), 0});
   for (const auto& c : connections_) fds.push_back({c->fd, POLLIN, 0});
   const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
   if (handler_ && !handler_->on_tick()) sink_stopped_ = true;
@@ -145,7 +147,16 @@ void KiekerTcpListener::serve_ready(int timeout_ms, bool accept) {
     if (!serve(c)) close_connection(c);
   }
   std::erase_if(connections_, [](const auto& c) { return c->fd < 0; });
-  if (accept && (fds[0].revents & POLLIN)) accept_new();
+  // A connection that just closed frees a slot for one still queued.
+  if (accept && connections_.size() < options_.max_connections) accept_new();
+}
+
+size_t KiekerTcpListener::queued_connections() const {
+  // For a listening socket Linux reports its accept queue's length here.
+  tcp_info info{};
+  socklen_t len = sizeof info;
+  if (listen_fd_ < 0 || ::getsockopt(listen_fd_, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return 0;
+  return info.tcpi_unacked;
 }
 
 void KiekerTcpListener::run(const std::atomic<bool>& stop) {
@@ -161,23 +172,51 @@ void KiekerTcpListener::run(const std::atomic<bool>& stop) {
 
 void KiekerTcpListener::drain() {
   // Stopping: what monitored processes sent before the stop is theirs to
-  // keep. Take the connections already queued, then read each open one
-  // until its sender closes it or the drain time is up.
+  // keep. Read each open connection until its sender closes it, taking
+  // queued ones as slots free, until the drain time is up.
   if (!sink_stopped_) accept_new();
-  const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
-  while (!connections_.empty() && !sink_stopped_ && std::chrono::steady_clock::now() < deadline) {
-    serve_ready(100, false);
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  last_progress_ = start;
+  while (!connections_.empty() && !sink_stopped_) {
+    const auto now = Clock::now();
+    if (now - last_progress_ >= options_.drain_idle || now - start >= options_.drain_timeout) break;
+    serve_ready(100, true);
   }
+  count_unserved();
+  const auto waited =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   for (auto& c : connections_) {
-    // Still open (a sender that keeps sending, or a stopped sink): what
-    // already arrived but was not read is counted, not dropped unseen.
+    // Still open (a sender that keeps sending, a stalled one, or a stopped
+    // sink): what already arrived but was not read is counted, and the cut
+    // is recorded, never silent.
     int pending = 0;
+    ClientStats& stats = clients_[c->client];
     if (::ioctl(c->fd, FIONREAD, &pending) == 0 && pending > 0) {
-      clients_[c->client].bytes += static_cast<uint64_t>(pending);
+      stats.bytes += static_cast<uint64_t>(pending);
+    }
+    if (stats.error.empty() && !sink_stopped_) {
+      stats.error = "cut when the collector stopped, after draining for " + std::to_string(waited) +
+                    " ms; what the sender still had in flight is lost";
     }
     close_connection(*c);
   }
   connections_.clear();
+}
+
+void KiekerTcpListener::count_unserved() {
+  // Connections still queued when serving ends were never read: their bytes
+  // already in the kernel are counted, then they are closed.
+  for (;;) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    int pending = 0;
+    if (::ioctl(fd, FIONREAD, &pending) == 0 && pending > 0) {
+      unserved_bytes_ += static_cast<uint64_t>(pending);
+    }
+    ++unserved_connections_;
+    ::close(fd);
+  }
 }
 
 uint64_t KiekerTcpListener::records() const {

@@ -20,14 +20,20 @@ namespace sonde::collect {
 struct ListenerOptions {
   std::string bind_address = "127.0.0.1";
   uint16_t port = 10133;  // Kieker's default TCP port; 0 = any free port
+  // Served at once. More wait in the kernel's accept queue until one
+  // closes, so their senders are held back rather than refused.
   size_t max_connections = 1024;
   // Return from run() once this many connections have been accepted and
   // closed again; 0 = run until stop is set.
   uint64_t stop_after_connections = 0;
-  // On stop: connections already queued are accepted and every open one is
-  // read until its sender closes it, for at most this long; bytes still
-  // unread then are counted as undecoded (never dropped unseen).
-  std::chrono::milliseconds drain_timeout{10000};
+  // On stop: every open connection is read until its sender closes it, and
+  // queued ones are served as slots free, while data keeps arriving: the
+  // drain ends once nothing arrived for `drain_idle`, or after
+  // `drain_timeout` in all. A connection cut then keeps an error saying so
+  // (what its sender still had in flight is lost); bytes already received
+  // but not decoded are counted as undecoded.
+  std::chrono::milliseconds drain_idle{10000};
+  std::chrono::milliseconds drain_timeout{300000};
 };
 
 struct ClientStats {
@@ -76,7 +82,12 @@ class KiekerTcpListener {
 
   const std::vector<ClientStats>& clients() const { return clients_; }
   uint64_t records() const;
-  uint64_t rejected_connections() const { return rejected_connections_; }
+  // Connections waiting in the accept queue now (over max_connections).
+  size_t queued_connections() const;
+  // Connections still queued when serving ended, never read, and the bytes
+  // they had sent (counted, then closed).
+  uint64_t unserved_connections() const { return unserved_connections_; }
+  uint64_t unserved_bytes() const { return unserved_bytes_; }
   // The most connections open at once so far.
   size_t peak_connections() const { return peak_connections_; }
 
@@ -89,6 +100,7 @@ class KiekerTcpListener {
   // One poll round over the open connections; false on a poll error.
   void serve_ready(int timeout_ms, bool accept);
   void drain();
+  void count_unserved();
 
   format::RecordSink* sink_ = nullptr;  // shared sink, or null with a handler
   ConnectionHandler* handler_ = nullptr;
@@ -98,9 +110,11 @@ class KiekerTcpListener {
   std::vector<std::unique_ptr<Connection>> connections_;
   std::vector<ClientStats> clients_;
   uint64_t closed_connections_ = 0;
-  uint64_t rejected_connections_ = 0;
+  uint64_t unserved_connections_ = 0;
+  uint64_t unserved_bytes_ = 0;
   size_t peak_connections_ = 0;
   bool sink_stopped_ = false;
+  std::chrono::steady_clock::time_point last_progress_;  // last bytes read
 };
 
 }  // namespace sonde::collect

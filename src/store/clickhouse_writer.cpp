@@ -86,6 +86,16 @@ void ClickHouseWriter::add_invalid(const analysis::InvalidTrace& trace, int64_t 
   if (++pending_ >= batch_traces_) commit();
 }
 
+void ClickHouseWriter::count(const analysis::Trace&) { reduction_unsupported(); }
+
+void ClickHouseWriter::add_reduced(const analysis::ReducedTrace&, int64_t) {
+  reduction_unsupported();
+}
+
+void ClickHouseWriter::reduction_unsupported() {
+  if (error_.empty()) error_ = "the ClickHouse store does not take reduced traces (--reduce)";
+}
+
 void ClickHouseWriter::insert(const analysis::Trace& trace, bool valid, const std::string& problem,
                               int64_t client) {
   const uint64_t id = next_id_++;

@@ -26,6 +26,9 @@ class ClickHouseWriter final : public TraceIndex {
   void add_invalid(const analysis::InvalidTrace& trace, int64_t client) override;
   // Kept in memory only (ids continue after those in `traces`).
   void put_client(const ClientRecord& client) override;
+  // Not supported (the collector refuses --reduce with ClickHouse): set error().
+  void count(const analysis::Trace& trace) override;
+  void add_reduced(const analysis::ReducedTrace& trace, int64_t client) override;
   int64_t next_client_id() const override { return next_client_id_; }
   std::string commit() override;
   std::string finish() override;
@@ -33,6 +36,7 @@ class ClickHouseWriter final : public TraceIndex {
 
  private:
   void insert(const analysis::Trace& trace, bool valid, const std::string& problem, int64_t client);
+  void reduction_unsupported();
 
   ClickHouseClient client_;
   size_t batch_traces_;

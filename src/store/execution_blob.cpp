@@ -1,5 +1,7 @@
 #include "store/execution_blob.hpp"
 
+#include <cmath>
+
 #include "format/varint.hpp"
 
 namespace sonde::store {
@@ -71,6 +73,56 @@ std::string unpack_executions(std::string_view blob,
     out.push_back(std::move(e));
   }
   return problem;
+}
+
+void pack_reduced_executions(std::span<const analysis::ReducedExecution> positions,
+                             const std::function<uint64_t(std::string_view)>& name_id,
+                             std::string& out) {
+  const auto id = [&name_id](std::string_view s) -> uint64_t { return s.empty() ? 0 : name_id(s); };
+  const auto rounded = [](double v) { return static_cast<int64_t>(std::llround(v)); };
+  for (const analysis::ReducedExecution& p : positions) {
+    format::put_varint(out, id(p.operation));
+    format::put_varint(out, id(p.component));
+    format::put_varint(out, format::zigzag(p.eoi));
+    format::put_varint(out, format::zigzag(p.ess));
+    format::put_varint(out, format::zigzag(rounded(p.mean_offset)));
+    format::put_varint(out, format::zigzag(rounded(p.mean_duration)));
+    format::put_varint(out, format::zigzag(p.min_duration));
+    format::put_varint(out, format::zigzag(p.max_duration));
+    format::put_varint(out, p.failed);
+  }
+}
+
+std::string unpack_reduced_executions(std::string_view blob,
+                                      const std::function<const std::string*(uint64_t)>& name_of,
+                                      std::vector<analysis::ReducedExecution>& out) {
+  const auto* begin = reinterpret_cast<const uint8_t*>(blob.data());
+  format::ByteCursor in{begin, begin + blob.size()};
+  while (!in.at_end()) {
+    const size_t start = static_cast<size_t>(in.p - begin);
+    analysis::ReducedExecution p;
+    for (std::string* into : {&p.operation, &p.component}) {
+      const size_t at = static_cast<size_t>(in.p - begin);
+      const uint64_t id = in.varint();
+      if (!in.ok || id == 0) continue;
+      const std::string* text = name_of(id);
+      if (!text) return "unknown name id " + std::to_string(id) + " at byte " + std::to_string(at);
+      *into = *text;
+    }
+    p.eoi = static_cast<int32_t>(in.svarint());
+    p.ess = static_cast<int32_t>(in.svarint());
+    p.mean_offset = static_cast<double>(in.svarint());
+    p.mean_duration = static_cast<double>(in.svarint());
+    p.min_duration = in.svarint();
+    p.max_duration = in.svarint();
+    p.failed = in.varint();
+    if (!in.ok) {
+      return "truncated position " + std::to_string(out.size()) + " (starts at byte " +
+             std::to_string(start) + ")";
+    }
+    out.push_back(std::move(p));
+  }
+  return "";
 }
 
 }  // namespace sonde::store

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "analysis/trace_model.hpp"
+#include "analysis/trace_reducer.hpp"
 #include "store/trace_store.hpp"
 
 namespace sonde::store {
@@ -34,5 +35,16 @@ void pack_executions(std::span<const analysis::Execution> executions,
 std::string unpack_executions(std::string_view blob,
                               const std::function<const std::string*(uint64_t)>& name_of,
                               std::vector<StoredExecution>& out);
+
+// The call positions of a reduced trace (table `reduced_traces`), per
+// position: operation id, component id, s eoi, s ess, s mean offset from
+// the trace's start, s mean duration, s min, s max (ns, means rounded),
+// failed count.
+void pack_reduced_executions(std::span<const analysis::ReducedExecution> positions,
+                             const std::function<uint64_t(std::string_view)>& name_id,
+                             std::string& out);
+std::string unpack_reduced_executions(std::string_view blob,
+                                      const std::function<const std::string*(uint64_t)>& name_of,
+                                      std::vector<analysis::ReducedExecution>& out);
 
 }  // namespace sonde::store

@@ -31,6 +31,22 @@ CREATE TABLE IF NOT EXISTS trace_executions (
   trace INTEGER PRIMARY KEY REFERENCES traces (id),
   data BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS reduced_traces (
+  id INTEGER PRIMARY KEY,
+  first_trace_id INTEGER NOT NULL,
+  root_operation TEXT NOT NULL,
+  host TEXT NOT NULL,
+  first_start_ns INTEGER NOT NULL,
+  last_start_ns INTEGER NOT NULL,
+  traces INTEGER NOT NULL,
+  failed_traces INTEGER NOT NULL,
+  mean_ns REAL NOT NULL,
+  min_ns INTEGER NOT NULL,
+  max_ns INTEGER NOT NULL,
+  client INTEGER NOT NULL,
+  data BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS reduced_by_start ON reduced_traces (first_start_ns);
 CREATE TABLE IF NOT EXISTS operations (
   operation TEXT PRIMARY KEY,
   count INTEGER NOT NULL,

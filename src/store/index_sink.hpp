@@ -9,6 +9,7 @@
 #include <string>
 
 #include "analysis/trace_model.hpp"
+#include "analysis/trace_reducer.hpp"
 
 namespace sonde::store {
 
@@ -31,6 +32,11 @@ class TraceIndex {
   virtual void add(const analysis::Trace& trace, int64_t client) = 0;
   virtual void add_invalid(const analysis::InvalidTrace& trace, int64_t client) = 0;
   virtual void put_client(const ClientRecord& client) = 0;
+  // Trace reduction (`sonde collect --reduce`): a valid trace that only
+  // feeds the per-operation aggregates and call edges, and the reduced
+  // trace it became part of. A store without reduction sets error().
+  virtual void count(const analysis::Trace& trace) = 0;
+  virtual void add_reduced(const analysis::ReducedTrace& trace, int64_t client) = 0;
   // The lowest client id not used in this store yet.
   virtual int64_t next_client_id() const = 0;
   // Makes everything added so far visible to readers. Returns "" or the error.
@@ -70,6 +76,38 @@ class IndexTraceSink : public analysis::TraceSink {
   int64_t client_;
   uint64_t valid_ = 0;
   uint64_t invalid_ = 0;
+};
+
+// For one client with reduction on: valid traces are counted in the
+// aggregates and reduced; reduced and invalid traces are stored.
+class ReducingIndexSink : public analysis::TraceSink, private analysis::ReducedTraceSink {
+ public:
+  ReducingIndexSink(TraceIndex& index, int64_t client, analysis::ReductionOptions options)
+      : index_(index),
+        client_(client),
+        invalid_(index, client),
+        reducer_(*this, invalid_, options) {}
+  void on_trace(const analysis::Trace& trace) override {
+    index_.count(trace);
+    reducer_.on_trace(trace);
+  }
+  void on_invalid_trace(const analysis::InvalidTrace& trace) override {
+    reducer_.on_invalid_trace(trace);
+  }
+  // Stores what the open window holds (the collector does so at each commit).
+  void flush() { reducer_.flush(); }
+  uint64_t valid() const { return reducer_.traces_in(); }
+  uint64_t invalid() const { return invalid_.invalid(); }
+  uint64_t reduced() const { return reducer_.reduced_out(); }
+
+ private:
+  void on_reduced_trace(const analysis::ReducedTrace& trace) override {
+    index_.add_reduced(trace, client_);
+  }
+  TraceIndex& index_;
+  int64_t client_;
+  IndexTraceSink invalid_;
+  analysis::TraceReducer reducer_;
 };
 
 }  // namespace sonde::store

@@ -52,6 +52,11 @@ std::string IndexWriter::open(const std::string& dir) {
   insert_executions_ =
       SqliteStatement(db_, "INSERT INTO trace_executions (trace, data) VALUES (?1, ?2)");
   insert_name_ = SqliteStatement(db_, "INSERT INTO names (id, text) VALUES (?1, ?2)");
+  insert_reduced_ = SqliteStatement(
+      db_,
+      "INSERT INTO reduced_traces (first_trace_id, root_operation, host, first_start_ns, "
+      "last_start_ns, traces, failed_traces, mean_ns, min_ns, max_ns, client, data) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
   upsert_operation_ = SqliteStatement(
       db_,
       "INSERT OR REPLACE INTO operations (operation, count, failed, total, mean, min, max, p50, "
@@ -64,8 +69,8 @@ std::string IndexWriter::open(const std::string& dir) {
       "undecoded_bytes, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   set_meta_ = SqliteStatement(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)");
   for (const SqliteStatement* s :
-       {&insert_trace_, &insert_executions_, &insert_name_, &upsert_operation_, &upsert_edge_,
-        &upsert_client_, &set_meta_}) {
+       {&insert_trace_, &insert_executions_, &insert_name_, &insert_reduced_, &upsert_operation_,
+        &upsert_edge_, &upsert_client_, &set_meta_}) {
     if (!s->ok()) return "cannot prepare the index: " + s->error();
   }
   if (std::string e = load_existing(); !e.empty()) return e;
@@ -78,6 +83,16 @@ std::string IndexWriter::open(const std::string& dir) {
 }
 
 std::string IndexWriter::load_existing() {
+  {
+    // Statistics cannot be rebuilt from reduced traces (they keep means and
+    // extremes, not every duration), so appending would skew them.
+    SqliteStatement reduced(db_, "SELECT COUNT(*) FROM reduced_traces");
+    if (reduced.ok() && reduced.step() && reduced.int64(0) > 0) {
+      return db_.path() +
+             " holds reduced traces (sonde collect --reduce): its operation statistics cannot be "
+             "rebuilt to append to it; collect into a new directory";
+    }
+  }
   SqliteStatement generation(db_, "SELECT value FROM meta WHERE key = 'generation'");
   if (generation.ok() && generation.step()) generation_ = std::stoull(generation.text(0));
   SqliteStatement clients(db_, "SELECT COALESCE(MAX(id), 0) + 1 FROM clients");
@@ -149,6 +164,38 @@ void IndexWriter::add(const analysis::Trace& trace, int64_t client) {
   insert(trace, true, "", client);
   aggregate(trace);
   ++traces_;
+  if (++pending_ >= batch_traces_) commit();
+}
+
+void IndexWriter::count(const analysis::Trace& trace) {
+  if (!error_.empty()) return;
+  aggregate(trace);
+  ++traces_;
+}
+
+void IndexWriter::add_reduced(const analysis::ReducedTrace& r, int64_t client) {
+  if (!error_.empty() || !begin()) return;
+  packed_.clear();
+  pack_reduced_executions(
+      r.executions, [this](std::string_view name) { return name_id(name); }, packed_);
+  if (!error_.empty()) return;
+  SqliteStatement& x = insert_reduced_;
+  x.bind(1, r.first_trace_id);
+  x.bind(2,
+         r.executions.empty() ? std::string_view() : std::string_view(r.executions[0].operation));
+  x.bind(3, std::string_view(r.host));
+  x.bind(4, r.first_start);
+  x.bind(5, r.last_start);
+  x.bind(6, static_cast<int64_t>(r.traces));
+  x.bind(7, static_cast<int64_t>(r.failed_traces));
+  x.bind(8, r.mean_duration);
+  x.bind(9, r.min_duration);
+  x.bind(10, r.max_duration);
+  x.bind(11, client);
+  x.bind_blob(12, packed_);
+  x.step();
+  x.reset();
+  if (!x.error().empty()) return fail("cannot write the index: " + x.error());
   if (++pending_ >= batch_traces_) commit();
 }
 

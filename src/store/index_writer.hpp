@@ -43,6 +43,8 @@ class IndexWriter final : public TraceIndex {
   void add(const analysis::Trace& trace, int64_t client) override;
   void add_invalid(const analysis::InvalidTrace& trace, int64_t client) override;
   void put_client(const ClientRecord& client) override;
+  void count(const analysis::Trace& trace) override;
+  void add_reduced(const analysis::ReducedTrace& trace, int64_t client) override;
   // The lowest client id not used in this index yet (ids stay unique when
   // a collector appends to an existing directory).
   int64_t next_client_id() const override { return next_client_id_; }
@@ -77,8 +79,8 @@ class IndexWriter final : public TraceIndex {
 
   size_t batch_traces_;
   SqliteDb db_;
-  SqliteStatement insert_trace_, insert_executions_, insert_name_, upsert_operation_, upsert_edge_,
-      upsert_client_, set_meta_;
+  SqliteStatement insert_trace_, insert_executions_, insert_name_, insert_reduced_,
+      upsert_operation_, upsert_edge_, upsert_client_, set_meta_;
   bool in_transaction_ = false;
   size_t pending_ = 0;
   uint64_t generation_ = 0;

@@ -44,9 +44,10 @@ class Keeper final : public analysis::TraceSink {
     s.entry.start = start;
     s.entry.duration = end - start;
     s.entry.valid = false;
-    s.entry.problem = t.problems.empty() ? std::string(analysis::to_string(t.closed_by))
-                                         : std::string(analysis::to_string(t.problems.front().kind)) +
-                                               ": " + t.problems.front().detail;
+    s.entry.problem = t.problems.empty()
+                          ? std::string(analysis::to_string(t.closed_by))
+                          : std::string(analysis::to_string(t.problems.front().kind)) + ": " +
+                                t.problems.front().detail;
     traces.push_back(std::move(s));
   }
 
@@ -91,7 +92,8 @@ std::string log_signature(const std::string& path) {
   return sig;
 }
 
-std::shared_ptr<MemoryStore::Snapshot> read_snapshot(const std::string& log, MemoryStoreLoad* load) {
+std::shared_ptr<MemoryStore::Snapshot> read_snapshot(const std::string& log,
+                                                     MemoryStoreLoad* load) {
   analysis::AnalysisOptions options;
   options.build_call_tree = false;
   options.build_dependency_graph = false;
@@ -137,7 +139,8 @@ std::shared_ptr<MemoryStore::Snapshot> read_snapshot(const std::string& log, Mem
     o.p99 = s.inclusive.p99;
     snap->operations.push_back(std::move(o));
   }
-  for (const auto& [key, calls] : keeper.edges) snap->edges.push_back({key.first, key.second, calls});
+  for (const auto& [key, calls] : keeper.edges)
+    snap->edges.push_back({key.first, key.second, calls});
   return snap;
 }
 

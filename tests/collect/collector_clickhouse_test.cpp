@@ -26,7 +26,6 @@ namespace {
 
 using format::test::TempDir;
 
-
 TEST(CollectorClickHouse, MonitoredProcessesLandInClickHouseLikeInSqlite) {
   store::test::ClickHouseServer server;
   ASSERT_EQ(server.error(), "");

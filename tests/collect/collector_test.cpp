@@ -312,7 +312,7 @@ TEST(Collector, SixtyFourClientsAtOnceLoseNothing) {
   ASSERT_EQ(running.join(), "");
 
   EXPECT_EQ(running.collector().peak_open_clients(), static_cast<size_t>(clients));
-  EXPECT_EQ(running.collector().refused_connections(), 0u);
+  EXPECT_EQ(running.collector().unserved_connections(), 0u);
   const auto reports = running.collector().clients();
   ASSERT_EQ(reports.size(), static_cast<size_t>(clients));
   for (const ClientReport& c : reports) {
@@ -340,7 +340,7 @@ TEST(Collector, SixtyFourClientsAtOnceLoseNothing) {
   EXPECT_EQ(count.records, clients * bookstore.records);
 }
 
-TEST(Collector, ClientsOverTheLimitAreRefusedAndCounted) {
+TEST(Collector, ClientsOverTheLimitWaitForASlotAndLoseNothing) {
   Encoder bookstore;
   ASSERT_TRUE(format::read_log(kBookstore, bookstore).ok);
   TempDir dir("sonde-collect");
@@ -348,36 +348,85 @@ TEST(Collector, ClientsOverTheLimitAreRefusedAndCounted) {
   o.out = dir.path();
   o.listen.port = 0;
   o.listen.max_connections = 4;
-  o.listen.stop_after_connections = 4;
+  o.listen.stop_after_connections = 6;
   o.commit_interval = std::chrono::milliseconds(50);
   Collector collector(o);
   ASSERT_EQ(collector.open(), "");
   std::atomic<bool> stop{false};
   std::thread serving([&] { collector.run(stop); });
-  // Four held open, then two more: those are over the limit.
+  // Four held open, then two more: those wait in the accept queue, their
+  // first bytes already sent into the kernel.
   std::vector<int> held;
   for (int i = 0; i < 4; ++i) held.push_back(connect_to(collector.port()));
   ASSERT_TRUE(wait_for_stats(dir, [](const nlohmann::json& s) {
     return s.contains("clients") && s["clients"].size() == 4;
   })) << read_stats(dir).dump(1);
-  const int extra1 = connect_to(collector.port()), extra2 = connect_to(collector.port());
-  const bool refused = wait_for_stats(
-      dir, [](const nlohmann::json& s) { return s.value("refused_connections", 0) == 2; });
+  std::vector<int> waiting = {connect_to(collector.port()), connect_to(collector.port())};
+  for (int fd : waiting) EXPECT_TRUE(send_all(fd, bookstore.bytes.substr(0, 1000)));
+  const bool queued = wait_for_stats(
+      dir, [](const nlohmann::json& s) { return s.value("queued_connections", 0) == 2; });
+  EXPECT_EQ(read_stats(dir)["clients"].size(), 4u);
   for (int fd : held) {
     EXPECT_TRUE(send_all(fd, bookstore.bytes));
     ::close(fd);
   }
-  ::close(extra1);
-  ::close(extra2);
+  // Slots free up: the waiting two are served and send the rest.
+  for (int fd : waiting) {
+    EXPECT_TRUE(send_all(fd, bookstore.bytes.substr(1000)));
+    ::close(fd);
+  }
   serving.join();
-  ASSERT_TRUE(refused) << read_stats(dir).dump(1);
+  ASSERT_TRUE(queued) << read_stats(dir).dump(1);
   ASSERT_EQ(collector.finish(), "");
-  EXPECT_EQ(collector.refused_connections(), 2u);
+  EXPECT_EQ(collector.unserved_connections(), 0u);
   EXPECT_EQ(collector.peak_open_clients(), 4u);
   const auto reports = collector.clients();
-  ASSERT_EQ(reports.size(), 4u);
+  ASSERT_EQ(reports.size(), 6u);
   for (const ClientReport& c : reports) EXPECT_EQ(c.record.stored, bookstore.records);
-  EXPECT_EQ(read_stats(dir)["refused_connections"].get<int>(), 2);
+  const nlohmann::json stats = read_stats(dir);
+  EXPECT_EQ(stats["queued_connections"].get<int>(), 0);
+  EXPECT_EQ(stats["stored"].get<uint64_t>(), 6 * bookstore.records);
+}
+
+TEST(Collector, ConnectionsStillWaitingAtStopAreCountedWithTheirBytes) {
+  Encoder bookstore;
+  ASSERT_TRUE(format::read_log(kBookstore, bookstore).ok);
+  TempDir dir("sonde-collect");
+  CollectorOptions o;
+  o.out = dir.path();
+  o.listen.port = 0;
+  o.listen.max_connections = 1;
+  o.listen.drain_timeout = std::chrono::milliseconds(200);
+  o.commit_interval = std::chrono::milliseconds(50);
+  Collector collector(o);
+  ASSERT_EQ(collector.open(), "");
+  std::atomic<bool> stop{false};
+  std::thread serving([&] { collector.run(stop); });
+  // The one slot is taken by a sender that never closes; the second waits.
+  const int holder = connect_to(collector.port());
+  ASSERT_TRUE(wait_for_stats(dir, [](const nlohmann::json& s) {
+    return s.contains("clients") && s["clients"].size() == 1;
+  })) << read_stats(dir).dump(1);
+  const int waiter = connect_to(collector.port());
+  const size_t unread = 5000;
+  ASSERT_TRUE(send_all(waiter, bookstore.bytes.substr(0, unread)));
+  ASSERT_TRUE(wait_for_stats(dir, [](const nlohmann::json& s) {
+    return s.value("queued_connections", 0) == 1;
+  })) << read_stats(dir).dump(1);
+  stop = true;
+  serving.join();
+  ASSERT_EQ(collector.finish(), "");
+  EXPECT_EQ(collector.unserved_connections(), 1u);
+  EXPECT_EQ(collector.unserved_bytes(), unread);
+  const nlohmann::json stats = read_stats(dir);
+  EXPECT_EQ(stats["unserved_connections"].get<int>(), 1);
+  EXPECT_EQ(stats["unserved_bytes"].get<size_t>(), unread);
+  ASSERT_EQ(stats["clients"].size(), 1u);
+  // The holder never closed: its cut is recorded, not silent.
+  const std::string cut = stats["clients"][0]["error"];
+  EXPECT_NE(cut.find("cut when the collector stopped"), std::string::npos) << cut;
+  ::close(holder);
+  ::close(waiter);
 }
 
 TEST(Collector, ReadersSeeCommittedTracesWhileTheCollectorRuns) {

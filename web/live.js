@@ -71,7 +71,12 @@ function liveUpdate(s, data) {
       stat('Stored', t.stored.toLocaleString('en')),
       stat('Rejected', t.rejected.toLocaleString('en')),
       stat('Traces', (t.traces + t.invalid_traces).toLocaleString('en')),
-      stat('Refused connections', String(data.refused_connections), 'live-refused'))));
+      data.reduce ? stat('Reduced traces', t.reduced_traces.toLocaleString('en')) : null,
+      stat('Queued connections', String(data.queued_connections), 'live-queued'),
+      data.unserved_connections ? stat('Unserved connections', `${data.unserved_connections} (${data.unserved_bytes} bytes lost)`) : null,
+      data.refused_connections ? stat('Refused connections', String(data.refused_connections)) : null),
+    data.reduce ? el('p', { class: 'note small' }, 'The collector reduces traces (--reduce): valid traces are stored merged by shape, ' +
+      'so the stream below shows only the traces stored one by one (invalid ones).') : null));
   s.parts.clients.replaceChildren(...liveClientRows(s, data, now));
   const t0 = s.history.length ? s.history[0][0] : now;
   s.parts.chart.replaceChildren(lineChart({

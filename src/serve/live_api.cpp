@@ -47,6 +47,12 @@ std::optional<ApiResponse> parse_live(const QueryParams& params, LiveRequest* r)
   return std::nullopt;
 }
 
+// A count the collector's version may not write (older files lack the
+// queue counts, newer ones the refused count): 0 when absent.
+uint64_t optional_count(const json& obj, const char* key) {
+  return obj.contains(key) ? obj.at(key).get<uint64_t>() : 0;
+}
+
 // The counts of one client, as the collector wrote them (docs/collect.md).
 json client_json(const json& c) {
   return {{"id", c.at("id").get<int64_t>()},
@@ -58,6 +64,7 @@ json client_json(const json& c) {
           {"undecoded_bytes", c.at("undecoded_bytes").get<uint64_t>()},
           {"traces", c.at("traces").get<uint64_t>()},
           {"invalid_traces", c.at("invalid_traces").get<uint64_t>()},
+          {"reduced_traces", optional_count(c, "reduced_traces")},
           {"error", c.at("error").get<std::string>()}};
 }
 
@@ -101,8 +108,13 @@ ApiResponse LiveView::answer(const QueryParams& params) {
                 {"stored", stats.at("stored").get<uint64_t>()},
                 {"rejected", stats.at("rejected").get<uint64_t>()},
                 {"traces", stats.at("traces").get<uint64_t>()},
-                {"invalid_traces", stats.at("invalid_traces").get<uint64_t>()}}},
-              {"refused_connections", stats.at("refused_connections").get<uint64_t>()},
+                {"invalid_traces", stats.at("invalid_traces").get<uint64_t>()},
+                {"reduced_traces", optional_count(stats, "reduced_traces")}}},
+              {"reduce", stats.contains("reduce") && stats.at("reduce").get<bool>()},
+              {"queued_connections", optional_count(stats, "queued_connections")},
+              {"unserved_connections", optional_count(stats, "unserved_connections")},
+              {"unserved_bytes", optional_count(stats, "unserved_bytes")},
+              {"refused_connections", optional_count(stats, "refused_connections")},
               {"peak_open_clients", stats.at("peak_open_clients").get<uint64_t>()},
               {"open_clients", open},
               {"clients", std::move(clients)}};

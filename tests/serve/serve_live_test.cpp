@@ -31,9 +31,10 @@ using nlohmann::json;
 // A collector on its own thread until the test ends.
 class LiveCollector {
  public:
-  explicit LiveCollector(const std::string& dir) {
+  explicit LiveCollector(const std::string& dir, bool reduce = false) {
     collect::CollectorOptions o;
     o.out = dir;
+    o.reduce = reduce;
     o.listen.port = 0;
     o.commit_interval = std::chrono::milliseconds(100);
     collector_ = std::make_unique<collect::Collector>(o);
@@ -120,6 +121,9 @@ TEST(ServeLive, ClientsCountsAndTracesAfterTheCursor) {
   EXPECT_EQ(live["new_traces"], 0);
   EXPECT_EQ(live["cursor"], 0);
   EXPECT_EQ(live["index_error"], "");
+  EXPECT_EQ(live["reduce"], false);
+  EXPECT_EQ(live["queued_connections"], 0);
+  EXPECT_EQ(live["unserved_connections"], 0);
 
   // One client: its counts, and every trace it produced is new after 0.
   send_from_clients(collector.port(), stream.bytes, 1);
@@ -167,6 +171,34 @@ TEST(ServeLive, ClientsCountsAndTracesAfterTheCursor) {
   // A listed trace opens through the trace endpoint (the stream's links).
   const std::string id = live["traces"][0]["trace_id"].get<std::string>();
   EXPECT_EQ(http_get(server.port(), "/api/traces/" + id).status, 200);
+}
+
+// With --reduce, valid traces are stored merged by shape: the stream after
+// the cursor holds only the traces stored one by one, the invalid ones.
+TEST(ServeLive, ReducingCollectorStreamsOnlyTheInvalidTraces) {
+  collect::Encoder stream;
+  ASSERT_TRUE(format::read_log(bookstore_log(), stream).ok);
+  store::MemoryStore reference(bookstore_log());
+  format::test::TempDir dir("sonde-serve-live");
+  LiveCollector collector(dir.path(), true);
+  ASSERT_EQ(collector.open_error(), "");
+  std::string error;
+  auto store = store::SqliteStore::open(dir.path(), &error);
+  ASSERT_NE(store, nullptr) << error;
+  ServeOptions o;
+  o.port = 0;
+  o.collector_dir = dir.path();
+  RunningServer server(*store, o);
+  send_from_clients(collector.port(), stream.bytes, 1);
+  const json live = live_until(
+      server.port(), [&](const json& l) { return all_closed_with(l, 1, stream.records); });
+  EXPECT_EQ(live["reduce"], true);
+  const json& c = live["clients"][0];
+  EXPECT_EQ(c["traces"].get<uint64_t>(), reference.info().traces);
+  EXPECT_GT(c["reduced_traces"].get<uint64_t>(), 0u);
+  EXPECT_LT(c["reduced_traces"].get<uint64_t>(), reference.info().traces);
+  EXPECT_EQ(live["totals"]["reduced_traces"], c["reduced_traces"]);
+  EXPECT_EQ(live["new_traces"].get<uint64_t>(), reference.info().invalid_traces);
 }
 
 TEST(ServeLive, BadParametersAreRefusedByName) {

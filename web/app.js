@@ -119,6 +119,13 @@ const state = { info: null, generation: null, search: {} };
 
 // Views defined in other files (contexts.js, …): name -> (parts, params) => render.
 const sondeViews = {};
+// Views that keep themselves current (live.js) or whose data is not the
+// trace store's (diagnosis.js): a new store generation does not redraw them.
+const sondeSteadyViews = new Set();
+
+function currentView() {
+  return (location.hash || '#/traces').slice(1).split('?')[0].split('/').filter(Boolean)[0] || 'traces';
+}
 
 function route() {
   const hash = location.hash || '#/traces';
@@ -513,7 +520,7 @@ async function poll() {
     dot.className = 'live-dot ok';
     text.textContent = `${info.traces} traces · ${info.hosts.length} host${info.hosts.length === 1 ? '' : 's'}` +
       (info.invalid_traces ? ` · ${info.invalid_traces} invalid` : '');
-    if (changed) {
+    if (changed && !sondeSteadyViews.has(currentView())) {
       toast('New data: view refreshed');
       route();
     }

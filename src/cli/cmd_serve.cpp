@@ -3,9 +3,9 @@
 // into memory once and re-read when its files change (--refresh), so the UI
 // follows a collector that is still writing. See docs/serve.md.
 //
-// Exit status: 0 stopped by SIGINT/SIGTERM; 1 the log cannot be read or the
-// address cannot be bound; 2 usage error (including a non-loopback address
-// without --token).
+// Exit status: 0 stopped by SIGINT/SIGTERM; 1 the log or the --diagnosis
+// report cannot be read, or the address cannot be bound; 2 usage error (including a non-loopback
+// address without --token).
 #include <pthread.h>
 #include <signal.h>
 
@@ -17,8 +17,11 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <variant>
 
 #include "cli/command.hpp"
+#include "serve/diagnosis_report.hpp"
+#include "serve/live_api.hpp"
 #include "serve/web_server.hpp"
 #include "store/index_store.hpp"
 #include "store/memory_store.hpp"
@@ -31,7 +34,36 @@ struct ServeCliOptions {
   std::string listen = "127.0.0.1:8080";
   std::string token;
   double refresh_seconds = 2;
+  std::string diagnosis;  // a report.json or the --out DIR of `sonde diagnose`
 };
+
+// The report of --diagnosis (unusable: exit 1), else LOG/diagnosis/report.json
+// if present (unusable: a warning, and /api/diagnosis says why). False: stop.
+bool load_diagnosis(const ServeCliOptions& o, serve::ServeOptions* options) {
+  std::string path = o.diagnosis;
+  const bool asked = !path.empty();
+  std::error_code ec;
+  if (!asked) {
+    const std::filesystem::path beside = std::filesystem::path(o.log) / "diagnosis" / "report.json";
+    if (!std::filesystem::is_directory(o.log, ec) || !std::filesystem::exists(beside, ec)) {
+      return true;
+    }
+    path = beside.string();
+  }
+  auto loaded = serve::load_diagnosis_report(path);
+  if (auto* report = std::get_if<std::shared_ptr<const serve::DiagnosisReport>>(&loaded)) {
+    options->diagnosis = *report;
+    return true;
+  }
+  const std::string& error = std::get<std::string>(loaded);
+  if (asked) {
+    std::cerr << "sonde serve: --diagnosis: " << error << "\n";
+    return false;
+  }
+  std::cerr << "sonde serve: warning: not serving the diagnosis report: " << error << "\n";
+  options->diagnosis_problem = "the diagnosis report is not usable: " + error;
+  return true;
+}
 
 int run_serve(const ServeCliOptions& o) {
   serve::ServeOptions options;
@@ -56,6 +88,8 @@ int run_serve(const ServeCliOptions& o) {
     std::cerr << "sonde serve: cannot read '" << o.log << "': no such file or directory\n";
     return 1;
   }
+  if (!load_diagnosis(o, &options)) return 1;
+  if (serve::is_collector_dir(o.log)) options.collector_dir = o.log;
 
   // SIGINT/SIGTERM go to one waiting thread, which stops the server cleanly.
   sigset_t stop_signals;
@@ -94,6 +128,14 @@ int run_serve(const ServeCliOptions& o) {
   std::cout << "sonde serve: " << info.traces << " traces from " << o.log << " on http://"
             << (v6 ? "[" + options.host + "]" : options.host) << ":" << server.port() << "/"
             << std::endl;
+  // The optional views, so the user knows which tabs to expect.
+  if (options.diagnosis) {
+    std::cout << "sonde serve: diagnosis report " << options.diagnosis->file << std::endl;
+  }
+  if (!options.collector_dir.empty()) {
+    std::cout << "sonde serve: live view of the collector writing " << options.collector_dir
+              << std::endl;
+  }
 
   std::mutex mutex;
   std::condition_variable wake;
@@ -149,7 +191,13 @@ void setup_serve(CLI::App& app, int& exit_code) {
   app.add_option("--refresh", o->refresh_seconds,
                  "Re-read the log when it changed, checking every S seconds (default 2; 0: never)")
       ->type_name("S");
-  app.footer("Exit status: 0 stopped by a signal, 1 cannot read the log or bind, 2 usage error.");
+  app.add_option("--diagnosis", o->diagnosis,
+                 "Also show this diagnosis report (report.json, or the --out DIR of sonde "
+                 "diagnose); default: LOG/diagnosis/report.json if present")
+      ->type_name("REPORT");
+  app.footer(
+      "Exit status: 0 stopped by a signal, 1 cannot read the log or the report, or bind; 2 usage "
+      "error.");
   app.callback([o, &exit_code] { exit_code = run_serve(*o); });
 }
 

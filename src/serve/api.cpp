@@ -7,6 +7,8 @@
 #include "analysis/graphviz_render.hpp"
 #include "serve/call_graph.hpp"
 #include "serve/context_api.hpp"
+#include "serve/diagnosis_report.hpp"
+#include "serve/live_api.hpp"
 #include "serve/trace_query_params.hpp"
 
 namespace sonde::serve {
@@ -43,12 +45,18 @@ std::optional<ApiResponse> reject_params(const QueryParams& params) {
   return error(400, "parameter '" + name + "': unknown parameter", name);
 }
 
-json entry_json(const analysis::TraceEntry& e) {
+}  // namespace
+
+nlohmann::json trace_entry_json(const analysis::TraceEntry& e) {
   // Ids as strings: they use all 64 bits, and JavaScript numbers keep 53.
-  json j = {{"trace_id", std::to_string(e.trace_id)},         {"root_operation", e.root_operation},
-            {"host", e.host},                 {"thread_id", e.thread_id},
-            {"start_ns", e.start},            {"duration_ns", e.duration},
-            {"executions", e.executions},     {"failed_executions", e.failed},
+  json j = {{"trace_id", std::to_string(e.trace_id)},
+            {"root_operation", e.root_operation},
+            {"host", e.host},
+            {"thread_id", e.thread_id},
+            {"start_ns", e.start},
+            {"duration_ns", e.duration},
+            {"executions", e.executions},
+            {"failed_executions", e.failed},
             {"valid", e.valid}};
   if (e.parent_trace_id >= 0 && e.parent_trace_id != e.trace_id) {
     j["parent_trace_id"] = std::to_string(e.parent_trace_id);
@@ -56,6 +64,8 @@ json entry_json(const analysis::TraceEntry& e) {
   if (!e.valid) j["problem"] = e.problem;
   return j;
 }
+
+namespace {
 
 // Exclusive time of each execution: its inclusive time minus its direct
 // callees' (executions are in eoi order; a callee has ess one deeper).
@@ -74,7 +84,7 @@ std::vector<int64_t> exclusive_times(const std::vector<store::StoredExecution>& 
 }
 
 json trace_json(const store::StoredTrace& t) {
-  json j = entry_json(t.entry);
+  json j = trace_entry_json(t.entry);
   const std::vector<int64_t> excl = exclusive_times(t.executions);
   json xs = json::array();
   for (size_t i = 0; i < t.executions.size(); ++i) {
@@ -113,7 +123,7 @@ ApiResponse traces(store::TraceStore& store, const QueryParams& params) {
   const auto& q = std::get<store::TraceQuery>(parsed);
   const store::TraceQueryResult r = store.find_traces(q);
   json list = json::array();
-  for (const auto& e : r.entries) list.push_back(entry_json(e));
+  for (const auto& e : r.entries) list.push_back(trace_entry_json(e));
   return ok({{"matched", r.matched}, {"offset", q.offset}, {"limit", q.limit}, {"traces", list}});
 }
 
@@ -164,6 +174,23 @@ ApiResponse handle_api(store::TraceStore& store, const std::string& path, const 
       const uint64_t generation = store.info().generation;
       return path == "/api/context" ? extras.contexts->summary(params, generation)
                                     : extras.contexts->tree(params, generation);
+    }
+    if (path == "/api/diagnosis") {
+      if (auto r = reject_params(params)) return *r;
+      if (!extras.diagnosis) {
+        return error(404, extras.diagnosis_problem.empty()
+                              ? "no diagnosis report is served (sonde serve --diagnosis DIR)"
+                              : extras.diagnosis_problem);
+      }
+      return {200, "application/json", extras.diagnosis->body};
+    }
+    if (path == "/api/live") {
+      if (!extras.live) {
+        return error(404,
+                     "not a collector's directory: the live view needs `sonde serve DIR` "
+                     "on the --out DIR of a running `sonde collect`");
+      }
+      return extras.live->answer(params);
     }
     if (path == "/api/info") return reject_params(params).value_or(info(store));
     if (path == "/api/traces") return traces(store, params);

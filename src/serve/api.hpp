@@ -12,6 +12,8 @@
 //   GET /api/graph.json            operation dependency graph (nodes, edges)
 //   GET /api/graph.svg             the same, laid out by Graphviz `dot`
 //   GET /api/context, /api/context/tree   calling-context models (context_api.hpp)
+//   GET /api/diagnosis             the diagnosis report served (diagnosis_report.hpp)
+//   GET /api/live?after=&limit=    a running collector's clients and new traces (live_api.hpp)
 #pragma once
 
 #include <map>
@@ -35,12 +37,20 @@ using QueryParams = std::multimap<std::string, std::string>;
 ApiResponse api_ok(const nlohmann::json& body);
 ApiResponse api_error(int status, const std::string& message, const std::string& parameter = {});
 
+// A trace list entry as the API writes it (id as a string, see docs/serve.md).
+nlohmann::json trace_entry_json(const analysis::TraceEntry& e);
+
 class ContextModels;
+class LiveView;
+struct DiagnosisReport;
 
 // Views that need more than the trace store; a null one answers 404 saying
 // how to enable it.
 struct ApiExtras {
-  ContextModels* contexts = nullptr;  // /api/context, /api/context/tree
+  ContextModels* contexts = nullptr;           // /api/context, /api/context/tree
+  const DiagnosisReport* diagnosis = nullptr;  // /api/diagnosis
+  std::string diagnosis_problem;               // why a report found beside the log is not served
+  LiveView* live = nullptr;                    // /api/live
 };
 
 // Answers one API request; `path` starts with "/api/". Never throws on bad

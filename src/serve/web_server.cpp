@@ -8,6 +8,8 @@
 
 #include "serve/api.hpp"
 #include "serve/context_api.hpp"
+#include "serve/diagnosis_report.hpp"
+#include "serve/live_api.hpp"
 #include "serve/web_assets.hpp"
 
 namespace sonde::serve {
@@ -80,9 +82,9 @@ std::string host_of(const std::string& header) {
 
 void send_error(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
-  res.set_content(
-      nlohmann::json({{"error", message}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-      "application/json");
+  res.set_content(nlohmann::json({{"error", message}})
+                      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  "application/json");
 }
 
 }  // namespace
@@ -92,12 +94,19 @@ struct WebServer::Impl {
   ServeOptions options;
   httplib::Server http;
   std::unique_ptr<ContextModels> contexts;
+  std::unique_ptr<LiveView> live;
   ApiExtras extras;
 
   Impl(store::TraceStore& s, ServeOptions o) : store(s), options(std::move(o)) {
     if (!options.context_log.empty()) {
       contexts = std::make_unique<ContextModels>(options.context_log);
       extras.contexts = contexts.get();
+    }
+    extras.diagnosis = options.diagnosis.get();
+    extras.diagnosis_problem = options.diagnosis_problem;
+    if (!options.collector_dir.empty()) {
+      live = std::make_unique<LiveView>(options.collector_dir);
+      extras.live = live.get();
     }
   }
 
@@ -124,8 +133,8 @@ struct WebServer::Impl {
       return false;
     }
     if (from_query) {
-      res.set_header("Set-Cookie", "sonde_token=" + options.token +
-                                       "; Path=/; HttpOnly; SameSite=Strict");
+      res.set_header("Set-Cookie",
+                     "sonde_token=" + options.token + "; Path=/; HttpOnly; SameSite=Strict");
     }
     return true;
   }
@@ -163,7 +172,8 @@ WebServer::WebServer(store::TraceStore& store, ServeOptions options)
   // One handler for every path and method: routing is ours (handle()).
   impl_->http.Get(".*", handler);
   impl_->http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
+    if (req.method == "GET" || req.method == "HEAD")
+      return httplib::Server::HandlerResponse::Unhandled;
     send_error(res, 405, "only GET is served");
     return httplib::Server::HandlerResponse::Handled;
   });

@@ -21,6 +21,8 @@
 
 namespace sonde::serve {
 
+struct DiagnosisReport;
+
 struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port (see WebServer::port())
@@ -28,6 +30,12 @@ struct ServeOptions {
   unsigned threads = 4;
   // The log behind the store, for the calling-context views (empty: off).
   std::string context_log;
+  // The diagnosis report (load_diagnosis_report); null: /api/diagnosis
+  // answers 404 with `diagnosis_problem` or a hint.
+  std::shared_ptr<const DiagnosisReport> diagnosis;
+  std::string diagnosis_problem;
+  // The directory a collector writes (is_collector_dir), for /api/live; "" = none.
+  std::string collector_dir;
 };
 
 // Whether `host` is a loopback address or name (127.0.0.0/8, ::1, localhost).

@@ -1,23 +1,27 @@
 // End-to-end test of `sonde serve` in a real browser: Debian's Chromium,
 // headless, driven by playwright-core.
-//   node ui_test.mjs SONDE_BINARY BOOKSTORE_LOG_DIR ARTIFACT_DIR
+//   node ui_test.mjs SONDE_BINARY BOOKSTORE_LOG_DIR ARTIFACT_DIR TEST_WORKLOAD
 // Starts `sonde serve` on a free loopback port (--listen 127.0.0.1:0), then
 //   1. on the Kieker bookstore log: searches traces, opens one, checks its
 //      call tree against the API, opens operations and the dependency graph;
 //   2. on a hostile log (markup, quotes, very long strings in operation
 //      names, host and exception cause): everything renders as text and no
-//      script runs (no dialog, no injected element).
+//      script runs (no dialog, no injected element);
+//   3. on a running collector's directory with a diagnosis report inside:
+//      the Diagnosis and Live views (views_test.mjs).
 // Screenshots land in ARTIFACT_DIR. Exit 0 pass, 1 fail, 77 skipped
 // (no Chromium or no playwright-core: run scripts/install-deps.sh).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
+import { testDiagnosisAndLive } from './views_test.mjs';
+
 const SKIP = 77;
 const CHROMIUM = process.env.SONDE_CHROMIUM || '/usr/bin/chromium';
-const [sonde, bookstoreLog, artifacts] = process.argv.slice(2);
-if (!sonde || !bookstoreLog || !artifacts) {
-  console.error('usage: node ui_test.mjs SONDE_BINARY BOOKSTORE_LOG_DIR ARTIFACT_DIR');
+const [sonde, bookstoreLog, artifacts, workload] = process.argv.slice(2);
+if (!sonde || !bookstoreLog || !artifacts || !workload) {
+  console.error('usage: node ui_test.mjs SONDE_BINARY BOOKSTORE_LOG_DIR ARTIFACT_DIR TEST_WORKLOAD');
   process.exit(2);
 }
 if (!existsSync(CHROMIUM)) {
@@ -129,6 +133,10 @@ try {
   check(await page.locator('#trace-table tbody tr').count() === 50, 'first page lists 50 traces');
   check(await page.locator('#scatter circle.dot').count() === 1000, 'overview plot has a dot for each of the first 1000 traces');
   check((await page.textContent('#status-text')).includes(`${info.traces} traces`), 'status bar shows the trace count');
+  // A plain log has no report and no collector: once the probes are answered, those tabs stay hidden.
+  await page.waitForLoadState('networkidle');
+  check(await page.locator('.tabs a[data-view=diagnosis]').isHidden() && await page.locator('.tabs a[data-view=live]').isHidden(),
+    'no Diagnosis or Live tab for a plain log');
 
   // Search: longest searchBook traces.
   await page.fill('input[name=operation]', 'searchBook');
@@ -235,7 +243,14 @@ try {
   // ------------------------------------------------------------ hostile log
   console.log('hostile log');
   const hostile = writeHostileLog(path.join(artifacts, 'hostile-log'));
+  // A broken diagnosis report inside the served directory is not served; the API says why.
+  const brokenReport = path.join(artifacts, 'hostile-log', 'diagnosis', 'report.json');
+  mkdirSync(path.dirname(brokenReport), { recursive: true });
+  writeFileSync(brokenReport, '{"format": "sonde-diagnosis/1"}');
   server = await startServer(path.join(artifacts, 'hostile-log'));
+  const refused = await fetch(new URL('/api/diagnosis', server.url));
+  check(refused.status === 404 && (await refused.json()).error.includes(`${brokenReport}: data: missing`),
+    'a broken report beside the log is refused naming the file and the key');
   const evil = await browser.newPage({ viewport: { width: 1360, height: 900 } });
   const dialogs = [];
   evil.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
@@ -244,6 +259,8 @@ try {
   await evil.goto(server.url);
   await evil.waitForSelector('#trace-table tbody tr');
   check(await evil.locator('#trace-table tbody tr').count() === 3, 'the three hostile traces are listed');
+  await evil.waitForLoadState('networkidle');
+  check(await evil.locator('.tabs a[data-view=diagnosis]').isHidden(), 'no Diagnosis tab for a report that was refused');
   check((await evil.textContent('#trace-table')).includes(hostile.host), 'hostile host name shown as text');
   await shot(evil, 'hostile-search.png');
   await evil.click('#trace-table tbody tr:first-child td:first-child a');
@@ -273,10 +290,14 @@ try {
   check(dialogs.length === 0, `no dialog opened (${dialogs.join('; ')})`);
   check(injected.pwned === null, 'no injected script ran');
   check(injected.elements === 0, 'no injected element exists');
-  check(JSON.stringify(injected.scripts) === JSON.stringify(['app.js', 'contexts.js']), `the only scripts are the UI's own (${injected.scripts.join(', ')})`);
+  check(JSON.stringify(injected.scripts) === JSON.stringify(['app.js', 'contexts.js', 'charts.js', 'diagnosis.js', 'live.js']), `the only scripts are the UI's own (${injected.scripts.join(', ')})`);
   check(evilErrors.length === 0, `no script errors (${evilErrors.join('; ')})`);
   await evil.close();
   check(await server.stop() === 0, 'sonde serve exits 0 on SIGTERM');
+
+  // ------------------------------------------------------------ diagnosis and live
+  console.log('diagnosis report and live collector');
+  await testDiagnosisAndLive({ browser, sonde, workload, artifacts, check, shot, startServer, apiJson });
 } catch (e) {
   console.log(`  FAIL: ${e.stack || e}`);
   failures++;

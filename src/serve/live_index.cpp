@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "store/sqlite_store.hpp"
+
 namespace sonde::serve {
 
 LiveIndex::LiveIndex(std::string index_file) : index_file_(std::move(index_file)) {}
@@ -28,11 +30,9 @@ std::string LiveIndex::traces_after(int64_t after, size_t limit, NewTraces* out)
       }
     }
     error = count.error();
-    store::SqliteStatement rows(
-        db_,
-        "SELECT id, client, trace_id, root_operation, start_ns, duration_ns, host, thread_id, "
-        "parent_trace_id, executions, failed, valid, problem FROM traces WHERE id > ?1 "
-        "ORDER BY id DESC LIMIT ?2");
+    store::SqliteStatement rows(db_, std::string("SELECT id, client, ") +
+                                         store::kTraceEntryColumns +
+                                         " FROM traces WHERE id > ?1 ORDER BY id DESC LIMIT ?2");
     if (error.empty() && rows.ok()) {
       rows.bind(1, after);
       rows.bind(2, static_cast<int64_t>(limit));
@@ -40,18 +40,7 @@ std::string LiveIndex::traces_after(int64_t after, size_t limit, NewTraces* out)
         IndexedTrace t;
         t.row = rows.int64(0);
         t.client = rows.int64(1);
-        analysis::TraceEntry& e = t.entry;
-        e.trace_id = rows.int64(2);
-        e.root_operation = rows.text(3);
-        e.start = rows.int64(4);
-        e.duration = rows.int64(5);
-        e.host = rows.text(6);
-        e.thread_id = rows.int64(7);
-        e.parent_trace_id = rows.int64(8);
-        e.executions = static_cast<uint32_t>(rows.int64(9));
-        e.failed = static_cast<uint32_t>(rows.int64(10));
-        e.valid = rows.int64(11) != 0;
-        e.problem = rows.text(12);
+        t.entry = store::read_trace_entry(rows, 2);
         out->newest.push_back(std::move(t));
       }
     }

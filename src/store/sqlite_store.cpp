@@ -24,26 +24,10 @@ class ReadSnapshot {
   SqliteDb& db_;
 };
 
-constexpr const char* kTraceColumns =
-    "id, trace_id, root_operation, start_ns, duration_ns, host, thread_id, parent_trace_id, "
-    "executions, failed, valid, problem";
+const std::string kTraceColumns = std::string("id, ") + kTraceEntryColumns;
 
-analysis::TraceEntry read_entry(const SqliteStatement& s) {
-  // Column 0 is the row id.
-  analysis::TraceEntry e;
-  e.trace_id = s.int64(1);
-  e.root_operation = s.text(2);
-  e.start = s.int64(3);
-  e.duration = s.int64(4);
-  e.host = s.text(5);
-  e.thread_id = s.int64(6);
-  e.parent_trace_id = s.int64(7);
-  e.executions = static_cast<uint32_t>(s.int64(8));
-  e.failed = static_cast<uint32_t>(s.int64(9));
-  e.valid = s.int64(10) != 0;
-  e.problem = s.text(11);
-  return e;
-}
+// Column 0 is the row id.
+analysis::TraceEntry read_entry(const SqliteStatement& s) { return read_trace_entry(s, 1); }
 
 int64_t clamp_to_int64(size_t n) {
   return n > static_cast<size_t>(std::numeric_limits<int64_t>::max())
@@ -52,6 +36,26 @@ int64_t clamp_to_int64(size_t n) {
 }
 
 }  // namespace
+
+const char* const kTraceEntryColumns =
+    "trace_id, root_operation, start_ns, duration_ns, host, thread_id, parent_trace_id, "
+    "executions, failed, valid, problem";
+
+analysis::TraceEntry read_trace_entry(const SqliteStatement& s, int first) {
+  analysis::TraceEntry e;
+  e.trace_id = s.int64(first);
+  e.root_operation = s.text(first + 1);
+  e.start = s.int64(first + 2);
+  e.duration = s.int64(first + 3);
+  e.host = s.text(first + 4);
+  e.thread_id = s.int64(first + 5);
+  e.parent_trace_id = s.int64(first + 6);
+  e.executions = static_cast<uint32_t>(s.int64(first + 7));
+  e.failed = static_cast<uint32_t>(s.int64(first + 8));
+  e.valid = s.int64(first + 9) != 0;
+  e.problem = s.text(first + 10);
+  return e;
+}
 
 std::unique_ptr<SqliteStore> SqliteStore::open(const std::string& path, std::string* error) {
   std::error_code ec;
@@ -149,8 +153,8 @@ TraceQueryResult SqliteStore::find_traces(const TraceQuery& q) {
   }
   bind_filter(count);
   if (count.step()) result.matched = static_cast<uint64_t>(count.int64(0));
-  SqliteStatement page(db_, std::string("SELECT ") + kTraceColumns + " FROM traces" + where +
-                                order + " LIMIT ?7 OFFSET ?8");
+  SqliteStatement page(
+      db_, "SELECT " + kTraceColumns + " FROM traces" + where + order + " LIMIT ?7 OFFSET ?8");
   if (!page.ok()) {
     last_error_ = page.error();
     return result;
@@ -168,8 +172,8 @@ std::vector<StoredTrace> SqliteStore::trace(int64_t trace_id) {
   ReadSnapshot snapshot(db_);
   std::vector<StoredTrace> traces;
   std::vector<int64_t> rows;
-  SqliteStatement find(db_, std::string("SELECT ") + kTraceColumns +
-                                " FROM traces WHERE trace_id = ?1 ORDER BY start_ns, id");
+  SqliteStatement find(
+      db_, "SELECT " + kTraceColumns + " FROM traces WHERE trace_id = ?1 ORDER BY start_ns, id");
   find.bind(1, trace_id);
   while (find.ok() && find.step()) {
     rows.push_back(find.int64(0));

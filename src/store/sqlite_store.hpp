@@ -15,6 +15,11 @@
 
 namespace sonde::store {
 
+// The `traces` columns a TraceEntry is made of, in the order
+// read_trace_entry() reads them starting at column `first`.
+extern const char* const kTraceEntryColumns;
+analysis::TraceEntry read_trace_entry(const SqliteStatement& s, int first);
+
 class SqliteStore : public TraceStore {
  public:
   // `path` is the store directory or the index.sqlite file itself. Returns

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "../analysis/export_fixtures.hpp"
+
 namespace sonde::store {
 namespace {
 
@@ -38,31 +40,17 @@ std::string unpack(std::string_view blob, const BlobNames& names,
       blob, [&names](uint64_t id) { return names.text(id); }, out);
 }
 
-analysis::Execution blob_execution(std::string_view op, std::string_view component,
-                                   std::string_view host, int64_t tin, int64_t tout, int32_t eoi,
-                                   int32_t ess) {
-  analysis::Execution e;
-  e.operation = op;
-  e.component = component;
-  e.host = host;
-  e.tin = tin;
-  e.tout = tout;
-  e.eoi = eoi;
-  e.ess = ess;
-  return e;
-}
-
 std::vector<analysis::Execution> sample_executions() {
   constexpr int64_t t0 = 1'700'000'000'000'000'000;
   std::vector<analysis::Execution> xs;
-  xs.push_back(blob_execution("void a.A.main()", "a.A", "host-1", t0, t0 + 900'000, 0, 0));
+  xs.push_back(analysis::test::exec("void a.A.main()", "a.A", t0, t0 + 900'000, 0, 0, "host-1"));
   xs.push_back(
-      blob_execution("int a.B.get(int)", "a.B", "host-1", t0 + 100'000, t0 + 200'000, 1, 1));
+      analysis::test::exec("int a.B.get(int)", "a.B", t0 + 100'000, t0 + 200'000, 1, 1, "host-1"));
   xs.back().failed = true;
   xs.back().cause = "java.io.IOException: <disk> \"full\"";
   // Entered before its predecessor (clock skew across hosts): a negative delta.
-  xs.push_back(blob_execution("void a.C.run()", "a.C", "host-2", t0 + 50'000, -1, 2, 2));
-  xs.push_back(blob_execution("void a.A.main()", "", "", t0 + 300'000, t0 + 300'000, 3, 1));
+  xs.push_back(analysis::test::exec("void a.C.run()", "a.C", t0 + 50'000, -1, 2, 2, "host-2"));
+  xs.push_back(analysis::test::exec("void a.A.main()", "", t0 + 300'000, t0 + 300'000, 3, 1, ""));
   return xs;
 }
 

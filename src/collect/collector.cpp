@@ -30,8 +30,14 @@ class Collector::Client final : public format::RecordSink {
     report_.open = true;
     if (!owner.log_dir_.empty()) {
       report_.record.log_file = "log/client-" + std::to_string(id) + ".sonde";
+      // Up to --max-clients logs are open at once, each holding a chunk
+      // being filled and its compressed copy: 128 KiB chunks instead of
+      // the default 1 MiB (RSS measured in docs/RELIABILITY.md's soak).
+      format::NativeWriterOptions chunks;
+      chunks.chunk_target = 128u << 10;
       log_ = format::open_record_log(format::OutputFormat::kNative,
-                                     (fs::path(owner.log_dir_) / report_.record.log_file).string());
+                                     (fs::path(owner.log_dir_) / report_.record.log_file).string(),
+                                     format::Compression::kNone, chunks);
     }
   }
 

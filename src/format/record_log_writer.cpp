@@ -9,7 +9,8 @@ namespace {
 
 class NativeLogWriter final : public RecordLogWriter {
  public:
-  explicit NativeLogWriter(const std::string& path) : sink_(path), writer_(sink_) {
+  NativeLogWriter(const std::string& path, NativeWriterOptions options)
+      : sink_(path), writer_(sink_, options) {
     if (sink_.ok()) writer_.begin();
   }
   bool on_record(const Record& r) override {
@@ -56,10 +57,11 @@ class KiekerDirectoryWriter final : public RecordLogWriter {
 }  // namespace
 
 std::unique_ptr<RecordLogWriter> open_record_log(OutputFormat format, const std::string& path,
-                                                 Compression compression) {
+                                                 Compression compression,
+                                                 NativeWriterOptions native) {
   switch (format) {
     case OutputFormat::kNative:
-      return std::make_unique<NativeLogWriter>(path);
+      return std::make_unique<NativeLogWriter>(path, native);
     case OutputFormat::kKiekerDat:
       return std::make_unique<KiekerDirectoryWriter>(path, KiekerLogMode::kDat, compression);
     case OutputFormat::kKiekerBin:

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "format/compressed_format.hpp"
+#include "format/native_writer.hpp"
 #include "format/record.hpp"
 
 namespace sonde::format {
@@ -31,8 +32,11 @@ class RecordLogWriter : public RecordSink {
 
 // Opens the output; problems opening it are reported by finish() (and make
 // on_record return false), so callers have one place to check.
-// `compression` applies to Kieker data files (see KiekerLogWriter::Options).
+// `compression` applies to Kieker data files (see KiekerLogWriter::Options),
+// `native` to native logs (a smaller chunk target holds less memory per open
+// log, which counts where many logs are open at once: the collector).
 std::unique_ptr<RecordLogWriter> open_record_log(OutputFormat format, const std::string& path,
-                                                 Compression compression = Compression::kNone);
+                                                 Compression compression = Compression::kNone,
+                                                 NativeWriterOptions native = {});
 
 }  // namespace sonde::format

@@ -163,6 +163,9 @@ void KiekerTcpListener::run(const std::atomic<bool>& stop) {
   while (!stop.load(std::memory_order_relaxed) && !sink_stopped_) {
     if (options_.stop_after_connections != 0 &&
         closed_connections_ >= options_.stop_after_connections) {
+      // The budget is used up: connections beyond it are not served, but
+      // what they already sent is counted, not dropped unseen.
+      count_unserved();
       return;
     }
     serve_ready(100, true);
@@ -173,7 +176,8 @@ void KiekerTcpListener::run(const std::atomic<bool>& stop) {
 void KiekerTcpListener::drain() {
   // Stopping: what monitored processes sent before the stop is theirs to
   // keep. Read each open connection until its sender closes it, taking
-  // queued ones as slots free, until the drain time is up.
+  // queued ones as slots free, while data keeps arriving (drain_idle) and
+  // for at most drain_timeout.
   if (!sink_stopped_) accept_new();
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();

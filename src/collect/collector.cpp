@@ -96,9 +96,10 @@ class Collector::Client final : public format::RecordSink {
     return r;
   }
 
+  bool is_open() const { return report_.open; }
   // Stores the reduced traces of the open window (before a commit).
   void flush_reduced() {
-    if (reducing_ && report_.open) reducing_->flush();
+    if (reducing_) reducing_->flush();
   }
 
  private:
@@ -182,14 +183,15 @@ bool Collector::on_tick() {
 }
 
 void Collector::commit() {
+  // Closed clients were written for the last time when they closed; a
+  // long-running collector has seen many.
   for (const auto& c : clients_) {
-    if (!c) continue;
+    if (!c || !c->is_open()) continue;
     c->flush_reduced();
     index_->put_client(c->report().record);
   }
   if (std::string e = index_->commit(); !e.empty()) fail(e);
   write_stats();
-
   dirty_ = false;
   last_commit_ = std::chrono::steady_clock::now();
 }
@@ -264,7 +266,9 @@ std::string Collector::finish() {
   // The listener has closed every connection when run() returns; close any
   // client it never got to (run() not called).
   for (const auto& c : clients_) {
-    if (c) c->close(ClientStats{});
+    if (!c || !c->is_open()) continue;
+    c->close(ClientStats{});
+    index_->put_client(c->report().record);
   }
   commit();
   if (std::string e = index_->finish(); !e.empty()) fail(e);

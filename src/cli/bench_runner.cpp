@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "collect/collector.hpp"
-#include "collect/kieker_tcp_listener.hpp"
+#include "collect/record_listener.hpp"
 #include "format/log_reader.hpp"
 #include "format/schema.hpp"
 
@@ -168,7 +168,7 @@ class Receiver {
       if (std::string e = collector_->open(); !e.empty()) return "collector: " + e;
       port_ = collector_->port();
     } else {
-      listener_ = std::make_unique<collect::KiekerTcpListener>(counter_, lo);
+      listener_ = std::make_unique<collect::RecordListener>(counter_, lo);
       if (std::string e = listener_->open(); !e.empty()) return "TCP receiver: " + e;
       port_ = listener_->port();
     }
@@ -235,7 +235,7 @@ class Receiver {
   }
 
   FlowCounter counter_;
-  std::unique_ptr<collect::KiekerTcpListener> listener_;
+  std::unique_ptr<collect::RecordListener> listener_;
   std::unique_ptr<collect::Collector> collector_;
   std::atomic<bool> stop_{false}, done_{false};
   std::thread thread_;

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "cli/command.hpp"
-#include "collect/kieker_tcp_listener.hpp"
+#include "collect/record_listener.hpp"
 #include "format/record_log_writer.hpp"
 
 namespace sonde::cli {
@@ -64,7 +64,7 @@ int run_listen(const ListenOptions& o) {
   }
 
   std::unique_ptr<format::RecordLogWriter> log = format::open_record_log(format, o.out);
-  collect::KiekerTcpListener listener(*log, options);
+  collect::RecordListener listener(*log, options);
   if (const std::string error = listener.open(); !error.empty()) {
     std::cerr << "sonde listen: " << error << "\n";
     log->finish();

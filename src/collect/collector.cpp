@@ -13,6 +13,11 @@ namespace sonde::collect {
 
 namespace fs = std::filesystem;
 
+// Up to --max-clients logs are open at once, each holding a chunk being
+// filled and its compressed copy: 128 KiB chunks instead of the default
+// 1 MiB (RSS measured in docs/RELIABILITY.md's soak).
+constexpr size_t kLogChunkBytes = 128u << 10;
+
 // One monitored process: its log file, its reconstructor, its counts.
 class Collector::Client final : public format::RecordSink {
  public:
@@ -30,11 +35,9 @@ class Collector::Client final : public format::RecordSink {
     report_.open = true;
     if (!owner.log_dir_.empty()) {
       report_.record.log_file = "log/client-" + std::to_string(id) + ".sonde";
-      // Up to --max-clients logs are open at once, each holding a chunk
-      // being filled and its compressed copy: 128 KiB chunks instead of
-      // the default 1 MiB (RSS measured in docs/RELIABILITY.md's soak).
       format::NativeWriterOptions chunks;
-      chunks.chunk_target = 128u << 10;
+      chunks.chunk_target = kLogChunkBytes;
+      chunks.manual_flush = true;  // flush_log() cuts chunks where the sender's end
       log_ = format::open_record_log(format::OutputFormat::kNative,
                                      (fs::path(owner.log_dir_) / report_.record.log_file).string(),
                                      format::Compression::kNone, chunks);
@@ -97,6 +100,23 @@ class Collector::Client final : public format::RecordSink {
   }
 
   bool is_open() const { return report_.open; }
+  // After records were delivered (every native chunk decoded so far): true
+  // when they are all in the log file, which is written in chunks of
+  // kLogChunkBytes.
+  bool delivered() {
+    if (!log_) return false;  // confirmed after the index commit
+    if (log_->buffered_bytes() >= kLogChunkBytes) flush_log();
+    return log_error_.empty() && log_->buffered_bytes() == 0;
+  }
+
+  // Writes the log's buffered records to the file (before a commit that
+  // confirms them to the sender).
+  void flush_log() {
+    if (!log_ || !log_error_.empty() || log_->flush()) return;
+    log_error_ = log_->finish();
+    if (log_error_.empty()) log_error_ = "cannot write " + report_.record.log_file;
+    owner_.fail(log_error_);
+  }
   // Stores the reduced traces of the open window (before a commit).
   void flush_reduced() {
     if (reducing_) reducing_->flush();
@@ -119,9 +139,18 @@ class Collector::Client final : public format::RecordSink {
   ClientReport report_;
 };
 
+namespace {
+
+ListenerOptions confirm_after_storing(ListenerOptions o) {
+  o.confirm_when_decoded = false;  // commit() confirms
+  return o;
+}
+
+}  // namespace
+
 Collector::Collector(CollectorOptions options)
     : options_(std::move(options)),
-      listener_(static_cast<ConnectionHandler&>(*this), options_.listen) {}
+      listener_(static_cast<ConnectionHandler&>(*this), confirm_after_storing(options_.listen)) {}
 
 Collector::~Collector() { finish(); }
 
@@ -171,6 +200,10 @@ void Collector::on_close(size_t client, const ClientStats& stats) {
   dirty_ = true;
 }
 
+bool Collector::on_delivered(size_t client) {
+  return client < clients_.size() && clients_[client] && clients_[client]->delivered();
+}
+
 bool Collector::on_tick() {
   // Queued connections never reached on_open; the stats file shows them too.
   if (listener_.queued_connections() != queued_written_) dirty_ = true;
@@ -188,9 +221,14 @@ void Collector::commit() {
   for (const auto& c : clients_) {
     if (!c || !c->is_open()) continue;
     c->flush_reduced();
+    c->flush_log();
     index_->put_client(c->report().record);
   }
+  // In the logs: native senders may let go of what they sent so far. (The
+  // index is derived from the logs; without logs it must commit first.)
+  if (!log_dir_.empty() && can_confirm()) listener_.confirm_stored();
   if (std::string e = index_->commit(); !e.empty()) fail(e);
+  if (log_dir_.empty() && can_confirm()) listener_.confirm_stored();
   write_stats();
   dirty_ = false;
   last_commit_ = std::chrono::steady_clock::now();
@@ -202,8 +240,14 @@ void Collector::fail(const std::string& error) {
 
 std::vector<ClientReport> Collector::clients() const {
   std::vector<ClientReport> out;
-  for (const auto& c : clients_) {
-    if (c) out.push_back(c->report());
+  const std::vector<ClientStats>& connections = listener_.clients();
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    if (!clients_[i]) continue;
+    out.push_back(clients_[i]->report());
+    if (i < connections.size()) {
+      out.back().protocol = connections[i].protocol;
+      out.back().duplicate_chunks = connections[i].duplicate_chunks;
+    }
   }
   return out;
 }
@@ -218,6 +262,7 @@ void Collector::write_stats() {
                        {"peer", r.peer},
                        {"log_file", r.log_file},
                        {"open", c.open},
+                       {"protocol", c.protocol},
                        {"received", r.received},
                        {"stored", r.stored},
                        {"rejected", r.rejected},
@@ -225,6 +270,7 @@ void Collector::write_stats() {
                        {"traces", c.traces},
                        {"invalid_traces", c.invalid_traces},
                        {"reduced_traces", c.reduced_traces},
+                       {"duplicate_chunks", c.duplicate_chunks},
                        {"error", r.error}});
     received += r.received;
     stored += r.stored;

@@ -1,5 +1,5 @@
 // `sonde collect`: receives records from many monitored processes over
-// Kieker's TCP protocol and stores them in the embedded default store:
+// sonde's native stream or Kieker's TCP protocol and stores them in the embedded default store:
 //   DIR/log/client-N.sonde   every record of connection N, native format
 //   DIR/index.sqlite         traces, their executions, per-operation
 //                            aggregates and call edges (docs/formats/store.md)
@@ -11,7 +11,13 @@
 // flow control pushes back on the monitored processes instead of memory
 // growing. Nothing is dropped silently: records a log cannot carry are
 // counted as rejected, bytes after a protocol error as undecoded, and the
-// client's error is kept in the stats.
+// client's error is kept in the stats. A native stream's chunks are
+// confirmed to the sender only once their records are in the client's log
+// file (the index is derived from the logs), so a sender keeps and resends
+// what a collector that dies never stored. The log is cut into chunks only
+// where the sender's chunks end, so it never holds part of an unconfirmed
+// one. Without a log directory (ClickHouse alone) confirmation waits for
+// the index commit; traces still open then are not in it.
 #pragma once
 
 #include <atomic>
@@ -22,7 +28,7 @@
 #include <vector>
 
 #include "analysis/trace_reconstructor.hpp"
-#include "collect/kieker_tcp_listener.hpp"
+#include "collect/record_listener.hpp"
 #include "store/index_sink.hpp"
 
 namespace sonde::collect {
@@ -53,6 +59,8 @@ struct ClientReport {
   uint64_t invalid_traces = 0;
   uint64_t reduced_traces = 0;  // with reduction: reduced traces stored
   bool open = false;
+  std::string protocol;           // "native" or "kieker" ("" before the first byte)
+  uint64_t duplicate_chunks = 0;  // native: resent chunks already stored, skipped
 };
 
 class Collector final : private ConnectionHandler {
@@ -86,12 +94,14 @@ class Collector final : private ConnectionHandler {
   format::RecordSink& on_open(size_t client, const ClientStats& stats) override;
   void on_close(size_t client, const ClientStats& stats) override;
   bool on_tick() override;
+  bool on_delivered(size_t client) override;
+  bool can_confirm() const override { return error_.empty() && index_->error().empty(); }
   void commit();
   void write_stats();
   void fail(const std::string& error);
 
   CollectorOptions options_;
-  KiekerTcpListener listener_;
+  RecordListener listener_;
   std::unique_ptr<store::TraceIndex> index_;
   std::string log_dir_;                           // "" = keep no logs
   std::vector<std::unique_ptr<Client>> clients_;  // by listener client index

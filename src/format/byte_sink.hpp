@@ -8,6 +8,14 @@
 
 namespace sonde::format {
 
+// What one native log chunk carried, for sinks that keep chunks apart (the
+// monitor's native TCP writer keeps them until the receiver confirms them).
+struct ChunkMark {
+  uint64_t probe_events = 0;      // enter/exit events in the chunk
+  uint64_t dictionary_bytes = 0;  // NativeWriter::dictionary() size after the chunk
+  uint32_t dictionary_items = 0;
+};
+
 class ByteSink {
  public:
   virtual ~ByteSink() = default;
@@ -15,6 +23,9 @@ class ByteSink {
   virtual bool write(const void* data, size_t size) = 0;
   // Makes written data durable where that means something (fdatasync for files).
   virtual bool sync() { return true; }
+  // A native writer wrote a whole chunk (its header and body) since the
+  // previous mark.
+  virtual void end_chunk(const ChunkMark& /*mark*/) {}
   const std::string& error() const { return error_; }
 
  protected:

@@ -5,72 +5,13 @@
 #include <filesystem>
 
 #include "format/kieker_flow.hpp"
+#include "format/native_expander.hpp"
 #include "format/native_reader.hpp"
 #include "format/openxtrace_reader.hpp"
 #include "format/string_pool.hpp"
 
 namespace sonde::format {
 namespace fs = std::filesystem;
-
-namespace {
-
-// Expands a native log into Kieker-shaped records.
-class NativeExpander final : public NativeVisitor {
- public:
-  explicit NativeExpander(RecordSink& sink) : sink_(sink), flow_(sink, pool_) {}
-
-  void on_meta(std::string_view key, std::string_view value) override {
-    if (key == "host") flow_.set_host(value);
-    if (key == "application") application_ = std::string(value);
-    if (key == "start_epoch_ns") start_ns_ = std::atoll(std::string(value).c_str());
-  }
-  void on_thread(const NativeThread& t) override {
-    ensure_metadata();
-    flow_.define_thread(t.index, t.os_tid);
-  }
-  void on_operation(const NativeOperation& op) override {
-    flow_.define_operation(op.id, op.name, op.module);
-  }
-  void on_event(const NativeEvent& e) override {
-    if (stopped_) return;
-    ensure_metadata();
-    FlowEvent f{e.kind, e.time_ns, e.op, e.cause, e.trace_id, e.parent_trace_id, e.parent_order_id,
-                e.lost};
-    if (!flow_.event(e.thread, f)) stopped_ = true;
-    ++delivered_;
-  }
-  void on_record(const Record& r) override {
-    if (stopped_) return;
-    // A log converted from Kieker carries its own metadata record.
-    if (r.schema->class_name == kieker_class::kMetadata) metadata_sent_ = true;
-    if (!sink_.on_record(r)) stopped_ = true;
-    ++delivered_;
-  }
-  void on_loss(uint32_t, uint64_t, std::string_view) override {}
-
-  uint64_t delivered() const { return delivered_; }
-
- private:
-  void ensure_metadata() {
-    if (metadata_sent_) return;
-    metadata_sent_ = true;
-    if (!flow_.metadata("sonde-native-1", application_.empty() ? "sonde" : application_,
-                        start_ns_)) {
-      stopped_ = true;
-    }
-  }
-
-  RecordSink& sink_;
-  StringPool pool_;
-  KiekerFlowBuilder flow_;
-  std::string application_;
-  int64_t start_ns_ = -1;
-  bool metadata_sent_ = false;
-  bool stopped_ = false;
-  uint64_t delivered_ = 0;
-};
-
-}  // namespace
 
 LogKind detect_log_kind(const std::string& path) {
   std::error_code ec;

@@ -324,106 +324,76 @@ class Decoder {
   uint64_t block_last_trace_ = 0;  // v2: trace ids are relative within a block
 };
 
-// Pulls bytes from a file or a memory range.
-class Source {
- public:
-  virtual ~Source() = default;
-  // Reads exactly n bytes; returns how many were available.
-  virtual size_t read(char* out, size_t n) = 0;
-};
+}  // namespace
 
-class FileSource : public Source {
- public:
-  explicit FileSource(std::ifstream& in) : in_(in) {}
-  size_t read(char* out, size_t n) override {
-    in_.read(out, static_cast<std::streamsize>(n));
-    return static_cast<size_t>(in_.gcount());
-  }
+// The chunk loop behind both entry points: bytes arrive in pieces of any
+// size (a file read in blocks, a socket), complete chunks are checked and
+// decoded at once, and an incomplete one waits in buf_.
+struct NativeStreamReader::State {
+  State(NativeVisitor& v, std::string n) : visitor(v), name(std::move(n)) {}
+  ~State() { ZSTD_freeDCtx(dctx); }
 
- private:
-  std::ifstream& in_;
-};
-
-class MemorySource : public Source {
- public:
-  explicit MemorySource(std::string_view bytes) : bytes_(bytes) {}
-  size_t read(char* out, size_t n) override {
-    size_t k = std::min(n, bytes_.size() - pos_);
-    std::memcpy(out, bytes_.data() + pos_, k);
-    pos_ += k;
-    return k;
-  }
-
- private:
-  std::string_view bytes_;
-  size_t pos_ = 0;
-};
-
-NativeReadResult read_from(Source& src, NativeVisitor& visitor, const std::string& name) {
-  NativeReadResult result;
-  auto fail = [&](uint64_t offset, const std::string& why) {
+  bool fail(uint64_t at, const std::string& why) {
     result.ok = false;
-    result.error = name + ": offset " + std::to_string(offset) + ": " + why;
-    return result;
-  };
-  char header[native::kFileHeaderSize];
-  size_t got = src.read(header, sizeof header);
-  result.file_bytes = got;
-  if (got < native::kFileHeaderSize ||
-      std::string_view(header, native::kFileMagic.size()) != native::kFileMagic) {
-    return fail(0, "not a sonde native log (bad magic)");
+    result.error = name + ": offset " + std::to_string(at) + ": " + why;
+    failed = true;
+    return false;
   }
-  uint16_t version;
-  std::memcpy(&version, header + 8, 2);
-  if (version < native::kOldestReadableVersion || version > native::kVersion) {
-    return fail(8, "unsupported native format version " + std::to_string(version));
-  }
-  result.version = version;
-  Decoder decoder(visitor, result, version);
-  std::vector<char> stored;
-  std::vector<char> raw;
-  uint64_t offset = native::kFileHeaderSize;
-  ZSTD_DCtx* dctx = ZSTD_createDCtx();
-  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx_guard(dctx, ZSTD_freeDCtx);
-  for (;;) {
-    char ch[native::kChunkHeaderSize];
-    got = src.read(ch, sizeof ch);
-    result.file_bytes += got;
-    if (got == 0) break;
-    if (got < sizeof ch) {
-      result.truncated = true;
-      result.truncated_bytes = got;
-      break;
+
+  // Decodes what buf_ holds from pos on; false after an error.
+  bool consume() {
+    if (!decoder) {
+      const size_t have = buf.size() - pos;
+      const size_t magic = native::kFileMagic.size();
+      if (std::string_view(buf.data() + pos, std::min(have, magic)) !=
+          native::kFileMagic.substr(0, std::min(have, magic))) {
+        return fail(0, "not a sonde native log (bad magic)");
+      }
+      if (have < native::kFileHeaderSize) return true;
+      uint16_t version;
+      std::memcpy(&version, buf.data() + pos + 8, 2);
+      if (version < native::kOldestReadableVersion || version > native::kVersion) {
+        return fail(8, "unsupported native format version " + std::to_string(version));
+      }
+      result.version = version;
+      decoder = std::make_unique<Decoder>(visitor, result, version);
+      pos += native::kFileHeaderSize;
+      offset = native::kFileHeaderSize;
     }
-    if (load_u32(ch) != native::kChunkMagic) return fail(offset, "bad chunk magic");
+    while (buf.size() - pos >= native::kChunkHeaderSize) {
+      const char* ch = buf.data() + pos;
+      if (load_u32(ch) != native::kChunkMagic) return fail(offset, "bad chunk magic");
+      const uint32_t raw_size = load_u32(ch + 8);
+      const uint32_t stored_size = load_u32(ch + 12);
+      if (raw_size > native::kMaxChunkRawSize || stored_size > native::kMaxChunkRawSize) {
+        return fail(offset, "chunk size " + std::to_string(raw_size) + " exceeds the limit");
+      }
+      if (buf.size() - pos < native::kChunkHeaderSize + stored_size) return true;
+      if (!chunk(ch, stored_size)) return false;
+      pos += native::kChunkHeaderSize + stored_size;
+      offset += native::kChunkHeaderSize + stored_size;
+    }
+    return true;
+  }
+
+  bool chunk(const char* ch, uint32_t stored_size) {
     auto codec = static_cast<native::Codec>(ch[4]);
-    uint32_t raw_size = load_u32(ch + 8);
-    uint32_t stored_size = load_u32(ch + 12);
-    uint32_t items = load_u32(ch + 16);
-    uint32_t crc = load_u32(ch + 20);
-    if (raw_size > native::kMaxChunkRawSize || stored_size > native::kMaxChunkRawSize) {
-      return fail(offset, "chunk size " + std::to_string(raw_size) + " exceeds the limit");
-    }
-    stored.resize(stored_size);
-    got = src.read(stored.data(), stored_size);
-    result.file_bytes += got;
-    if (got < stored_size) {
-      result.truncated = true;
-      result.truncated_bytes = sizeof ch + got;
-      break;
-    }
+    const uint32_t raw_size = load_u32(ch + 8);
+    const uint32_t items = load_u32(ch + 16);
+    const uint32_t crc = load_u32(ch + 20);
+    const char* stored = ch + native::kChunkHeaderSize;
     uint32_t actual = static_cast<uint32_t>(
-        crc32(0, reinterpret_cast<const Bytef*>(stored.data()), static_cast<uInt>(stored_size)));
+        crc32(0, reinterpret_cast<const Bytef*>(stored), static_cast<uInt>(stored_size)));
     if (actual != crc) return fail(offset, "chunk checksum mismatch");
-    const char* payload = stored.data();
+    const char* payload = stored;
     if (codec == native::Codec::kZstd) {
       raw.resize(raw_size);
-      size_t n = ZSTD_decompressDCtx(dctx, raw.data(), raw.size(), stored.data(), stored.size());
+      size_t n = ZSTD_decompressDCtx(dctx, raw.data(), raw.size(), stored, stored_size);
       if (ZSTD_isError(n) || n != raw_size) return fail(offset, "chunk does not decompress (zstd)");
       payload = raw.data();
     } else if (codec == native::Codec::kLz4) {
       raw.resize(raw_size);
-      int n = LZ4_decompress_safe(stored.data(), raw.data(), static_cast<int>(stored_size),
+      int n = LZ4_decompress_safe(stored, raw.data(), static_cast<int>(stored_size),
                                   static_cast<int>(raw_size));
       if (n < 0 || static_cast<uint32_t>(n) != raw_size) {
         return fail(offset, "chunk does not decompress (lz4)");
@@ -434,16 +404,66 @@ NativeReadResult read_from(Source& src, NativeVisitor& visitor, const std::strin
     } else if (stored_size != raw_size) {
       return fail(offset, "uncompressed chunk with mismatching sizes");
     }
-    std::string err = decoder.decode(reinterpret_cast<const uint8_t*>(payload), raw_size, items);
+    visitor.on_chunk(result.chunks);
+    std::string err = decoder->decode(reinterpret_cast<const uint8_t*>(payload), raw_size, items);
     if (!err.empty()) return fail(offset, err);
     ++result.chunks;
-    offset += sizeof ch + stored_size;
+    return true;
   }
-  result.ok = true;
-  return result;
+
+  NativeVisitor& visitor;
+  std::string name;
+  NativeReadResult result;
+  std::unique_ptr<Decoder> decoder;  // once the header is read
+  std::string buf;                   // bytes not yet decoded start at pos
+  size_t pos = 0;
+  uint64_t offset = 0;  // stream offset of buf[pos]
+  std::vector<char> raw;
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  bool failed = false;
+  bool finished = false;
+};
+
+NativeStreamReader::NativeStreamReader(NativeVisitor& visitor, std::string name)
+    : s_(std::make_unique<State>(visitor, std::move(name))) {}
+
+NativeStreamReader::~NativeStreamReader() = default;
+
+bool NativeStreamReader::feed(const void* data, size_t size) {
+  if (s_->failed) return false;
+  s_->result.file_bytes += size;
+  // Drop what is decoded before appending, so buf holds at most one
+  // incomplete chunk plus the new piece.
+  if (s_->pos > 0) {
+    s_->buf.erase(0, s_->pos);
+    s_->pos = 0;
+  }
+  s_->buf.append(static_cast<const char*>(data), size);
+  return s_->consume();
 }
 
-}  // namespace
+const NativeReadResult& NativeStreamReader::finish() {
+  State& s = *s_;
+  if (s.failed || s.finished) return s.result;
+  s.finished = true;
+  if (!s.decoder) {
+    s.fail(0, "not a sonde native log (bad magic)");
+    return s.result;
+  }
+  const size_t left = s.buf.size() - s.pos;
+  if (left > 0) {
+    s.result.truncated = true;
+    s.result.truncated_bytes = left;
+  }
+  s.result.ok = true;
+  return s.result;
+}
+
+const NativeReadResult& NativeStreamReader::result() const { return s_->result; }
+
+uint64_t NativeStreamReader::consumed() const { return s_->offset; }
+
+bool NativeStreamReader::failed() const { return s_->failed; }
 
 NativeReadResult read_native_file(const std::string& path, NativeVisitor& visitor) {
   std::ifstream in(path, std::ios::binary);
@@ -452,14 +472,22 @@ NativeReadResult read_native_file(const std::string& path, NativeVisitor& visito
     r.error = "cannot open " + path + ": " + std::strerror(errno);
     return r;
   }
-  FileSource src(in);
-  return read_from(src, visitor, path);
+  NativeStreamReader reader(visitor, path);
+  std::vector<char> block(1u << 20);
+  for (;;) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const auto got = static_cast<size_t>(in.gcount());
+    if (got == 0) break;
+    if (!reader.feed(block.data(), got)) return reader.result();
+  }
+  return reader.finish();
 }
 
 NativeReadResult read_native_bytes(std::string_view bytes, NativeVisitor& visitor,
                                    const std::string& name) {
-  MemorySource src(bytes);
-  return read_from(src, visitor, name);
+  NativeStreamReader reader(visitor, name);
+  if (!reader.feed(bytes.data(), bytes.size())) return reader.result();
+  return reader.finish();
 }
 
 bool looks_like_native_file(const std::string& path) {

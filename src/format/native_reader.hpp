@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -51,6 +52,8 @@ class NativeVisitor {
   virtual void on_event(const NativeEvent& /*e*/) {}
   virtual void on_record(const Record& /*r*/) {}
   virtual void on_loss(uint32_t /*thread*/, uint64_t /*events*/, std::string_view /*reason*/) {}
+  // Before the items of chunk `index` (0 = the first chunk after the header).
+  virtual void on_chunk(uint64_t /*index*/) {}
 };
 
 struct NativeReadResult {
@@ -67,6 +70,31 @@ struct NativeReadResult {
   uint64_t end_events_written = 0;  // totals the writer stored in END
   uint64_t end_events_lost = 0;
   uint64_t file_bytes = 0;
+};
+
+// Reads a native log fed in pieces of any size (a socket, a file read in
+// blocks), with the same checks as read_native_file: complete chunks are
+// decoded as soon as they are in, an incomplete one waits (memory: one
+// chunk). After an error, feed() returns false and result().error names
+// the stream offset.
+class NativeStreamReader {
+ public:
+  NativeStreamReader(NativeVisitor& visitor, std::string name);
+  ~NativeStreamReader();
+  NativeStreamReader(const NativeStreamReader&) = delete;
+  NativeStreamReader& operator=(const NativeStreamReader&) = delete;
+
+  bool feed(const void* data, size_t size);
+  // End of input: an incomplete last chunk is reported as truncated.
+  const NativeReadResult& finish();
+  const NativeReadResult& result() const;
+  // Bytes of the header and the complete chunks decoded so far.
+  uint64_t consumed() const;
+  bool failed() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
 };
 
 // Reads `path`, calling `visitor` for every item in file order.

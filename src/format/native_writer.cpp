@@ -30,11 +30,41 @@ NativeWriter::NativeWriter(ByteSink& sink, NativeWriterOptions options)
 
 NativeWriter::~NativeWriter() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(zstd_ctx_)); }
 
-bool NativeWriter::begin() {
+std::string NativeWriter::file_header() {
   std::string header(native::kFileMagic);
   put_u16(header, native::kVersion);
   put_u16(header, 0);
   put_u32(header, 0);
+  return header;
+}
+
+namespace {
+
+std::string chunk_header(native::Codec codec, size_t raw_size, const char* stored,
+                         size_t stored_size, uint32_t items) {
+  std::string header;
+  put_u32(header, native::kChunkMagic);
+  header.push_back(static_cast<char>(codec));
+  header.append(3, '\0');
+  put_u32(header, static_cast<uint32_t>(raw_size));
+  put_u32(header, static_cast<uint32_t>(stored_size));
+  put_u32(header, items);
+  put_u32(header, static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(stored),
+                                              static_cast<uInt>(stored_size))));
+  return header;
+}
+
+}  // namespace
+
+std::string NativeWriter::frame_chunk(std::string_view payload, uint32_t items) {
+  std::string chunk =
+      chunk_header(native::Codec::kNone, payload.size(), payload.data(), payload.size(), items);
+  chunk.append(payload);
+  return chunk;
+}
+
+bool NativeWriter::begin() {
+  const std::string header = file_header();
   if (!sink_.write(header.data(), header.size())) {
     failed_ = true;
     error_ = sink_.error();
@@ -48,24 +78,30 @@ uint32_t NativeWriter::string_id(std::string_view s) {
   auto [it, inserted] =
       strings_.try_emplace(std::string(s), static_cast<uint32_t>(strings_.size()));
   if (inserted) {
+    const size_t start = payload_.size();
     item(Tag::kString);
     put_varint(payload_, it->second);
     put_str(payload_, s);
+    remember(start);
   }
   return it->second;
 }
 
 void NativeWriter::meta(std::string_view key, std::string_view value) {
+  const size_t start = payload_.size();
   item(Tag::kMeta);
   put_str(payload_, key);
   put_str(payload_, value);
+  remember(start);
 }
 
 void NativeWriter::thread(uint32_t index, uint64_t os_tid, std::string_view name) {
+  const size_t start = payload_.size();
   item(Tag::kThread);
   put_varint(payload_, index);
   put_varint(payload_, os_tid);
   put_str(payload_, name);
+  remember(start);
 }
 
 void NativeWriter::operation(uint32_t id, std::string_view name, native::OperationKind kind,
@@ -74,6 +110,7 @@ void NativeWriter::operation(uint32_t id, std::string_view name, native::Operati
   uint32_t name_id = string_id(name);
   uint32_t module_id = string_id(module);
   uint32_t file_id = string_id(file);
+  const size_t start = payload_.size();
   item(Tag::kOperation);
   put_varint(payload_, id);
   put_varint(payload_, name_id);
@@ -82,13 +119,16 @@ void NativeWriter::operation(uint32_t id, std::string_view name, native::Operati
   put_varint(payload_, address);
   put_varint(payload_, file_id);
   put_varint(payload_, line);
+  remember(start);
 }
 
 void NativeWriter::clock(uint64_t tsc, int64_t epoch_ns, double ns_per_tick) {
+  const size_t start = payload_.size();
   item(Tag::kClock);
   put_varint(payload_, tsc);
   put_varint(payload_, zigzag(epoch_ns));
   put_f64(payload_, ns_per_tick);
+  remember(start);
 }
 
 void NativeWriter::loss(uint32_t thread, uint64_t events, std::string_view reason) {
@@ -107,6 +147,7 @@ uint32_t NativeWriter::schema_id(const RecordSchema& schema) {
   uint32_t class_id = string_id(schema.class_name);
   std::vector<uint32_t> name_ids;
   for (const FieldSpec& f : schema.fields) name_ids.push_back(string_id(f.name));
+  const size_t start = payload_.size();
   item(Tag::kSchema);
   put_varint(payload_, id);
   put_varint(payload_, class_id);
@@ -115,6 +156,7 @@ uint32_t NativeWriter::schema_id(const RecordSchema& schema) {
     payload_.push_back(static_cast<char>(schema.fields[i].type));
     put_varint(payload_, name_ids[i]);
   }
+  remember(start);
   return id;
 }
 
@@ -176,6 +218,7 @@ void NativeWriter::begin_events(uint32_t thread, uint64_t base_tsc) {
   cursor_.e_ = event_block_.data();
   cursor_.last_tsc_ = base_tsc;
   cursor_.count_ = 0;
+  cursor_.markers_ = 0;
   cursor_.last_trace_ = 0;
   time_end_ = time_block_.data() + time_block_.size();
   event_end_ = event_block_.data() + event_block_.size();
@@ -188,6 +231,7 @@ void NativeWriter::end_events() {
   if (!block_open_) return;
   block_open_ = false;
   if (cursor_.count_ == 0) return;
+  chunk_probe_events_ += cursor_.count_ - cursor_.markers_;
   auto time_bytes = static_cast<size_t>(cursor_.t_ - time_block_.data());
   item(Tag::kEvents);
   put_varint(payload_, block_thread_);
@@ -201,7 +245,7 @@ void NativeWriter::end_events() {
 bool NativeWriter::flush(bool force) {
   if (failed_) return false;
   if (payload_.empty()) return true;
-  if (!force && payload_.size() < options_.chunk_target) return true;
+  if (!force && (options_.manual_flush || payload_.size() < options_.chunk_target)) return true;
   return write_chunk();
 }
 
@@ -246,15 +290,7 @@ bool NativeWriter::write_chunk() {
       stored_size = static_cast<size_t>(n);
     }
   }
-  std::string header;
-  put_u32(header, native::kChunkMagic);
-  header.push_back(static_cast<char>(codec));
-  header.append(3, '\0');
-  put_u32(header, static_cast<uint32_t>(payload_.size()));
-  put_u32(header, static_cast<uint32_t>(stored_size));
-  put_u32(header, items_);
-  put_u32(header, static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(stored),
-                                              static_cast<uInt>(stored_size))));
+  const std::string header = chunk_header(codec, payload_.size(), stored, stored_size, items_);
   if (!sink_.write(header.data(), header.size()) || !sink_.write(stored, stored_size)) {
     failed_ = true;
     error_ = sink_.error();
@@ -264,6 +300,8 @@ bool NativeWriter::write_chunk() {
   ++chunks_;
   payload_.clear();
   items_ = 0;
+  sink_.end_chunk({chunk_probe_events_, dictionary_.size(), dictionary_items_});
+  chunk_probe_events_ = 0;
   return true;
 }
 

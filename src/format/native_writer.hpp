@@ -20,6 +20,14 @@ struct NativeWriterOptions {
   native::Codec codec = native::Codec::kZstd;
   int level = 1;                   // zstd level (lz4: acceleration)
   size_t chunk_target = 1u << 20;  // flush a chunk once its raw payload exceeds this
+  // Also keep every definition item (META, STRING, SCHEMA, THREAD,
+  // OPERATION, CLOCK) in dictionary(): a stream that restarts on a new
+  // connection replays them so that later chunks decode there.
+  bool keep_dictionary = false;
+  // Chunks are written only by flush(true): the caller picks the chunk
+  // boundaries (the collector cuts its logs where a sender's chunks end).
+  // chunk_target is then the payload size prepared for.
+  bool manual_flush = false;
 };
 
 class NativeWriter {
@@ -31,6 +39,10 @@ class NativeWriter {
 
   // Writes the file header. Must be called once, first.
   bool begin();
+  // The 16-byte file header, and an uncompressed chunk holding `items`
+  // items: how a stream starts on a new connection.
+  static std::string file_header();
+  static std::string frame_chunk(std::string_view payload, uint32_t items);
 
   uint32_t string_id(std::string_view s);  // interns; emits a STRING item on first use
   void meta(std::string_view key, std::string_view value);
@@ -94,6 +106,7 @@ class NativeWriter {
     void trace_begin(uint64_t tsc, uint64_t trace_id, int64_t parent_trace_id,
                      int32_t parent_order_id) {
       event(tsc, native::EventKind::kTraceBegin, 0);
+      ++markers_;
       // Relative to the block's previous trace id: a thread's ids are
       // consecutive, so the event stream repeats exactly from trace to
       // trace and compresses to almost nothing.
@@ -104,6 +117,7 @@ class NativeWriter {
     }
     void lost(uint64_t tsc, uint64_t count) {
       event(tsc, native::EventKind::kLost, 0);
+      ++markers_;
       e_ = put_varint_raw(e_, count);
     }
 
@@ -124,6 +138,7 @@ class NativeWriter {
     uint64_t last_tsc_ = 0;
     uint64_t last_trace_ = 0;  // trace id of the block's previous trace begin
     uint64_t count_ = 0;
+    uint64_t markers_ = 0;  // trace begins and lost markers: not probe events
   };
   // Per event at most: a 10-byte time delta; in the event stream a trace
   // begin's head, trace id, parent trace and parent order (1 + 10 + 10 + 10).
@@ -149,6 +164,13 @@ class NativeWriter {
   // Writes the END item and the last chunk.
   bool finish(uint64_t events_written, uint64_t events_lost);
 
+  // The definition items written so far, in order (keep_dictionary only).
+  std::string_view dictionary() const { return dictionary_; }
+  uint32_t dictionary_items() const { return dictionary_items_; }
+
+  // Payload bytes waiting for the next chunk.
+  size_t pending_bytes() const { return payload_.size(); }
+
   bool failed() const { return failed_; }
   const std::string& error() const { return error_; }
   uint64_t bytes_written() const { return bytes_written_; }
@@ -172,6 +194,12 @@ class NativeWriter {
   void item(native::Tag tag) {
     payload_.push_back(static_cast<char>(tag));
     ++items_;
+  }
+  // Copies the definition item that starts at payload_[start] into the dictionary.
+  void remember(size_t start) {
+    if (!options_.keep_dictionary) return;
+    dictionary_.append(payload_, start);
+    ++dictionary_items_;
   }
   uint32_t schema_id(const RecordSchema& schema);
   bool write_chunk();
@@ -197,6 +225,9 @@ class NativeWriter {
   std::string error_;
   uint64_t bytes_written_ = 0;
   uint64_t chunks_ = 0;
+  uint64_t chunk_probe_events_ = 0;
+  std::string dictionary_;
+  uint32_t dictionary_items_ = 0;
 };
 
 }  // namespace sonde::format

@@ -19,6 +19,8 @@ class NativeLogWriter final : public RecordLogWriter {
     ++written_;
     return writer_.flush(false);
   }
+  bool flush() override { return sink_.ok() && writer_.flush(true); }
+  size_t buffered_bytes() const override { return writer_.pending_bytes(); }
   std::string finish() override {
     if (!sink_.ok()) return sink_.error();
     writer_.finish(0, 0);
@@ -44,6 +46,7 @@ class KiekerDirectoryWriter final : public RecordLogWriter {
     ++written_;
     return true;
   }
+  bool flush() override { return log_.flush(); }
   std::string finish() override {
     log_.close();
     return log_.failed() ? log_.error() : "";

@@ -18,6 +18,13 @@ class RecordLogWriter : public RecordSink {
  public:
   // on_record returns false once the output failed (e.g. disk full); a
   // record the format cannot carry is counted as rejected instead.
+  // Hands everything buffered to the operating system (a native log writes
+  // its partial chunk), so that it survives this process being killed.
+  // False once the output failed; finish() says why.
+  virtual bool flush() = 0;
+  // Native logs: bytes encoded but not yet handed to the operating system
+  // (Kieker directories do not tell and report 0).
+  virtual size_t buffered_bytes() const { return 0; }
   // Closes the log. Returns "" or the error that stopped writing.
   virtual std::string finish() = 0;
   uint64_t written() const { return written_; }

@@ -69,7 +69,14 @@ const std::vector<ConfigKey>& config_keys() {
       {"tcp_port", "tcp writer: port"},
       {"tcp_retry_ms", "tcp writer: first reconnect delay"},
       {"tcp_retry_max_ms", "tcp writer: longest reconnect delay"},
-      {"tcp_buffer_bytes", "tcp writer: bytes kept while disconnected"},
+      {"tcp_buffer_bytes",
+       "tcp writer: bytes kept until the receiver confirms them (native) or while disconnected "
+       "(kieker)"},
+      {"tcp_protocol",
+       "tcp writer: native (sonde collect; confirmed, resent after a reconnect) | kieker (Kieker's "
+       "TCP frames)"},
+      {"tcp_exit_wait_ms",
+       "tcp writer: at exit, longest wait for the receiver to take and confirm the rest"},
       {"patterns", "include/exclude rules, ';'-separated (+glob / -glob)"},
       {"patterns_file", "adaptive monitoring file, re-read when it changes"},
       {"patterns_reload_ms", "how often patterns_file is checked"},
@@ -204,6 +211,7 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
       {"tcp_retry_ms", 1, 3600000, &c.tcp_retry_ms},
       {"tcp_retry_max_ms", 1, 3600000, &c.tcp_retry_max_ms},
       {"tcp_buffer_bytes", 4096, 1u << 30, &c.tcp_buffer_bytes},
+      {"tcp_exit_wait_ms", 0, 3600000, &c.tcp_exit_wait_ms},
       {"patterns_reload_ms", 10, 3600000, &c.patterns_reload_ms},
       {"sampler_period_ms", 10, 3600000, &c.sampler_period_ms},
       {"flush_interval_ms", 1, 3600000, &c.flush_interval_ms},
@@ -228,6 +236,15 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
   if (key == "tcp_port") {
     if (!parse_u32(value, 1, 65535, &u)) return bad(key, value, "a port from 1 to 65535");
     c.tcp_port = static_cast<uint16_t>(u);
+    return "";
+  }
+  if (key == "tcp_protocol") {
+    if (value == "native")
+      c.tcp_protocol = TcpProtocol::kNative;
+    else if (value == "kieker")
+      c.tcp_protocol = TcpProtocol::kKieker;
+    else
+      return bad(key, value, "native or kieker");
     return "";
   }
   if (key == "tcp_host") {

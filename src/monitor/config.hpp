@@ -13,6 +13,7 @@
 namespace sonde::monitor {
 
 enum class WriterKind { kNative, kKiekerDat, kKiekerBin, kTcp, kNull };
+enum class TcpProtocol { kNative, kKieker };
 enum class FullPolicy { kBlock, kDrop };
 enum class ForkPolicy { kFollow, kStop };
 enum class TimerChoice { kAuto, kTsc, kMonotonic };
@@ -37,8 +38,13 @@ struct Config {
   uint32_t tcp_retry_ms = 500;  // first reconnect delay; doubles up to tcp_retry_max_ms
   uint32_t tcp_retry_max_ms = 8000;
   uint32_t tcp_buffer_bytes = 16u << 20;  // bytes kept while the peer is away; beyond: counted loss
-  std::string patterns;                   // inline "+a;-b" rules
-  std::string patterns_file;              // Kieker-style adaptive monitoring file
+  // native: sonde's chunk stream, confirmed by `sonde collect` (nothing is
+  // let go before it is stored); kieker: Kieker's TCP frames, for Kieker's
+  // own collector.
+  TcpProtocol tcp_protocol = TcpProtocol::kNative;
+  uint32_t tcp_exit_wait_ms = 3000;  // at exit: longest wait for the receiver to confirm
+  std::string patterns;              // inline "+a;-b" rules
+  std::string patterns_file;         // Kieker-style adaptive monitoring file
   uint32_t patterns_reload_ms = 1000;
   std::vector<std::string> samplers;  // cpu, memory, process, network, disk, all
   uint32_t sampler_period_ms = 1000;

@@ -105,9 +105,10 @@ TEST(TcpWriterRestart, ReceiverRestartedMidRunGetsTheRestAndLossIsBounded) {
 
   RunResult run;
   std::thread program([&] {
-    run = run_program({kRestartWorkload, "1", std::to_string(iterations), std::to_string(depth)},
-                      {"SONDE_WRITER=tcp", "SONDE_TCP_PORT=" + std::to_string(port),
-                       "SONDE_TCP_RETRY_MS=20", "SONDE_TCP_RETRY_MAX_MS=100"});
+    run = run_program(
+        {kRestartWorkload, "1", std::to_string(iterations), std::to_string(depth)},
+        {"SONDE_WRITER=tcp", "SONDE_TCP_PROTOCOL=kieker", "SONDE_TCP_PORT=" + std::to_string(port),
+         "SONDE_TCP_RETRY_MS=20", "SONDE_TCP_RETRY_MAX_MS=100"});
   });
   // Let the first connection carry some events, then take the receiver away.
   for (int i = 0; i < 500 && receiver.events.load() == 0; ++i)
@@ -130,7 +131,8 @@ TEST(TcpWriterRestart, ReceiverRestartedMidRunGetsTheRestAndLossIsBounded) {
   EXPECT_GT(before_restart, 0);
   const int64_t received = receiver.events.load();
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(run.stderr_text, m, std::regex(R"((\d+) events written, (\d+) lost)")))
+  ASSERT_TRUE(
+      std::regex_search(run.stderr_text, m, std::regex(R"((\d+) events written, (\d+) lost)")))
       << run.stderr_text;
   const int64_t lost = std::stoll(m[2]);
   // Reconnected: what the writer kept while the receiver was away arrived.

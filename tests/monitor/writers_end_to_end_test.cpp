@@ -134,9 +134,9 @@ class Receiver final : public format::RecordSink {
 
 TEST(TcpWriter, EveryEventReachesARealReceiver) {
   Receiver receiver;
-  RunResult r =
-      run_program({kWorkload, "2", "2000", "3"},
-                  {"SONDE_WRITER=tcp", "SONDE_TCP_PORT=" + std::to_string(receiver.port())});
+  RunResult r = run_program({kWorkload, "2", "2000", "3"},
+                            {"SONDE_WRITER=tcp", "SONDE_TCP_PROTOCOL=kieker",
+                             "SONDE_TCP_PORT=" + std::to_string(receiver.port())});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   // Give the receiver thread a moment to drain the socket after the exit.
   for (int i = 0; i < 100 && receiver.before + receiver.after < 2 * 2 * 2000 * 5; ++i)
@@ -158,13 +158,17 @@ TEST(TcpWriter, UnreachableReceiverProgramRunsAndLossIsReported) {
   socklen_t len = sizeof sa;
   getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
   close(fd);
-  RunResult r =
-      run_program({kWorkload, "1", "100", "1"},
-                  {"SONDE_WRITER=tcp", "SONDE_TCP_PORT=" + std::to_string(ntohs(sa.sin_port))});
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.stderr_text.find("cannot connect"), std::string::npos) << r.stderr_text;
-  // 100 iterations x (recurse(1): 2 calls + leaf) x 2 events, none delivered.
-  EXPECT_NE(r.stderr_text.find("0 events written, 600 lost"), std::string::npos) << r.stderr_text;
+  for (const std::string protocol : {"native", "kieker"}) {
+    SCOPED_TRACE(protocol);
+    RunResult r = run_program(
+        {kWorkload, "1", "100", "1"},
+        {"SONDE_WRITER=tcp", "SONDE_TCP_PROTOCOL=" + protocol, "SONDE_TCP_EXIT_WAIT_MS=300",
+         "SONDE_TCP_PORT=" + std::to_string(ntohs(sa.sin_port))});
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.stderr_text.find("cannot connect"), std::string::npos) << r.stderr_text;
+    // 100 iterations x (recurse(1): 2 calls + leaf) x 2 events, none delivered.
+    EXPECT_NE(r.stderr_text.find("0 events written, 600 lost"), std::string::npos) << r.stderr_text;
+  }
 }
 
 TEST(SyncMode, WritesEverythingFromTheProbingThreads) {

@@ -6,12 +6,13 @@
 
 #include "format/native_writer.hpp"
 #include "monitor/registry.hpp"
+#include "monitor/writers/native_encoding_writer.hpp"
 #include "monitor/writers/writer_factories.hpp"
 
 namespace sonde::monitor {
 namespace {
 
-class NativeEventWriter final : public EventWriter {
+class NativeEventWriter final : public NativeEncodingWriter {
  public:
   explicit NativeEventWriter(const Config& config) : config_(config) {}
 
@@ -20,93 +21,48 @@ class NativeEventWriter final : public EventWriter {
     path_ = config_.out_dir + "/" + p.application + "-" + std::to_string(p.pid) + ".sonde";
     sink_ = std::make_unique<format::FileSink>(path_);
     if (!sink_->ok()) return sink_->error();
-    format::NativeWriterOptions options;
-    options.codec = config_.compression == "zstd"  ? format::native::Codec::kZstd
-                    : config_.compression == "lz4" ? format::native::Codec::kLz4
-                                                   : format::native::Codec::kNone;
-    options.level = config_.compression_level;
-    writer_ = std::make_unique<format::NativeWriter>(*sink_, options);
+    writer_ = std::make_unique<format::NativeWriter>(*sink_, native_writer_options(config_));
     if (!writer_->begin()) return writer_->error();
-    writer_->meta("sonde.format", "native/" + std::to_string(format::native::kVersion));
-    writer_->meta("host", p.hostname);
-    writer_->meta("application", p.application);
-    writer_->meta("pid", std::to_string(p.pid));
-    writer_->meta("parent_pid", std::to_string(p.parent_pid));
-    writer_->meta("executable", p.executable);
-    writer_->meta("command_line", p.command_line);
-    writer_->meta("timer", p.timer);
-    writer_->meta("start_epoch_ns", std::to_string(p.start_epoch_ns));
-    writer_->meta("policy", config_.policy == FullPolicy::kBlock ? "block" : "drop");
+    write_process_meta(*writer_, p, config_);
     return "";
   }
 
-  void operation(const OperationInfo& op) override {
-    writer_->operation(op.id, op.name, op.kind, op.module, op.address, op.file, op.line);
-  }
-
-  void thread(const ThreadInfo& t) override { writer_->thread(t.index, t.os_tid, t.name); }
-
-  void events(uint32_t thread, const DecodedEvent* e, size_t n) override {
-    if (n == 0) return;
-    using format::native::EventKind;
-    // Causes are interned before the block: STRING items may not sit inside it.
-    for (size_t i = 0; i < n; ++i) {
-      if (e[i].kind == EventKind::kExitFailed)
-        cause_ids_[i] = writer_->string_id(cause_text(e[i].cause));
-    }
-    writer_->begin_events(thread, e[0].time);
-    for (size_t i = 0; i < n; ++i) {
-      const DecodedEvent& ev = e[i];
-      switch (ev.kind) {
-        case EventKind::kEnter:
-          writer_->enter(ev.time, ev.op);
-          break;
-        case EventKind::kExit:
-          writer_->exit(ev.time, ev.op);
-          break;
-        case EventKind::kExitFailed:
-          writer_->exit_failed(ev.time, ev.op, cause_ids_[i]);
-          break;
-        case EventKind::kTraceBegin:
-          writer_->trace_begin(ev.time, ev.trace_id, ev.parent_trace_id, ev.parent_order_id);
-          break;
-        case EventKind::kLost:
-          writer_->lost(ev.time, ev.lost);
-          break;
-      }
-    }
-    writer_->end_events();
-    cause_ids_.clear();
-    writer_->flush(false);
-  }
-
-  void record(const format::Record& r) override { writer_->record(r); }
-  void clock(const Calibration& c) override {
-    writer_->clock(c.ref_raw(), c.ref_epoch_ns(), c.ns_per_tick());
-  }
-  void loss(uint32_t thread, uint64_t n, std::string_view reason) override {
-    writer_->loss(thread, n, reason);
-  }
   void flush(bool force) override {
     writer_->flush(force);
     if (force) sink_->sync();
   }
   void close(uint64_t written, uint64_t lost) override { writer_->finish(written, lost); }
-  bool failed() const override { return writer_ != nullptr && writer_->failed(); }
-  std::string error() const override { return writer_ != nullptr ? writer_->error() : ""; }
   std::string location() const override { return path_; }
-  uint64_t bytes_written() const override { return writer_ ? writer_->bytes_written() : 0; }
-  format::NativeWriter* native_encoder() override { return writer_.get(); }
 
  private:
   const Config& config_;
   std::string path_;
   std::unique_ptr<format::FileSink> sink_;
-  std::unique_ptr<format::NativeWriter> writer_;
-  std::unordered_map<size_t, uint32_t> cause_ids_;
 };
 
 }  // namespace
+
+format::NativeWriterOptions native_writer_options(const Config& config) {
+  format::NativeWriterOptions options;
+  options.codec = config.compression == "zstd"  ? format::native::Codec::kZstd
+                  : config.compression == "lz4" ? format::native::Codec::kLz4
+                                                : format::native::Codec::kNone;
+  options.level = config.compression_level;
+  return options;
+}
+
+void write_process_meta(format::NativeWriter& w, const ProcessInfo& p, const Config& config) {
+  w.meta("sonde.format", "native/" + std::to_string(format::native::kVersion));
+  w.meta("host", p.hostname);
+  w.meta("application", p.application);
+  w.meta("pid", std::to_string(p.pid));
+  w.meta("parent_pid", std::to_string(p.parent_pid));
+  w.meta("executable", p.executable);
+  w.meta("command_line", p.command_line);
+  w.meta("timer", p.timer);
+  w.meta("start_epoch_ns", std::to_string(p.start_epoch_ns));
+  w.meta("policy", config.policy == FullPolicy::kBlock ? "block" : "drop");
+}
 
 std::string make_directories(const std::string& dir) {
   std::string partial;

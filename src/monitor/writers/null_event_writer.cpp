@@ -37,7 +37,8 @@ std::unique_ptr<EventWriter> make_event_writer(const Config& config) {
     case WriterKind::kKiekerBin:
       return make_kieker_writer(config);
     case WriterKind::kTcp:
-      return make_tcp_writer(config);
+      return config.tcp_protocol == TcpProtocol::kNative ? make_native_tcp_writer(config)
+                                                         : make_kieker_tcp_writer(config);
   }
   return make_null_writer();
 }

@@ -1,12 +1,10 @@
 // Streams Kieker's TCP frame protocol to a receiver (Kieker's collector or
-// `sonde collect`). While the peer is away the writer keeps the records
+// `sonde collect`; tcp_protocol = kieker). While the peer is away the writer keeps the records
 // (up to tcp_buffer_bytes) and reconnects with exponential back-off; what
 // does not fit is counted as lost, never dropped silently. Each connection
 // gets a fresh string registry, so waiting records are encoded per connection.
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,6 +17,7 @@
 
 #include "format/kieker_tcp.hpp"
 #include "monitor/writers/kieker_records.hpp"
+#include "monitor/writers/tcp_connect.hpp"
 #include "monitor/writers/writer_factories.hpp"
 
 namespace sonde::monitor {
@@ -100,32 +99,8 @@ class TcpEventWriter final : public EventWriter {
   size_t max_pending() const { return std::max<size_t>(1024, config_.tcp_buffer_bytes / 40); }
 
   bool connect_now() {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) return fail(std::strerror(errno));
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(config_.tcp_port);
-    inet_pton(AF_INET, config_.tcp_host.c_str(), &sa.sin_addr);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
-      fail(std::strerror(errno));
-      disconnect();
-      return false;
-    }
-    // A receiver port in the ephemeral range, with nobody listening, can be
-    // picked as our own source port: TCP's simultaneous open then connects
-    // the socket to itself, and every record would loop back unseen.
-    sockaddr_in local{};
-    socklen_t local_len = sizeof local;
-    if (getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &local_len) == 0 &&
-        local.sin_port == sa.sin_port && local.sin_addr.s_addr == sa.sin_addr.s_addr) {
-      fail("connected to itself (nobody listens on that port)");
-      disconnect();
-      return false;
-    }
-    int one = 1;
-    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    timeval timeout{5, 0};  // a stalled peer must not stall the writer forever
-    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    fd_ = connect_tcp(config_.tcp_host, config_.tcp_port, last_error_);
+    if (fd_ < 0) return false;
     retry_ms_ = config_.tcp_retry_ms;
     encoder_ = format::kieker::TcpEncoder();  // the new peer knows no strings yet
     if (reconnects_++ > 0) {
@@ -134,10 +109,7 @@ class TcpEventWriter final : public EventWriter {
     return true;
   }
 
-  bool fail(const char* why) {
-    last_error_ = why;
-    return false;
-  }
+  void fail(const char* why) { last_error_ = why; }
 
   void disconnect() {
     if (fd_ >= 0) ::close(fd_);
@@ -204,7 +176,7 @@ class TcpEventWriter final : public EventWriter {
 
 }  // namespace
 
-std::unique_ptr<EventWriter> make_tcp_writer(const Config& config) {
+std::unique_ptr<EventWriter> make_kieker_tcp_writer(const Config& config) {
   return std::make_unique<TcpEventWriter>(config);
 }
 

@@ -1,9 +1,9 @@
-// Listens for monitored processes speaking Kieker's TCP protocol
-// (format/kieker_tcp.hpp) and hands their records to one RecordSink. Each
-// connection has its own decoder and string registry, as in Kieker's
-// multi-connection reader. One thread polls every socket, so the sink needs
-// no locking; a slow sink slows reading and TCP's flow control pushes back
-// on the senders instead of memory growing.
+// Listens for monitored processes speaking sonde's native stream or Kieker's
+// TCP protocol (connection_decoder.hpp tells them apart by the first byte)
+// and hands their records to a RecordSink. Each connection has its own
+// decoder and string registry, as in Kieker's multi-connection reader. One thread polls every
+// socket, so the sink needs no locking; a slow sink slows reading and TCP's flow control pushes
+// back on the senders instead of memory growing.
 #pragma once
 
 #include <atomic>
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "collect/connection_decoder.hpp"
 #include "format/record.hpp"
 
 namespace sonde::collect {
@@ -34,6 +35,12 @@ struct ListenerOptions {
   // but not decoded are counted as undecoded.
   std::chrono::milliseconds drain_idle{10000};
   std::chrono::milliseconds drain_timeout{300000};
+  // Native streams get their decoded chunk count confirmed back (8 bytes,
+  // little-endian) so the sender can let go of them. True: as soon as the
+  // records are handed to the sink. False: only when the owner calls
+  // confirm_stored() (the collector, after its log and index are written)
+  // and when the connection closes (after on_close).
+  bool confirm_when_decoded = true;
 };
 
 struct ClientStats {
@@ -43,6 +50,9 @@ struct ClientStats {
   std::string error;             // protocol error that closed the connection, or ""
   uint64_t undecoded_bytes = 0;  // received but not decoded (after an error, or a cut frame)
   bool open = true;
+  std::string protocol;           // "native", "kieker", or "" before the first byte
+  uint64_t chunks = 0;            // native: chunks decoded
+  uint64_t duplicate_chunks = 0;  // native: resent chunks already stored, skipped
 };
 
 // For callers that keep state per connection (the collector: one log file
@@ -58,17 +68,24 @@ class ConnectionHandler {
   // Once per poll round (at least every 100 ms): time for periodic work.
   // Returning false stops the listener (e.g. the store failed).
   virtual bool on_tick() { return true; }
+  // After records of the connection were delivered: true if everything
+  // delivered so far is stored, so the listener confirms it to a native
+  // sender at once (instead of at the owner's next confirm_stored()).
+  virtual bool on_delivered(size_t /*client*/) { return false; }
+  // False once storing failed: nothing more is confirmed to native senders
+  // (they keep their chunks and count them lost if no one takes them).
+  virtual bool can_confirm() const { return true; }
 };
 
-class KiekerTcpListener {
+class RecordListener {
  public:
   // All connections' records go to one sink.
-  KiekerTcpListener(format::RecordSink& sink, ListenerOptions options);
+  RecordListener(format::RecordSink& sink, ListenerOptions options);
   // Each connection gets its own sink from the handler.
-  KiekerTcpListener(ConnectionHandler& handler, ListenerOptions options);
-  ~KiekerTcpListener();
-  KiekerTcpListener(const KiekerTcpListener&) = delete;
-  KiekerTcpListener& operator=(const KiekerTcpListener&) = delete;
+  RecordListener(ConnectionHandler& handler, ListenerOptions options);
+  ~RecordListener();
+  RecordListener(const RecordListener&) = delete;
+  RecordListener& operator=(const RecordListener&) = delete;
 
   // Binds and listens. Returns "" or an error naming the address and reason.
   std::string open();
@@ -79,6 +96,10 @@ class KiekerTcpListener {
   // connection budget is used up, or a sink asks to stop. Connections still
   // open then are drained of what already arrived and closed.
   void run(const std::atomic<bool>& stop);
+
+  // Confirms to every open native stream the chunks decoded so far: the
+  // owner has stored them (see ListenerOptions::confirm_when_decoded).
+  void confirm_stored();
 
   const std::vector<ClientStats>& clients() const { return clients_; }
   uint64_t records() const;
@@ -101,6 +122,7 @@ class KiekerTcpListener {
   void serve_ready(int timeout_ms, bool accept);
   void drain();
   void count_unserved();
+  void confirm(Connection& c);
 
   format::RecordSink* sink_ = nullptr;  // shared sink, or null with a handler
   ConnectionHandler* handler_ = nullptr;
@@ -115,6 +137,7 @@ class KiekerTcpListener {
   size_t peak_connections_ = 0;
   bool sink_stopped_ = false;
   std::chrono::steady_clock::time_point last_progress_;  // last bytes read
+  StoredChunks stored_chunks_;  // per native stream id, across its connections
 };
 
 }  // namespace sonde::collect

@@ -1,4 +1,4 @@
-#include "collect/kieker_tcp_listener.hpp"
+#include "collect/record_listener.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -13,15 +13,15 @@
 #include <cerrno>
 #include <cstring>
 
-#include "format/kieker_tcp.hpp"
-
 namespace sonde::collect {
 
-struct KiekerTcpListener::Connection {
+struct RecordListener::Connection {
   int fd = -1;
   size_t client = 0;  // index into clients_
-  std::unique_ptr<format::kieker::TcpDecoder> decoder;
+  std::unique_ptr<ConnectionDecoder> decoder;
   format::RecordSink* sink = nullptr;
+  uint64_t confirmed = 0;   // native: chunk count confirmed to the sender
+  std::string confirm_out;  // confirmation bytes the socket did not take yet
 };
 
 namespace {
@@ -34,18 +34,18 @@ std::string peer_name(const sockaddr_in& a) {
 
 }  // namespace
 
-KiekerTcpListener::KiekerTcpListener(format::RecordSink& sink, ListenerOptions options)
+RecordListener::RecordListener(format::RecordSink& sink, ListenerOptions options)
     : sink_(&sink), options_(std::move(options)) {}
 
-KiekerTcpListener::KiekerTcpListener(ConnectionHandler& handler, ListenerOptions options)
+RecordListener::RecordListener(ConnectionHandler& handler, ListenerOptions options)
     : handler_(&handler), options_(std::move(options)) {}
 
-KiekerTcpListener::~KiekerTcpListener() {
+RecordListener::~RecordListener() {
   for (auto& c : connections_) ::close(c->fd);
   if (listen_fd_ >= 0) ::close(listen_fd_);
 }
 
-std::string KiekerTcpListener::open() {
+std::string RecordListener::open() {
   const std::string where = options_.bind_address + ":" + std::to_string(options_.port);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -70,7 +70,7 @@ std::string KiekerTcpListener::open() {
   return "";
 }
 
-void KiekerTcpListener::accept_new() {
+void RecordListener::accept_new() {
   // At the limit, new connections wait in the kernel's accept queue (and
   // past its end, in their SYN retries): the senders are held back, not
   // refused, until a served connection closes.
@@ -86,14 +86,15 @@ void KiekerTcpListener::accept_new() {
     ClientStats client;
     client.peer = peer_name(peer);
     clients_.push_back(std::move(client));
-    c->decoder = std::make_unique<format::kieker::TcpDecoder>(clients_.back().peer);
     c->sink = handler_ ? &handler_->on_open(c->client, clients_.back()) : sink_;
+    c->decoder =
+        std::make_unique<ConnectionDecoder>(clients_.back().peer, *c->sink, stored_chunks_);
     connections_.push_back(std::move(c));
     peak_connections_ = std::max(peak_connections_, connections_.size());
   }
 }
 
-bool KiekerTcpListener::serve(Connection& c) {
+bool RecordListener::serve(Connection& c) {
   ClientStats& stats = clients_[c.client];
   char buf[1 << 16];
   // Bounded reads per round so one busy sender cannot starve the others.
@@ -111,8 +112,14 @@ bool KiekerTcpListener::serve(Connection& c) {
     }
     stats.bytes += static_cast<uint64_t>(n);
     last_progress_ = std::chrono::steady_clock::now();
-    const bool ok = c.decoder->feed(buf, static_cast<size_t>(n), *c.sink);
+    const bool ok = c.decoder->feed(buf, static_cast<size_t>(n));
     stats.records = c.decoder->records();
+    stats.protocol = c.decoder->native() ? "native" : "kieker";
+    stats.chunks = c.decoder->chunks();
+    stats.duplicate_chunks = c.decoder->duplicate_chunks();
+    if (options_.confirm_when_decoded || (handler_ && handler_->on_delivered(c.client))) {
+      confirm(c);
+    }
     if (!ok) {
       if (c.decoder->stopped()) sink_stopped_ = true;
       if (c.decoder->failed()) stats.error = c.decoder->error();
@@ -122,17 +129,47 @@ bool KiekerTcpListener::serve(Connection& c) {
   return true;
 }
 
-void KiekerTcpListener::close_connection(Connection& c) {
-  ::close(c.fd);
-  c.fd = -1;
+void RecordListener::close_connection(Connection& c) {
   ClientStats& stats = clients_[c.client];
   stats.open = false;
   stats.undecoded_bytes = stats.bytes - std::min(stats.bytes, c.decoder->offset());
   ++closed_connections_;
   if (handler_) handler_->on_close(c.client, stats);
+  // The handler has stored what arrived: the sender hears how much before
+  // the connection goes.
+  confirm(c);
+  ::close(c.fd);
+  c.fd = -1;
 }
 
-void KiekerTcpListener::serve_ready(int timeout_ms, bool accept) {
+void RecordListener::confirm(Connection& c) {
+  if (!c.decoder->native() || c.fd < 0) return;
+  // A sink that stopped did not take the last chunk's records.
+  if (c.decoder->stopped() || (handler_ && !handler_->can_confirm())) return;
+  const uint64_t chunks = c.decoder->chunks();
+  if (chunks > c.confirmed) {
+    // Counts are cumulative: a newer one replaces the unsent older ones,
+    // but never the rest of one the socket has taken part of (the front).
+    c.confirm_out.resize(c.confirm_out.size() % 8);
+    char bytes[8];
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(chunks >> (8 * i));
+    c.confirm_out.append(bytes, 8);
+    c.confirmed = chunks;
+  }
+  while (!c.confirm_out.empty()) {
+    const ssize_t n =
+        ::send(c.fd, c.confirm_out.data(), c.confirm_out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // full or gone: the next confirmation carries the count
+    c.confirm_out.erase(0, static_cast<size_t>(n));
+  }
+}
+
+void RecordListener::confirm_stored() {
+  for (auto& c : connections_) confirm(*c);
+}
+
+void RecordListener::serve_ready(int timeout_ms, bool accept) {
   // A full house does not watch the listening socket (it would stay ready).
   const bool room = accept && connections_.size() < options_.max_connections;
   std::vector<pollfd> fds;
@@ -151,7 +188,7 @@ void KiekerTcpListener::serve_ready(int timeout_ms, bool accept) {
   if (accept && connections_.size() < options_.max_connections) accept_new();
 }
 
-size_t KiekerTcpListener::queued_connections() const {
+size_t RecordListener::queued_connections() const {
   // For a listening socket Linux reports its accept queue's length here.
   tcp_info info{};
   socklen_t len = sizeof info;
@@ -159,7 +196,7 @@ size_t KiekerTcpListener::queued_connections() const {
   return info.tcpi_unacked;
 }
 
-void KiekerTcpListener::run(const std::atomic<bool>& stop) {
+void RecordListener::run(const std::atomic<bool>& stop) {
   while (!stop.load(std::memory_order_relaxed) && !sink_stopped_) {
     if (options_.stop_after_connections != 0 &&
         closed_connections_ >= options_.stop_after_connections) {
@@ -173,7 +210,7 @@ void KiekerTcpListener::run(const std::atomic<bool>& stop) {
   drain();
 }
 
-void KiekerTcpListener::drain() {
+void RecordListener::drain() {
   // Stopping: what monitored processes sent before the stop is theirs to
   // keep. Read each open connection until its sender closes it, taking
   // queued ones as slots free, while data keeps arriving (drain_idle) and
@@ -208,7 +245,7 @@ void KiekerTcpListener::drain() {
   connections_.clear();
 }
 
-void KiekerTcpListener::count_unserved() {
+void RecordListener::count_unserved() {
   // Connections still queued when serving ends were never read: their bytes
   // already in the kernel are counted, then they are closed.
   for (;;) {
@@ -223,7 +260,7 @@ void KiekerTcpListener::count_unserved() {
   }
 }
 
-uint64_t KiekerTcpListener::records() const {
+uint64_t RecordListener::records() const {
   uint64_t total = 0;
   for (const ClientStats& c : clients_) total += c.records;
   return total;

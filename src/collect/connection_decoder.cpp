@@ -1,0 +1,135 @@
+#include "collect/connection_decoder.hpp"
+
+#include <cstdlib>
+
+namespace sonde::collect {
+
+// Counts what reaches the connection's sink.
+class ConnectionRecordCounter final : public format::RecordSink {
+ public:
+  explicit ConnectionRecordCounter(format::RecordSink& sink) : sink_(sink) {}
+  bool on_record(const format::Record& r) override {
+    ++records;
+    return sink_.on_record(r);
+  }
+  uint64_t records = 0;
+
+ private:
+  format::RecordSink& sink_;
+};
+
+// A native stream: the reader checks and decodes chunks, the expander turns
+// them into records, and this visitor in between skips the events and
+// records of chunks already stored from an earlier connection of the same
+// stream (definitions always pass: later chunks refer to them).
+class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
+ public:
+  NativeStream(const std::string& peer, format::RecordSink& sink, StoredChunks& stored)
+      : counter_(sink), stored_(stored), expander_(counter_), reader_(*this, peer) {}
+
+  format::NativeStreamReader& reader() { return reader_; }
+  bool stopped() const { return expander_.stopped(); }
+  uint64_t records() const { return counter_.records; }
+  uint64_t duplicates() const { return duplicates_; }
+
+  void on_meta(std::string_view key, std::string_view value) override {
+    if (key == "stream.id") stream_id_ = std::string(value);
+    if (key == "stream.first_chunk") {
+      first_chunk_ = std::strtoull(std::string(value).c_str(), nullptr, 10);
+    }
+    expander_.on_meta(key, value);
+  }
+  void on_thread(const format::NativeThread& t) override { expander_.on_thread(t); }
+  void on_operation(const format::NativeOperation& op) override { expander_.on_operation(op); }
+  void on_event(const format::NativeEvent& e) override {
+    if (!skipping_) expander_.on_event(e);
+  }
+  void on_record(const format::Record& r) override {
+    if (!skipping_) expander_.on_record(r);
+  }
+  void on_chunk(uint64_t index) override {
+    // Chunk 0 of a stream is its preamble (stream id and the definitions
+    // so far); data chunk `index` is stream chunk first_chunk + index - 1.
+    skipping_ = false;
+    if (index == 0 || stream_id_.empty() || first_chunk_ == 0) return;
+    const uint64_t number = first_chunk_ + index - 1;
+    uint64_t& stored = stored_[stream_id_];
+    if (number <= stored) {
+      skipping_ = true;
+      ++duplicates_;
+    } else {
+      stored = number;
+    }
+  }
+
+ private:
+  ConnectionRecordCounter counter_;
+  StoredChunks& stored_;
+  format::NativeExpander expander_;
+  format::NativeStreamReader reader_;
+  std::string stream_id_;
+  uint64_t first_chunk_ = 0;
+  bool skipping_ = false;
+  uint64_t duplicates_ = 0;
+};
+
+ConnectionDecoder::ConnectionDecoder(std::string peer, format::RecordSink& sink,
+                                     StoredChunks& stored)
+    : peer_(std::move(peer)), sink_(sink), stored_(stored) {}
+
+ConnectionDecoder::~ConnectionDecoder() = default;
+
+bool ConnectionDecoder::feed(const void* data, size_t size) {
+  if (failed() || stopped_) return false;
+  if (size == 0) return true;
+  if (!kieker_ && !native_) {
+    if (*static_cast<const char*>(data) == format::native::kFileMagic[0]) {
+      native_ = std::make_unique<NativeStream>(peer_, sink_, stored_);
+    } else {
+      kieker_ = std::make_unique<format::kieker::TcpDecoder>(peer_);
+    }
+  }
+  if (kieker_) {
+    const bool ok = kieker_->feed(data, size, sink_);
+    if (kieker_->failed()) error_ = kieker_->error();
+    stopped_ = kieker_->stopped();
+    return ok;
+  }
+  const bool ok = native_->reader().feed(data, size);
+  if (!ok) error_ = native_->reader().result().error;
+  stopped_ = native_->stopped();
+  return ok && !stopped_;
+}
+
+bool ConnectionDecoder::finish() {
+  if (failed()) return false;
+  if (kieker_) {
+    if (!kieker_->finish()) error_ = kieker_->error();
+  } else if (native_) {
+    const format::NativeReadResult& r = native_->reader().finish();
+    if (!r.ok) {
+      error_ = r.error;
+    } else if (r.truncated) {
+      error_ = peer_ + ": offset " + std::to_string(native_->reader().consumed()) +
+               ": the stream ended inside a chunk (" + std::to_string(r.truncated_bytes) +
+               " bytes not decoded)";
+    }
+  }
+  return !failed();
+}
+
+uint64_t ConnectionDecoder::records() const {
+  return kieker_ ? kieker_->records() : native_ ? native_->records() : 0;
+}
+
+uint64_t ConnectionDecoder::offset() const {
+  return kieker_ ? kieker_->offset() : native_ ? native_->reader().consumed() : 0;
+}
+
+uint64_t ConnectionDecoder::chunks() const {
+  return native_ ? native_->reader().result().chunks : 0;
+}
+
+uint64_t ConnectionDecoder::duplicate_chunks() const { return native_ ? native_->duplicates() : 0; }
+
+}  // namespace sonde::collect

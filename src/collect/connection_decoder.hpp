@@ -1,0 +1,65 @@
+// Decodes one connection's bytes into records, whichever protocol the
+// monitored process speaks. The first byte decides: sonde's native stream
+// starts with the log magic "SONDELOG" (docs/formats/native.md, "Streaming
+// over TCP"); Kieker's TCP frames start with a big-endian int32 that is -1
+// (0xFF...) or a small string id (0x00...), never 'S'.
+//
+// Native streams are confirmed chunk by chunk (the listener sends the
+// count back once the records are stored) and carry a stream id, so a
+// stream that reconnects and resends chunks this collector already stored
+// has them skipped, not stored twice.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "format/kieker_tcp.hpp"
+#include "format/native_expander.hpp"
+#include "format/native_reader.hpp"
+#include "format/record.hpp"
+
+namespace sonde::collect {
+
+// Per native stream id: the highest stream chunk number stored. Shared by
+// the connections of one listener.
+using StoredChunks = std::map<std::string, uint64_t>;
+
+class ConnectionDecoder {
+ public:
+  ConnectionDecoder(std::string peer, format::RecordSink& sink, StoredChunks& stored);
+  ~ConnectionDecoder();
+  ConnectionDecoder(const ConnectionDecoder&) = delete;
+  ConnectionDecoder& operator=(const ConnectionDecoder&) = delete;
+
+  // Decodes what is complete. False after a protocol error (the stream
+  // cannot be resynchronised) or when the sink asked to stop.
+  bool feed(const void* data, size_t size);
+  // End of stream: an incomplete frame or chunk is an error.
+  bool finish();
+
+  bool failed() const { return !error_.empty(); }
+  bool stopped() const { return stopped_; }
+  // Names the peer, the stream offset and the reason.
+  const std::string& error() const { return error_; }
+  uint64_t records() const;
+  uint64_t offset() const;  // bytes fully decoded
+  // Native streams only: chunks decoded (the count a confirmation carries),
+  // and chunks skipped as already stored.
+  bool native() const { return native_ != nullptr; }
+  uint64_t chunks() const;
+  uint64_t duplicate_chunks() const;
+
+ private:
+  class NativeStream;
+  std::string peer_;
+  format::RecordSink& sink_;
+  StoredChunks& stored_;
+  std::unique_ptr<format::kieker::TcpDecoder> kieker_;
+  std::unique_ptr<NativeStream> native_;
+  std::string error_;
+  bool stopped_ = false;
+};
+
+}  // namespace sonde::collect

@@ -40,6 +40,7 @@ struct CollectArgs {
   std::string reduce;  // window; "" = no reduction
   std::string drain_timeout = "5m";
   std::string reduce_shapes = "10000";
+  std::string commit_interval = "500ms";
 };
 
 int run_collect(const CollectArgs& a) {
@@ -80,6 +81,14 @@ int run_collect(const CollectArgs& a) {
     return kUsage;
   }
   options.listen.drain_timeout = std::chrono::milliseconds(drain_ns / 1'000'000);
+  int64_t commit_ns = 0;
+  if (!analysis::parse_duration(a.commit_interval, &commit_ns) || commit_ns < 1'000'000) {
+    std::cerr << "sonde collect: --commit-interval needs a duration of at least 1ms such as "
+                 "500ms, got '"
+              << a.commit_interval << "'\n";
+    return kUsage;
+  }
+  options.commit_interval = std::chrono::milliseconds(commit_ns / 1'000'000);
   if (!a.reduce.empty()) {
     options.reduce = true;
     if (!analysis::parse_duration(a.reduce, &options.reduction.window_ns) ||
@@ -201,6 +210,10 @@ void setup_collect(CLI::App& app, int& exit_code) {
   app.add_option("--drain-timeout", a->drain_timeout,
                  "On SIGINT/SIGTERM, read what clients already sent for at most this long "
                  "(default 5m; it also ends once nothing arrived for 10 s)")
+      ->type_name("DURATION");
+  app.add_option("--commit-interval", a->commit_interval,
+                 "How often new traces become visible in the index and the stats file is "
+                 "rewritten (default 500ms)")
       ->type_name("DURATION");
   app.add_option("--reduce", a->reduce,
                  "Trace reduction: store one reduced trace per shape and window of this much "

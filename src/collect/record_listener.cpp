@@ -97,8 +97,12 @@ void RecordListener::accept_new() {
 bool RecordListener::serve(Connection& c) {
   ClientStats& stats = clients_[c.client];
   char buf[1 << 16];
-  // Bounded reads per round so one busy sender cannot starve the others.
-  for (int round = 0; round < 16; ++round) {
+  // Bounded work per round so one busy sender cannot starve the others,
+  // nor hold off the owner's ticks (commits, confirmations): at most 16
+  // reads, and at most 64 Ki records (a read of a native stream can hold
+  // ten times the records of one of Kieker's).
+  const uint64_t records_before = c.decoder->records();
+  for (int round = 0; round < 16 && c.decoder->records() - records_before < 65536; ++round) {
     const ssize_t n = ::read(c.fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;

@@ -104,9 +104,12 @@ class NativeTcpEventWriter final : public NativeEncodingWriter {
   void close(uint64_t written, uint64_t lost) override {
     writer_->finish(written, lost);
     // The rest is sent, the sending side closed, and the receiver's last
-    // confirmation awaited (it confirms once it has stored everything).
-    const int64_t deadline = now_ms() + config_.tcp_exit_wait_ms;
+    // confirmation awaited (it confirms once it has stored everything). A
+    // receiver still catching up is waited for as long as it confirms
+    // something at least every tcp_exit_wait_ms.
+    int64_t deadline = now_ms() + config_.tcp_exit_wait_ms;
     while (!queue_.chunks().empty() && now_ms() < deadline) {
+      const size_t left = queue_.chunks().size();
       pump();
       if (fd_ >= 0 && sent_ == queue_.chunks().size()) {
         if (!write_closed_) {
@@ -117,6 +120,7 @@ class NativeTcpEventWriter final : public NativeEncodingWriter {
       } else if (fd_ < 0) {
         usleep(20000);
       }
+      if (queue_.chunks().size() < left) deadline = now_ms() + config_.tcp_exit_wait_ms;
     }
     if (!queue_.chunks().empty()) {
       uint64_t events = 0;

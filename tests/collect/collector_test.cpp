@@ -36,58 +36,15 @@ using format::test::testdata;
 
 const std::string kBookstore = testdata("kieker/bookstore-oer-2010/log");
 
-// Runs a Collector on its own thread until `connections` have closed.
-class RunningCollector {
- public:
-  RunningCollector(const std::string& dir, uint64_t connections,
-                   std::chrono::milliseconds commit = std::chrono::milliseconds(500),
-                   size_t max_open_traces = 10'000) {
-    CollectorOptions o;
-    o.max_open_traces = max_open_traces;
-    o.out = dir;
-    o.listen.port = 0;
-    o.listen.stop_after_connections = connections;
-    o.commit_interval = commit;
-    collector_ = std::make_unique<Collector>(o);
-    error_ = collector_->open();
-    if (error_.empty()) thread_ = std::thread([this] { collector_->run(stop_); });
-  }
-  ~RunningCollector() { stop(); }
-  const std::string& open_error() const { return error_; }
-  uint16_t port() const { return collector_->port(); }
-  // Waits for the connection budget (or stops it now with `now`).
-  std::string join(bool now = false) {
-    if (now) stop_ = true;
-    if (thread_.joinable()) thread_.join();
-    return collector_->finish();
-  }
-  void stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  Collector& collector() { return *collector_; }
-
- private:
-  std::unique_ptr<Collector> collector_;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-  std::string error_;
-};
-
-std::unique_ptr<store::SqliteStore> open_store(const std::string& dir) {
-  std::string error;
-  auto s = store::SqliteStore::open(dir, &error);
-  EXPECT_NE(s, nullptr) << error;
-  return s;
-}
-
 TEST(Collector, ConcurrentMonitoredProcessesArriveCompleteAndIndexed) {
   TempDir dir("sonde-collect");
   const int processes = 4, threads = 2, iterations = 300, depth = 3;
   RunningCollector running(dir.path(), processes);
   ASSERT_EQ(running.open_error(), "");
 
-  expect_clean_exits(spawn_workloads(running.port(), processes, threads, iterations, depth));
+  // Two processes stream sonde's native protocol, two Kieker's.
+  expect_clean_exits(
+      spawn_workloads(running.port(), processes, threads, iterations, depth, "mixed"));
   ASSERT_EQ(running.join(), "");
 
   // Per process (workload.cpp): 2 traces per iteration and thread plus one
@@ -98,8 +55,12 @@ TEST(Collector, ConcurrentMonitoredProcessesArriveCompleteAndIndexed) {
   const uint64_t records = traces + 2 * calls + 1;
   const auto clients = running.collector().clients();
   ASSERT_EQ(clients.size(), static_cast<size_t>(processes));
+  std::map<std::string, int> protocols;
+  for (const ClientReport& c : clients) ++protocols[c.protocol];
+  EXPECT_EQ(protocols, (std::map<std::string, int>{{"kieker", 2}, {"native", 2}}));
   for (const ClientReport& c : clients) {
     SCOPED_TRACE(c.record.peer);
+    EXPECT_EQ(c.duplicate_chunks, 0u);
     EXPECT_EQ(c.record.received, records);
     EXPECT_EQ(c.record.stored, records);
     EXPECT_EQ(c.record.rejected, 0u);

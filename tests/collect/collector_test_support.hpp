@@ -1,5 +1,6 @@
-// Hand-driven Kieker TCP clients for the collector tests: a log encoded as
-// one connection's stream, and blocking loopback connect/send.
+// Shared by the collector tests: a collector on its own thread, hand-driven
+// Kieker TCP clients (a log encoded as one connection's stream, blocking
+// loopback connect/send), monitored workload processes, the store.
 #pragma once
 
 #include <arpa/inet.h>
@@ -10,15 +11,66 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
+#include "collect/collector.hpp"
 #include "format/kieker_tcp.hpp"
 #include "format/record.hpp"
+#include "store/sqlite_store.hpp"
 
 namespace sonde::collect {
+
+// Runs a Collector on its own thread until `connections` have closed.
+class RunningCollector {
+ public:
+  RunningCollector(const std::string& dir, uint64_t connections,
+                   std::chrono::milliseconds commit = std::chrono::milliseconds(500),
+                   size_t max_open_traces = 10'000) {
+    CollectorOptions o;
+    o.max_open_traces = max_open_traces;
+    o.out = dir;
+    o.listen.port = 0;
+    o.listen.stop_after_connections = connections;
+    o.commit_interval = commit;
+    collector_ = std::make_unique<Collector>(o);
+    error_ = collector_->open();
+    if (error_.empty()) thread_ = std::thread([this] { collector_->run(stop_); });
+  }
+  ~RunningCollector() { stop(); }
+  const std::string& open_error() const { return error_; }
+  uint16_t port() const { return collector_->port(); }
+  // Waits for the connection budget (or stops it now with `now`).
+  std::string join(bool now = false) {
+    if (now) stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    return collector_->finish();
+  }
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  Collector& collector() { return *collector_; }
+
+ private:
+  std::unique_ptr<Collector> collector_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::string error_;
+};
+
+inline std::unique_ptr<store::SqliteStore> open_store(const std::string& dir) {
+  std::string error;
+  auto s = store::SqliteStore::open(dir, &error);
+  EXPECT_NE(s, nullptr) << error;
+  return s;
+}
 
 class Encoder final : public format::RecordSink {
  public:
@@ -64,16 +116,20 @@ inline const std::string kWorkload =
 
 // Starts `processes` monitored workloads (tests/monitor/programs/workload.cpp,
 // mode "throw") streaming to a collector on `port`; returns their pids.
+// `protocol` is the writer's tcp_protocol; "mixed" alternates native
+// (even processes) and kieker (odd).
 inline std::vector<pid_t> spawn_workloads(uint16_t port, int processes, int threads, int iterations,
-                                          int depth) {
+                                          int depth, const std::string& protocol = "native") {
   std::vector<pid_t> pids;
   EXPECT_TRUE(std::filesystem::exists(kWorkload))
       << kWorkload << " not built (target test_workload)";
   for (int p = 0; p < processes; ++p) {
     std::vector<std::string> args = {kWorkload, std::to_string(threads), std::to_string(iterations),
                                      std::to_string(depth), "throw"};
+    const std::string chosen = protocol != "mixed" ? protocol : p % 2 == 0 ? "native" : "kieker";
     std::vector<std::string> env = {"SONDE_WRITER=tcp", "SONDE_TCP_PORT=" + std::to_string(port),
-                                    "SONDE_SUMMARY=false", "PATH=/usr/bin:/bin"};
+                                    "SONDE_TCP_PROTOCOL=" + chosen, "SONDE_SUMMARY=false",
+                                    "PATH=/usr/bin:/bin"};
     std::vector<char*> argv, envp;
     for (auto& a : args) argv.push_back(a.data());
     for (auto& e : env) envp.push_back(e.data());

@@ -6,6 +6,8 @@
 # store's sizes. Usage (from the repository, after a release build):
 #   bash bench/collect_throughput.sh [BUILD_DIR=build/release] [PROCESSES=4] [-- COLLECT_ARGS...]
 # e.g. `bash bench/collect_throughput.sh build/release 4 -- --reduce 1s`.
+# The writers speak SONDE_TCP_PROTOCOL (default native; kieker for Kieker's
+# TCP frames).
 set -euo pipefail
 build=${1:-build/release}
 processes=${2:-4}
@@ -26,11 +28,13 @@ for _ in $(seq 100); do grep -q "listening on" "$out/collect.err" 2>/dev/null &&
 port=$(grep -o "listening on [0-9.]*:[0-9]*" "$out/collect.err" | sed 's/.*://')
 [ -n "$port" ] || { cat "$out/collect.err" >&2; exit 1; }
 for _ in $(seq "$processes"); do
-  SONDE_WRITER=tcp SONDE_TCP_PORT="$port" SONDE_SUMMARY=false "$workload" 2 50000 3 throw &
+  SONDE_WRITER=tcp SONDE_TCP_PORT="$port" SONDE_TCP_PROTOCOL="${SONDE_TCP_PROTOCOL:-native}" \
+    SONDE_SUMMARY=false "$workload" 2 50000 3 throw &
 done
 wait "$collector"
 end=$(date +%s%N)
 grep "sonde collect: total" "$out/collect.err"
+echo "protocol ${SONDE_TCP_PROTOCOL:-native}"
 received=$(grep -o "total: [0-9]* received" "$out/collect.err" | grep -o "[0-9]*")
 ms=$(((end - start) / 1000000))
 echo "elapsed ${ms} ms: $((received * 1000 / ms)) records/s; logs $(du -sm "$out/store/log" | cut -f1) MiB, index $(du -sm "$out/store/index.sqlite" | cut -f1) MiB"

@@ -275,6 +275,9 @@ LoopResult run_loop(const Config& config, const Workload& w, const std::string& 
       return r;
     }
     c.env.emplace_back("SONDE_TCP_PORT", std::to_string(receiver.port()));
+    // MooBench's TCP configurations measure Kieker's TCP writer: the same
+    // frames, so the figures compare (docs/bench.md).
+    c.env.emplace_back("SONDE_TCP_PROTOCOL", "kieker");
   }
 
   const std::vector<std::string> env = child_environment(c, logs.string());

@@ -92,5 +92,47 @@ TEST_F(SondeCli, CollectKilledAndRestartedLosesAndDuplicatesNothing) {
   EXPECT_EQ(count.before, count.after);
 }
 
+// A loopback port nobody listens on (bound, read, closed).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  socklen_t len = sizeof sa;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  ::close(fd);
+  return ntohs(sa.sin_port);
+}
+
+TEST_F(SondeCli, CollectorStartedAfterTheProgramGetsEverything) {
+  // The program starts streaming while nobody listens; its writer keeps
+  // the chunks and retries, and the collector started later gets them all.
+  const fs::path store = dir_ / "store";
+  const int port = free_port();
+  const int iterations = 20000;
+  Process run({SONDE_CLI, "run", "--to", "127.0.0.1:" + std::to_string(port), "--set",
+               "tcp_retry_ms=20", "--set", "tcp_retry_max_ms=50", "--no-preload", "--", kWorkload,
+               "1", std::to_string(iterations), "1"},
+              dir_ / "run.err");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CollectProcess collector(dir_, {},
+                           {SONDE_CLI, "collect", "--listen", "127.0.0.1:" + std::to_string(port),
+                            "--out", store.string(), "--connections", "1"});
+  ASSERT_EQ(collector.port(), port) << collector.err();
+  ASSERT_EQ(run.wait(), 0) << run.err();
+  ASSERT_EQ(collector.wait(), 0) << collector.err();
+
+  const std::string err = run.err();
+  EXPECT_NE(err.find("cannot connect"), std::string::npos) << err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"((\d+) events written, (\d+) lost)"))) << err;
+  EXPECT_EQ(std::stoll(m[1]), int64_t{iterations} * 6) << err;
+  EXPECT_EQ(std::stoll(m[2]), 0) << err;
+  EventCounter count;
+  EXPECT_TRUE(format::read_log((store / "log").string(), count).ok);
+  EXPECT_EQ(count.before + count.after, int64_t{iterations} * 6);
+}
+
 }  // namespace
 }  // namespace sonde::test

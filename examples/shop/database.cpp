@@ -14,9 +14,7 @@ void check(int rc, sqlite3* db, const char* what) {
 
 }  // namespace
 
-Database::Database(std::string path) : path_(std::move(path)) {
-  exec("PRAGMA journal_mode=WAL");
-}
+Database::Database(std::string path) : path_(std::move(path)) { exec("PRAGMA journal_mode=WAL"); }
 
 Database::~Database() {
   for (sqlite3* c : connections_) sqlite3_close(c);
@@ -63,13 +61,15 @@ void Database::query(const std::string& sql, const std::vector<std::string>& par
 }
 
 void Database::seed(int products) {
-  exec("CREATE TABLE product (id INTEGER PRIMARY KEY, name TEXT, category INTEGER, "
-       "price INTEGER, description TEXT)");
+  exec(
+      "CREATE TABLE product (id INTEGER PRIMARY KEY, name TEXT, category INTEGER, "
+      "price INTEGER, description TEXT)");
   exec("CREATE TABLE stock (product INTEGER PRIMARY KEY, quantity INTEGER)");
   exec("CREATE TABLE orders (id INTEGER PRIMARY KEY AUTOINCREMENT, user INTEGER, total INTEGER)");
   exec("CREATE INDEX orders_user ON orders(user)");
-  exec("CREATE TABLE order_line (id INTEGER PRIMARY KEY AUTOINCREMENT, order_id INTEGER, "
-       "product INTEGER, quantity INTEGER)");
+  exec(
+      "CREATE TABLE order_line (id INTEGER PRIMARY KEY AUTOINCREMENT, order_id INTEGER, "
+      "product INTEGER, quantity INTEGER)");
   exec("CREATE INDEX order_line_order ON order_line(order_id)");
   exec("BEGIN");
   for (int id = 1; id <= products; ++id) {

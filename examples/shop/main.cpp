@@ -27,17 +27,21 @@ struct Flag {
 };
 
 const Flag kFlags[] = {
-    {"--one-lane-bridge", &Options::one_lane_bridge, "GET /product holds a global lock while it works"},
+    {"--one-lane-bridge", &Options::one_lane_bridge,
+     "every request holds one global lock, with a 3 ms step inside"},
     {"--db-lock", &Options::db_lock, "POST /cart holds the database write lock while it works"},
     {"--stifle", &Options::stifle, "GET /orders issues one query per order and per line (N+1)"},
-    {"--expensive-query", &Options::expensive_query, "GET /search scans and sorts the whole catalogue"},
+    {"--expensive-query", &Options::expensive_query,
+     "GET /search scans and sorts the whole catalogue"},
     {"--ramp", &Options::ramp, "GET /product and POST /cart scan a list that grows per request"},
     {"--hiccups", &Options::hiccups, "a periodic stop-the-world pause stalls every request"},
     {"--cpu-heavy", &Options::cpu_heavy, "GET /recommend burns CPU scoring candidates"},
     {"--slow-external", &Options::slow_external, "GET /shipping waits for a slow external carrier"},
-    {"--excessive-messaging", &Options::excessive_messaging, "POST /order sends 60 large notifications"},
+    {"--excessive-messaging", &Options::excessive_messaging,
+     "POST /order sends 60 large notifications"},
     {"--blob", &Options::blob, "every message passes through one hub component"},
-    {"--empty-semi-trucks", &Options::empty_semi_trucks, "POST /order sends one tiny message per unit"},
+    {"--empty-semi-trucks", &Options::empty_semi_trucks,
+     "POST /order sends one tiny message per unit"},
 };
 
 struct IntFlag {
@@ -62,7 +66,8 @@ std::string usage() {
   std::string text = "usage: shop [options]\n";
   for (const auto& f : kIntFlags) text += std::string("  ") + f.name + " N\t" + f.help + "\n";
   text += "  --data-dir DIR\tdirectory for shop.db (default: a fresh temporary one)\n";
-  text += "  --pid-file PATH\twrite the process id there once listening (removed at a clean exit)\n";
+  text +=
+      "  --pid-file PATH\twrite the process id there once listening (removed at a clean exit)\n";
   for (const auto& f : kFlags) text += std::string("  ") + f.name + "\t" + f.help + "\n";
   return text;
 }
@@ -104,17 +109,20 @@ int int_param(const httplib::Request& req, const char* name) {
   const std::string text = req.get_param_value(name);
   char* end = nullptr;
   const long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0') throw std::invalid_argument(std::string("bad parameter ") + name);
+  if (text.empty() || *end != '\0')
+    throw std::invalid_argument(std::string("bad parameter ") + name);
   return static_cast<int>(value);
 }
 
-// Every endpoint: runs inside the world lock (see --hiccups); a bad
+// Every endpoint: runs inside the world lock (see --hiccups) and, with
+// --one-lane-bridge, the bridge lock; a bad
 // parameter answers 400, anything else that fails 500.
 void serve(httplib::Server& server, Shop& shop, const char* method, const char* path,
            std::function<std::string(const httplib::Request&)> handler) {
   auto wrapped = [&shop, handler](const httplib::Request& req, httplib::Response& res) {
     try {
       std::shared_lock world(shop.world());
+      std::unique_lock bridge = shop.cross_bridge();
       res.set_content(handler(req), "application/json");
     } catch (const std::invalid_argument& e) {
       res.status = 400;
@@ -160,7 +168,8 @@ int run(const Options& options) {
     server.set_tcp_nodelay(true);
     serve(server, shop, "GET", "/health", [](const auto&) { return std::string("{\"ok\":true}"); });
     serve(server, shop, "GET", "/stats", [&](const auto&) { return shop.stats(); });
-    serve(server, shop, "GET", "/product", [&](const auto& r) { return shop.product(int_param(r, "id")); });
+    serve(server, shop, "GET", "/product",
+          [&](const auto& r) { return shop.product(int_param(r, "id")); });
     serve(server, shop, "GET", "/search", [&](const auto& r) {
       return shop.search(r.has_param("q") ? r.get_param_value("q") : std::string());
     });
@@ -168,10 +177,14 @@ int run(const Options& options) {
       return shop.add_to_cart(int_param(r, "user"), int_param(r, "product"),
                               r.has_param("quantity") ? int_param(r, "quantity") : 1);
     });
-    serve(server, shop, "POST", "/order", [&](const auto& r) { return shop.place_order(int_param(r, "user")); });
-    serve(server, shop, "GET", "/orders", [&](const auto& r) { return shop.order_history(int_param(r, "user")); });
-    serve(server, shop, "GET", "/shipping", [&](const auto& r) { return shop.shipping_quote(int_param(r, "product")); });
-    serve(server, shop, "GET", "/recommend", [&](const auto& r) { return shop.recommend(int_param(r, "product")); });
+    serve(server, shop, "POST", "/order",
+          [&](const auto& r) { return shop.place_order(int_param(r, "user")); });
+    serve(server, shop, "GET", "/orders",
+          [&](const auto& r) { return shop.order_history(int_param(r, "user")); });
+    serve(server, shop, "GET", "/shipping",
+          [&](const auto& r) { return shop.shipping_quote(int_param(r, "product")); });
+    serve(server, shop, "GET", "/recommend",
+          [&](const auto& r) { return shop.recommend(int_param(r, "product")); });
 
     int port = options.port;
     if (port == 0) {
@@ -188,7 +201,8 @@ int run(const Options& options) {
       // signal); this thread turns it into a clean server stop.
       std::atomic<bool> listening{true};
       std::thread stopper([&server, &listening] {
-        while (listening && !g_stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        while (listening && !g_stop_requested)
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
         server.stop();
       });
       // The pid file lets a test or a supervisor find this process even
@@ -221,7 +235,7 @@ int main(int argc, char** argv) {
     std::cerr << "shop: " << error << "\n" << shop::usage();
     return 2;
   }
-  struct sigaction stop{};
+  struct sigaction stop {};
   stop.sa_handler = shop::request_stop;
   sigemptyset(&stop.sa_mask);
   sigaction(SIGINT, &stop, nullptr);

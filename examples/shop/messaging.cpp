@@ -43,7 +43,8 @@ void MessageBus::send(const std::string& from, const std::string& destination, s
     q.items.push_back(std::move(body));
   }
   q.ready.notify_one();
-  if (RecordSend fn = record_send()) fn((from + ">" + destination).c_str(), bytes, now_ns() - start);
+  if (RecordSend fn = record_send())
+    fn((from + ">" + destination).c_str(), bytes, now_ns() - start);
 }
 
 void MessageBus::consume(const std::string& destination, Queue& q) {
@@ -57,7 +58,9 @@ void MessageBus::consume(const std::string& destination, Queue& q) {
       q.items.pop_front();
     }
     q.space.notify_one();
-    std::this_thread::sleep_for(std::chrono::microseconds(kDeliveryOverheadUs));
+    const auto transfer_us =
+        static_cast<long>(static_cast<double>(body.size()) * 1e6 / kLinkBytesPerSecond);
+    std::this_thread::sleep_for(std::chrono::microseconds(kDeliveryOverheadUs + transfer_us));
     q.handler(Message{destination, body});
     ++delivered_;
   }

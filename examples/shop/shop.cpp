@@ -15,6 +15,7 @@ void pause_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms
 // A basket used when a user orders with an empty cart: 8 products derived
 // from the user id, so orders always have several lines.
 constexpr int kDefaultBasket = 8;
+constexpr int kPickSlots = 12;  // --empty-semi-trucks: messages per unit
 
 }  // namespace
 
@@ -35,7 +36,8 @@ Shop::~Shop() {
 // every request holds world() shared, the pause holds it exclusively.
 void Shop::hiccup_loop() {
   while (!stopping_) {
-    for (int waited = 0; waited < options_.hiccup_period_ms && !stopping_; waited += 50) pause_ms(50);
+    for (int waited = 0; waited < options_.hiccup_period_ms && !stopping_; waited += 50)
+      pause_ms(50);
     if (stopping_) return;
     std::unique_lock stop_the_world(world_);
     pause_ms(options_.hiccup_pause_ms);
@@ -57,11 +59,18 @@ void Shop::cart_activity(int user, int product) {
   (void)sink;
 }
 
-std::string Shop::product(int id) {
-  // --one-lane-bridge: a global lock held for the whole request, including
-  // its database call and a slow rendering step.
+std::unique_lock<std::mutex> Shop::cross_bridge() {
   std::unique_lock<std::mutex> bridge(bridge_, std::defer_lock);
-  if (options_.one_lane_bridge) bridge.lock();
+  if (!options_.one_lane_bridge) return bridge;
+  // --one-lane-bridge: every request passes one global lock and, holding
+  // it, a slow step (an audit write to one shared device): a clear sync
+  // point (the thesis' TC21) that lets one request through at a time.
+  bridge.lock();
+  pause_ms(3);
+  return bridge;
+}
+
+std::string Shop::product(int id) {
   std::ostringstream out;
   bool found = false;
   db_.query("SELECT name, price FROM product WHERE id = ?", {std::to_string(id)},
@@ -70,7 +79,6 @@ std::string Shop::product(int id) {
               out << "{\"id\":" << id << ",\"name\":\"" << sqlite3_column_text(s, 0)
                   << "\",\"price\":" << sqlite3_column_int(s, 1) << "}";
             });
-  if (options_.one_lane_bridge) pause_ms(3);
   cart_activity(0, id);
   if (!found) throw std::invalid_argument("no product " + std::to_string(id));
   return out.str();
@@ -87,9 +95,10 @@ std::string Shop::search(const std::string& term) {
   if (options_.expensive_query) {
     // --expensive-query: a substring match (full table scan) ordered by an
     // expression (temporary B-tree) over the whole catalogue.
-    db_.query("SELECT id, name FROM product WHERE description LIKE ? "
-              "ORDER BY length(description) * price DESC, name LIMIT 20",
-              {"%" + term + "%"}, row);
+    db_.query(
+        "SELECT id, name FROM product WHERE description LIKE ? "
+        "ORDER BY length(description) * price DESC, name LIMIT 20",
+        {"%" + term + "%"}, row);
   } else {
     db_.query("SELECT id, name FROM product WHERE category = ? ORDER BY id LIMIT 20",
               {std::to_string(std::hash<std::string>{}(term) % 20)}, row);
@@ -136,7 +145,7 @@ void Shop::on_hub(const Message& message) {
   if (bar == std::string::npos) return;
   std::string audit;
   for (int i = 0; i < 200; ++i) audit += message.body.substr(0, bar);
-  pause_ms(1);
+  pause_ms(6);
   bus_.send("hub", message.body.substr(0, bar), message.body.substr(bar + 1));
 }
 
@@ -161,7 +170,8 @@ std::string Shop::place_order(int user) {
     lines.swap(carts_[user]);
   }
   if (lines.empty())
-    for (int i = 0; i < kDefaultBasket; ++i) lines[1 + (user * 31 + i * 7) % options_.products] += 1;
+    for (int i = 0; i < kDefaultBasket; ++i)
+      lines[1 + (user * 31 + i * 7) % options_.products] += 1;
   long long order_id = 0;
   db_.exec("BEGIN IMMEDIATE");
   db_.query("INSERT INTO orders (user, total) VALUES (?, 0)", {std::to_string(user)});
@@ -173,10 +183,12 @@ std::string Shop::place_order(int user) {
   ++orders_;
 
   if (options_.empty_semi_trucks) {
-    // --empty-semi-trucks: one tiny message per order line (and unit)
-    // instead of one message carrying the whole order.
+    // --empty-semi-trucks: the stock reservation in tiny messages, one per
+    // unit and per pick slot of each order line (kPickSlots), sent in a
+    // loop, instead of one message carrying the whole order.
     for (const auto& [product, quantity] : lines)
-      for (int unit = 0; unit < quantity; ++unit) route("orders", "inventory", std::to_string(product) + ":1");
+      for (int unit = 0; unit < quantity * kPickSlots; ++unit)
+        route("orders", "inventory", std::to_string(product) + (unit % kPickSlots ? ":0" : ":1"));
   } else {
     std::string batch;
     for (const auto& [product, quantity] : lines)
@@ -188,8 +200,10 @@ std::string Shop::place_order(int user) {
   const int notifications = options_.excessive_messaging ? 60 : 1;
   const std::string payload(options_.excessive_messaging ? 2048 : 64, 'n');
   for (int i = 0; i < notifications; ++i)
-    route("orders", "notification", "order " + std::to_string(order_id) + " step " + std::to_string(i) + " " + payload);
-  return "{\"order\":" + std::to_string(order_id) + ",\"lines\":" + std::to_string(lines.size()) + "}";
+    route("orders", "notification",
+          "order " + std::to_string(order_id) + " step " + std::to_string(i) + " " + payload);
+  return "{\"order\":" + std::to_string(order_id) + ",\"lines\":" + std::to_string(lines.size()) +
+         "}";
 }
 
 std::string Shop::order_history(int user) {
@@ -200,24 +214,29 @@ std::string Shop::order_history(int user) {
     // --stifle: N+1 queries: the orders, then each order's lines, then
     // each line's product name, one statement per row.
     std::vector<long long> order_ids;
-    db_.query("SELECT id FROM orders WHERE user = ? ORDER BY id DESC LIMIT 10", {std::to_string(user)},
+    db_.query("SELECT id FROM orders WHERE user = ? ORDER BY id DESC LIMIT 10",
+              {std::to_string(user)},
               [&](sqlite3_stmt* s) { order_ids.push_back(sqlite3_column_int64(s, 0)); });
     for (long long id : order_ids) {
       std::vector<int> products;
       db_.query("SELECT product FROM order_line WHERE order_id = ?", {std::to_string(id)},
                 [&](sqlite3_stmt* s) { products.push_back(sqlite3_column_int(s, 0)); });
       for (int p : products)
-        db_.query("SELECT name FROM product WHERE id = ?", {std::to_string(p)}, [&](sqlite3_stmt* s) {
-          out << (n++ ? "," : "") << "{\"order\":" << id << ",\"name\":\"" << sqlite3_column_text(s, 0) << "\"}";
-        });
+        db_.query("SELECT name FROM product WHERE id = ?", {std::to_string(p)},
+                  [&](sqlite3_stmt* s) {
+                    out << (n++ ? "," : "") << "{\"order\":" << id << ",\"name\":\""
+                        << sqlite3_column_text(s, 0) << "\"}";
+                  });
     }
   } else {
-    db_.query("SELECT o.id, p.name FROM (SELECT id FROM orders WHERE user = ? ORDER BY id DESC LIMIT 10) o "
-              "JOIN order_line l ON l.order_id = o.id JOIN product p ON p.id = l.product",
-              {std::to_string(user)}, [&](sqlite3_stmt* s) {
-                out << (n++ ? "," : "") << "{\"order\":" << sqlite3_column_int64(s, 0) << ",\"name\":\""
-                    << sqlite3_column_text(s, 1) << "\"}";
-              });
+    db_.query(
+        "SELECT o.id, p.name FROM (SELECT id FROM orders WHERE user = ? ORDER BY id DESC LIMIT 10) "
+        "o "
+        "JOIN order_line l ON l.order_id = o.id JOIN product p ON p.id = l.product",
+        {std::to_string(user)}, [&](sqlite3_stmt* s) {
+          out << (n++ ? "," : "") << "{\"order\":" << sqlite3_column_int64(s, 0) << ",\"name\":\""
+              << sqlite3_column_text(s, 1) << "\"}";
+        });
   }
   out << "]";
   return out.str();
@@ -227,13 +246,17 @@ std::string Shop::shipping_quote(int product) {
   // --slow-external: the quote comes from a (simulated) carrier service
   // that answers after a fixed delay, independent of the shop's load.
   if (options_.slow_external) pause_ms(options_.external_delay_ms);
-  return "{\"product\":" + std::to_string(product) + ",\"shipping\":" + std::to_string(300 + product % 200) + "}";
+  return "{\"product\":" + std::to_string(product) +
+         ",\"shipping\":" + std::to_string(300 + product % 200) + "}";
 }
 
 std::string Shop::recommend(int product) {
   std::vector<int> similar;
-  db_.query("SELECT id FROM product WHERE category = (SELECT category FROM product WHERE id = ?) LIMIT 50",
-            {std::to_string(product)}, [&](sqlite3_stmt* s) { similar.push_back(sqlite3_column_int(s, 0)); });
+  db_.query(
+      "SELECT id FROM product WHERE category = (SELECT category FROM product WHERE id = ?) LIMIT "
+      "50",
+      {std::to_string(product)},
+      [&](sqlite3_stmt* s) { similar.push_back(sqlite3_column_int(s, 0)); });
   // --cpu-heavy: scores every candidate with a costly numeric model instead
   // of taking the first few.
   const int rounds = options_.cpu_heavy ? 4000 : 20;
@@ -241,10 +264,12 @@ std::string Shop::recommend(int product) {
   int pick = similar.empty() ? product : similar.front();
   for (int candidate : similar) {
     double score = 0;
-    for (int r = 0; r < rounds; ++r) score += std::sin(candidate * 0.001 + r) * std::cos(product * 0.002 - r);
+    for (int r = 0; r < rounds; ++r)
+      score += std::sin(candidate * 0.001 + r) * std::cos(product * 0.002 - r);
     if (score > best) best = score, pick = candidate;
   }
-  return "{\"product\":" + std::to_string(product) + ",\"recommended\":" + std::to_string(pick) + "}";
+  return "{\"product\":" + std::to_string(product) + ",\"recommended\":" + std::to_string(pick) +
+         "}";
 }
 
 std::string Shop::stats() {
@@ -253,8 +278,9 @@ std::string Shop::stats() {
     std::lock_guard lock(activity_mutex_);
     activity = activity_.size();
   }
-  return "{\"orders\":" + std::to_string(orders_.load()) + ",\"notifications\":" +
-         std::to_string(notifications_.load()) + ",\"messages_delivered\":" + std::to_string(bus_.delivered()) +
+  return "{\"orders\":" + std::to_string(orders_.load()) +
+         ",\"notifications\":" + std::to_string(notifications_.load()) +
+         ",\"messages_delivered\":" + std::to_string(bus_.delivered()) +
          ",\"activity\":" + std::to_string(activity) + "}";
 }
 

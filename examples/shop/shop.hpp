@@ -25,10 +25,10 @@ namespace shop {
 // Which antipatterns are switched on (one command-line flag each).
 struct Options {
   int port = 8080;
-  int threads = 32;       // HTTP worker threads (concurrent requests served)
-  int products = 20000;   // rows seeded into the catalogue
-  std::string data_dir;   // empty: a fresh temporary directory
-  std::string pid_file;   // written once listening (empty: none)
+  int threads = 32;      // HTTP worker threads (concurrent requests served)
+  int products = 20000;  // rows seeded into the catalogue
+  std::string data_dir;  // empty: a fresh temporary directory
+  std::string pid_file;  // written once listening (empty: none)
   bool one_lane_bridge = false;
   bool db_lock = false;
   bool stifle = false;
@@ -77,15 +77,17 @@ struct Message {
 // In-process message queues between components, one consumer thread per
 // destination, behaving like a broker: a queue holds at most `capacity`
 // messages (a sender waits for space: flow control) and every delivery
-// costs a fixed handling overhead, so many messages cost more than few
-// large ones. Each send is reported to sonde's messaging probe when the
-// program runs under a libsonde that offers sonde_record_message_send, with
-// the destination written "sender>receiver" (components by name), which is
-// how The Blob tells who takes part in a message.
+// costs a fixed handling overhead (a persistent broker's per-message
+// work) plus its bytes over a link of fixed bandwidth, so many messages
+// cost more than few large ones, and bulk data costs its size. Each send is reported to sonde's
+// messaging probe when the program runs under a libsonde that offers sonde_record_message_send,
+// with the destination written "sender>receiver" (components by name), which is how The Blob tells
+// who takes part in a message.
 class MessageBus {
  public:
   static constexpr std::size_t kCapacity = 256;
-  static constexpr int kDeliveryOverheadUs = 50;
+  static constexpr int kDeliveryOverheadUs = 250;
+  static constexpr double kLinkBytesPerSecond = 4e6;
   using Handler = std::function<void(const Message&)>;
   void subscribe(const std::string& destination, Handler handler);
   void send(const std::string& from, const std::string& destination, std::string body);
@@ -124,6 +126,9 @@ class Shop {
   std::string stats();
   // Every request holds this shared; a hiccup takes it exclusively.
   std::shared_mutex& world() { return world_; }
+  // Every request passes here: with --one-lane-bridge it returns the
+  // global bridge lock (held for the request), otherwise an empty lock.
+  std::unique_lock<std::mutex> cross_bridge();
 
  private:
   void on_inventory(const Message& message);
@@ -137,7 +142,7 @@ class Shop {
   Database& db_;
   MessageBus& bus_;
   std::shared_mutex world_;
-  std::mutex bridge_;  // --one-lane-bridge: one request at a time
+  std::mutex bridge_;  // --one-lane-bridge: one request at a time (cross_bridge)
   std::mutex carts_mutex_;
   std::map<int, std::map<int, int>> carts_;  // user -> product -> quantity
   std::mutex activity_mutex_;

@@ -44,15 +44,18 @@ void write_db_log(const std::string& dir, int calls, double ms, const std::strin
   });
 }
 
-void write_message_log(const std::string& dir, int messages) {
+// `messages` MessageSend records to `destination`; the sender waited
+// `wait_us` microseconds (plus a little spread) for each.
+void write_message_log(const std::string& dir, int messages, double wait_us = 1,
+                       std::string_view destination = "orders") {
   write_log(dir, [&](format::RecordSink& sink) {
     for (int i = 0; i < messages; ++i) {
       format::Record r;
       format::reset_to_defaults(r, &message_send_schema());
       r.values[0] = kT0 + i * kMs;
       r.values[1] = int64_t{i};
-      r.values[3] = int64_t{1000};
-      r.values[4] = std::string_view("orders");
+      r.values[3] = static_cast<int64_t>(wait_us * 1000 * (0.8 + 0.05 * (i % 9)));
+      r.values[4] = destination;
       r.values[5] = int64_t{64};
       sink.on_record(r);
     }
@@ -166,6 +169,41 @@ TEST(ExcessiveMessaging, ThroughputStagnatesWhileLoadRises) {
   Context ctx2{grows, settings, h.defaults(), ancestors};
   EXPECT_EQ(h.evaluate(ctx2, shared).status, Status::kNotDetected);
   EXPECT_EQ(evaluate(no_probe.path(), "excessive_messaging").status, Status::kNotEvaluated);
+}
+
+// Alg. 21's queue analysis with bounded queues: the throughput still grows
+// into the first violating load (the queue saturates there), but the
+// senders' waits for queue space rise at every violating load.
+TEST(ExcessiveMessaging, AQueueThatFillsAtEveryViolatingLoadIsFound) {
+  TempDir full, cpu_bound, tiny_waits;
+  const std::vector<std::string> probes = {"response_time", "messaging"};
+  for (const TempDir* d : {&full, &cpu_bound, &tiny_waits})
+    write_scaling(*d, {100, 300, 700, 1200, 2000}, probes);
+  const int sends[] = {100, 1100, 2100, 3000, 3050};  // grows into step 3, then flat
+  const double full_waits_us[] = {2, 2, 3, 900, 2500};
+  for (int k = 0; k < 5; ++k) {
+    const std::string id = "scaling-s" + std::to_string(k);
+    write_message_log(exp_dir(full, id), sends[k], full_waits_us[k], "orders>notification");
+    // Something else limits the system: sends stagnate, nobody waits.
+    write_message_log(exp_dir(cpu_bound, id), sends[k], 3, "orders>notification");
+    // Waits grow significantly but stay far below one delivery.
+    write_message_log(exp_dir(tiny_waits, id), sends[k], 2 + 4.0 * k, "orders>notification");
+  }
+  const Heuristic& h = *heuristic_registry().at("excessive_messaging");
+  Settings settings;
+  const std::map<std::string, nlohmann::json> ancestors = {
+      {"traffic_jam", {{"violating_users", {37, 50}}}}};
+  nlohmann::json shared;
+  const ExperimentData full_data = load_experiment_data(full.path());
+  const NodeResult r = h.evaluate({full_data, settings, h.defaults(), ancestors}, shared);
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  EXPECT_NE(r.reason.find("orders>notification"), std::string::npos) << r.reason;
+  const ExperimentData cpu_data = load_experiment_data(cpu_bound.path());
+  EXPECT_EQ(h.evaluate({cpu_data, settings, h.defaults(), ancestors}, shared).status,
+            Status::kNotDetected);
+  const ExperimentData tiny_data = load_experiment_data(tiny_waits.path());
+  EXPECT_EQ(h.evaluate({tiny_data, settings, h.defaults(), ancestors}, shared).status,
+            Status::kNotDetected);
 }
 
 }  // namespace

@@ -220,14 +220,16 @@ TEST(DispensableSynchronization, LockWaitGrowingWithLoad) {
   write_scaling(no_probe.path(), {100, 300, 700, 1200, 2000});
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    write_lock_waits(experiment_dir(grows.path(), id), 1 + 100.0 * k, "cart_mutex");
-    write_lock_waits(experiment_dir(flat.path(), id), 1, "cart_mutex");
+    // Every step is a new process: the same mutex has another address.
+    const std::string lock = "0x7ffc0000" + std::to_string(10 + k);
+    write_lock_waits(experiment_dir(grows.path(), id), 1 + 100.0 * k, lock);
+    write_lock_waits(experiment_dir(flat.path(), id), 1, lock);
   }
   const NodeResult r = evaluate(grows.path(), "dispensable_synchronization");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
   ASSERT_FALSE(r.evidence.empty());
-  EXPECT_EQ(r.evidence[0].location, "lock cart_mutex");
-  EXPECT_NE(r.evidence[0].values["operations"].get<std::string>().find("Cart::add"),
+  EXPECT_EQ(r.evidence[0].location, "lock site Cart::add");
+  EXPECT_NE(r.evidence[0].values["locks"].get<std::string>().find("0x7ffc000014"),
             std::string::npos);
   EXPECT_EQ(evaluate(flat.path(), "dispensable_synchronization").status, Status::kNotDetected);
   EXPECT_EQ(evaluate(no_probe.path(), "dispensable_synchronization").status, Status::kNotEvaluated);

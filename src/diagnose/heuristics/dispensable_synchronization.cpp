@@ -1,6 +1,9 @@
 // Dispensable Synchronization (root cause of a One Lane Bridge): the time
 // spent waiting for a lock grows significantly into every violating load
-// (LockWait records of the pthread mutex probe, per lock).
+// (LockWait records of the pthread mutex probe). Waits are grouped by the
+// lock site, the operation that took the lock: each load step runs in a
+// fresh process, where the same lock has another address (ASLR, heap).
+// The addresses are listed with the evidence.
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/growth_with_load.hpp"
 
@@ -22,7 +25,8 @@ class DispensableSynchronization : public Heuristic {
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
     NodeResult r;
     growth_with_load(
-        ctx, {"sonde.record.LockWait", "lock_wait", "waitDuration", "lock", "lock", "operation"},
+        ctx,
+        {"sonde.record.LockWait", "lock_wait", "waitDuration", "operation", "lock site", "lock"},
         r);
     return r;
   }

@@ -1,10 +1,27 @@
-// Excessive Messaging (thesis H10, message-throughput strategy, as the
-// prose defines it, not the inverted pseudo-code of Alg. 22/23): the
-// message throughput (MessageSend records per second) stagnates, i.e.
-// rises by less than epsilon (relative), at every violating load step
-// while the load rises.
+// Excessive Messaging (thesis H10, Sec. 6.3.10), two of the thesis' tests:
+//
+// - message throughput (Strategy C, as the prose defines it, not the
+//   inverted pseudo-code of Alg. 22/23): MessageSend records per second
+//   rise by less than epsilon (relative) at every violating load step;
+// - queue analysis (Alg. 21, Strategy A's test when the network threshold
+//   is not reached): the messaging layer's queues grow significantly into
+//   every violating load. A bounded queue that is full shows as senders
+//   waiting for space, so the measure is the MessageSend records' duration
+//   per destination: it must grow significantly (Welch, alpha; and by at
+//   least min_wait_increase, relative) to at least min_wait_ms, about one
+//   delivery: a sender that waits for space waits for a delivery.
+//
+// Either suffices. The second is what a closed system with flow control
+// shows: the first violating load is where the queue saturates, so the
+// throughput still grew into it from an unsaturated step and the first
+// test cannot fire, while the senders' waits rise at once. Waits stay
+// flat when something else (CPU, a lock, the database) limits the system,
+// however much the message throughput stagnates with it.
+#include <algorithm>
+
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/growth_with_load.hpp"
+#include "diagnose/stats/descriptive.hpp"
 
 namespace sonde::diagnose::heuristics {
 namespace {
@@ -20,7 +37,9 @@ class ExcessiveMessaging : public Heuristic {
   std::vector<ExperimentNeed> needs() const override {
     return {{"scaling", "scaling", 5, {"response_time", "messaging"}}};
   }
-  std::map<std::string, double> defaults() const override { return {{"epsilon", 0.05}}; }
+  std::map<std::string, double> defaults() const override {
+    return {{"epsilon", 0.05}, {"min_wait_increase", 0}, {"min_wait_ms", 0.1}};
+  }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
     const std::vector<const Experiment*> steps = ctx.data.series("scaling");
@@ -45,6 +64,28 @@ class ExcessiveMessaging : public Heuristic {
     }
     const std::vector<size_t> critical = violating_step_indexes(ctx, steps);
     NodeResult r;
+    r.charts["message_throughput"] = points;
+    const bool stagnates = throughput_stagnates(ctx, steps, throughput, critical, r);
+    std::string queue;
+    if (!stagnates) {
+      std::string error;
+      queue = saturated_queue(ctx, steps, critical, r, &error);
+      if (!error.empty()) return not_evaluated(error);
+    }
+    r.status = stagnates || !queue.empty() ? Status::kDetected : Status::kNotDetected;
+    r.reason = stagnates ? "message throughput stagnates while load rises and requirements are "
+                           "violated"
+               : !queue.empty() ? "the queue to " + queue +
+                                      " is full at every violating load: senders wait for space"
+                                : "message throughput keeps up with the load and no queue fills up";
+    return r;
+  }
+
+ private:
+  // Strategy C: total message throughput flat at every violating step.
+  static bool throughput_stagnates(const Context& ctx, const std::vector<const Experiment*>& steps,
+                                   const std::vector<double>& throughput,
+                                   const std::vector<size_t>& critical, NodeResult& r) {
     int stagnant = 0;
     for (size_t s : critical) {
       const bool flat = throughput[s] < throughput[s - 1] * (1 + ctx.params.at("epsilon")) &&
@@ -63,12 +104,61 @@ class ExcessiveMessaging : public Heuristic {
                   " users" + (flat ? " (stagnates)" : "");
       r.evidence.push_back(std::move(ev));
     }
-    r.charts["message_throughput"] = points;
-    const bool found = !critical.empty() && stagnant == static_cast<int>(critical.size());
-    r.status = found ? Status::kDetected : Status::kNotDetected;
-    r.reason = found ? "message throughput stagnates while load rises and requirements are violated"
-                     : "message throughput keeps up with the load";
-    return r;
+    return !critical.empty() && stagnant == static_cast<int>(critical.size());
+  }
+
+  // Alg. 21 with the senders' waits as the fill of bounded queues: the
+  // destination whose waits grow most, or "" when none does at every
+  // violating step.
+  static std::string saturated_queue(const Context& ctx,
+                                     const std::vector<const Experiment*>& steps,
+                                     const std::vector<size_t>& critical, NodeResult& r,
+                                     std::string* error) {
+    if (critical.empty()) return "";
+    const KeyedSeries ks = keyed_series(steps, "sonde.record.MessageSend", "messaging", "duration",
+                                        "destination", 1e-6);
+    if (!ks.error.empty()) {
+      *error = ks.error;
+      return "";
+    }
+    std::string best;
+    double best_ratio = 0;
+    std::vector<Evidence> best_evidence;
+    for (const auto& [destination, last] : ks.per_step[critical.back()]) {
+      (void)last;
+      std::vector<Evidence> evs;
+      double ratio = 0;
+      bool all = true;
+      for (size_t s : critical) {
+        static const std::vector<double> none;
+        auto a = ks.per_step[s - 1].find(destination);
+        auto b = ks.per_step[s].find(destination);
+        const std::vector<double>& va = a == ks.per_step[s - 1].end() ? none : a->second;
+        const std::vector<double>& vb = b == ks.per_step[s].end() ? none : b->second;
+        const Increase inc =
+            test_increase(va, vb, ctx.settings.alpha, ctx.params.at("min_wait_increase"));
+        const double wait = vb.empty() ? 0 : stats::mean(vb);
+        const bool full = inc.significant && wait >= ctx.params.at("min_wait_ms");
+        all = all && full;
+        ratio = std::max(ratio, inc.relative);
+        Evidence ev = increase_evidence(
+            inc, "queue " + destination,
+            std::to_string(steps[s - 1]->users) + " -> " + std::to_string(steps[s]->users) +
+                " users, n=" + std::to_string(va.size()) + "/" + std::to_string(vb.size()));
+        ev.detail = "sending to " + destination + " waited " + fmt(inc.test.mean_a) + " ms -> " +
+                    fmt(wait) + " ms on average from " + std::to_string(steps[s - 1]->users) +
+                    " to " + std::to_string(steps[s]->users) + " users" +
+                    (full ? " (queue full)" : "");
+        evs.push_back(std::move(ev));
+      }
+      if (all && ratio > best_ratio) {
+        best = destination;
+        best_ratio = ratio;
+        best_evidence = std::move(evs);
+      }
+    }
+    for (Evidence& ev : best_evidence) r.evidence.push_back(std::move(ev));
+    return best;
   }
 };
 

@@ -80,7 +80,7 @@ std::vector<std::string> growth_with_load(const Context& ctx, const GrowthSpec& 
     const bool found = !critical.empty() && increased == static_cast<int>(critical.size());
     if (found) {
       grown.push_back(key);
-      // Where: the operations that waited, most frequent first.
+      // Where: the context values (operations that waited, lock addresses).
       if (!spec.context_field.empty()) {
         std::map<std::string, int> ops;
         for (const LogRecord& rec : log_records(*steps.back(), spec.record_class).records) {
@@ -89,7 +89,7 @@ std::vector<std::string> growth_with_load(const Context& ctx, const GrowthSpec& 
         std::string where;
         for (const auto& [op, n] : ops)
           where += (where.empty() ? "" : ", ") + op + " (" + std::to_string(n) + ")";
-        for (Evidence& ev : evs) ev.values["operations"] = where;
+        for (Evidence& ev : evs) ev.values[spec.context_field + "s"] = where;
       }
       for (Evidence& ev : evs) r.evidence.push_back(std::move(ev));
     }

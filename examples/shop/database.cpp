@@ -60,6 +60,10 @@ void Database::query(const std::string& sql, const std::vector<std::string>& par
   check(rc, c, sql.c_str());
 }
 
+namespace {
+constexpr int kSeededOrdersPerUser = 20;
+}  // namespace
+
 void Database::seed(int products) {
   exec(
       "CREATE TABLE product (id INTEGER PRIMARY KEY, name TEXT, category INTEGER, "
@@ -79,10 +83,10 @@ void Database::seed(int products) {
            "a fine product number " + s + " with a long description"});
     query("INSERT INTO stock VALUES (?, 1000000)", {s});
   }
-  // An order history for users 0..199: 5 orders of 4 lines each, so
-  // GET /orders has rows to fetch from the start.
+  // An order history for users 0..199: 20 orders of 4 lines each, so
+  // GET /orders has a customer's page of rows to fetch from the start.
   for (int user = 0; user < 200; ++user) {
-    for (int order = 0; order < 5; ++order) {
+    for (int order = 0; order < kSeededOrdersPerUser; ++order) {
       query("INSERT INTO orders (user, total) VALUES (?, 0)", {std::to_string(user)});
       const std::string id = std::to_string(sqlite3_last_insert_rowid(connection()));
       for (int line = 0; line < 4; ++line)

@@ -93,11 +93,13 @@ std::string Shop::search(const std::string& term) {
         << sqlite3_column_text(s, 1) << "\"}";
   };
   if (options_.expensive_query) {
-    // --expensive-query: a substring match (full table scan) ordered by an
-    // expression (temporary B-tree) over the whole catalogue.
+    // --expensive-query: a substring match (full table scan) joined with
+    // every product's sales (an aggregate over all order lines) and
+    // ordered by an expression (temporary B-tree), per search.
     db_.query(
-        "SELECT id, name FROM product WHERE description LIKE ? "
-        "ORDER BY length(description) * price DESC, name LIMIT 20",
+        "SELECT p.id, p.name FROM product p LEFT JOIN (SELECT product, sum(quantity) AS sold "
+        "FROM order_line GROUP BY product) o ON o.product = p.id WHERE p.description LIKE ? "
+        "ORDER BY length(p.description) * p.price * coalesce(o.sold, 1) DESC, p.name LIMIT 20",
         {"%" + term + "%"}, row);
   } else {
     db_.query("SELECT id, name FROM product WHERE category = ? ORDER BY id LIMIT 20",
@@ -214,7 +216,7 @@ std::string Shop::order_history(int user) {
     // --stifle: N+1 queries: the orders, then each order's lines, then
     // each line's product name, one statement per row.
     std::vector<long long> order_ids;
-    db_.query("SELECT id FROM orders WHERE user = ? ORDER BY id DESC LIMIT 10",
+    db_.query("SELECT id FROM orders WHERE user = ? ORDER BY id DESC LIMIT 50",
               {std::to_string(user)},
               [&](sqlite3_stmt* s) { order_ids.push_back(sqlite3_column_int64(s, 0)); });
     for (long long id : order_ids) {
@@ -230,7 +232,7 @@ std::string Shop::order_history(int user) {
     }
   } else {
     db_.query(
-        "SELECT o.id, p.name FROM (SELECT id FROM orders WHERE user = ? ORDER BY id DESC LIMIT 10) "
+        "SELECT o.id, p.name FROM (SELECT id FROM orders WHERE user = ? ORDER BY id DESC LIMIT 50) "
         "o "
         "JOIN order_line l ON l.order_id = o.id JOIN product p ON p.id = l.product",
         {std::to_string(user)}, [&](sqlite3_stmt* s) {

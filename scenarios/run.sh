@@ -31,9 +31,12 @@ while IFS= read -r line; do
   echo "$line" >> "$cases"
   flags=$(echo "$line" | cut -d'|' -f3)
   read -r -a problems <<< "$flags"
-  echo "== $id: shop --${problems[*]}" >&2
+  # The optional 6th field: more `sonde demo` options for this case.
+  extra=$(echo "$line" | cut -s -d'|' -f6 | sed 's/^ *- *$//')
+  read -r -a options <<< "$extra"
+  echo "== $id: shop --${problems[*]} ${options[*]}" >&2
   status=0
-  "$sonde" demo "${quick[@]}" --problems "${problems[@]}" --out "$out/$id" \
+  "$sonde" demo "${quick[@]}" "${options[@]}" --problems "${problems[@]}" --out "$out/$id" \
     > "$out/$id.log" 2>&1 || status=$?
   # 0 complete, 3 incomplete (still scored, and listed as incomplete).
   if [ "$status" != 0 ] && [ "$status" != 3 ]; then

@@ -22,6 +22,7 @@ struct DemoOptions {
   std::string shop;
   std::vector<std::string> problems = {"one-lane-bridge", "stifle", "expensive-query"};
   bool quick = false;
+  double arrival_rate_per_user = 0;  // 0: closed workload
 };
 
 // The shop's requests (examples/shop/profile.json, embedded so an installed
@@ -73,6 +74,7 @@ int run_demo(const DemoOptions& o) {
         {"reload_ms", 100}}},
       {"profile", (out / "profile.json").string()},
       {"max_users", o.quick ? 6 : 12},
+      {"arrival_rate_per_user", o.arrival_rate_per_user},
       {"samplers", {"cpu"}},
       {"durations",
        {{"ramp_up_s", o.quick ? 0.5 : 2.0}, {"stable_s", stable}, {"cool_down_s", 0.5}}},
@@ -95,6 +97,10 @@ SONDE_COMMAND(
     [](CLI::App& app, int& exit_code) {
       auto o = std::make_shared<DemoOptions>();
       app.add_flag("--quick", o->quick, "Short experiments (about a minute)");
+      app.add_option("--arrival-rate-per-user", o->arrival_rate_per_user,
+                     "Open workload: requests arrive at this rate per user and second (Poisson), "
+                     "instead of users that wait and think (default 0: closed)")
+          ->check(CLI::NonNegativeNumber);
       app.add_option("--out", o->out, "Directory for the report and the data (default sonde-demo)");
       app.add_option("--shop", o->shop, "The demo shop binary (default: the one built with sonde)");
       app.add_option("--problems", o->problems,

@@ -50,10 +50,10 @@ std::vector<ScenarioCase> load_scenario_cases(const std::string& path) {
     std::istringstream fields(t);
     while (std::getline(fields, cell, '|')) cells.push_back(trim(cell));
     const std::string where = path + ":" + std::to_string(number) + ": ";
-    if (cells.size() != 5)
+    if (cells.size() != 5 && cells.size() != 6)
       throw DiagnoseError(where +
-                          "expected 5 '|'-separated fields (id | title | shop flags | "
-                          "must | must not), found " +
+                          "expected 5 or 6 '|'-separated fields (id | title | shop flags | "
+                          "must | must not [| demo options]), found " +
                           std::to_string(cells.size()));
     ScenarioCase c;
     c.id = cells[0];
@@ -67,6 +67,7 @@ std::vector<ScenarioCase> load_scenario_cases(const std::string& path) {
       if (c.must.count(w)) throw DiagnoseError(where + "'" + w + "' is both must and must not");
       c.must_not.insert(w);
     }
+    if (cells.size() == 6) c.demo_options = words(cells[5]);
     out.push_back(std::move(c));
   }
   return out;

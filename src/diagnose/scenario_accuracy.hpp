@@ -19,10 +19,12 @@ struct ScenarioCase {
   std::vector<std::string> shop_flags;  // without "--"
   std::set<std::string> must;           // node ids that must be detected
   std::set<std::string> must_not;       // node ids that must not be detected
+  std::vector<std::string> demo_options;  // extra `sonde demo` arguments (optional 6th field)
 };
 
 // Reads a cases file: one case per line, `id | title | shop flags | must |
-// must not`, words separated by spaces, "-" for none, '#' comments.
+// must not [| demo options]`, words separated by spaces, "-" for none, '#'
+// comments.
 // Throws DiagnoseError naming file and line.
 std::vector<ScenarioCase> load_scenario_cases(const std::string& path);
 

@@ -26,6 +26,7 @@ std::string error_of(const json& j) {
 TEST(EngineConfig, DefaultsFromTheThesis) {
   const auto c = engine::EnvironmentConfig::parse(minimal());
   EXPECT_EQ(c.max_users, 10);
+  EXPECT_EQ(c.arrival_rate_per_user, 0);  // closed workload
   EXPECT_EQ(c.durations.stable_s, 10);
   EXPECT_EQ(c.default_requirement.threshold_ms, 1000);
   EXPECT_EQ(c.default_requirement.percentile, 0.99);
@@ -61,6 +62,12 @@ TEST(EngineConfig, ErrorsNameTheKey) {
   j = minimal();
   j["max_users"] = "ten";
   EXPECT_NE(error_of(j).find("'max_users'"), std::string::npos) << error_of(j);
+  j = minimal();
+  j["arrival_rate_per_user"] = -5;
+  EXPECT_NE(error_of(j).find("'arrival_rate_per_user'"), std::string::npos) << error_of(j);
+  j = minimal();
+  j["arrival_rate_per_user"] = 40;
+  EXPECT_EQ(engine::EnvironmentConfig::parse(j).arrival_rate_per_user, 40);
 }
 
 TEST(EngineConfig, RelativePathsAreRelativeToTheConfigFile) {

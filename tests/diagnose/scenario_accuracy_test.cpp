@@ -38,10 +38,13 @@ TEST(ScenarioAccuracy, ThesisRatesFromLabelledReports) {
            "tc17 | Clear Blob | blob | the_blob | empty_semi_trucks\n"
            "tc19 | Direct loop | empty-semi-trucks | empty_semi_trucks | the_blob\n"
            "tc16 | File transfer | excessive-messaging | - | the_blob empty_semi_trucks\n"
-           "tc99 | Not run | - | the_blob | -\n");
+           "tc99 | Not run | - | the_blob | - | --arrival-rate-per-user 50\n");
   const auto parsed = load_scenario_cases(cases);
   ASSERT_EQ(parsed.size(), 4u);
   EXPECT_EQ(parsed[0].shop_flags, std::vector<std::string>{"blob"});
+  EXPECT_TRUE(parsed[0].demo_options.empty());
+  EXPECT_EQ(parsed[3].demo_options,
+            (std::vector<std::string>{"--arrival-rate-per-user", "50"}));
   EXPECT_TRUE(parsed[2].must.empty());
   EXPECT_TRUE(parsed[3].shop_flags.empty());
   const std::string results = d.path() + "/results";

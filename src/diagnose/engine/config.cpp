@@ -154,7 +154,8 @@ const std::vector<std::string>& known_probes() {
 }
 
 EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& base_dir) {
-  only_keys(j, "", {"sut", "profile", "max_users", "durations", "requirements", "samplers", "experiments"});
+  only_keys(j, "", {"sut", "profile", "max_users", "arrival_rate_per_user", "durations", "requirements",
+                    "samplers", "experiments"});
   EnvironmentConfig c;
   c.raw = j;
   if (!j.contains("sut")) fail("sut", "required");
@@ -163,6 +164,7 @@ EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& bas
   c.profile = text(j, "", "profile", "");
   if (fs::path(c.profile).is_relative()) c.profile = (fs::path(base_dir) / c.profile).lexically_normal().string();
   c.max_users = integer(j, "", "max_users", c.max_users, 1);
+  c.arrival_rate_per_user = number(j, "", "arrival_rate_per_user", c.arrival_rate_per_user, 0);
   if (j.contains("durations")) {
     const json& d = j.at("durations");
     only_keys(d, "durations", {"warm_up_s", "ramp_up_s", "stable_s", "cool_down_s"});

@@ -65,6 +65,12 @@ struct EnvironmentConfig {
   SutConfig sut;
   std::string profile;  // usage profile path (relative paths: to the config file)
   int max_users = 10;
+  // 0: closed workload (each user waits for its answer, then thinks, as
+  // the profile says). > 0: open workload, requests arrive as a Poisson
+  // process at this rate times the users, served by that many connections
+  // (docs/diagnose/load.md): pauses of the system under test then delay
+  // every request that arrives meanwhile, as with real, independent users.
+  double arrival_rate_per_user = 0;
   Durations durations;
   Requirement default_requirement;
   std::map<std::string, Requirement> requirements;  // per service name

@@ -361,6 +361,7 @@ bool Engine::run(const SeriesPlan& plan) {
       o.host = config_.sut.host;
       o.port = port;
       o.users = users;
+      o.arrival_rate = config_.arrival_rate_per_user * users;
       o.ramp_up_s = ramp_up;
       o.duration_s = stable;
       o.cool_down_s = cool_down;

@@ -5,6 +5,7 @@
 #include "diagnose/diagnosis.hpp"
 #include "diagnose/engine/config.hpp"
 #include "diagnose/engine/engine.hpp"
+#include "diagnose/hierarchy.hpp"
 #include "diagnose/report.hpp"
 
 namespace sonde::cli {
@@ -43,7 +44,14 @@ int diagnose_with_config(const std::string& config, const std::string& out,
       if (r->contains("default")) requirements["requirement"] = (*r)["default"];
       if (r->contains("services")) requirements["services"] = (*r)["services"];
     }
-    const auto plans = engine::plan_from_config(env);
+    // Without an "experiments" list, the heuristics' needs decide.
+    const auto plans =
+        env.raw.contains("experiments")
+            ? engine::plan_from_config(env)
+            : engine::plan_from_needs(
+                  env, diagnose::merged_needs(!hierarchy.empty()
+                                                  ? diagnose::load_diagnose_config(hierarchy).root
+                                                  : diagnose::default_hierarchy()));
     if (plans.empty()) {
       std::cerr << "sonde diagnose: " << config
                 << ": config key 'experiments' lists nothing to run (docs/diagnose/config.md)\n";

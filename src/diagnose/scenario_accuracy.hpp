@@ -16,9 +16,9 @@ namespace sonde::diagnose {
 struct ScenarioCase {
   std::string id;  // also the case's directory under the results
   std::string title;
-  std::vector<std::string> shop_flags;  // without "--"
-  std::set<std::string> must;           // node ids that must be detected
-  std::set<std::string> must_not;       // node ids that must not be detected
+  std::vector<std::string> shop_flags;    // without "--"
+  std::set<std::string> must;             // node ids that must be detected
+  std::set<std::string> must_not;         // node ids that must not be detected
   std::vector<std::string> demo_options;  // extra `sonde demo` arguments (optional 6th field)
 };
 

@@ -1,10 +1,12 @@
 // The measurement-environment config: defaults, and errors that name the key.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "diagnose/engine/config.hpp"
 #include "diagnose/engine/engine.hpp"
+#include "diagnose/hierarchy.hpp"
 
 namespace sonde::test {
 namespace {
@@ -37,13 +39,15 @@ TEST(EngineConfig, DefaultsFromTheThesis) {
 TEST(EngineConfig, ErrorsNameTheKey) {
   json j = minimal();
   j["sut"]["comand"] = "x";
-  EXPECT_NE(error_of(j).find("config key 'sut.comand': unknown key"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("config key 'sut.comand': unknown key"), std::string::npos)
+      << error_of(j);
   j = minimal();
   j["durations"] = {{"stable_s", 0}};
   EXPECT_NE(error_of(j).find("'durations.stable_s'"), std::string::npos) << error_of(j);
   j = minimal();
   j["requirements"] = {{"services", {{"GET /a", {{"percentile", 99}}}}}};
-  EXPECT_NE(error_of(j).find("'requirements.services.GET /a.percentile'"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("'requirements.services.GET /a.percentile'"), std::string::npos)
+      << error_of(j);
   j = minimal();
   j["experiments"] = {{{"kind", "scaling"}, {"probes", {"response_time", "locks"}}}};
   EXPECT_NE(error_of(j).find("'experiments[0].probes[1]'"), std::string::npos) << error_of(j);
@@ -106,6 +110,49 @@ TEST(EnginePlan, CustomSeriesNumbersMeasuredWindows) {
   EXPECT_EQ(ids, (std::vector<std::string>{"ramp-w1", "ramp-w2", "ramp-w3"}));
   EXPECT_EQ(std::get<engine::LoadPhase>(plans[0].phases[1]).users, 5);
   EXPECT_EQ(std::get<engine::LoadPhase>(plans[0].phases[1]).duration_s, 3);
+}
+
+// Without "experiments" the heuristics of the hierarchy decide what runs:
+// every need gets its experiments, the single-user test first, the Ramp's
+// windows between load phases at max_users.
+TEST(EnginePlan, WithoutExperimentsTheHierarchysNeedsArePlanned) {
+  json j = minimal();
+  j["max_users"] = 8;
+  j["durations"] = {{"stable_s", 4}};
+  const auto config = engine::EnvironmentConfig::parse(j);
+  const auto needs = diagnose::merged_needs(diagnose::default_hierarchy());
+  const auto plans = engine::plan_from_needs(config, needs);
+  ASSERT_EQ(plans.size(), needs.size());
+  EXPECT_EQ(plans.front().series, "single_user");
+  for (const diagnose::ExperimentNeed& need : needs) {
+    SCOPED_TRACE(need.kind + " " + need.series);
+    const std::string series = need.series.empty() ? need.kind : need.series;
+    const auto plan = std::find_if(plans.begin(), plans.end(),
+                                   [&](const engine::SeriesPlan& p) { return p.series == series; });
+    ASSERT_NE(plan, plans.end());
+    std::vector<const engine::ExperimentSpec*> measured;
+    std::vector<const engine::LoadPhase*> load;
+    for (const auto& phase : plan->phases) {
+      if (const auto* e = std::get_if<engine::ExperimentSpec>(&phase)) measured.push_back(e);
+      if (const auto* l = std::get_if<engine::LoadPhase>(&phase)) load.push_back(l);
+    }
+    for (const auto* e : measured) EXPECT_EQ(e->probes, need.probes);
+    if (need.kind == "scaling") {
+      EXPECT_EQ(measured.size(), engine::scaling_users(8, need.steps).size());
+      EXPECT_EQ(measured.back()->users, 8);
+    } else if (need.kind == "custom") {
+      ASSERT_EQ(measured.size(), static_cast<size_t>(need.steps));
+      ASSERT_EQ(load.size(), measured.size() - 1);
+      for (const auto* e : measured) EXPECT_EQ(e->users, 1);
+      for (const auto* l : load) {
+        EXPECT_EQ(l->users, 8);
+        EXPECT_EQ(l->duration_s, 4);
+      }
+      EXPECT_EQ(measured.back()->id, series + "-w" + std::to_string(need.steps));
+    } else {
+      EXPECT_EQ(measured.size(), 1u);
+    }
+  }
 }
 
 }  // namespace

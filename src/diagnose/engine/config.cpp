@@ -16,7 +16,9 @@ namespace fs = std::filesystem;
   throw ConfigError("config key '" + key + "': " + what);
 }
 
-std::string join(const std::string& prefix, const std::string& key) { return prefix.empty() ? key : prefix + "." + key; }
+std::string join(const std::string& prefix, const std::string& key) {
+  return prefix.empty() ? key : prefix + "." + key;
+}
 
 void only_keys(const json& j, const std::string& prefix, const std::set<std::string>& known) {
   if (!j.is_object()) fail(prefix, "expected an object");
@@ -24,18 +26,20 @@ void only_keys(const json& j, const std::string& prefix, const std::set<std::str
     if (!known.count(key)) fail(join(prefix, key), "unknown key");
 }
 
-double number(const json& j, const std::string& prefix, const std::string& key, double fallback, double min,
-              bool min_exclusive = false) {
+double number(const json& j, const std::string& prefix, const std::string& key, double fallback,
+              double min, bool min_exclusive = false) {
   if (!j.contains(key)) return fallback;
   const json& v = j.at(key);
   if (!v.is_number()) fail(join(prefix, key), "expected a number");
   const double d = v.get<double>();
   if (d < min || (min_exclusive && d == min))
-    fail(join(prefix, key), std::string("expected a number ") + (min_exclusive ? "> " : ">= ") + std::to_string(min));
+    fail(join(prefix, key),
+         std::string("expected a number ") + (min_exclusive ? "> " : ">= ") + std::to_string(min));
   return d;
 }
 
-int integer(const json& j, const std::string& prefix, const std::string& key, int fallback, int min) {
+int integer(const json& j, const std::string& prefix, const std::string& key, int fallback,
+            int min) {
   if (!j.contains(key)) return fallback;
   const json& v = j.at(key);
   if (!v.is_number_integer() || v.get<long long>() < min || v.get<long long>() > 1000000)
@@ -43,8 +47,8 @@ int integer(const json& j, const std::string& prefix, const std::string& key, in
   return v.get<int>();
 }
 
-std::string text(const json& j, const std::string& prefix, const std::string& key, const std::string& fallback,
-                 const std::set<std::string>& allowed = {}) {
+std::string text(const json& j, const std::string& prefix, const std::string& key,
+                 const std::string& fallback, const std::set<std::string>& allowed = {}) {
   if (!j.contains(key)) return fallback;
   if (!j.at(key).is_string()) fail(join(prefix, key), "expected a string");
   std::string s = j.at(key).get<std::string>();
@@ -69,7 +73,8 @@ std::vector<std::string> strings(const json& j, const std::string& prefix, const
   if (!v.is_array()) fail(join(prefix, key), "expected an array of strings");
   std::vector<std::string> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v.at(i).is_string()) fail(join(prefix, key) + "[" + std::to_string(i) + "]", "expected a string");
+    if (!v.at(i).is_string())
+      fail(join(prefix, key) + "[" + std::to_string(i) + "]", "expected a string");
     out.push_back(v.at(i).get<std::string>());
   }
   return out;
@@ -80,17 +85,20 @@ Requirement requirement(const json& j, const std::string& prefix) {
   Requirement r;
   r.threshold_ms = number(j, prefix, "threshold_ms", r.threshold_ms, 0, true);
   r.percentile = number(j, prefix, "percentile", r.percentile, 0, true);
-  if (r.percentile >= 1) fail(join(prefix, "percentile"), "expected a fraction between 0 and 1, e.g. 0.99");
+  if (r.percentile >= 1)
+    fail(join(prefix, "percentile"), "expected a fraction between 0 and 1, e.g. 0.99");
   return r;
 }
 
 SutConfig parse_sut(const json& j, const std::string& base_dir) {
   const std::string p = "sut";
-  only_keys(j, p, {"command", "port", "host", "ready_timeout_s", "stop_timeout_s", "monitor", "sonde", "patterns",
-                   "monitor_settings", "probe_control", "reload_ms", "restart"});
+  only_keys(j, p,
+            {"command", "port", "host", "ready_timeout_s", "stop_timeout_s", "monitor", "sonde",
+             "patterns", "monitor_settings", "probe_control", "reload_ms", "restart"});
   SutConfig s;
   s.command = strings(j, p, "command", {});
-  if (s.command.empty()) fail("sut.command", "required: the command line that starts the system under test");
+  if (s.command.empty())
+    fail("sut.command", "required: the command line that starts the system under test");
   // A relative program path is relative to the config file (unless found on PATH later).
   if (s.command[0].find('/') != std::string::npos && fs::path(s.command[0]).is_relative())
     s.command[0] = (fs::path(base_dir) / s.command[0]).lexically_normal().string();
@@ -124,7 +132,8 @@ PlanEntry plan_entry(const json& j, const std::string& prefix) {
   for (std::size_t i = 0; i < e.probes.size(); ++i) {
     const auto& known = known_probes();
     if (std::find(known.begin(), known.end(), e.probes[i]) == known.end())
-      fail(join(prefix, "probes") + "[" + std::to_string(i) + "]", "unknown probe '" + e.probes[i] + "'");
+      fail(join(prefix, "probes") + "[" + std::to_string(i) + "]",
+           "unknown probe '" + e.probes[i] + "'");
   }
   if (e.kind == "custom") {
     if (!j.contains("phases") || !j.at("phases").is_array() || j.at("phases").empty())
@@ -149,20 +158,23 @@ PlanEntry plan_entry(const json& j, const std::string& prefix) {
 }  // namespace
 
 const std::vector<std::string>& known_probes() {
-  static const std::vector<std::string> probes = {"response_time", "lock_wait", "database", "messaging", "cpu"};
+  static const std::vector<std::string> probes = {"response_time", "lock_wait", "database",
+                                                  "messaging", "cpu"};
   return probes;
 }
 
 EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& base_dir) {
-  only_keys(j, "", {"sut", "profile", "max_users", "arrival_rate_per_user", "durations", "requirements",
-                    "samplers", "experiments"});
+  only_keys(j, "",
+            {"sut", "profile", "max_users", "arrival_rate_per_user", "durations", "requirements",
+             "samplers", "experiments"});
   EnvironmentConfig c;
   c.raw = j;
   if (!j.contains("sut")) fail("sut", "required");
   c.sut = parse_sut(j.at("sut"), base_dir);
   if (!j.contains("profile")) fail("profile", "required: the usage profile file");
   c.profile = text(j, "", "profile", "");
-  if (fs::path(c.profile).is_relative()) c.profile = (fs::path(base_dir) / c.profile).lexically_normal().string();
+  if (fs::path(c.profile).is_relative())
+    c.profile = (fs::path(base_dir) / c.profile).lexically_normal().string();
   c.max_users = integer(j, "", "max_users", c.max_users, 1);
   c.arrival_rate_per_user = number(j, "", "arrival_rate_per_user", c.arrival_rate_per_user, 0);
   if (j.contains("durations")) {
@@ -176,15 +188,18 @@ EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& bas
   if (j.contains("requirements")) {
     const json& r = j.at("requirements");
     only_keys(r, "requirements", {"default", "services"});
-    if (r.contains("default")) c.default_requirement = requirement(r.at("default"), "requirements.default");
+    if (r.contains("default"))
+      c.default_requirement = requirement(r.at("default"), "requirements.default");
     if (r.contains("services")) {
       const json& services = r.at("services");
-      if (!services.is_object()) fail("requirements.services", "expected an object of service name -> requirement");
+      if (!services.is_object())
+        fail("requirements.services", "expected an object of service name -> requirement");
       for (const auto& [name, value] : services.items())
         c.requirements[name] = requirement(value, "requirements.services." + name);
     }
   }
-  static const std::set<std::string> samplers = {"cpu", "memory", "process", "network", "disk", "all"};
+  static const std::set<std::string> samplers = {"cpu",     "memory", "process",
+                                                 "network", "disk",   "all"};
   c.samplers = strings(j, "", "samplers", {});
   for (std::size_t i = 0; i < c.samplers.size(); ++i)
     if (!samplers.count(c.samplers[i]))
@@ -192,7 +207,8 @@ EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& bas
   if (j.contains("experiments")) {
     const json& e = j.at("experiments");
     if (!e.is_array()) fail("experiments", "expected an array");
-    for (std::size_t i = 0; i < e.size(); ++i) c.experiments.push_back(plan_entry(e.at(i), "experiments[" + std::to_string(i) + "]"));
+    for (std::size_t i = 0; i < e.size(); ++i)
+      c.experiments.push_back(plan_entry(e.at(i), "experiments[" + std::to_string(i) + "]"));
   }
   if (j.contains("sut") && j.at("sut").contains("monitor_settings")) {
     for (const auto& [key, value] : j.at("sut").at("monitor_settings").items()) {
@@ -216,7 +232,8 @@ EnvironmentConfig EnvironmentConfig::load(const std::string& path) {
     throw ConfigError(path + ": not valid JSON: " + e.what());
   }
   try {
-    return parse(j, fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string());
+    return parse(
+        j, fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string());
   } catch (const ConfigError& e) {
     throw ConfigError(path + ": " + e.what());
   }

@@ -26,14 +26,14 @@ struct SutConfig {
   std::vector<std::string> command;  // argv; "{port}" is replaced by the port
   int port = 0;                      // 0: the engine picks a free loopback port
   std::string host = "127.0.0.1";
-  double ready_timeout_s = 30;       // until the port accepts connections
-  double stop_timeout_s = 10;        // SIGINT, then SIGKILL after this
-  bool monitor = true;               // wrap with `sonde run`
-  std::string sonde;                 // sonde binary for `sonde run` (default: this one)
+  double ready_timeout_s = 30;           // until the port accepts connections
+  double stop_timeout_s = 10;            // SIGINT, then SIGKILL after this
+  bool monitor = true;                   // wrap with `sonde run`
+  std::string sonde;                     // sonde binary for `sonde run` (default: this one)
   std::string patterns = "-*;+shop::*";  // what the response-time probe monitors
   std::map<std::string, std::string> monitor_settings;  // extra `sonde run --set key=value`
   std::string probe_control = "probes_file";  // or "none": libsonde without run-time probes
-  int reload_ms = 100;               // patterns/probes file re-read period in the SUT
+  int reload_ms = 100;                        // patterns/probes file re-read period in the SUT
   std::string restart = "per_experiment";     // or "per_series"
 };
 
@@ -53,10 +53,10 @@ struct PhaseConfig {
 };
 
 struct PlanEntry {
-  std::string kind;    // single_user | load | scaling | custom
-  int steps = 4;       // scaling
-  int users = 0;       // load: 0 = max_users
-  std::string series;  // custom: series name (ids <series>-w<k>)
+  std::string kind;                 // single_user | load | scaling | custom
+  int steps = 4;                    // scaling
+  int users = 0;                    // load: 0 = max_users
+  std::string series;               // custom: series name (ids <series>-w<k>)
   std::vector<PhaseConfig> phases;  // custom
   std::vector<std::string> probes = {"response_time"};
 };

@@ -4,9 +4,9 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -24,8 +24,9 @@ using nlohmann::json;
 
 // libsonde keys that switch each probe of experiment-data.md (from the
 // probes work: docs/probes.md). response_time is switched by patterns.
-const std::map<std::string, std::string> kProbeKeys = {
-    {"lock_wait", "probe_lock_wait"}, {"database", "probe_database"}, {"messaging", "probe_messaging"}};
+const std::map<std::string, std::string> kProbeKeys = {{"lock_wait", "probe_lock_wait"},
+                                                       {"database", "probe_database"},
+                                                       {"messaging", "probe_messaging"}};
 
 void write_file_atomically(const fs::path& path, const std::string& content) {
   const fs::path tmp = path.string() + ".tmp";
@@ -142,18 +143,58 @@ SeriesPlan scaling_plan(int max_users, int steps, std::vector<std::string> probe
   return plan;
 }
 
+SeriesPlan windows_plan(const std::string& series, int windows, int load_users, double load_s,
+                        std::vector<std::string> probes) {
+  SeriesPlan plan{series, {}};
+  for (int w = 1; w <= windows; ++w) {
+    if (w > 1) plan.phases.emplace_back(LoadPhase{load_users, load_s});
+    ExperimentSpec e;
+    e.step = w;
+    e.id = series + "-w" + std::to_string(w);
+    e.kind = "custom";
+    e.series = series;
+    e.users = 1;
+    e.probes = probes;
+    plan.phases.emplace_back(e);
+  }
+  return plan;
+}
+
+std::vector<SeriesPlan> plan_from_needs(const EnvironmentConfig& config,
+                                        const std::vector<ExperimentNeed>& needs) {
+  std::vector<SeriesPlan> plans;
+  // Single-user first: the other experiments are judged against it.
+  for (const char* kind : {"single_user", "scaling", "load", "custom"}) {
+    for (const ExperimentNeed& need : needs) {
+      if (need.kind != kind) continue;
+      if (need.kind == "single_user") plans.push_back(single_user_plan(need.probes));
+      if (need.kind == "scaling")
+        plans.push_back(scaling_plan(config.max_users, need.steps, need.probes));
+      if (need.kind == "load") plans.push_back(load_plan(config.max_users, need.probes));
+      if (need.kind == "custom") {
+        plans.push_back(windows_plan(need.series, need.steps, config.max_users,
+                                     config.durations.stable_s, need.probes));
+      }
+    }
+  }
+  return plans;
+}
+
 std::vector<SeriesPlan> plan_from_config(const EnvironmentConfig& config) {
   std::vector<SeriesPlan> plans;
   for (const auto& entry : config.experiments) {
     if (entry.kind == "single_user") plans.push_back(single_user_plan(entry.probes));
-    if (entry.kind == "load") plans.push_back(load_plan(entry.users > 0 ? entry.users : config.max_users, entry.probes));
-    if (entry.kind == "scaling") plans.push_back(scaling_plan(config.max_users, entry.steps, entry.probes));
+    if (entry.kind == "load")
+      plans.push_back(load_plan(entry.users > 0 ? entry.users : config.max_users, entry.probes));
+    if (entry.kind == "scaling")
+      plans.push_back(scaling_plan(config.max_users, entry.steps, entry.probes));
     if (entry.kind == "custom") {
       SeriesPlan plan{entry.series, {}};
       int window = 0;
       for (const auto& phase : entry.phases) {
         if (!phase.measure) {
-          plan.phases.emplace_back(LoadPhase{phase.users, phase.stable_s > 0 ? phase.stable_s : config.durations.stable_s});
+          plan.phases.emplace_back(LoadPhase{
+              phase.users, phase.stable_s > 0 ? phase.stable_s : config.durations.stable_s});
           continue;
         }
         ExperimentSpec e;
@@ -173,7 +214,9 @@ std::vector<SeriesPlan> plan_from_config(const EnvironmentConfig& config) {
 }
 
 Engine::Engine(EnvironmentConfig config, fs::path out_dir)
-    : config_(std::move(config)), out_(std::move(out_dir)), started_(std::chrono::steady_clock::now()) {
+    : config_(std::move(config)),
+      out_(std::move(out_dir)),
+      started_(std::chrono::steady_clock::now()) {
   profile_ = load::UsageProfile::load(config_.profile);
   fs::create_directories(out_ / "experiments");
   start_ns_ = load::epoch_ns();
@@ -187,7 +230,7 @@ Engine::~Engine() {
 
 void cancel_on_signals(Engine& engine) {
   g_signal_engine.store(&engine);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
@@ -225,28 +268,38 @@ void Engine::expect_total(const std::vector<SeriesPlan>& plans) {
 void Engine::write_run_json() {
   json experiments = json::array();
   for (const auto& id : order_) experiments.push_back(id);
-  json requirements = {{"default", {{"threshold_ms", config_.default_requirement.threshold_ms},
-                                    {"percentile", config_.default_requirement.percentile}}},
+  json requirements = {{"default",
+                        {{"threshold_ms", config_.default_requirement.threshold_ms},
+                         {"percentile", config_.default_requirement.percentile}}},
                        {"services", json::object()}};
   for (const auto& [name, r] : config_.requirements)
-    requirements["services"][name] = {{"threshold_ms", r.threshold_ms}, {"percentile", r.percentile}};
-  json run = {{"config", config_.raw},
-              {"max_users", config_.max_users},
-              {"requirements", requirements},
-              {"cores", std::thread::hardware_concurrency()},
-              {"start_ns", start_ns_},
-              {"end_ns", end_ns_},
-              {"status", finished_ && reason_.empty() ? "complete" : "incomplete"},
-              {"reason", !reason_.empty() ? reason_ : (finished_ ? "" : "running (or interrupted)")},
-              {"experiments", experiments}};
+    requirements["services"][name] = {{"threshold_ms", r.threshold_ms},
+                                      {"percentile", r.percentile}};
+  json run = {
+      {"config", config_.raw},
+      {"max_users", config_.max_users},
+      {"requirements", requirements},
+      {"cores", std::thread::hardware_concurrency()},
+      {"start_ns", start_ns_},
+      {"end_ns", end_ns_},
+      {"status", finished_ && reason_.empty() ? "complete" : "incomplete"},
+      {"reason", !reason_.empty() ? reason_ : (finished_ ? "" : "running (or interrupted)")},
+      {"experiments", experiments}};
   write_file_atomically(out_ / "run.json", run.dump(2) + "\n");
 }
 
 void Engine::write_experiment_json(const ExperimentResult& r) {
-  json e = {{"id", r.spec.id},          {"kind", r.spec.kind},     {"users", r.spec.users},
-            {"step", r.spec.step},      {"series", r.spec.series}, {"start_ns", r.start_ns},
-            {"end_ns", r.end_ns},       {"probes", r.spec.probes}, {"requests", r.requests},
-            {"errors", r.errors},       {"status", r.complete ? "complete" : "failed"},
+  json e = {{"id", r.spec.id},
+            {"kind", r.spec.kind},
+            {"users", r.spec.users},
+            {"step", r.spec.step},
+            {"series", r.spec.series},
+            {"start_ns", r.start_ns},
+            {"end_ns", r.end_ns},
+            {"probes", r.spec.probes},
+            {"requests", r.requests},
+            {"errors", r.errors},
+            {"status", r.complete ? "complete" : "failed"},
             {"reason", r.reason}};
   write_file_atomically(r.dir / "experiment.json", e.dump(2) + "\n");
 }
@@ -255,10 +308,14 @@ void Engine::switch_probes(const fs::path& patterns_file, const fs::path& probes
                            const std::vector<std::string>& probes) {
   const std::set<std::string> on(probes.begin(), probes.end());
   // Outside a stable phase nothing is monitored: "-*" excludes every operation.
-  write_file_atomically(patterns_file, (on.count("response_time") ? patterns_lines(config_.sut.patterns) : std::string("-*")) + "\n");
+  write_file_atomically(
+      patterns_file,
+      (on.count("response_time") ? patterns_lines(config_.sut.patterns) : std::string("-*")) +
+          "\n");
   if (config_.sut.probe_control == "probes_file") {
     std::string lines = "# written by the sonde experiment engine\n";
-    for (const auto& [probe, key] : kProbeKeys) lines += key + " = " + (on.count(probe) ? "true" : "false") + "\n";
+    for (const auto& [probe, key] : kProbeKeys)
+      lines += key + " = " + (on.count(probe) ? "true" : "false") + "\n";
     write_file_atomically(probes_file, lines);
   }
 }
@@ -268,8 +325,9 @@ bool Engine::run(const SeriesPlan& plan) {
   // Segments: consecutive phases that share one SUT process.
   // A series with unmeasured load phases (the Ramp's) depends on the state
   // they build up, so it always runs on one SUT.
-  const bool has_load_phases = std::any_of(plan.phases.begin(), plan.phases.end(),
-                                           [](const auto& p) { return std::holds_alternative<LoadPhase>(p); });
+  const bool has_load_phases =
+      std::any_of(plan.phases.begin(), plan.phases.end(),
+                  [](const auto& p) { return std::holds_alternative<LoadPhase>(p); });
   const bool one_sut = config_.sut.restart == "per_series" || has_load_phases;
   std::vector<std::vector<std::size_t>> segments;
   for (std::size_t i = 0; i < plan.phases.size(); ++i) {
@@ -280,10 +338,12 @@ bool Engine::run(const SeriesPlan& plan) {
   for (const auto& segment : segments) {
     std::vector<const ExperimentSpec*> todo;
     for (std::size_t i : segment)
-      if (const auto* e = std::get_if<ExperimentSpec>(&plan.phases[i]); e && !results_.count(e->id)) todo.push_back(e);
+      if (const auto* e = std::get_if<ExperimentSpec>(&plan.phases[i]); e && !results_.count(e->id))
+        todo.push_back(e);
     if (todo.empty()) {
       for (std::size_t i : segment)
-        if (const auto* e = std::get_if<ExperimentSpec>(&plan.phases[i])) report(e->id + ": reused");
+        if (const auto* e = std::get_if<ExperimentSpec>(&plan.phases[i]))
+          report(e->id + ": reused");
       continue;
     }
     // The SUT's log goes to the first new experiment of the segment.
@@ -297,8 +357,13 @@ bool Engine::run(const SeriesPlan& plan) {
     const int port = config_.sut.port > 0 ? config_.sut.port : free_loopback_port();
     std::vector<std::string> argv;
     if (config_.sut.monitor) {
-      argv = {config_.sut.sonde.empty() ? own_executable() : config_.sut.sonde, "run", "--out",
-              (owner_dir / "log").string(), "--set", "patterns_file=" + patterns_file.string(), "--set",
+      argv = {config_.sut.sonde.empty() ? own_executable() : config_.sut.sonde,
+              "run",
+              "--out",
+              (owner_dir / "log").string(),
+              "--set",
+              "patterns_file=" + patterns_file.string(),
+              "--set",
               "patterns_reload_ms=" + std::to_string(config_.sut.reload_ms)};
       if (config_.sut.probe_control == "probes_file") {
         argv.push_back("--set");
@@ -317,10 +382,12 @@ bool Engine::run(const SeriesPlan& plan) {
       argv.push_back("--");
     }
     for (std::string arg : config_.sut.command) {
-      for (std::size_t at; (at = arg.find("{port}")) != std::string::npos;) arg.replace(at, 6, std::to_string(port));
+      for (std::size_t at; (at = arg.find("{port}")) != std::string::npos;)
+        arg.replace(at, 6, std::to_string(port));
       argv.push_back(arg);
     }
-    report("starting the system under test for " + todo.front()->id + " on port " + std::to_string(port));
+    report("starting the system under test for " + todo.front()->id + " on port " +
+           std::to_string(port));
     std::unique_ptr<SystemUnderTest> sut;
     try {
       sut = std::make_unique<SystemUnderTest>(argv, (owner_dir / "sut-output.txt").string());
@@ -349,8 +416,9 @@ bool Engine::run(const SeriesPlan& plan) {
       return false;
     }
     // Named in messages: the program, not the `sonde run` wrapper around it.
-    const std::string sut_name =
-        config_.sut.command.empty() ? "?" : fs::path(config_.sut.command.front()).filename().string();
+    const std::string sut_name = config_.sut.command.empty()
+                                     ? "?"
+                                     : fs::path(config_.sut.command.front()).filename().string();
     std::vector<fs::path> sharers;  // experiments of this SUT other than the owner
     std::atomic<bool> stop_load{false};
     std::string died;
@@ -399,7 +467,8 @@ bool Engine::run(const SeriesPlan& plan) {
       }
       warmed = true;
       if (const auto* phase = std::get_if<LoadPhase>(&plan.phases[i])) {
-        report(plan.series + ": load phase, " + std::to_string(phase->users) + " users for " + seconds_text(phase->duration_s));
+        report(plan.series + ": load phase, " + std::to_string(phase->users) + " users for " +
+               seconds_text(phase->duration_s));
         drive(phase->users, d.ramp_up_s, phase->duration_s, 0, {}, {});
         done_s_ += phase->duration_s;
       } else {
@@ -412,10 +481,13 @@ bool Engine::run(const SeriesPlan& plan) {
         fs::create_directories(r.dir);
         if (r.dir != owner_dir) sharers.push_back(r.dir);
         const double left = std::max(0.0, total_s_ - done_s_);
-        report("[" + std::to_string(order_.size() + 1) + "] " + spec.id + ": " + std::to_string(spec.users) +
-               " users, ramp-up " + seconds_text(d.ramp_up_s) + ", stable " + seconds_text(stable) + "; elapsed " +
-               seconds_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()) +
-               ", ETA " + seconds_text(left));
+        report(
+            "[" + std::to_string(order_.size() + 1) + "] " + spec.id + ": " +
+            std::to_string(spec.users) + " users, ramp-up " + seconds_text(d.ramp_up_s) +
+            ", stable " + seconds_text(stable) + "; elapsed " +
+            seconds_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - started_)
+                             .count()) +
+            ", ETA " + seconds_text(left));
         const auto result = drive(
             spec.users, d.ramp_up_s, stable, d.cool_down_s,
             [&](std::int64_t) { switch_probes(patterns_file, probes_file, spec.probes); },

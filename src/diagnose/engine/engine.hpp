@@ -17,19 +17,20 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <variant>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "diagnose/engine/config.hpp"
+#include "diagnose/heuristic.hpp"
 #include "diagnose/load/profile.hpp"
 
 namespace sonde::diagnose::engine {
 
 // One measured phase.
 struct ExperimentSpec {
-  std::string id;      // e.g. "load-u40", "scaling-s3-u24", "ramp-w2"
-  std::string kind;    // single_user | load | scaling | custom
+  std::string id;    // e.g. "load-u40", "scaling-s3-u24", "ramp-w2"
+  std::string kind;  // single_user | load | scaling | custom
   int users = 1;
   int step = 0;
   std::string series;
@@ -71,6 +72,17 @@ std::vector<SeriesPlan> plan_from_config(const EnvironmentConfig& config);
 SeriesPlan single_user_plan(std::vector<std::string> probes);
 SeriesPlan load_plan(int users, std::vector<std::string> probes);
 SeriesPlan scaling_plan(int max_users, int steps, std::vector<std::string> probes);
+// `windows` measured single-user experiments (<series>-w<k>), separated by
+// unmeasured load phases of `load_users` for `load_s`, on one SUT: the
+// Ramp's time windows.
+SeriesPlan windows_plan(const std::string& series, int windows, int load_users, double load_s,
+                        std::vector<std::string> probes);
+// The experiments the heuristics need (hierarchy.hpp merged_needs), for a
+// config without "experiments": the single-user test first, then the
+// scaling series, load tests and custom series (as windows_plan; the
+// load phases at max_users for durations.stable_s).
+std::vector<SeriesPlan> plan_from_needs(const EnvironmentConfig& config,
+                                        const std::vector<ExperimentNeed>& needs);
 
 class Engine {
  public:
@@ -103,7 +115,8 @@ class Engine {
   double planned_seconds(const SeriesPlan& plan) const;
   void write_run_json();
   void write_experiment_json(const ExperimentResult& r);
-  void switch_probes(const std::filesystem::path& patterns_file, const std::filesystem::path& probes_file,
+  void switch_probes(const std::filesystem::path& patterns_file,
+                     const std::filesystem::path& probes_file,
                      const std::vector<std::string>& probes);
   void report(const std::string& what);
   void fail(const std::string& reason);

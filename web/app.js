@@ -241,7 +241,7 @@ async function renderTraces(s) {
   state.search = s;
   const results = el('section', { class: 'card results', 'aria-busy': 'true' }, el('p', { class: 'muted' }, 'Searching…'));
   const plot = el('div', { class: 'plot' });
-  show(el('section', { class: 'card' }, el('h1', {}, 'Traces'), searchForm(s), plot), results);
+  show(el('section', { class: 'card' }, el('h1', {}, 'Traces'), reducedNote(), searchForm(s), plot), results);
   let data;
   try {
     const query = searchToApi(s);
@@ -327,7 +327,9 @@ function timeline(trace) {
     rows);
 }
 
-function callTree(trace) {
+const callTreeHeaders = ['Operation', 'Inclusive', 'Exclusive', '% of trace', 'Component', 'Host', 'Failure'];
+
+function callTree(trace, headers = callTreeHeaders) {
   const total = Math.max(1, trace.duration_ns);
   const body = el('tbody');
   const addRows = (node, depth, parentRow) => {
@@ -369,7 +371,7 @@ function callTree(trace) {
   for (const root of buildTree(trace.calls)) addRows(root, 0, null);
   return el('div', { class: 'table-wrap' },
     el('table', { class: 'grid tree', id: 'call-tree' },
-      el('thead', {}, el('tr', {}, ['Operation', 'Inclusive', 'Exclusive', '% of trace', 'Component', 'Host', 'Failure'].map((h) => el('th', {}, h)))),
+      el('thead', {}, el('tr', {}, headers.map((h) => el('th', {}, h)))),
       body));
 }
 
@@ -519,7 +521,9 @@ async function poll() {
     state.generation = info.generation;
     dot.className = 'live-dot ok';
     text.textContent = `${info.traces} traces · ${info.hosts.length} host${info.hosts.length === 1 ? '' : 's'}` +
-      (info.invalid_traces ? ` · ${info.invalid_traces} invalid` : '');
+      (info.invalid_traces ? ` · ${info.invalid_traces} invalid` : '') +
+      (info.reduced ? ` · ${info.reduced_from_traces} in ${info.reduced_traces} reduced` : '');
+    document.querySelector('.tabs a[data-view=reduced]').hidden = !info.reduced;
     if (changed && !sondeSteadyViews.has(currentView())) {
       toast('New data: view refreshed');
       route();
@@ -530,8 +534,13 @@ async function poll() {
   }
 }
 
+// The other deferred scripts (views, the reduced-traces note) have run by
+// DOMContentLoaded, which comes after this script; /api/info may answer first.
+const scriptsLoaded = new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }));
+
 async function start() {
   await poll();
+  await scriptsLoaded;
   window.addEventListener('hashchange', route);
   route();
   setInterval(poll, 3000);

@@ -9,6 +9,7 @@
 #include "serve/context_api.hpp"
 #include "serve/diagnosis_report.hpp"
 #include "serve/live_api.hpp"
+#include "serve/reduced_api.hpp"
 #include "serve/trace_query_params.hpp"
 
 namespace sonde::serve {
@@ -114,6 +115,9 @@ ApiResponse info(store::TraceStore& store) {
              {"first_start_ns", i.first_start},
              {"last_start_ns", i.last_start},
              {"hosts", i.hosts},
+             {"reduced", i.reduced_traces > 0},
+             {"reduced_traces", i.reduced_traces},
+             {"reduced_from_traces", i.reduced_from_traces},
              {"generation", i.generation}});
 }
 
@@ -196,6 +200,10 @@ ApiResponse handle_api(store::TraceStore& store, const std::string& path, const 
     if (path == "/api/traces") return traces(store, params);
     if (path.starts_with("/api/traces/")) {
       return one_trace(store, path.substr(std::string("/api/traces/").size()), params);
+    }
+    if (path == "/api/reduced") return reduced_list(store, params);
+    if (path.starts_with("/api/reduced/")) {
+      return reduced_one(store, path.substr(std::string("/api/reduced/").size()), params);
     }
     if (path == "/api/operations") return reject_params(params).value_or(operations(store));
     if (path == "/api/graph.json") {

@@ -8,6 +8,8 @@
 //                   &order=start|duration&limit=&offset=
 //   GET /api/traces/ID             every stored trace with this id, with its
 //                                  executions (inclusive and exclusive times)
+//   GET /api/reduced?operation=&host=&from=&to=&min_count=&order=count|start&limit=&offset=
+//   GET /api/reduced/ID            reduced traces (sonde collect --reduce), reduced_api.hpp
 //   GET /api/operations            per-operation statistics
 //   GET /api/graph.json            operation dependency graph (nodes, edges)
 //   GET /api/graph.svg             the same, laid out by Graphviz `dot`

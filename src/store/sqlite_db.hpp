@@ -75,4 +75,17 @@ class SqliteStatement {
   std::string error_;
 };
 
+// Holds a read transaction so the statements of one call see one snapshot
+// (WAL mode: a collector's later commits stay invisible until it ends).
+class SqliteReadSnapshot {
+ public:
+  explicit SqliteReadSnapshot(SqliteDb& db) : db_(db) { db_.exec("BEGIN"); }
+  ~SqliteReadSnapshot() { db_.exec("COMMIT"); }
+  SqliteReadSnapshot(const SqliteReadSnapshot&) = delete;
+  SqliteReadSnapshot& operator=(const SqliteReadSnapshot&) = delete;
+
+ private:
+  SqliteDb& db_;
+};
+
 }  // namespace sonde::store

@@ -12,18 +12,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Holds a read transaction so the statements of one call see one snapshot.
-class ReadSnapshot {
- public:
-  explicit ReadSnapshot(SqliteDb& db) : db_(db) { db_.exec("BEGIN"); }
-  ~ReadSnapshot() { db_.exec("COMMIT"); }
-  ReadSnapshot(const ReadSnapshot&) = delete;
-  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
-
- private:
-  SqliteDb& db_;
-};
-
 const std::string kTraceColumns = std::string("id, ") + kTraceEntryColumns;
 
 // Column 0 is the row id.
@@ -94,7 +82,7 @@ std::string SqliteStore::last_error() {
 
 StoreInfo SqliteStore::info() {
   std::lock_guard lock(mutex_);
-  ReadSnapshot snapshot(db_);
+  SqliteReadSnapshot snapshot(db_);
   StoreInfo info;
   // Executions and the time range of valid traces, as the in-memory store.
   SqliteStatement totals(db_,
@@ -109,11 +97,29 @@ StoreInfo SqliteStore::info() {
     info.first_start = totals.int64(3);
     info.last_start = totals.int64(4);
   }
-  SqliteStatement hosts(db_, "SELECT DISTINCT host FROM traces WHERE host <> '' ORDER BY host");
+  // Reduced traces stand for valid traces: they widen the time range and
+  // add their hosts.
+  SqliteStatement reduced(db_,
+                          "SELECT COUNT(*), COALESCE(SUM(traces), 0), MIN(first_start_ns), "
+                          "MAX(last_start_ns) FROM reduced_traces");
+  if (reduced.ok() && reduced.step()) {
+    info.reduced_traces = static_cast<uint64_t>(reduced.int64(0));
+    info.reduced_from_traces = static_cast<uint64_t>(reduced.int64(1));
+    if (info.reduced_traces > 0) {
+      const bool none = info.traces == 0;
+      info.first_start = none ? reduced.int64(2) : std::min(info.first_start, reduced.int64(2));
+      info.last_start = none ? reduced.int64(3) : std::max(info.last_start, reduced.int64(3));
+    }
+  }
+  SqliteStatement hosts(db_,
+                        "SELECT host FROM traces WHERE host <> '' UNION "
+                        "SELECT host FROM reduced_traces WHERE host <> '' ORDER BY host");
   while (hosts.ok() && hosts.step()) info.hosts.push_back(hosts.text(0));
   SqliteStatement generation(db_, "SELECT value FROM meta WHERE key = 'generation'");
   if (generation.ok() && generation.step()) info.generation = std::stoull(generation.text(0));
-  last_error_ = !totals.error().empty() ? totals.error() : hosts.error();
+  last_error_ = !totals.error().empty()    ? totals.error()
+                : !reduced.error().empty() ? reduced.error()
+                                           : hosts.error();
   return info;
 }
 
@@ -144,7 +150,7 @@ TraceQueryResult SqliteStore::find_traces(const TraceQuery& q) {
                                 ? " ORDER BY duration_ns DESC, trace_id, id"
                                 : " ORDER BY start_ns, trace_id, id";
 
-  ReadSnapshot snapshot(db_);
+  SqliteReadSnapshot snapshot(db_);
   TraceQueryResult result;
   SqliteStatement count(db_, "SELECT COUNT(*) FROM traces" + where);
   if (!count.ok()) {
@@ -169,7 +175,7 @@ TraceQueryResult SqliteStore::find_traces(const TraceQuery& q) {
 
 std::vector<StoredTrace> SqliteStore::trace(int64_t trace_id) {
   std::lock_guard lock(mutex_);
-  ReadSnapshot snapshot(db_);
+  SqliteReadSnapshot snapshot(db_);
   std::vector<StoredTrace> traces;
   std::vector<int64_t> rows;
   SqliteStatement find(

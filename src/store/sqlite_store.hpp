@@ -32,6 +32,9 @@ class SqliteStore : public TraceStore {
   std::vector<StoredTrace> trace(int64_t trace_id) override;
   std::vector<OperationStats> operations() override;
   std::vector<CallEdge> call_edges() override;
+  // sqlite_reduced.cpp
+  ReducedQueryResult find_reduced(const ReducedQuery& query) override;
+  ReducedTraceLookup reduced_trace(int64_t id) override;
 
   // The last query error ("" if none): queries return empty results then.
   std::string last_error();

@@ -23,4 +23,16 @@ StoredTrace to_stored(const analysis::Trace& trace) {
   return out;
 }
 
+ReducedQueryResult TraceStore::find_reduced(const ReducedQuery&) {
+  ReducedQueryResult r;
+  r.supported = false;
+  return r;
+}
+
+ReducedTraceLookup TraceStore::reduced_trace(int64_t) {
+  ReducedTraceLookup r;
+  r.supported = false;
+  return r;
+}
+
 }  // namespace sonde::store

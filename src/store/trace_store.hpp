@@ -16,6 +16,7 @@
 
 #include "analysis/trace_catalog.hpp"
 #include "analysis/trace_model.hpp"
+#include "store/reduced_query.hpp"
 
 namespace sonde::store {
 
@@ -78,6 +79,10 @@ struct StoreInfo {
   int64_t first_start = 0;  // earliest trace start, ns since the epoch (0: empty)
   int64_t last_start = 0;
   std::vector<std::string> hosts;
+  // `sonde collect --reduce`: rows of `reduced_traces`, and the valid traces
+  // they stand for (not counted in `traces`).
+  uint64_t reduced_traces = 0;
+  uint64_t reduced_from_traces = 0;
   // Grows whenever the store changes (a live collector): clients poll it.
   uint64_t generation = 0;
 };
@@ -91,6 +96,10 @@ class TraceStore {
   virtual std::vector<StoredTrace> trace(int64_t trace_id) = 0;
   virtual std::vector<OperationStats> operations() = 0;
   virtual std::vector<CallEdge> call_edges() = 0;
+  // Reduced traces (reduced_query.hpp). Only the embedded SQLite store holds
+  // them; the others answer `supported` = false.
+  virtual ReducedQueryResult find_reduced(const ReducedQuery& query);
+  virtual ReducedTraceLookup reduced_trace(int64_t id);
 };
 
 // Copies an analysis trace into owned storage.

@@ -8,13 +8,16 @@
 //      names, host and exception cause): everything renders as text and no
 //      script runs (no dialog, no injected element);
 //   3. on a running collector's directory with a diagnosis report inside:
-//      the Diagnosis and Live views (views_test.mjs).
+//      the Diagnosis and Live views (views_test.mjs);
+//   4. on a reducing collector's directory: the Reduced traces view
+//      (reduced_test.mjs).
 // Screenshots land in ARTIFACT_DIR. Exit 0 pass, 1 fail, 77 skipped
 // (no Chromium or no playwright-core: run scripts/install-deps.sh).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
+import { testReducedView } from './reduced_test.mjs';
 import { testDiagnosisAndLive } from './views_test.mjs';
 
 const SKIP = 77;
@@ -290,7 +293,7 @@ try {
   check(dialogs.length === 0, `no dialog opened (${dialogs.join('; ')})`);
   check(injected.pwned === null, 'no injected script ran');
   check(injected.elements === 0, 'no injected element exists');
-  check(JSON.stringify(injected.scripts) === JSON.stringify(['app.js', 'contexts.js', 'charts.js', 'diagnosis.js', 'live.js']), `the only scripts are the UI's own (${injected.scripts.join(', ')})`);
+  check(JSON.stringify(injected.scripts) === JSON.stringify(['app.js', 'contexts.js', 'charts.js', 'diagnosis.js', 'live.js', 'reduced.js']), `the only scripts are the UI's own (${injected.scripts.join(', ')})`);
   check(evilErrors.length === 0, `no script errors (${evilErrors.join('; ')})`);
   await evil.close();
   check(await server.stop() === 0, 'sonde serve exits 0 on SIGTERM');
@@ -298,6 +301,10 @@ try {
   // ------------------------------------------------------------ diagnosis and live
   console.log('diagnosis report and live collector');
   await testDiagnosisAndLive({ browser, sonde, workload, artifacts, check, shot, startServer, apiJson });
+
+  // ------------------------------------------------------------ reduced traces
+  console.log('reduced traces of a collector with --reduce');
+  await testReducedView({ browser, sonde, workload, artifacts, check, shot, startServer, apiJson });
 } catch (e) {
   console.log(`  FAIL: ${e.stack || e}`);
   failures++;

@@ -76,7 +76,7 @@ const std::vector<ConfigKey>& config_keys() {
        "tcp writer: native (sonde collect; confirmed, resent after a reconnect) | kieker (Kieker's "
        "TCP frames)"},
       {"tcp_exit_wait_ms",
-       "tcp writer: at exit, longest wait for the receiver to confirm more of the rest"},
+       "tcp writer: at exit, longest wait for an absent receiver to come back (a connected one is waited for while it makes progress)"},
       {"patterns", "include/exclude rules, ';'-separated (+glob / -glob)"},
       {"patterns_file", "adaptive monitoring file, re-read when it changes"},
       {"patterns_reload_ms", "how often patterns_file is checked"},

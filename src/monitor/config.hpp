@@ -42,7 +42,7 @@ struct Config {
   // let go before it is stored); kieker: Kieker's TCP frames, for Kieker's
   // own collector.
   TcpProtocol tcp_protocol = TcpProtocol::kNative;
-  uint32_t tcp_exit_wait_ms = 3000;  // at exit: longest wait without a confirmation
+  uint32_t tcp_exit_wait_ms = 3000;  // at exit: longest wait for an absent receiver
   std::string patterns;              // inline "+a;-b" rules
   std::string patterns_file;         // Kieker-style adaptive monitoring file
   uint32_t patterns_reload_ms = 1000;

@@ -112,8 +112,10 @@ TEST_F(SondeCli, CollectorStartedAfterTheProgramGetsEverything) {
   const int port = free_port();
   const int iterations = 20000;
   Process run({SONDE_CLI, "run", "--to", "127.0.0.1:" + std::to_string(port), "--set",
-               "tcp_retry_ms=20", "--set", "tcp_retry_max_ms=50", "--no-preload", "--", kWorkload,
-               "1", std::to_string(iterations), "1"},
+               "tcp_retry_ms=20", "--set", "tcp_retry_max_ms=50", "--set",
+               // However long the collector takes to come up (sanitizer builds).
+               "tcp_exit_wait_ms=60000", "--no-preload", "--", kWorkload, "1",
+               std::to_string(iterations), "1"},
               dir_ / "run.err");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   CollectProcess collector(dir_, {},

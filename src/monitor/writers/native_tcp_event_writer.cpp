@@ -105,22 +105,30 @@ class NativeTcpEventWriter final : public NativeEncodingWriter {
     writer_->finish(written, lost);
     // The rest is sent, the sending side closed, and the receiver's last
     // confirmation awaited (it confirms once it has stored everything). A
-    // receiver still catching up is waited for as long as it confirms
-    // something at least every tcp_exit_wait_ms.
-    int64_t deadline = now_ms() + config_.tcp_exit_wait_ms;
-    while (!queue_.chunks().empty() && now_ms() < deadline) {
-      const size_t left = queue_.chunks().size();
+    // connected receiver is waited for as long as it takes bytes or
+    // confirms chunks at least every kStallMs (a slow collector is still a
+    // collector); an absent one for tcp_exit_wait_ms, reconnecting.
+    int64_t absent_since = now_ms();
+    while (!queue_.chunks().empty()) {
       pump();
-      if (fd_ >= 0 && sent_ == queue_.chunks().size()) {
-        if (!write_closed_) {
-          ::shutdown(fd_, SHUT_WR);
-          write_closed_ = true;
+      if (fd_ >= 0) {
+        absent_since = now_ms();
+        if (sent_ == queue_.chunks().size()) {
+          if (!write_closed_) {
+            ::shutdown(fd_, SHUT_WR);
+            write_closed_ = true;
+          }
+          read_confirmations(100);
         }
-        await_confirmation(static_cast<int>(deadline - now_ms()));
-      } else if (fd_ < 0) {
+        if (fd_ >= 0 && now_ms() - last_progress_ms_ >= kStallMs) {
+          last_error_ = kStalled;
+          lose_connection();
+          break;
+        }
+      } else {
+        if (now_ms() - absent_since >= config_.tcp_exit_wait_ms) break;
         usleep(20000);
       }
-      if (queue_.chunks().size() < left) deadline = now_ms() + config_.tcp_exit_wait_ms;
     }
     if (!queue_.chunks().empty()) {
       uint64_t events = 0;
@@ -142,11 +150,17 @@ class NativeTcpEventWriter final : public NativeEncodingWriter {
 
  private:
   static int64_t now_ms() { return monotonic_ns_now() / 1000000; }
+  // A receiver that neither takes bytes nor confirms chunks for this long
+  // is taken as gone (its connection is dropped and a new one tried).
+  static constexpr int64_t kStallMs = 60000;
+  static constexpr const char* kStalled =
+      "the receiver took nothing and confirmed nothing for 60 s";
 
   bool connect_now() {
     fd_ = connect_tcp(config_.tcp_host, config_.tcp_port, last_error_);
     if (fd_ < 0) return false;
     retry_ms_ = config_.tcp_retry_ms;
+    last_progress_ms_ = now_ms();
     sent_ = 0;
     confirmed_ = 0;
     confirm_in_.clear();
@@ -179,16 +193,27 @@ class NativeTcpEventWriter final : public NativeEncodingWriter {
     return true;
   }
 
+  // Sends all of `bytes`. A receiver that is slow (the socket's 5-s send
+  // timeout expires) is waited for as long as it takes bytes or confirms
+  // chunks at least every kStallMs: back-pressure, not a broken connection.
   bool send_bytes(std::string_view bytes) {
     while (!bytes.empty()) {
       const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
       if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+          now_ms() - last_progress_ms_ < kStallMs) {
+        if (!read_confirmations(100)) return false;  // it closed (already reported)
+        continue;
+      }
       if (n <= 0) {
-        last_error_ = n == 0 ? "connection closed" : std::strerror(errno);
+        last_error_ = n == 0                                    ? "connection closed"
+                      : errno == EAGAIN || errno == EWOULDBLOCK ? kStalled
+                                                                : std::strerror(errno);
         return false;
       }
       bytes.remove_prefix(static_cast<size_t>(n));
       sent_bytes_ += static_cast<uint64_t>(n);
+      last_progress_ms_ = now_ms();
     }
     return true;
   }
@@ -200,6 +225,7 @@ class NativeTcpEventWriter final : public NativeEncodingWriter {
 
   // The connection broke: unconfirmed chunks stay queued for the next one.
   void lose_connection() {
+    if (fd_ < 0) return;  // reported already
     std::fprintf(stderr, "sonde: tcp writer: connection to %s lost (%s); reconnecting\n",
                  peer_.c_str(), last_error_.c_str());
     disconnect();
@@ -257,6 +283,7 @@ class NativeTcpEventWriter final : public NativeEncodingWriter {
   // The receiver stored `count` chunks of this connection, the preamble
   // first: the queue's oldest count - 1 chunks can go.
   void confirmed(uint64_t count) {
+    last_progress_ms_ = now_ms();
     while (confirmed_ + 1 < count && sent_ > 0) {
       kept_ = queue_.pop().mark;
       --sent_;
@@ -264,25 +291,20 @@ class NativeTcpEventWriter final : public NativeEncodingWriter {
     }
   }
 
-  void await_confirmation(int wait_ms) {
-    if (wait_ms > 0) read_confirmations(std::min(wait_ms, 100));
-  }
-
   // Keeps the queue within tcp_buffer_bytes. With a receiver, wait for its
   // confirmations (back-pressure: the probes' buffers fill and their own
-  // policy applies); a receiver that confirms nothing for the send
-  // timeout is taken as gone. Without one, the oldest chunks are dropped
+  // policy applies); a receiver that takes and confirms nothing for
+  // kStallMs is taken as gone. Without one, the oldest chunks are dropped
   // and counted.
   void make_room() {
-    const int64_t give_up = now_ms() + 5000;
     while (queue_.bytes() > config_.tcp_buffer_bytes && queue_.chunks().size() > 1) {
-      if (fd_ >= 0 && sent_ > 0 && now_ms() < give_up) {
+      if (fd_ >= 0 && sent_ > 0 && now_ms() - last_progress_ms_ < kStallMs) {
         read_confirmations(100);
         pump();
         continue;
       }
       if (fd_ >= 0 && sent_ > 0) {
-        last_error_ = "no confirmation for 5 s";
+        last_error_ = kStalled;
         lose_connection();
       }
       // Its definitions reach the receiver in the next preamble.
@@ -310,6 +332,7 @@ class NativeTcpEventWriter final : public NativeEncodingWriter {
   std::string confirm_in_;  // bytes of a confirmation not complete yet
   format::ChunkMark kept_;  // mark of the last chunk let go: the preamble's definitions
   bool write_closed_ = false;
+  int64_t last_progress_ms_ = 0;  // last byte sent or confirmation read
   std::string last_error_;
   uint32_t retry_ms_ = 500;
   int64_t next_retry_ms_ = 0;

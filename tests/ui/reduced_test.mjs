@@ -6,41 +6,17 @@
 // of the listed shapes add up to the traces both produced (derived from
 // their parameters), and the hostile names render as text in the list and
 // in the call tree.
-import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+
+import { runProcess, startCollector } from './processes.mjs';
 
 const REDUCED_HOSTILE_OP = 'evil.<img src=x onerror="window.__pwned=7" id="reduced-injected">.run("q" \'s\' & <b>b</b>)';
 const REDUCED_HOSTILE_CHILD = 'evil.<script>window.__pwned=8</script>.child()';
 const REDUCED_HOSTILE_HOST = '<svg onload="window.__pwned=9" id="reduced-svg"></svg>';
 
-function reducedRun(command, args) {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d) => { err += d; });
-    child.on('exit', (code) => resolve({ code, err }));
-  });
-}
 
-// `sonde collect --reduce 1s --listen 127.0.0.1:0 --out DIR`; resolves to {port, stop}.
-function startReducingCollector(sonde, dir) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(sonde, ['collect', '--reduce', '1s', '--listen', '127.0.0.1:0', '--out', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`sonde collect did not start: ${err}`)); }, 30000);
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = /listening on 127\.0\.0\.1:(\d+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ port: Number(m[1]), stop: () => new Promise((done) => { child.once('exit', (code) => done(code)); child.kill('SIGTERM'); }) });
-      }
-    });
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`sonde collect exited with ${code}: ${err}`)); });
-  });
-}
 
 // A Kieker TCP stream (src/format/kieker_tcp.hpp): a string registry frame
 // (-1, id, length, UTF-8 bytes) before a string's first use; a record is its
@@ -107,7 +83,7 @@ export async function testReducedView({ browser, sonde, workload, artifacts, che
   const dir = path.join(artifacts, 'reduced-store');
   rmSync(dir, { recursive: true, force: true });  // a reduced index is never appended to
   mkdirSync(dir, { recursive: true });
-  const collector = await startReducingCollector(sonde, dir);
+  const collector = await startCollector(sonde, dir, ['--reduce', '1s']);
   // workload.cpp "throw": 2 traces per iteration and thread plus one failing call per thread.
   const threads = 2, iterations = 300, depth = 2, hostileTraces = 5;
   const expected = threads * (2 * iterations + 1) + hostileTraces;
@@ -118,7 +94,7 @@ export async function testReducedView({ browser, sonde, workload, artifacts, che
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
   try {
-    const ran = await reducedRun(sonde, ['run', '--to', `127.0.0.1:${collector.port}`, '--set', 'summary=false', '--no-preload', '--',
+    const ran = await runProcess(sonde, ['run', '--to', `127.0.0.1:${collector.port}`, '--set', 'summary=false', '--no-preload', '--',
       workload, String(threads), String(iterations), String(depth), 'throw']);
     check(ran.code === 0, `the monitored workload exits 0 (${ran.err})`);
     await sendStream(collector.port, hostileKiekerStream(hostileTraces));

@@ -8,9 +8,10 @@
 //     collector while the tab is open; each client's received count reaches
 //     the number the workload's arguments give; a new trace opens; polling
 //     stops when the view is left.
-import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+
+import { runProcess, startCollector } from './processes.mjs';
 
 const T0 = 1700000000000000000n;
 const MS = 1000000n;
@@ -52,32 +53,7 @@ function writeExperimentData(root) {
     step: k, users: [1, 13, 25, 37, 50][k], requests: 300, services: ['GET /product'], rt: () => v, noise: v * 0.05 }, 100 + k));
 }
 
-function run(command, args) {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d) => { err += d; });
-    child.on('exit', (code) => resolve({ code, err }));
-  });
-}
 
-// `sonde collect --listen 127.0.0.1:0 --out DIR`; resolves to {port, stop}.
-function startCollector(sonde, dir) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(sonde, ['collect', '--listen', '127.0.0.1:0', '--out', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`sonde collect did not start: ${err}`)); }, 30000);
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = /listening on 127\.0\.0\.1:(\d+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ port: Number(m[1]), stop: () => new Promise((done) => { child.once('exit', (code) => done(code)); child.kill('SIGTERM'); }) });
-      }
-    });
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`sonde collect exited with ${code}: ${err}`)); });
-  });
-}
 
 async function checkDiagnosis(page, url, check, shot, apiJson) {
   const report = await apiJson(url, '/api/diagnosis');
@@ -157,7 +133,7 @@ async function checkLive(page, url, check, shot, apiJson, sonde, workload, colle
   await page.waitForSelector('#live-totals');
   check(await page.locator('#live-clients tbody tr').count() === 0, 'no clients before the workloads start');
   await page.evaluate(() => { document.getElementById('live-clients').dataset.mark = 'before'; });
-  const runs = [0, 1].map(() => run(sonde, ['run', '--to', `127.0.0.1:${collectorPort}`, '--set', 'summary=false', '--no-preload', '--',
+  const runs = [0, 1].map(() => runProcess(sonde, ['run', '--to', `127.0.0.1:${collectorPort}`, '--set', 'summary=false', '--no-preload', '--',
     workload, String(threads), String(iterations), String(depth), 'throw']));
   const text = records.toLocaleString('en');
   await page.waitForFunction((want) => {
@@ -212,7 +188,7 @@ export async function testDiagnosisAndLive({ browser, sonde, workload, artifacts
   mkdirSync(data, { recursive: true });
   writeExperimentData(data);
   const collector = await startCollector(sonde, store);
-  const diagnosed = await run(sonde, ['diagnose', '--data', data, '--out', path.join(store, 'diagnosis')]);
+  const diagnosed = await runProcess(sonde, ['diagnose', '--data', data, '--out', path.join(store, 'diagnosis')]);
   check(diagnosed.code === 0, `sonde diagnose writes the report (${diagnosed.err})`);
   const server = await startServer(store);
   const page = await browser.newPage({ viewport: { width: 1360, height: 900 } });

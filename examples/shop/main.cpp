@@ -67,6 +67,9 @@ std::string usage() {
   for (const auto& f : kIntFlags) text += std::string("  ") + f.name + " N\t" + f.help + "\n";
   text += "  --data-dir DIR\tdirectory for shop.db (default: a fresh temporary one)\n";
   text +=
+      "  --postgres CONNINFO\tuse this PostgreSQL database instead of SQLite (libpq "
+      "connection string; its shop tables are recreated)\n";
+  text +=
       "  --pid-file PATH\twrite the process id there once listening (removed at a clean exit)\n";
   for (const auto& f : kFlags) text += std::string("  ") + f.name + "\t" + f.help + "\n";
   return text;
@@ -88,10 +91,13 @@ bool parse_options(int argc, char** argv, Options& options, std::string& error) 
         return error = arg + ": invalid value '" + argv[i] + "'", false;
       options.*f.member = static_cast<int>(value);
     }
-    if (arg == "--data-dir" || arg == "--pid-file") {
+    for (auto [name, member] : {std::pair{"--data-dir", &Options::data_dir},
+                                {"--pid-file", &Options::pid_file},
+                                {"--postgres", &Options::postgres}}) {
+      if (arg != name) continue;
       known = true;
       if (i + 1 >= argc) return error = arg + " needs a value", false;
-      (arg == "--data-dir" ? options.data_dir : options.pid_file) = argv[++i];
+      options.*member = argv[++i];
     }
     if (!known) return error = "unknown option '" + arg + "'", false;
   }
@@ -155,10 +161,11 @@ int run(const Options& options) {
   fs::remove(db_path + "-shm");
   int status = 0;
   {
-    Database db(db_path);
-    db.seed(options.products);
+    std::unique_ptr<Database> db =
+        options.postgres.empty() ? open_sqlite(db_path) : open_postgres(options.postgres);
+    db->seed(options.products);
     MessageBus bus;
-    Shop shop(options, db, bus);
+    Shop shop(options, *db, bus);
 
     httplib::Server server;
     server.new_task_queue = [&options] { return new httplib::ThreadPool(options.threads); };

@@ -74,10 +74,10 @@ std::string Shop::product(int id) {
   std::ostringstream out;
   bool found = false;
   db_.query("SELECT name, price FROM product WHERE id = ?", {std::to_string(id)},
-            [&](sqlite3_stmt* s) {
+            [&](const Row& s) {
               found = true;
-              out << "{\"id\":" << id << ",\"name\":\"" << sqlite3_column_text(s, 0)
-                  << "\",\"price\":" << sqlite3_column_int(s, 1) << "}";
+              out << "{\"id\":" << id << ",\"name\":\"" << s.text(0)
+                  << "\",\"price\":" << s.integer(1) << "}";
             });
   cart_activity(0, id);
   if (!found) throw std::invalid_argument("no product " + std::to_string(id));
@@ -88,9 +88,8 @@ std::string Shop::search(const std::string& term) {
   std::ostringstream out;
   out << "[";
   int n = 0;
-  auto row = [&](sqlite3_stmt* s) {
-    out << (n++ ? "," : "") << "{\"id\":" << sqlite3_column_int(s, 0) << ",\"name\":\""
-        << sqlite3_column_text(s, 1) << "\"}";
+  auto row = [&](const Row& s) {
+    out << (n++ ? "," : "") << "{\"id\":" << s.integer(0) << ",\"name\":\"" << s.text(1) << "\"}";
   };
   if (options_.expensive_query) {
     // --expensive-query: a substring match (full table scan) joined with
@@ -121,11 +120,12 @@ std::string Shop::add_to_cart(int user, int product, int quantity) {
     // --db-lock: the reservation takes the database's write lock first and
     // keeps it while it counts the product's sales, so concurrent carts
     // queue on the database lock.
-    db_.exec("BEGIN IMMEDIATE");
+    db_.begin_locking("stock");
+    Transaction reservation(db_);
     db_.query("UPDATE stock SET quantity = quantity - ? WHERE product = ?", reserve);
     db_.query("SELECT count(*) FROM order_line WHERE product = ?", {std::to_string(product)});
     pause_ms(2);
-    db_.exec("COMMIT");
+    reservation.commit();
   } else {
     db_.query("UPDATE stock SET quantity = quantity - ? WHERE product = ?", reserve);
   }
@@ -175,13 +175,14 @@ std::string Shop::place_order(int user) {
     for (int i = 0; i < kDefaultBasket; ++i)
       lines[1 + (user * 31 + i * 7) % options_.products] += 1;
   long long order_id = 0;
-  db_.exec("BEGIN IMMEDIATE");
-  db_.query("INSERT INTO orders (user, total) VALUES (?, 0)", {std::to_string(user)});
-  order_id = sqlite3_last_insert_rowid(db_.connection());
+  db_.begin_write();
+  Transaction order(db_);
+  db_.query("INSERT INTO orders (customer, total) VALUES (?, 0) RETURNING id",
+            {std::to_string(user)}, [&](const Row& s) { order_id = s.integer(0); });
   for (const auto& [product, quantity] : lines)
     db_.query("INSERT INTO order_line (order_id, product, quantity) VALUES (?, ?, ?)",
               {std::to_string(order_id), std::to_string(product), std::to_string(quantity)});
-  db_.exec("COMMIT");
+  order.commit();
   ++orders_;
 
   if (options_.empty_semi_trucks) {
@@ -216,28 +217,26 @@ std::string Shop::order_history(int user) {
     // --stifle: N+1 queries: the orders, then each order's lines, then
     // each line's product name, one statement per row.
     std::vector<long long> order_ids;
-    db_.query("SELECT id FROM orders WHERE user = ? ORDER BY id DESC LIMIT 50",
-              {std::to_string(user)},
-              [&](sqlite3_stmt* s) { order_ids.push_back(sqlite3_column_int64(s, 0)); });
+    db_.query("SELECT id FROM orders WHERE customer = ? ORDER BY id DESC LIMIT 50",
+              {std::to_string(user)}, [&](const Row& s) { order_ids.push_back(s.integer(0)); });
     for (long long id : order_ids) {
       std::vector<int> products;
       db_.query("SELECT product FROM order_line WHERE order_id = ?", {std::to_string(id)},
-                [&](sqlite3_stmt* s) { products.push_back(sqlite3_column_int(s, 0)); });
+                [&](const Row& s) { products.push_back(s.integer(0)); });
       for (int p : products)
-        db_.query("SELECT name FROM product WHERE id = ?", {std::to_string(p)},
-                  [&](sqlite3_stmt* s) {
-                    out << (n++ ? "," : "") << "{\"order\":" << id << ",\"name\":\""
-                        << sqlite3_column_text(s, 0) << "\"}";
-                  });
+        db_.query("SELECT name FROM product WHERE id = ?", {std::to_string(p)}, [&](const Row& s) {
+          out << (n++ ? "," : "") << "{\"order\":" << id << ",\"name\":\"" << s.text(0) << "\"}";
+        });
     }
   } else {
     db_.query(
-        "SELECT o.id, p.name FROM (SELECT id FROM orders WHERE user = ? ORDER BY id DESC LIMIT 50) "
+        "SELECT o.id, p.name FROM (SELECT id FROM orders WHERE customer = ? ORDER BY id DESC LIMIT "
+        "50) "
         "o "
         "JOIN order_line l ON l.order_id = o.id JOIN product p ON p.id = l.product",
-        {std::to_string(user)}, [&](sqlite3_stmt* s) {
-          out << (n++ ? "," : "") << "{\"order\":" << sqlite3_column_int64(s, 0) << ",\"name\":\""
-              << sqlite3_column_text(s, 1) << "\"}";
+        {std::to_string(user)}, [&](const Row& s) {
+          out << (n++ ? "," : "") << "{\"order\":" << s.integer(0) << ",\"name\":\"" << s.text(1)
+              << "\"}";
         });
   }
   out << "]";
@@ -257,8 +256,7 @@ std::string Shop::recommend(int product) {
   db_.query(
       "SELECT id FROM product WHERE category = (SELECT category FROM product WHERE id = ?) LIMIT "
       "50",
-      {std::to_string(product)},
-      [&](sqlite3_stmt* s) { similar.push_back(sqlite3_column_int(s, 0)); });
+      {std::to_string(product)}, [&](const Row& s) { similar.push_back(s.integer(0)); });
   // --cpu-heavy: scores every candidate with a costly numeric model instead
   // of taking the first few.
   const int rounds = options_.cpu_heavy ? 4000 : 20;

@@ -4,8 +4,6 @@
 // (`-*;+shop::*`) restrict -finstrument-functions probes to its own code.
 #pragma once
 
-#include <sqlite3.h>
-
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -28,6 +26,7 @@ struct Options {
   int threads = 32;      // HTTP worker threads (concurrent requests served)
   int products = 20000;  // rows seeded into the catalogue
   std::string data_dir;  // empty: a fresh temporary directory
+  std::string postgres;  // libpq conninfo: PostgreSQL instead of SQLite (empty: SQLite)
   std::string pid_file;  // written once listening (empty: none)
   bool one_lane_bridge = false;
   bool db_lock = false;
@@ -49,25 +48,70 @@ struct Options {
 bool parse_options(int argc, char** argv, Options& options, std::string& error);
 std::string usage();
 
-// One SQLite connection per thread on a shared file (WAL, busy timeout):
-// concurrency and lock waits are SQLite's own, as in a real service.
+// One result row; columns by index, as text or integer.
+class Row {
+ public:
+  virtual ~Row() = default;
+  virtual long long integer(int column) const = 0;
+  virtual std::string text(int column) const = 0;
+};
+
+// The shop's database. Statements are written once, with `?` parameters
+// (the PostgreSQL backend numbers them), and run on one connection per
+// thread, so concurrency and lock waits are the database's own, as in a
+// real service. Two backends: embedded SQLite (default) and a PostgreSQL
+// server (--postgres CONNINFO), whose statements sonde's libpq probe sees.
 class Database {
  public:
-  explicit Database(std::string path);
-  ~Database();
-  void seed(int products);
-  sqlite3* connection();  // this thread's connection
-  // Runs `sql` with integer/text parameters; calls `row` per result row.
-  void query(const std::string& sql, const std::vector<std::string>& params,
-             const std::function<void(sqlite3_stmt*)>& row = {});
-  void exec(const std::string& sql);
-  const std::string& path() const { return path_; }
+  virtual ~Database() = default;
+  // Drops and recreates the tables: `products` products with stock, and
+  // 20 orders of 4 lines for each of the users 0..199.
+  virtual void seed(int products) = 0;
+  // Runs `sql` with text parameters; calls `row` per result row. Throws
+  // std::runtime_error naming the statement when it fails.
+  virtual void query(const std::string& sql, const std::vector<std::string>& params,
+                     const std::function<void(const Row&)>& row = {}) = 0;
+  void exec(const std::string& sql) { query(sql, {}); }
+  // A transaction that writes: SQLite takes its write lock at BEGIN
+  // (BEGIN IMMEDIATE), PostgreSQL locks rows as it goes.
+  virtual void begin_write() = 0;
+  // A transaction that first locks `table` against other writers (SQLite:
+  // the database's write lock; PostgreSQL: LOCK TABLE ... IN EXCLUSIVE MODE).
+  virtual void begin_locking(const std::string& table) = 0;
+  // Ends the transaction: COMMIT, or ROLLBACK when `ok` is false.
+  void end(bool ok) { exec(ok ? "COMMIT" : "ROLLBACK"); }
+  virtual std::string describe() const = 0;  // e.g. "SQLite /tmp/shop-x/shop.db"
+};
+
+// Ends a transaction begun before it: commit() commits, leaving the
+// scope otherwise (a failed statement) rolls back, so the thread's
+// connection is never left inside a transaction.
+class Transaction {
+ public:
+  explicit Transaction(Database& db) : db_(db) {}
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction() {
+    if (done_) return;
+    try {
+      db_.end(false);
+    } catch (...) {  // the statement's own error is already on its way
+    }
+  }
+  void commit() {
+    done_ = true;
+    db_.end(true);
+  }
 
  private:
-  std::string path_;
-  std::mutex connections_mutex_;
-  std::vector<sqlite3*> connections_;
+  Database& db_;
+  bool done_ = false;
 };
+
+// `path`: the SQLite file (created; WAL mode).
+std::unique_ptr<Database> open_sqlite(const std::string& path);
+// `conninfo`: a libpq connection string, e.g. "host=127.0.0.1 port=5432 dbname=shop".
+std::unique_ptr<Database> open_postgres(const std::string& conninfo);
 
 struct Message {
   std::string destination;

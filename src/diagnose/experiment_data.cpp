@@ -152,6 +152,40 @@ void read_requests(const fs::path& path, Experiment& e) {
   }
 }
 
+// samples.csv (time_ns,source,metric,key,value); rows outside the stable
+// phase are dropped, as log records are.
+void read_samples(const fs::path& path, Experiment& e) {
+  std::ifstream in(path);
+  if (!in) return;  // no external sampler ran
+  std::string line;
+  size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (number == 1 || line.empty()) continue;  // header
+    std::vector<std::string> cells = split_csv(line);
+    if (cells.size() != 5) {
+      throw DiagnoseError(path.string() + ":" + std::to_string(number) + ": expected 5 columns " +
+                          "(time_ns,source,metric,key,value), found " +
+                          std::to_string(cells.size()));
+    }
+    SampledValue v;
+    v.time_ns = to_int(cells[0], path, number, "time_ns");
+    v.source = cells[1];
+    v.metric = cells[2];
+    v.key = cells[3];
+    try {
+      size_t used = 0;
+      v.value = std::stod(cells[4], &used);
+      if (used != cells[4].size()) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      throw DiagnoseError(path.string() + ":" + std::to_string(number) +
+                          ": value is not a number: '" + cells[4] + "'");
+    }
+    if (e.end_ns > e.start_ns && (v.time_ns < e.start_ns || v.time_ns > e.end_ns)) continue;
+    e.samples.push_back(std::move(v));
+  }
+}
+
 Experiment read_experiment(const fs::path& dir) {
   const fs::path path = dir / "experiment.json";
   const nlohmann::json j = read_json(path);
@@ -174,7 +208,13 @@ Experiment read_experiment(const fs::path& dir) {
   e.errors = field<int64_t>(j, "errors", 0, path);
   e.status = field<std::string>(j, "status", "complete", path);
   e.reason = field<std::string>(j, "reason", "", path);
+  if (j.contains("samplers")) {
+    if (!j.at("samplers").is_object())
+      throw DiagnoseError(path.string() + ": key 'samplers' must be an object");
+    e.samplers = j.at("samplers");
+  }
   read_requests(dir / "requests.csv", e);
+  read_samples(dir / "samples.csv", e);
   return e;
 }
 

@@ -29,6 +29,16 @@ struct Request {
   bool ok() const { return status > 0 && status < 500; }
 };
 
+// One row of an experiment's samples.csv: a value sampled outside the
+// system under test (the database server's sampler).
+struct SampledValue {
+  int64_t time_ns = 0;  // epoch
+  std::string source;   // e.g. "postgresql"
+  std::string metric;   // e.g. "cpu_s", "lock_waiting"
+  std::string key;      // e.g. the locked relation; "" for a metric without keys
+  double value = 0;
+};
+
 struct Experiment {
   std::string id;
   std::string dir;
@@ -43,6 +53,11 @@ struct Experiment {
   std::string status;  // complete | failed
   std::string reason;
   std::vector<Request> requests;  // successful and failed, in file order
+  // Samplers outside the SUT (experiment.json "samplers"): source ->
+  // {"status": ok | failed, "reason", "cpu", "cpu_reason", "samples"}.
+  nlohmann::json samplers = nlohmann::json::object();
+  // samples.csv rows inside the stable phase, in file order.
+  std::vector<SampledValue> samples;
 
   bool has_probe(std::string_view probe) const;
   bool complete() const { return status == "complete"; }

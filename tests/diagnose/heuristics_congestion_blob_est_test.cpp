@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <functional>
 
 #include "diagnose/diagnosis.hpp"
@@ -221,6 +222,101 @@ TEST(DatabaseCongestion, LockWaitsPerLockGrowWithLoad) {
   const NodeResult missing = evaluate(no_probe.path(), "database_congestion");
   EXPECT_EQ(missing.status, Status::kNotEvaluated);
   EXPECT_NE(missing.reason.find("database probe"), std::string::npos) << missing.reason;
+}
+
+// A database sampler's output for one experiment: experiment.json's
+// "samplers" entry and samples.csv with `instants` sampling instants 100 ms
+// apart inside the stable phase, the server using `cpu_cores` of CPU and
+// `waiters(t)` backends waiting for the lock on "stock" at instant t.
+void cbe_server_samples(const std::string& dir, double cpu_cores, int instants,
+                        const std::function<int(int)>& waiters, const std::string& failure = "") {
+  nlohmann::json e;
+  std::ifstream(dir + "/experiment.json") >> e;
+  e["samplers"]["postgresql"] = {{"status", failure.empty() ? "ok" : "failed"},
+                                 {"reason", failure},
+                                 {"cpu", true},
+                                 {"cpu_reason", ""},
+                                 {"samples", instants}};
+  std::ofstream(dir + "/experiment.json") << e.dump(2);
+  std::ofstream csv(dir + "/samples.csv");
+  csv << "time_ns,source,metric,key,value\n";
+  const double interval_s = 0.1;
+  bool waited = false;
+  for (int t = 0; t < instants; ++t) {
+    const int64_t at = kT0 + (t + 1) * 100 * kMs;
+    csv << at << ",postgresql,cpu_s,," << cpu_cores * interval_s << "\n";
+    csv << at << ",postgresql,active,,1\n";
+    // As the sampler writes it: a lock's rows start once somebody waited.
+    waited = waited || waiters(t) > 0;
+    if (waited) csv << at << ",postgresql,lock_waiting,stock," << waiters(t) << "\n";
+  }
+}
+
+TEST(DatabaseCongestion, MeasuredServerCpuReplacesTheEstimate) {
+  // A PostgreSQL server whose processes use `cores_used[k]` of 2 cores
+  // during the samples; the statements alone would not reach the limit.
+  TempDir d;
+  cbe_scaling(d, {"response_time", "database", "cpu"});
+  const double cores_used[] = {0.2, 0.5, 0.9, 1.6, 1.9};  // of 2: 0.8 and 0.95 over 0.707
+  const int instants = static_cast<int>(kCbeDurationMs / 100) - 1;
+  for (int k = 0; k < 5; ++k) {
+    const std::string dir = cbe_dir(d, "scaling-s" + std::to_string(k));
+    cbe_db_cpu_log(dir, {{"SELECT name FROM product WHERE id = $1", 100, 1}}, 0.97, 2);
+    cbe_server_samples(dir, cores_used[k], instants, [](int) { return 0; });
+  }
+  const NodeResult r = evaluate(d.path(), "database_congestion");
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 2u) << "the steps at 37 and 50 users";
+  // The samples cover all but the last 100 ms of the stable phase.
+  const double covered = instants * 100.0 / kCbeDurationMs;
+  EXPECT_NEAR(r.evidence[0].effect_size, 1.6 / 2 * covered, 1e-6);
+  EXPECT_NE(r.evidence[0].test.find("database server CPU"), std::string::npos)
+      << r.evidence[0].test;
+  EXPECT_EQ(r.evidence[0].values["database_cpu_measured"], true);
+}
+
+TEST(DatabaseCongestion, ServerLockWaitersGrowingWithLoadAreDetected) {
+  // TC15 on a database server: more and more backends wait for the lock
+  // on "stock"; its CPU stays low. At step k, k of every 5 instants see
+  // k waiters (step 0: nobody ever waits, so the lock has no rows there).
+  TempDir growing, flat;
+  cbe_scaling(growing, {"response_time", "database", "cpu"});
+  cbe_scaling(flat, {"response_time", "database", "cpu"});
+  const int instants = 100;
+  for (int k = 0; k < 5; ++k) {
+    const std::string id = "scaling-s" + std::to_string(k);
+    cbe_db_cpu_log(cbe_dir(growing, id), {{"UPDATE stock SET quantity = 1", 100, 1}}, 0.2, 2);
+    cbe_db_cpu_log(cbe_dir(flat, id), {{"UPDATE stock SET quantity = 1", 100, 1}}, 0.2, 2);
+    cbe_server_samples(cbe_dir(growing, id), 0.1, instants,
+                       [k](int t) { return t % 5 < k ? k : 0; });
+    cbe_server_samples(cbe_dir(flat, id), 0.1, instants, [](int t) { return t % 2; });
+  }
+  const NodeResult r = evaluate(growing.path(), "database_congestion");
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 4u) << "one test per step into 13, 25, 37, 50 users";
+  EXPECT_EQ(r.evidence[0].location, "waiters for stock");
+  EXPECT_NE(r.evidence[0].data.find("server samples n=" + std::to_string(instants)),
+            std::string::npos)
+      << r.evidence[0].data;
+  for (const Evidence& ev : r.evidence) EXPECT_LT(ev.p_value, 0.05);
+  EXPECT_EQ(evaluate(flat.path(), "database_congestion").status, Status::kNotDetected);
+}
+
+TEST(DatabaseCongestion, FailedDatabaseSamplerIsNotEvaluatedWithItsReason) {
+  TempDir d;
+  cbe_scaling(d, {"response_time", "database", "cpu"});
+  for (int k = 0; k < 5; ++k) {
+    const std::string dir = cbe_dir(d, "scaling-s" + std::to_string(k));
+    cbe_db_cpu_log(dir, {{"SELECT 1", 10, 1}}, 0.9, 2);
+    cbe_server_samples(
+        dir, 1.9, 10, [](int) { return 0; },
+        k == 2 ? "cannot connect to PostgreSQL (host=127.0.0.1 port=1)" : "");
+  }
+  const NodeResult r = evaluate(d.path(), "database_congestion");
+  EXPECT_EQ(r.status, Status::kNotEvaluated);
+  EXPECT_NE(r.reason.find("database sampler failed in experiment 'scaling-s2'"), std::string::npos)
+      << r.reason;
+  EXPECT_NE(r.reason.find("port=1"), std::string::npos) << r.reason;
 }
 
 // The documented hierarchy decision (docs/diagnose/hierarchy.md): The

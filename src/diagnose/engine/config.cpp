@@ -1,10 +1,14 @@
 #include "diagnose/engine/config.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "diagnose/engine/cpu_list.hpp"
 
 namespace sonde::diagnose::engine {
 namespace {
@@ -90,11 +94,35 @@ Requirement requirement(const json& j, const std::string& prefix) {
   return r;
 }
 
+// A CPU list key ("0-1,3"); every CPU must be one this process may use.
+std::vector<int> cpus(const json& j, const std::string& prefix, const std::string& key) {
+  const std::string given = text(j, prefix, key, "");
+  if (given.empty()) return {};
+  std::vector<int> list;
+  try {
+    list = parse_cpu_list(given);
+  } catch (const std::invalid_argument& e) {
+    fail(join(prefix, key), e.what());
+  }
+  cpu_set_t usable;
+  CPU_ZERO(&usable);
+  if (::sched_getaffinity(0, sizeof usable, &usable) == 0) {
+    std::vector<int> available;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &usable)) available.push_back(c);
+    for (int c : list)
+      if (!CPU_ISSET(c, &usable))
+        fail(join(prefix, key), "CPU " + std::to_string(c) + " is not available here (available: " +
+                                    cpu_list_text(available) + ")");
+  }
+  return list;
+}
+
 SutConfig parse_sut(const json& j, const std::string& base_dir) {
   const std::string p = "sut";
   only_keys(j, p,
             {"command", "port", "host", "ready_timeout_s", "stop_timeout_s", "monitor", "sonde",
-             "patterns", "monitor_settings", "probe_control", "reload_ms", "restart"});
+             "patterns", "monitor_settings", "probe_control", "reload_ms", "restart", "cpus"});
   SutConfig s;
   s.command = strings(j, p, "command", {});
   if (s.command.empty())
@@ -117,6 +145,7 @@ SutConfig parse_sut(const json& j, const std::string& base_dir) {
   s.probe_control = text(j, p, "probe_control", s.probe_control, {"probes_file", "none"});
   s.reload_ms = integer(j, p, "reload_ms", s.reload_ms, 10);
   s.restart = text(j, p, "restart", s.restart, {"per_experiment", "per_series"});
+  s.cpus = cpus(j, p, "cpus");
   return s;
 }
 
@@ -155,6 +184,26 @@ PlanEntry plan_entry(const json& j, const std::string& prefix) {
   return e;
 }
 
+DatabaseConfig parse_database(const json& j) {
+  const std::string p = "database";
+  only_keys(j, p, {"kind", "conninfo", "start", "cpus", "sample", "sample_interval_ms"});
+  DatabaseConfig d;
+  if (!j.contains("kind")) fail("database.kind", "required (postgresql)");
+  d.kind = text(j, p, "kind", "", {"postgresql"});
+  d.start = boolean(j, p, "start", d.start);
+  d.conninfo = text(j, p, "conninfo", "");
+  if (d.start && !d.conninfo.empty())
+    fail("database.conninfo", "not with \"start\": true (the engine's server has its own)");
+  if (!d.start && d.conninfo.empty())
+    fail("database.conninfo", "required unless \"start\": true (a libpq connection string)");
+  d.cpus = cpus(j, p, "cpus");
+  if (!d.cpus.empty() && !d.start)
+    fail("database.cpus", "only with \"start\": true (the engine starts that server)");
+  d.sample = boolean(j, p, "sample", d.sample);
+  d.sample_interval_ms = integer(j, p, "sample_interval_ms", d.sample_interval_ms, 10);
+  return d;
+}
+
 }  // namespace
 
 const std::vector<std::string>& known_probes() {
@@ -166,7 +215,7 @@ const std::vector<std::string>& known_probes() {
 EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& base_dir) {
   only_keys(j, "",
             {"sut", "profile", "max_users", "arrival_rate_per_user", "durations", "requirements",
-             "samplers", "experiments"});
+             "samplers", "database", "experiments"});
   EnvironmentConfig c;
   c.raw = j;
   if (!j.contains("sut")) fail("sut", "required");
@@ -204,6 +253,11 @@ EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& bas
   for (std::size_t i = 0; i < c.samplers.size(); ++i)
     if (!samplers.count(c.samplers[i]))
       fail("samplers[" + std::to_string(i) + "]", "unknown sampler '" + c.samplers[i] + "'");
+  if (j.contains("database")) c.database = parse_database(j.at("database"));
+  for (std::size_t i = 0; i < c.sut.command.size(); ++i)
+    if (c.sut.command[i].find("{database}") != std::string::npos && c.database.kind.empty())
+      fail("sut.command[" + std::to_string(i) + "]",
+           "uses {database}, but no \"database\" is configured");
   if (j.contains("experiments")) {
     const json& e = j.at("experiments");
     if (!e.is_array()) fail("experiments", "expected an array");

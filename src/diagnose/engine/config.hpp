@@ -35,6 +35,19 @@ struct SutConfig {
   std::string probe_control = "probes_file";  // or "none": libsonde without run-time probes
   int reload_ms = 100;                        // patterns/probes file re-read period in the SUT
   std::string restart = "per_experiment";     // or "per_series"
+  std::vector<int> cpus;                      // run it on these CPUs only (empty: any)
+};
+
+// The database server the system under test uses ("database"): sampled
+// during every measured phase (pg_stat_activity, pg_locks, server CPU),
+// and optionally started by the engine as a throw-away cluster.
+struct DatabaseConfig {
+  std::string kind;       // "" (none) or "postgresql"
+  std::string conninfo;   // libpq connection string; with start: set by the engine
+  bool start = false;     // a throw-away server on 127.0.0.1 for this run
+  std::vector<int> cpus;  // with start: run the server on these CPUs only (empty: any)
+  bool sample = true;     // run the database sampler in measured phases
+  int sample_interval_ms = 250;
 };
 
 struct Durations {
@@ -75,6 +88,7 @@ struct EnvironmentConfig {
   Requirement default_requirement;
   std::map<std::string, Requirement> requirements;  // per service name
   std::vector<std::string> samplers;  // libsonde samplers: cpu, memory, process, network, disk
+  DatabaseConfig database;
   std::vector<PlanEntry> experiments;
   nlohmann::json raw;  // as given, stored in run.json
 

@@ -13,6 +13,8 @@
 #include <set>
 #include <thread>
 
+#include "diagnose/database/postgres_sampler.hpp"
+#include "diagnose/engine/cpu_list.hpp"
 #include "diagnose/engine/sut.hpp"
 #include "diagnose/load/driver.hpp"
 
@@ -301,6 +303,7 @@ void Engine::write_experiment_json(const ExperimentResult& r) {
             {"errors", r.errors},
             {"status", r.complete ? "complete" : "failed"},
             {"reason", r.reason}};
+  if (!r.samplers.empty()) e["samplers"] = r.samplers;
   write_file_atomically(r.dir / "experiment.json", e.dump(2) + "\n");
 }
 
@@ -320,8 +323,26 @@ void Engine::switch_probes(const fs::path& patterns_file, const fs::path& probes
   }
 }
 
+bool Engine::ensure_database() {
+  if (!config_.database.start || database_server_) return true;
+  report("starting a throw-away PostgreSQL server");
+  try {
+    database_server_ = database::PostgresServer::start(config_.database.cpus);
+  } catch (const database::DatabaseError& e) {
+    fail(std::string("the database server (\"database\": {\"start\": true}) cannot run: ") +
+         e.what());
+    return false;
+  }
+  config_.database.conninfo = database_server_->conninfo();
+  report("PostgreSQL on 127.0.0.1:" + std::to_string(database_server_->port()) +
+         (config_.database.cpus.empty() ? std::string()
+                                        : " (CPUs " + cpu_list_text(config_.database.cpus) + ")"));
+  return true;
+}
+
 bool Engine::run(const SeriesPlan& plan) {
   if (failed()) return false;
+  if (!ensure_database()) return false;
   // Segments: consecutive phases that share one SUT process.
   // A series with unmeasured load phases (the Ramp's) depends on the state
   // they build up, so it always runs on one SUT.
@@ -384,13 +405,16 @@ bool Engine::run(const SeriesPlan& plan) {
     for (std::string arg : config_.sut.command) {
       for (std::size_t at; (at = arg.find("{port}")) != std::string::npos;)
         arg.replace(at, 6, std::to_string(port));
+      for (std::size_t at; (at = arg.find("{database}")) != std::string::npos;)
+        arg.replace(at, 10, config_.database.conninfo);
       argv.push_back(arg);
     }
     report("starting the system under test for " + todo.front()->id + " on port " +
            std::to_string(port));
     std::unique_ptr<SystemUnderTest> sut;
     try {
-      sut = std::make_unique<SystemUnderTest>(argv, (owner_dir / "sut-output.txt").string());
+      sut = std::make_unique<SystemUnderTest>(argv, (owner_dir / "sut-output.txt").string(),
+                                              config_.sut.cpus);
       sut->wait_ready(config_.sut.host, port, config_.sut.ready_timeout_s, &cancel_);
       // libsonde refuses a bad setting by running the program unmonitored;
       // experiments without data must not pass for measured ones.
@@ -488,10 +512,33 @@ bool Engine::run(const SeriesPlan& plan) {
             seconds_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - started_)
                              .count()) +
             ", ETA " + seconds_text(left));
+        std::unique_ptr<database::PostgresSampler> sampler;
         const auto result = drive(
             spec.users, d.ramp_up_s, stable, d.cool_down_s,
-            [&](std::int64_t) { switch_probes(patterns_file, probes_file, spec.probes); },
-            [&](std::int64_t) { switch_probes(patterns_file, probes_file, {}); });
+            [&](std::int64_t) {
+              switch_probes(patterns_file, probes_file, spec.probes);
+              if (config_.database.kind == "postgresql" && config_.database.sample) {
+                sampler = std::make_unique<database::PostgresSampler>(
+                    config_.database.conninfo, config_.database.sample_interval_ms);
+                sampler->start();
+              }
+            },
+            [&](std::int64_t) {
+              switch_probes(patterns_file, probes_file, {});
+              if (sampler) sampler->stop();
+            });
+        if (sampler) {
+          sampler->stop();  // also when the stable phase never ended (SUT died)
+          database::write_samples_csv((r.dir / "samples.csv").string(), "postgresql",
+                                      sampler->samples());
+          r.samplers["postgresql"] = {{"status", sampler->error().empty() ? "ok" : "failed"},
+                                      {"reason", sampler->error()},
+                                      {"samples", sampler->samples().size()},
+                                      {"cpu", sampler->cpu_error().empty()},
+                                      {"cpus", sampler->cpus()},
+                                      {"cpu_reason", sampler->cpu_error()}};
+          if (!sampler->error().empty()) report("database sampler: " + sampler->error());
+        }
         done_s_ += d.ramp_up_s + stable + d.cool_down_s;
         // libsonde applies the files within reload_ms; data before that is not the experiment's.
         r.start_ns = result.stable_begin_ns + 2LL * config_.sut.reload_ms * 1000000LL;

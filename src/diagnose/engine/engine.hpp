@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "diagnose/database/postgres_server.hpp"
 #include "diagnose/engine/config.hpp"
 #include "diagnose/heuristic.hpp"
 #include "diagnose/load/profile.hpp"
@@ -60,6 +61,9 @@ struct ExperimentResult {
   std::uint64_t errors = 0;
   bool complete = false;
   std::string reason;
+  // Samplers outside the SUT (the database's): source -> {"status": ok |
+  // failed, "reason", "samples", "cpu"}; their data is in samples.csv.
+  nlohmann::json samplers = nlohmann::json::object();
 };
 
 // User counts of a scaling series: n steps from 1 to max in equal steps,
@@ -120,6 +124,9 @@ class Engine {
                      const std::vector<std::string>& probes);
   void report(const std::string& what);
   void fail(const std::string& reason);
+  // Starts the throw-away database server when the config asks for one;
+  // false (after fail()) when it cannot start.
+  bool ensure_database();
 
   EnvironmentConfig config_;
   std::filesystem::path out_;
@@ -135,6 +142,7 @@ class Engine {
   double total_s_ = 0;
   double done_s_ = 0;
   std::chrono::steady_clock::time_point started_;
+  std::unique_ptr<database::PostgresServer> database_server_;
 };
 
 // Installs a SIGINT/SIGTERM handler that sets `engine`'s cancel flag

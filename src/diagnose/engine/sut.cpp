@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -20,7 +21,9 @@ namespace {
 
 std::string describe(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+  if (WIFSIGNALED(status))
+    return std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
   return "ended (status " + std::to_string(status) + ")";
 }
 
@@ -57,9 +60,13 @@ int free_loopback_port() {
   return ntohs(addr.sin_port);
 }
 
-SystemUnderTest::SystemUnderTest(const std::vector<std::string>& argv, const std::string& output_file)
+SystemUnderTest::SystemUnderTest(const std::vector<std::string>& argv,
+                                 const std::string& output_file, const std::vector<int>& cpus)
     : output_file_(output_file) {
   if (argv.empty()) throw SutError("no command to start the system under test");
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  for (int c : cpus) CPU_SET(c, &allowed);
   const int out = ::open(output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (out < 0) throw SutError("cannot write " + output_file + ": " + std::strerror(errno));
   // exec failures are reported through a close-on-exec pipe.
@@ -89,6 +96,11 @@ SystemUnderTest::SystemUnderTest(const std::vector<std::string>& argv, const std
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGPIPE, SIG_DFL);
+    if (!cpus.empty() && ::sched_setaffinity(0, sizeof allowed, &allowed) != 0) {
+      const int e = errno;
+      [[maybe_unused]] ssize_t w = ::write(report[1], &e, sizeof e);
+      ::_exit(127);
+    }
     ::execvp(args[0], args.data());
     const int e = errno;
     [[maybe_unused]] ssize_t w = ::write(report[1], &e, sizeof e);
@@ -135,8 +147,8 @@ void SystemUnderTest::wait_ready(const std::string& host, int port, double timeo
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
     if (auto how = exited())
-      throw SutError("the system under test " + *how + " before accepting connections on " + host + ":" +
-                     std::to_string(port) + "; its output:\n" + output_tail());
+      throw SutError("the system under test " + *how + " before accepting connections on " + host +
+                     ":" + std::to_string(port) + "; its output:\n" + output_tail());
     if (port_open(host, port)) return;
     if (cancel && cancel->load()) {
       stop(5);
@@ -144,8 +156,9 @@ void SystemUnderTest::wait_ready(const std::string& host, int port, double timeo
     }
     if (std::chrono::steady_clock::now() > deadline) {
       stop(5);
-      throw SutError("the system under test did not accept connections on " + host + ":" + std::to_string(port) +
-                     " within " + std::to_string(timeout_s) + " s; its output:\n" + output_tail());
+      throw SutError("the system under test did not accept connections on " + host + ":" +
+                     std::to_string(port) + " within " + std::to_string(timeout_s) +
+                     " s; its output:\n" + output_tail());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -19,9 +19,11 @@ struct SutError : std::runtime_error {
 
 class SystemUnderTest {
  public:
-  // Starts `argv` with stdout and stderr appended to `output_file`.
-  // Throws SutError if it cannot be started.
-  SystemUnderTest(const std::vector<std::string>& argv, const std::string& output_file);
+  // Starts `argv` with stdout and stderr appended to `output_file`, on
+  // `cpus` only when not empty (its children inherit that). Throws
+  // SutError if it cannot be started.
+  SystemUnderTest(const std::vector<std::string>& argv, const std::string& output_file,
+                  const std::vector<int>& cpus = {});
   ~SystemUnderTest();  // stops it if still running
   SystemUnderTest(const SystemUnderTest&) = delete;
   SystemUnderTest& operator=(const SystemUnderTest&) = delete;
@@ -29,7 +31,8 @@ class SystemUnderTest {
   // Waits until host:port accepts a connection. Throws SutError if the
   // process exits first or the timeout passes (with its output's tail), and
   // stops it with SutError("cancelled") when `*cancel` becomes true.
-  void wait_ready(const std::string& host, int port, double timeout_s, const std::atomic<bool>* cancel = nullptr);
+  void wait_ready(const std::string& host, int port, double timeout_s,
+                  const std::atomic<bool>* cancel = nullptr);
   // Exit description if it has exited ("exited with status 3",
   // "was killed by signal 9 (Killed)"), otherwise nothing.
   std::optional<std::string> exited();

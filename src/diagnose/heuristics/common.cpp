@@ -141,11 +141,47 @@ bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::
     *error = "experiment '" + e.id + "' has no CPUUtilizationRecord in its log";
     return false;
   }
-  const double mean = all_n > 0 ? all_sum / static_cast<double>(all_n)
-                                : core_sum / static_cast<double>(core_n);
+  const double mean =
+      all_n > 0 ? all_sum / static_cast<double>(all_n) : core_sum / static_cast<double>(core_n);
   *utilization = std::clamp(mean, 0.0, 1.0);
   *cores = static_cast<int>(ids.size());  // 0 when only the aggregate was sampled
   return true;
+}
+
+DatabaseServerSamples database_server_samples(const Experiment& e) {
+  DatabaseServerSamples out;
+  const auto status = e.samplers.find("postgresql");
+  if (status == e.samplers.end()) return out;
+  out.present = true;
+  if (status->value("status", "") != "ok") {
+    out.error = status->value("reason", std::string("the sampler failed"));
+    return out;
+  }
+  std::map<int64_t, std::map<std::string, double>> waiting;  // instant -> lock -> backends
+  std::set<std::string> locks;
+  double cpu = 0;
+  bool cpu_seen = false;
+  for (const SampledValue& v : e.samples) {
+    if (v.source != "postgresql") continue;
+    if (v.metric == "active") waiting[v.time_ns];  // every instant has an "active" row
+    if (v.metric == "cpu_s") cpu += v.value, cpu_seen = true;
+    if (v.metric == "lock_waiting") waiting[v.time_ns][v.key] = v.value, locks.insert(v.key);
+  }
+  if (status->value("cpu", false) && cpu_seen) {
+    out.cpu_s = cpu;
+  } else {
+    out.cpu_reason = status->value("cpu_reason", std::string());
+    if (out.cpu_reason.empty()) out.cpu_reason = "no CPU samples in the stable phase";
+  }
+  out.samples = waiting.size();
+  for (const std::string& lock : locks) {
+    std::vector<double>& series = out.lock_waiting[lock];
+    for (const auto& [instant, by_lock] : waiting) {
+      const auto it = by_lock.find(lock);
+      series.push_back(it == by_lock.end() ? 0.0 : it->second);
+    }
+  }
+  return out;
 }
 
 int servers_for(const Context& ctx, int sampled_cores) {

@@ -75,6 +75,20 @@ bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::
 // CPU sampler saw, else run.json's `cores` (the measuring machine), else 1.
 int servers_for(const Context& ctx, int sampled_cores);
 
+// The database server's own measurements in an experiment: the database
+// sampler's rows of samples.csv (docs/diagnose/experiment-data.md).
+struct DatabaseServerSamples {
+  bool present = false;    // a database sampler ran for this experiment
+  std::string error;       // it failed: why (then nothing below is set)
+  double cpu_s = -1;       // the server's CPU seconds in the stable phase; -1: not visible
+  std::string cpu_reason;  // why cpu_s is unknown
+  size_t samples = 0;      // sampling instants
+  // Locked object -> backends waiting for it at each sampling instant (0
+  // where nobody waited), so every lock has `samples` values.
+  std::map<std::string, std::vector<double>> lock_waiting;
+};
+DatabaseServerSamples database_server_samples(const Experiment& e);
+
 // Services that violate their requirement in `e`.
 std::vector<std::string> violating_services(const Experiment& e, const Settings& s);
 

@@ -8,20 +8,27 @@
 //  2. Locks: the waiting time per lock wait grows significantly into every
 //     violating load (Welch t-test between neighbouring loads, s = |I|).
 //
-// What "database CPU" is here: an embedded database (SQLite) runs in the
-// system under test, so the CPU sampler sees application and database
-// together. The database's part is estimated as the time spent in database
-// calls per core-second, capped by the measured CPU utilization:
-// U_db = min(U_cpu, sum(DatabaseCall.duration) / (stable phase * cores)).
-// A CPU-bound application with quick queries (thesis TC10) stays below;
-// statements that wait for locks count as busy time but are capped by the
-// idle CPU.
+// What "database CPU" is here:
+//  - A database server with a sampler ("database" in the config, e.g.
+//    PostgreSQL): the CPU time of the server's processes, measured, per
+//    core-second of the stable phase (the thesis' DB-server CPU sampler).
+//  - An embedded database (SQLite) runs in the system under test, so the
+//    CPU sampler sees application and database together. The database's
+//    part is estimated as the time spent in database calls per
+//    core-second, capped by the measured CPU utilization:
+//    U_db = min(U_cpu, sum(DatabaseCall.duration) / (stable phase * cores)).
+//    A CPU-bound application with quick queries (thesis TC10) stays below;
+//    statements that wait for locks count as busy time but are capped by
+//    the idle CPU.
 //
-// What a "lock wait" is here: statements whose only work is taking a
-// database lock (BEGIN IMMEDIATE / BEGIN EXCLUSIVE, LOCK TABLE); their
-// duration is the wait for that lock, one sample per lock wait. (The
-// thesis reads cumulative lock counters from the database server; no
-// server-side sampler exists yet.)
+// What a "lock wait" is here, either of:
+//  - statements whose only work is taking a database lock (BEGIN IMMEDIATE
+//    / BEGIN EXCLUSIVE, LOCK TABLE): their duration is the wait for that
+//    lock, one value per lock wait;
+//  - with a database sampler: the backends waiting for each locked object
+//    at every sampling instant (pg_locks). The thesis reads cumulative lock
+//    counters from the server; PostgreSQL keeps none, and the mean number
+//    of waiters is the total waiting time per second (Little's law).
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -50,9 +57,19 @@ bool is_lock_statement(const std::string& shape) {
 struct StepData {
   double cpu = 0;      // measured utilization, 0..1
   double db_busy = 0;  // database call time per core-second
-  double db_cpu = 0;   // min(cpu, db_busy)
+  double db_cpu = 0;   // the server's measured CPU, else min(cpu, db_busy)
+  bool db_cpu_measured = false;
   size_t calls = 0;
   std::map<std::string, std::vector<double>> lock_waits_ms;  // lock statement shape -> waits
+  DatabaseServerSamples server;
+};
+
+// A lock's values per step and how to word them.
+struct LockSeries {
+  std::string label;  // "lock BEGIN IMMEDIATE", "waiters for stock"
+  std::string unit;   // what one value is
+  bool sampled = false;
+  std::map<size_t, std::vector<double>> values;  // step -> values
 };
 
 class DatabaseCongestion : public Heuristic {
@@ -97,12 +114,20 @@ class DatabaseCongestion : public Heuristic {
       }
       data[s].calls = recs.records.size();
       data[s].db_busy = busy_ns;  // divided by the capacity below, once cores are known
+      data[s].server = database_server_samples(e);
+      if (!data[s].server.error.empty())
+        return not_evaluated("the database sampler failed in experiment '" + e.id +
+                             "': " + data[s].server.error);
     }
     const int cores = servers_for(ctx, sampled_cores);
     for (size_t s = 0; s < steps.size(); ++s) {
       const double capacity_ns = steps[s]->duration_s() * 1e9 * cores;
       data[s].db_busy = capacity_ns > 0 ? data[s].db_busy / capacity_ns : 0;
       data[s].db_cpu = std::min(data[s].cpu, data[s].db_busy);
+      if (data[s].server.cpu_s >= 0 && capacity_ns > 0) {
+        data[s].db_cpu = std::min(1.0, data[s].server.cpu_s * 1e9 / capacity_ns);
+        data[s].db_cpu_measured = true;
+      }
     }
     const double factor = ctx.params.at("saturation_rt_factor");
     if (!(factor > 1)) return not_evaluated("parameter saturation_rt_factor must be > 1");
@@ -116,6 +141,7 @@ class DatabaseCongestion : public Heuristic {
                            {"cpu", data[s].cpu},
                            {"database_busy", data[s].db_busy},
                            {"database_cpu", data[s].db_cpu},
+                           {"measured", data[s].db_cpu_measured},
                            {"threshold", limit}});
     }
     r.charts["database_cpu"] = cpu_chart;
@@ -127,63 +153,94 @@ class DatabaseCongestion : public Heuristic {
       if (over) cpu_users.push_back(steps[s]->users);
       Evidence ev;
       ev.location = "database CPU";
-      ev.test = "estimated database CPU >= inverse Erlang C threshold (response time x" +
-                fmt(factor) + ", " + std::to_string(cores) + " cores)";
+      const bool measured = data[s].db_cpu_measured;
+      const std::string what = measured ? "database server CPU" : "estimated database CPU";
+      ev.test = what + " >= inverse Erlang C threshold (response time x" + fmt(factor) + ", " +
+                std::to_string(cores) + " cores)";
       ev.effect_size = data[s].db_cpu;
-      ev.effect = "estimated database CPU utilization (0..1)";
-      ev.data = describe_sample(*steps[s], data[s].calls) + " database calls, CPU records";
-      ev.detail = "At " + std::to_string(steps[s]->users) + " users the database used about " +
-                  fmt(data[s].db_cpu * 100) + "% of the CPU (measured CPU " +
-                  fmt(data[s].cpu * 100) + "%, database calls " + fmt(data[s].db_busy * 100) +
-                  "% of the core time); saturation starts at " + fmt(limit * 100) + "%" +
-                  (over ? ": saturated" : "");
+      ev.effect = what + " utilization (0..1)";
+      ev.data = describe_sample(*steps[s], data[s].calls) + " database calls, CPU records" +
+                (measured ? ", " + std::to_string(data[s].server.samples) + " server samples"
+                          : std::string());
+      ev.detail =
+          "At " + std::to_string(steps[s]->users) + " users the database " +
+          (measured
+               ? "server's processes used " + fmt(data[s].db_cpu * 100) +
+                     "% of the CPU (measured; the whole machine " + fmt(data[s].cpu * 100) + "%)"
+               : "used about " + fmt(data[s].db_cpu * 100) + "% of the CPU (measured CPU " +
+                     fmt(data[s].cpu * 100) + "%, database calls " + fmt(data[s].db_busy * 100) +
+                     "% of the core time)") +
+          "; saturation starts at " + fmt(limit * 100) + "%" + (over ? ": saturated" : "");
       ev.values = {{"users", steps[s]->users},
                    {"cpu", data[s].cpu},
                    {"database_busy", data[s].db_busy},
                    {"database_cpu", data[s].db_cpu},
+                   {"database_cpu_measured", measured},
                    {"threshold", limit},
                    {"cores", cores},
                    {"saturated", over}};
       if (over) r.evidence.push_back(std::move(ev));
     }
 
-    // Rule 2: waiting time per lock wait grows into every violating load.
-    std::set<std::string> locks;
-    for (const StepData& d : data)
-      for (const auto& [lock, waits] : d.lock_waits_ms) locks.insert(lock);
+    // Rule 2: the wait per lock grows into every violating load: the time
+    // per lock-taking statement, or the server's waiters per lock.
+    std::map<std::string, LockSeries> series;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      for (const auto& [lock, waits] : data[s].lock_waits_ms) {
+        LockSeries& l = series["statement " + lock];
+        l.label = "lock " + lock;
+        l.unit = "ms per wait";
+        l.values[s] = waits;
+      }
+      for (const auto& [lock, waiters] : data[s].server.lock_waiting) {
+        LockSeries& l = series["server " + lock];
+        l.label = "waiters for " + lock;
+        l.unit = "backends waiting";
+        l.sampled = true;
+        l.values[s] = waiters;
+      }
+    }
     std::vector<std::string> grown;
     nlohmann::json lock_chart = nlohmann::json::array();
-    for (const std::string& lock : locks) {
-      static const std::vector<double> none;
-      auto waits = [&](size_t s) -> const std::vector<double>& {
-        auto it = data[s].lock_waits_ms.find(lock);
-        return it == data[s].lock_waits_ms.end() ? none : it->second;
+    for (const auto& [id, lock] : series) {
+      auto values = [&](size_t s) {
+        auto it = lock.values.find(s);
+        if (it != lock.values.end()) return it->second;
+        // A sampled step where nobody waited for this lock: zeros.
+        return std::vector<double>(lock.sampled ? data[s].server.samples : 0, 0.0);
       };
       int increased = 0;
       std::vector<Evidence> evs;
       for (size_t s : critical) {
-        const Increase inc = test_increase(waits(s - 1), waits(s), ctx.settings.alpha,
+        const std::vector<double> before = values(s - 1), after = values(s);
+        const Increase inc = test_increase(before, after, ctx.settings.alpha,
                                            ctx.params.at("min_relative_increase"));
         increased += inc.significant;
         Evidence ev = increase_evidence(
-            inc, "lock " + lock,
+            inc, lock.label,
             std::to_string(steps[s - 1]->users) + " -> " + std::to_string(steps[s]->users) +
-                " users, lock waits n=" + std::to_string(waits(s - 1).size()) + "/" +
-                std::to_string(waits(s).size()));
-        ev.detail = "Waiting for the lock (" + lock + ") took " + fmt(inc.test.mean_a) + " ms -> " +
-                    fmt(inc.test.mean_b) + " ms per wait from " +
-                    std::to_string(steps[s - 1]->users) + " to " + std::to_string(steps[s]->users) +
-                    " users";
+                " users, " + (lock.sampled ? "server samples" : "lock waits") +
+                " n=" + std::to_string(before.size()) + "/" + std::to_string(after.size()));
+        ev.detail = lock.sampled ? "Backends waiting for the lock on " + lock.label.substr(12) +
+                                       ": " + fmt(inc.test.mean_a) + " -> " + fmt(inc.test.mean_b) +
+                                       " on average from " + std::to_string(steps[s - 1]->users) +
+                                       " to " + std::to_string(steps[s]->users) + " users"
+                                 : "Waiting for the " + lock.label + " took " +
+                                       fmt(inc.test.mean_a) + " ms -> " + fmt(inc.test.mean_b) +
+                                       " ms per wait from " + std::to_string(steps[s - 1]->users) +
+                                       " to " + std::to_string(steps[s]->users) + " users";
         evs.push_back(std::move(ev));
       }
       nlohmann::json points = nlohmann::json::array();
-      for (size_t s = 0; s < steps.size(); ++s)
-        if (!waits(s).empty())
-          points.push_back({steps[s]->users, stats::mean(waits(s)), waits(s).size()});
+      for (size_t s = 0; s < steps.size(); ++s) {
+        const std::vector<double> v = values(s);
+        if (!v.empty()) points.push_back({steps[s]->users, stats::mean(v), v.size()});
+      }
       const bool found = !critical.empty() && increased == static_cast<int>(critical.size());
-      lock_chart.push_back({{"key", lock}, {"points", points}, {"found", found}});
+      lock_chart.push_back(
+          {{"key", lock.label}, {"unit", lock.unit}, {"points", points}, {"found", found}});
       if (!found) continue;
-      grown.push_back(lock);
+      grown.push_back(lock.label);
       for (Evidence& ev : evs) r.evidence.push_back(std::move(ev));
     }
     r.charts["growth"] = lock_chart;
@@ -204,7 +261,7 @@ class DatabaseCongestion : public Heuristic {
       for (size_t s : critical) peak = std::max(peak, data[s].db_cpu);
       r.reason = "database CPU at most " + fmt(peak * 100) + "% (saturation " + fmt(limit * 100) +
                  "%) and no lock wait grows at every violating load" +
-                 (locks.empty() ? " (no lock-taking statements seen)" : "");
+                 (series.empty() ? " (no lock-taking statements or lock waiters seen)" : "");
     }
     return r;
   }

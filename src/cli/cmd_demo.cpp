@@ -23,6 +23,7 @@ struct DemoOptions {
   std::vector<std::string> problems = {"one-lane-bridge", "stifle", "expensive-query"};
   bool quick = false;
   double arrival_rate_per_user = 0;  // 0: closed workload
+  std::string database = "sqlite";   // or postgresql: a throw-away server the engine starts
 };
 
 // The shop's requests (examples/shop/profile.json, embedded so an installed
@@ -66,8 +67,12 @@ int run_demo(const DemoOptions& o) {
   nlohmann::json command = {shop, "--port", "{port}"};
   for (const auto& p : o.problems)
     if (p != "none") command.push_back("--" + p);
+  if (o.database == "postgresql") {
+    command.push_back("--postgres");
+    command.push_back("{database}");
+  }
   const double stable = o.quick ? 3 : 10;
-  const nlohmann::json config = {
+  nlohmann::json config = {
       {"sut",
        {{"command", command},
         {"sonde", (fs::canonical("/proc/self/exe")).string()},
@@ -84,9 +89,10 @@ int run_demo(const DemoOptions& o) {
         {{"kind", "scaling"},
          {"steps", o.quick ? 3 : 5},
          {"probes", {"response_time", "lock_wait", "database", "messaging", "cpu"}}}}}};
+  if (o.database == "postgresql") config["database"] = {{"kind", "postgresql"}, {"start", true}};
   std::ofstream(out / "config.json") << config.dump(2) << "\n";
-  std::cerr << "sonde demo: shop with --" << nlohmann::json(o.problems).dump() << "; config in "
-            << (out / "config.json").string() << "\n";
+  std::cerr << "sonde demo: shop with --" << nlohmann::json(o.problems).dump() << " on "
+            << o.database << "; config in " << (out / "config.json").string() << "\n";
   return diagnose_with_config((out / "config.json").string(), out.string(), "");
 }
 
@@ -101,6 +107,11 @@ SONDE_COMMAND(
                      "Open workload: requests arrive at this rate per user and second (Poisson), "
                      "instead of users that wait and think (default 0: closed)")
           ->check(CLI::NonNegativeNumber);
+      app.add_option("--database", o->database,
+                     "The shop's database: sqlite (embedded, default) or postgresql (a throw-away "
+                     "PostgreSQL server on 127.0.0.1, started and stopped by the run and sampled "
+                     "in every measured phase)")
+          ->check(CLI::IsMember({"sqlite", "postgresql"}));
       app.add_option("--out", o->out, "Directory for the report and the data (default sonde-demo)");
       app.add_option("--shop", o->shop, "The demo shop binary (default: the one built with sonde)");
       app.add_option("--problems", o->problems,

@@ -1,5 +1,6 @@
 // The measurement-environment config: defaults, and errors that name the key.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -72,6 +73,147 @@ TEST(EngineConfig, ErrorsNameTheKey) {
   j = minimal();
   j["arrival_rate_per_user"] = 40;
   EXPECT_EQ(engine::EnvironmentConfig::parse(j).arrival_rate_per_user, 40);
+}
+
+// "database": a server the engine starts, or one it connects to; never both.
+TEST(EngineConfig, DatabaseThatTheEngineStarts) {
+  json j = minimal();
+  j["sut"]["command"] = {"/bin/shop", "--port", "{port}", "--postgres", "{database}"};
+  j["database"] = {{"kind", "postgresql"}, {"start", true}};
+  const auto c = engine::EnvironmentConfig::parse(j);
+  EXPECT_EQ(c.database.kind, "postgresql");
+  EXPECT_TRUE(c.database.start);
+  EXPECT_EQ(c.database.conninfo, "");  // set by the engine once its server runs
+  EXPECT_TRUE(c.database.cpus.empty());
+  EXPECT_TRUE(c.database.sample);
+  EXPECT_EQ(c.database.sample_interval_ms, 250);
+  EXPECT_EQ(c.sut.command[4], "{database}");  // replaced when the SUT starts
+}
+
+TEST(EngineConfig, DatabaseGivenByConninfo) {
+  json j = minimal();
+  j["database"] = {{"kind", "postgresql"},
+                   {"conninfo", "host=db.example port=5432 user=shop"},
+                   {"sample", false},
+                   {"sample_interval_ms", 1000}};
+  const auto c = engine::EnvironmentConfig::parse(j);
+  EXPECT_FALSE(c.database.start);
+  EXPECT_EQ(c.database.conninfo, "host=db.example port=5432 user=shop");
+  EXPECT_FALSE(c.database.sample);
+  EXPECT_EQ(c.database.sample_interval_ms, 1000);
+  // Without the key there is no database.
+  EXPECT_EQ(engine::EnvironmentConfig::parse(minimal()).database.kind, "");
+}
+
+TEST(EngineConfig, DatabaseErrorsNameTheKey) {
+  json j = minimal();
+  j["database"] = {{"kind", "postgresql"}, {"start", true}, {"conninfo", "host=127.0.0.1"}};
+  EXPECT_NE(error_of(j).find("config key 'database.conninfo': not with \"start\": true"),
+            std::string::npos)
+      << error_of(j);
+  j["database"] = {{"kind", "postgresql"}};
+  EXPECT_NE(error_of(j).find("config key 'database.conninfo': required unless \"start\": true"),
+            std::string::npos)
+      << error_of(j);
+  j["database"] = {{"kind", "postgresql"}, {"start", false}};
+  EXPECT_NE(error_of(j).find("'database.conninfo'"), std::string::npos) << error_of(j);
+  j["database"] = {{"kind", "mysql"}, {"start", true}};
+  EXPECT_NE(error_of(j).find("config key 'database.kind': invalid value 'mysql'"),
+            std::string::npos)
+      << error_of(j);
+  j["database"] = {{"start", true}};
+  EXPECT_NE(error_of(j).find("config key 'database.kind': required"), std::string::npos)
+      << error_of(j);
+  j["database"] = {{"kind", "postgresql"}, {"start", true}, {"port", 5432}};
+  EXPECT_NE(error_of(j).find("config key 'database.port': unknown key"), std::string::npos)
+      << error_of(j);
+  j["database"] = {{"kind", "postgresql"}, {"start", "yes"}};
+  EXPECT_NE(error_of(j).find("'database.start'"), std::string::npos) << error_of(j);
+  j["database"] = "postgresql";
+  EXPECT_NE(error_of(j).find("config key 'database': expected an object"), std::string::npos)
+      << error_of(j);
+  // The CPU list is checked before "start" is: CPU 0 is the one every machine has.
+  j["database"] = {{"kind", "postgresql"}, {"conninfo", "host=db.example"}, {"cpus", "0"}};
+  EXPECT_NE(error_of(j).find("config key 'database.cpus': only with \"start\": true"),
+            std::string::npos)
+      << error_of(j);
+}
+
+TEST(EngineConfig, DatabaseSampleIntervalIsChecked) {
+  json j = minimal();
+  j["database"] = {{"kind", "postgresql"}, {"start", true}, {"sample_interval_ms", 5}};
+  EXPECT_NE(error_of(j).find("config key 'database.sample_interval_ms': expected an integer >= 10"),
+            std::string::npos)
+      << error_of(j);
+  j["database"]["sample_interval_ms"] = 2000000;  // above the integers' limit, 1000000
+  EXPECT_NE(error_of(j).find("'database.sample_interval_ms'"), std::string::npos) << error_of(j);
+  j["database"]["sample_interval_ms"] = 0.5;
+  EXPECT_NE(error_of(j).find("'database.sample_interval_ms'"), std::string::npos) << error_of(j);
+  j["database"]["sample_interval_ms"] = 10;
+  EXPECT_EQ(engine::EnvironmentConfig::parse(j).database.sample_interval_ms, 10);
+}
+
+TEST(EngineConfig, DatabasePlaceholderNeedsADatabase) {
+  json j = minimal();
+  j["sut"]["command"] = {"/bin/shop", "--port", "{port}", "--postgres={database}"};
+  EXPECT_NE(error_of(j).find("config key 'sut.command[3]': uses {database}, but no \"database\""),
+            std::string::npos)
+      << error_of(j);
+}
+
+// CPU lists as Linux writes them; every CPU must be one this process may use.
+TEST(EngineConfig, CpuListsAreParsedAndChecked) {
+  json j = minimal();
+  j["sut"]["cpus"] = "0";
+  EXPECT_EQ(engine::EnvironmentConfig::parse(j).sut.cpus, (std::vector<int>{0}));
+  j["sut"]["cpus"] = "0,0-0";  // duplicates collapse
+  EXPECT_EQ(engine::EnvironmentConfig::parse(j).sut.cpus, (std::vector<int>{0}));
+  j["database"] = {{"kind", "postgresql"}, {"start", true}, {"cpus", "0"}};
+  EXPECT_EQ(engine::EnvironmentConfig::parse(j).database.cpus, (std::vector<int>{0}));
+
+  j = minimal();
+  for (const char* bad : {"0-", "a", "1,,2", "0,", "-1", "0 - 1", "12345"}) {
+    SCOPED_TRACE(bad);
+    j["sut"]["cpus"] = bad;
+    EXPECT_NE(error_of(j).find("config key 'sut.cpus': "), std::string::npos) << error_of(j);
+  }
+  j["sut"]["cpus"] = "3-1";
+  EXPECT_NE(error_of(j).find("config key 'sut.cpus': '3-1' is a descending range"),
+            std::string::npos)
+      << error_of(j);
+  j["sut"]["cpus"] = 0;  // a string, not a number or an array
+  EXPECT_NE(error_of(j).find("config key 'sut.cpus': expected a string"), std::string::npos)
+      << error_of(j);
+  j["sut"]["cpus"] = "4095";  // beyond any cpu_set_t
+  EXPECT_NE(error_of(j).find("config key 'sut.cpus': CPU 4095 is out of range"), std::string::npos)
+      << error_of(j);
+
+  j = minimal();
+  j["database"] = {{"kind", "postgresql"}, {"start", true}, {"cpus", "0-x"}};
+  EXPECT_NE(error_of(j).find("config key 'database.cpus': '0-x' is not a CPU list"),
+            std::string::npos)
+      << error_of(j);
+}
+
+TEST(EngineConfig, CpusThisMachineDoesNotHaveAreErrors) {
+  cpu_set_t usable;
+  CPU_ZERO(&usable);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof usable, &usable), 0);
+  int missing = -1;
+  for (int c = 0; c < CPU_SETSIZE && missing < 0; ++c)
+    if (!CPU_ISSET(c, &usable)) missing = c;
+  if (missing < 0) GTEST_SKIP() << "this process may use every CPU a cpu_set_t can name";
+  const std::string cpu = std::to_string(missing);
+  json j = minimal();
+  j["sut"]["cpus"] = "0," + cpu;
+  EXPECT_NE(error_of(j).find("config key 'sut.cpus': CPU " + cpu + " is not available here"),
+            std::string::npos)
+      << error_of(j);
+  j = minimal();
+  j["database"] = {{"kind", "postgresql"}, {"start", true}, {"cpus", cpu}};
+  EXPECT_NE(error_of(j).find("config key 'database.cpus': CPU " + cpu + " is not available here"),
+            std::string::npos)
+      << error_of(j);
 }
 
 TEST(EngineConfig, RelativePathsAreRelativeToTheConfigFile) {

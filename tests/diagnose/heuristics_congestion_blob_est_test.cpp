@@ -229,7 +229,8 @@ TEST(DatabaseCongestion, LockWaitsPerLockGrowWithLoad) {
 // apart inside the stable phase, the server using `cpu_cores` of CPU and
 // `waiters(t)` backends waiting for the lock on "stock" at instant t.
 void cbe_server_samples(const std::string& dir, double cpu_cores, int instants,
-                        const std::function<int(int)>& waiters, const std::string& failure = "") {
+                        const std::function<int(int)>& waiters, const std::string& failure = "",
+                        int server_cpus = 0) {
   nlohmann::json e;
   std::ifstream(dir + "/experiment.json") >> e;
   e["samplers"]["postgresql"] = {{"status", failure.empty() ? "ok" : "failed"},
@@ -237,6 +238,7 @@ void cbe_server_samples(const std::string& dir, double cpu_cores, int instants,
                                  {"cpu", true},
                                  {"cpu_reason", ""},
                                  {"samples", instants}};
+  if (server_cpus > 0) e["samplers"]["postgresql"]["cpus"] = server_cpus;
   std::ofstream(dir + "/experiment.json") << e.dump(2);
   std::ofstream csv(dir + "/samples.csv");
   csv << "time_ns,source,metric,key,value\n";
@@ -273,6 +275,33 @@ TEST(DatabaseCongestion, MeasuredServerCpuReplacesTheEstimate) {
   EXPECT_NE(r.evidence[0].test.find("database server CPU"), std::string::npos)
       << r.evidence[0].test;
   EXPECT_EQ(r.evidence[0].values["database_cpu_measured"], true);
+}
+
+TEST(DatabaseCongestion, AServerOnItsOwnCpusIsJudgedByThoseCpus) {
+  // The same measured server CPU on a 2-core machine: pinned to one CPU
+  // (database.cpus) it saturates that CPU at the two violating loads; able
+  // to use both cores, it stays below the 2-core limit.
+  TempDir pinned, free;
+  cbe_scaling(pinned, {"response_time", "database", "cpu"});
+  cbe_scaling(free, {"response_time", "database", "cpu"});
+  const double cores_used[] = {0.1, 0.2, 0.3, 0.65, 0.8};  // 1 CPU: limit 0.5; 2: 0.707
+  const int instants = static_cast<int>(kCbeDurationMs / 100) - 1;
+  for (int k = 0; k < 5; ++k) {
+    const std::string id = "scaling-s" + std::to_string(k);
+    for (TempDir* d : {&pinned, &free}) {
+      cbe_db_cpu_log(cbe_dir(*d, id), {{"SELECT name FROM product WHERE id = $1", 100, 1}}, 0.97,
+                     2);
+      cbe_server_samples(
+          cbe_dir(*d, id), cores_used[k], instants, [](int) { return 0; }, "",
+          d == &pinned ? 1 : 2);
+    }
+  }
+  const NodeResult r = evaluate(pinned.path(), "database_congestion");
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 2u) << "the steps at 37 and 50 users";
+  EXPECT_EQ(r.evidence[0].values["cores"], 1);
+  EXPECT_NE(r.evidence[0].test.find("1 cores"), std::string::npos) << r.evidence[0].test;
+  EXPECT_EQ(evaluate(free.path(), "database_congestion").status, Status::kNotDetected);
 }
 
 TEST(DatabaseCongestion, ServerLockWaitersGrowingWithLoadAreDetected) {

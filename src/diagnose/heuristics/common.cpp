@@ -174,6 +174,7 @@ DatabaseServerSamples database_server_samples(const Experiment& e) {
     if (out.cpu_reason.empty()) out.cpu_reason = "no CPU samples in the stable phase";
   }
   out.samples = waiting.size();
+  out.cpus = status->value("cpus", 0);
   for (const std::string& lock : locks) {
     std::vector<double>& series = out.lock_waiting[lock];
     for (const auto& [instant, by_lock] : waiting) {

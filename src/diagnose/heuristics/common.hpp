@@ -83,6 +83,7 @@ struct DatabaseServerSamples {
   double cpu_s = -1;       // the server's CPU seconds in the stable phase; -1: not visible
   std::string cpu_reason;  // why cpu_s is unknown
   size_t samples = 0;      // sampling instants
+  int cpus = 0;            // CPUs the server may run on (its affinity); 0: unknown
   // Locked object -> backends waiting for it at each sampling instant (0
   // where nobody waited), so every lock has `samples` values.
   std::map<std::string, std::vector<double>> lock_waiting;

@@ -119,7 +119,14 @@ class DatabaseCongestion : public Heuristic {
         return not_evaluated("the database sampler failed in experiment '" + e.id +
                              "': " + data[s].server.error);
     }
-    const int cores = servers_for(ctx, sampled_cores);
+    // The database's servers: the cores it may run on. A sampled server
+    // says so itself (e.g. pinned to its own CPUs, as on its own machine);
+    // an embedded database shares the application's cores.
+    int cores = servers_for(ctx, sampled_cores);
+    if (ctx.settings.cores == 0) {
+      for (const StepData& d : data)
+        if (d.server.cpu_s >= 0 && d.server.cpus > 0) cores = d.server.cpus;
+    }
     for (size_t s = 0; s < steps.size(); ++s) {
       const double capacity_ns = steps[s]->duration_s() * 1e9 * cores;
       data[s].db_busy = capacity_ns > 0 ? data[s].db_busy / capacity_ns : 0;

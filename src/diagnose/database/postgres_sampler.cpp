@@ -63,6 +63,15 @@ void PostgresSampler::start() {
     PQfinish(c);
     return;
   }
+  // The server's CPU is read from /proc, so its processes must be this
+  // machine's: our own backend must be a local postgres process. (A
+  // server elsewhere could have pids that match unrelated local ones.)
+  const int backend = PQbackendPID(c);
+  std::ifstream comm("/proc/" + std::to_string(backend) + "/comm");
+  std::string name;
+  if (!std::getline(comm, name) || name.rfind("postgres", 0) != 0)
+    cpu_error_ = "the server's processes are not visible on this machine (backend pid " +
+                 std::to_string(backend) + " is not a local postgres process)";
   thread_ = std::thread([this, c] {
     loop(c);
     PQfinish(c);
@@ -107,6 +116,7 @@ bool PostgresSampler::sample_once(void* connection) {
     if (!seen.insert(pid).second) continue;
     if (std::string(PQgetvalue(r, row, 1)) == "active") ++active;
     if (std::string(PQgetvalue(r, row, 2)) == "Lock") ++waiting[PQgetvalue(r, row, 3)];
+    if (!cpu_error_.empty()) continue;
     const double cpu = process_cpu_s(pid);
     if (cpu >= 0) cpu_now[pid] = cpu, ++visible;
     cpu_set_t affinity;

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "diagnose/engine/cpu_list.hpp"
@@ -54,10 +56,14 @@ std::unique_ptr<PostgresServer> PostgresServer::start(const std::vector<int>& cp
     throw DatabaseError(
         "PostgreSQL server binaries (initdb, pg_ctl) not found; install Debian's postgresql "
         "package (bash scripts/install-deps.sh)");
-  std::string dir = (fs::temp_directory_path() / "sonde-postgres-XXXXXX").string();
+  std::error_code tmp_error;
+  const fs::path tmp = fs::temp_directory_path(tmp_error);
+  if (tmp_error)
+    throw DatabaseError("no directory for temporary files (TMPDIR): " + tmp_error.message());
+  std::string dir = (tmp / "sonde-postgres-XXXXXX").string();
   if (::mkdtemp(dir.data()) == nullptr)
-    throw DatabaseError("cannot create a directory for PostgreSQL in " +
-                        fs::temp_directory_path().string());
+    throw DatabaseError("cannot create a directory for PostgreSQL in " + tmp.string() + ": " +
+                        std::strerror(errno));
   std::unique_ptr<PostgresServer> server(new PostgresServer(dir, bin));
   const std::string& d = server->dir_;
   if (::geteuid() == 0) {
@@ -72,29 +78,36 @@ std::unique_ptr<PostgresServer> PostgresServer::start(const std::vector<int>& cp
   const std::string init = server->as_server_user() + quoted(bin + "/initdb") + " -D " +
                            quoted(d + "/data") + " -U sonde --auth=trust --no-sync -E UTF8 >" +
                            quoted(init_log) + " 2>&1";
-  if (std::system(init.c_str()) != 0)
+  if (std::system(init.c_str()) != 0) {
+    server->keep_dir_ = true;  // for the log the message points to
     throw DatabaseError("PostgreSQL initdb failed, see " + init_log);
+  }
   // TCP on loopback only, no Unix socket (Debian's /var/run/postgresql
   // may be missing or someone else's, and socket paths are length-limited).
   const std::string options = "-c unix_socket_directories='' -p " + std::to_string(server->port_) +
                               " -c listen_addresses=127.0.0.1 -c max_connections=200 -F";
+  if (!cpus.empty() && command_output("command -v taskset").empty())
+    throw DatabaseError("pinning the server to CPUs needs taskset (Debian package util-linux)");
   const std::string pin = cpus.empty() ? "" : "taskset -c " + engine::cpu_list_text(cpus) + " ";
   const std::string start = server->as_server_user() + pin + quoted(bin + "/pg_ctl") + " -D " +
                             quoted(d + "/data") + " -w -t 60 -l " + quoted(log) + " -o " +
                             quoted(options) + " start >/dev/null 2>&1";
-  if (std::system(start.c_str()) != 0)
+  if (std::system(start.c_str()) != 0) {
+    server->keep_dir_ = true;
     throw DatabaseError("the PostgreSQL server did not start, see " + log);
+  }
   server->started_ = true;
   return server;
 }
 
 PostgresServer::~PostgresServer() {
-  if (!started_) return;
-  const std::string stop = as_server_user() + quoted(bin_ + "/pg_ctl") + " -D " +
-                           quoted(dir_ + "/data") + " -m immediate stop >/dev/null 2>&1";
-  [[maybe_unused]] int rc = std::system(stop.c_str());
+  if (started_) {
+    const std::string stop = as_server_user() + quoted(bin_ + "/pg_ctl") + " -D " +
+                             quoted(dir_ + "/data") + " -m immediate stop >/dev/null 2>&1";
+    [[maybe_unused]] int rc = std::system(stop.c_str());
+  }
   std::error_code ec;
-  fs::remove_all(dir_, ec);
+  if (!keep_dir_) fs::remove_all(dir_, ec);
 }
 
 std::string PostgresServer::conninfo(const std::string& dbname) const {

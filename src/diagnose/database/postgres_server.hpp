@@ -42,6 +42,7 @@ class PostgresServer {
   std::string dir_, bin_;
   int port_ = -1;
   bool started_ = false;
+  bool keep_dir_ = false;  // a failed start keeps its logs for the message
 };
 
 }  // namespace sonde::diagnose::database

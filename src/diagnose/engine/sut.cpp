@@ -16,6 +16,8 @@
 #include <sstream>
 #include <thread>
 
+#include "diagnose/engine/cpu_list.hpp"
+
 namespace sonde::diagnose::engine {
 namespace {
 
@@ -97,7 +99,7 @@ SystemUnderTest::SystemUnderTest(const std::vector<std::string>& argv,
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGPIPE, SIG_DFL);
     if (!cpus.empty() && ::sched_setaffinity(0, sizeof allowed, &allowed) != 0) {
-      const int e = errno;
+      const int e = -errno;  // negative: the affinity, not the exec, failed
       [[maybe_unused]] ssize_t w = ::write(report[1], &e, sizeof e);
       ::_exit(127);
     }
@@ -116,6 +118,9 @@ SystemUnderTest::SystemUnderTest(const std::vector<std::string>& argv,
     int status;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
+    if (e < 0)
+      throw SutError("cannot run the system under test '" + argv[0] + "' on CPUs " +
+                     cpu_list_text(cpus) + " (sut.cpus): " + std::strerror(-e));
     throw SutError("cannot start the system under test '" + argv[0] + "': " + std::strerror(e));
   }
 }

@@ -79,16 +79,14 @@ int run_demo(const DemoOptions& o) {
         {"reload_ms", 100}}},
       {"profile", (out / "profile.json").string()},
       {"max_users", o.quick ? 6 : 12},
+      {"scaling_steps", o.quick ? 3 : 5},
       {"arrival_rate_per_user", o.arrival_rate_per_user},
       {"samplers", {"cpu"}},
       {"durations",
        {{"ramp_up_s", o.quick ? 0.5 : 2.0}, {"stable_s", stable}, {"cool_down_s", 0.5}}},
-      {"requirements", {{"default", {{"threshold_ms", 10}, {"percentile", 0.9}}}}},
-      {"experiments",
-       {{{"kind", "single_user"}, {"probes", {"response_time", "database", "messaging", "cpu"}}},
-        {{"kind", "scaling"},
-         {"steps", o.quick ? 3 : 5},
-         {"probes", {"response_time", "lock_wait", "database", "messaging", "cpu"}}}}}};
+      {"requirements", {{"default", {{"threshold_ms", 10}, {"percentile", 0.9}}}}}};
+  // No "experiments": the systematic search runs each level's experiments
+  // (and the probes they need) once it gets there.
   if (o.database == "postgresql") config["database"] = {{"kind", "postgresql"}, {"start", true}};
   std::ofstream(out / "config.json") << config.dump(2) << "\n";
   std::cerr << "sonde demo: shop with --" << nlohmann::json(o.problems).dump() << " on "

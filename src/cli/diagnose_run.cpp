@@ -5,19 +5,29 @@
 #include "diagnose/diagnosis.hpp"
 #include "diagnose/engine/config.hpp"
 #include "diagnose/engine/engine.hpp"
+#include "diagnose/engine/search.hpp"
 #include "diagnose/hierarchy.hpp"
 #include "diagnose/report.hpp"
 
 namespace sonde::cli {
+namespace {
+
+// The hierarchy file's config, else the requirements (of the environment
+// config), else the defaults.
+diagnose::DiagnoseConfig diagnose_config(const std::string& hierarchy,
+                                         const nlohmann::json& requirements) {
+  using namespace sonde::diagnose;
+  if (!hierarchy.empty()) return load_diagnose_config(hierarchy);
+  return parse_diagnose_config(requirements.is_null() ? nlohmann::json::object() : requirements);
+}
+
+}  // namespace
 
 int evaluate_experiments(const std::string& data_dir, const std::string& out,
                          const std::string& hierarchy, const nlohmann::json& requirements) {
   using namespace sonde::diagnose;
   try {
-    const DiagnoseConfig config = !hierarchy.empty() ? load_diagnose_config(hierarchy)
-                                  : requirements.is_null()
-                                      ? parse_diagnose_config(nlohmann::json::object())
-                                      : parse_diagnose_config(requirements);
+    const DiagnoseConfig config = diagnose_config(hierarchy, requirements);
     const ExperimentData data = load_experiment_data(data_dir);
     const NodeResult root = run_diagnosis(data, config);
     const ReportMeta meta = report_meta(data);
@@ -44,24 +54,28 @@ int diagnose_with_config(const std::string& config, const std::string& out,
       if (r->contains("default")) requirements["requirement"] = (*r)["default"];
       if (r->contains("services")) requirements["services"] = (*r)["services"];
     }
-    // Without an "experiments" list, the heuristics' needs decide.
-    const auto plans =
-        env.raw.contains("experiments")
-            ? engine::plan_from_config(env)
-            : engine::plan_from_needs(
-                  env, diagnose::merged_needs(!hierarchy.empty()
-                                                  ? diagnose::load_diagnose_config(hierarchy).root
-                                                  : diagnose::default_hierarchy()));
-    if (plans.empty()) {
-      std::cerr << "sonde diagnose: " << config
-                << ": config key 'experiments' lists nothing to run (docs/diagnose/config.md)\n";
-      return 1;
+    // The config's own plan runs first, then the diagnosis; without one,
+    // the systematic search runs each level's experiments once reached.
+    std::vector<engine::SeriesPlan> plans;
+    if (env.raw.contains("experiments")) {
+      plans = engine::plan_from_config(env);
+      if (plans.empty()) {
+        std::cerr << "sonde diagnose: " << config
+                  << ": config key 'experiments' lists nothing to run (docs/diagnose/config.md)\n";
+        return 1;
+      }
     }
+    const diagnose::DiagnoseConfig search = diagnose_config(hierarchy, requirements);
     engine::Engine e(env, data_dir);
     engine::cancel_on_signals(e);
-    e.expect_total(plans);
-    if (!e.run_all(plans))
-      std::cerr << "sonde diagnose: experiments stopped: " << e.reason() << "\n";
+    bool ok = true;
+    if (!plans.empty()) {
+      e.expect_total(plans);
+      ok = e.run_all(plans);
+    } else {
+      ok = engine::run_search(e, env, search, data_dir);
+    }
+    if (!ok) std::cerr << "sonde diagnose: experiments stopped: " << e.reason() << "\n";
     e.finish();
   } catch (const std::runtime_error& e) {  // ConfigError, ProfileError, SutError
     std::cerr << "sonde diagnose: " << e.what() << "\n";

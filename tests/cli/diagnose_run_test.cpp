@@ -9,9 +9,9 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
-#include <thread>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "sonde_cli_fixture.hpp"
 
@@ -87,10 +87,85 @@ TEST_F(DiagnoseRun, RunsTheExperimentsThenReportsEveryNode) {
   EXPECT_NE(r.out.find("report: " + (out / "report.html").string()), std::string::npos) << r.out;
 }
 
+// Without an "experiments" list the systematic search decides what runs:
+// the root's load test, then a level's experiments only once its parent
+// is detected.
+std::set<std::string> experiment_ids(const fs::path& data) {
+  std::set<std::string> ids;
+  for (const auto& e : fs::directory_iterator(data / "experiments"))
+    ids.insert(e.path().filename().string());
+  return ids;
+}
+
+const json* find_node(const json& node, const std::string& id) {
+  if (node.at("id") == id) return &node;
+  if (!node.contains("children")) return nullptr;
+  for (const json& c : node.at("children"))
+    if (const json* f = find_node(c, id)) return f;
+  return nullptr;
+}
+
+TEST_F(DiagnoseRun, SearchStopsAfterTheLoadTestWithoutAProblem) {
+  const fs::path out = dir_ / "out";
+  json command = {std::string(SONDE_BINARY_DIR) + "/examples/shop", "--port", "{port}",
+                  "--products", "300"};
+  const CliRun r =
+      sonde({"diagnose", "--config",
+             write_config(
+                 {{"experiments", nullptr},
+                  {"sut", {{"command", command}}},
+                  {"requirements", {{"default", {{"threshold_ms", 5000}, {"percentile", 0.9}}}}}})
+                 .string(),
+             "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(experiment_ids(out / "data"), (std::set<std::string>{"load-u2"}));
+  const json report = read_json_file(out / "report.json");
+  const json& root = report.contains("root") ? report.at("root") : report;
+  EXPECT_EQ(root.at("status"), "not_detected") << root.dump(2);
+  std::map<std::string, int> statuses;
+  int nodes = 0;
+  count_nodes(root, statuses, nodes);
+  EXPECT_EQ(statuses["skipped"], nodes - 1) << "every node below the root";
+}
+
+TEST_F(DiagnoseRun, SearchRunsTheNextLevelsExperimentsWhenTheParentIsDetected) {
+  // Every request violates 1 microsecond: a performance problem, whose
+  // children include the Ramp (its single-user windows between load
+  // phases) and, through Continuously Violated Requirements, the Traffic
+  // Jam (the scaling series, here 2 steps).
+  const fs::path out = dir_ / "out";
+  const CliRun r =
+      sonde({"diagnose", "--config",
+             write_config(
+                 {{"experiments", nullptr},
+                  {"scaling_steps", 2},
+                  {"requirements", {{"default", {{"threshold_ms", 0.001}, {"percentile", 0.9}}}}}})
+                 .string(),
+             "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::set<std::string> ids = experiment_ids(out / "data");
+  for (const char* id : {"load-u2", "ramp-w1", "ramp-w2", "ramp-w3", "ramp-w4"})
+    EXPECT_EQ(ids.count(id), 1u) << id << " of " << json(ids).dump();
+  const json report = read_json_file(out / "report.json");
+  const json& root = report.contains("root") ? report.at("root") : report;
+  ASSERT_EQ(root.at("status"), "detected") << root.dump(2);
+  const json* ramp = find_node(root, "the_ramp");
+  ASSERT_NE(ramp, nullptr);
+  EXPECT_NE(ramp->at("status"), "not_evaluated") << ramp->dump(2);
+  const json* cvr = find_node(root, "continuously_violated_requirements");
+  ASSERT_NE(cvr, nullptr);
+  if (cvr->at("status") == "detected") {
+    EXPECT_EQ(ids.count("scaling-s2-u2"), 1u) << json(ids).dump();
+  } else {
+    EXPECT_EQ(ids.count("scaling-s2-u2"), 0u) << json(ids).dump();
+  }
+  EXPECT_NE(r.err.find("ETA at most"), std::string::npos) << r.err;
+}
+
 TEST_F(DiagnoseRun, BadConfigKeyIsNamedAndNothingRuns) {
   const fs::path out = dir_ / "out";
-  const CliRun r = sonde({"diagnose", "--config",
-                          write_config({{"max_userz", 3}}).string(), "--out", out.string()});
+  const CliRun r = sonde(
+      {"diagnose", "--config", write_config({{"max_userz", 3}}).string(), "--out", out.string()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("max_userz"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out / "data" / "experiments"));
@@ -102,13 +177,18 @@ TEST_F(DiagnoseRun, BadConfigKeyIsNamedAndNothingRuns) {
 TEST_F(DiagnoseRun, SutKilledMidExperimentGivesAnIncompleteReport) {
   const fs::path out = dir_ / "out";
   const fs::path pid_file = dir_ / "shop.pid";
-  json command = {std::string(SONDE_BINARY_DIR) + "/examples/shop", "--port", "{port}",
-                  "--products", "300", "--pid-file", pid_file.string()};
+  json command = {std::string(SONDE_BINARY_DIR) + "/examples/shop",
+                  "--port",
+                  "{port}",
+                  "--products",
+                  "300",
+                  "--pid-file",
+                  pid_file.string()};
   // One long experiment, so the kill surely lands inside it.
-  const fs::path config = write_config(
-      {{"sut", {{"command", command}}},
-       {"durations", {{"stable_s", 60}}},
-       {"experiments", json::array({{{"kind", "load"}, {"users", 2}}})}});
+  const fs::path config =
+      write_config({{"sut", {{"command", command}}},
+                    {"durations", {{"stable_s", 60}}},
+                    {"experiments", json::array({{{"kind", "load"}, {"users", 2}}})}});
   std::atomic<bool> killed{false};
   std::thread killer([&] {
     for (int i = 0; i < 600 && !fs::exists(pid_file); ++i)
@@ -131,7 +211,8 @@ TEST_F(DiagnoseRun, SutKilledMidExperimentGivesAnIncompleteReport) {
   EXPECT_NE(report.at("incomplete_reason").get<std::string>().find("(shop)"), std::string::npos)
       << report.dump(2);
   EXPECT_TRUE(fs::exists(out / "report.html"));
-  const json experiment = read_json_file(out / "data" / "experiments" / "load-u2" / "experiment.json");
+  const json experiment =
+      read_json_file(out / "data" / "experiments" / "load-u2" / "experiment.json");
   EXPECT_EQ(experiment.at("status"), "failed");
 }
 

@@ -214,8 +214,8 @@ const std::vector<std::string>& known_probes() {
 
 EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& base_dir) {
   only_keys(j, "",
-            {"sut", "profile", "max_users", "arrival_rate_per_user", "durations", "requirements",
-             "samplers", "database", "experiments"});
+            {"sut", "profile", "max_users", "scaling_steps", "arrival_rate_per_user", "durations",
+             "requirements", "samplers", "database", "experiments"});
   EnvironmentConfig c;
   c.raw = j;
   if (!j.contains("sut")) fail("sut", "required");
@@ -225,6 +225,7 @@ EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& bas
   if (fs::path(c.profile).is_relative())
     c.profile = (fs::path(base_dir) / c.profile).lexically_normal().string();
   c.max_users = integer(j, "", "max_users", c.max_users, 1);
+  c.scaling_steps = integer(j, "", "scaling_steps", 0, 2);
   c.arrival_rate_per_user = number(j, "", "arrival_rate_per_user", c.arrival_rate_per_user, 0);
   if (j.contains("durations")) {
     const json& d = j.at("durations");
@@ -258,6 +259,8 @@ EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& bas
     if (c.sut.command[i].find("{database}") != std::string::npos && c.database.kind.empty())
       fail("sut.command[" + std::to_string(i) + "]",
            "uses {database}, but no \"database\" is configured");
+  if (j.contains("experiments") && j.contains("scaling_steps"))
+    fail("scaling_steps", "only without \"experiments\" (each scaling entry has its own steps)");
   if (j.contains("experiments")) {
     const json& e = j.at("experiments");
     if (!e.is_array()) fail("experiments", "expected an array");

@@ -78,6 +78,9 @@ struct EnvironmentConfig {
   SutConfig sut;
   std::string profile;  // usage profile path (relative paths: to the config file)
   int max_users = 10;
+  // Plans made from the heuristics' needs (no "experiments"): the scaling
+  // series' steps; 0 = as the heuristics ask (5, the thesis' default).
+  int scaling_steps = 0;
   // 0: closed workload (each user waits for its answer, then thinks, as
   // the profile says). > 0: open workload, requests arrive as a Poisson
   // process at this rate times the users, served by that many connections

@@ -171,7 +171,9 @@ std::vector<SeriesPlan> plan_from_needs(const EnvironmentConfig& config,
       if (need.kind != kind) continue;
       if (need.kind == "single_user") plans.push_back(single_user_plan(need.probes));
       if (need.kind == "scaling")
-        plans.push_back(scaling_plan(config.max_users, need.steps, need.probes));
+        plans.push_back(scaling_plan(config.max_users,
+                                     config.scaling_steps > 0 ? config.scaling_steps : need.steps,
+                                     need.probes));
       if (need.kind == "load") plans.push_back(load_plan(config.max_users, need.probes));
       if (need.kind == "custom") {
         plans.push_back(windows_plan(need.series, need.steps, config.max_users,
@@ -262,7 +264,8 @@ double Engine::planned_seconds(const SeriesPlan& plan) const {
   return s;
 }
 
-void Engine::expect_total(const std::vector<SeriesPlan>& plans) {
+void Engine::expect_total(const std::vector<SeriesPlan>& plans, bool at_most) {
+  total_is_bound_ = at_most;
   total_s_ = done_s_;
   for (const auto& p : plans) total_s_ += planned_seconds(p);
 }
@@ -328,7 +331,7 @@ bool Engine::ensure_database() {
   report("starting a throw-away PostgreSQL server");
   try {
     database_server_ = database::PostgresServer::start(config_.database.cpus);
-  } catch (const database::DatabaseError& e) {
+  } catch (const std::exception& e) {  // DatabaseError, or the system's
     fail(std::string("the database server (\"database\": {\"start\": true}) cannot run: ") +
          e.what());
     return false;
@@ -511,7 +514,7 @@ bool Engine::run(const SeriesPlan& plan) {
             ", stable " + seconds_text(stable) + "; elapsed " +
             seconds_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - started_)
                              .count()) +
-            ", ETA " + seconds_text(left));
+            (total_is_bound_ ? ", ETA at most " : ", ETA ") + seconds_text(left));
         std::unique_ptr<database::PostgresSampler> sampler;
         const auto result = drive(
             spec.users, d.ramp_up_s, stable, d.cool_down_s,
@@ -531,12 +534,13 @@ bool Engine::run(const SeriesPlan& plan) {
           sampler->stop();  // also when the stable phase never ended (SUT died)
           database::write_samples_csv((r.dir / "samples.csv").string(), "postgresql",
                                       sampler->samples());
-          r.samplers["postgresql"] = {{"status", sampler->error().empty() ? "ok" : "failed"},
-                                      {"reason", sampler->error()},
-                                      {"samples", sampler->samples().size()},
-                                      {"cpu", sampler->cpu_error().empty()},
-                                      {"cpus", sampler->cpus()},
-                                      {"cpu_reason", sampler->cpu_error()}};
+          r.samplers["postgresql"] = {
+              {"status", sampler->error().empty() ? "ok" : "failed"},
+              {"reason", sampler->error()},
+              {"samples", sampler->samples().size()},
+              {"cpu", sampler->error().empty() && sampler->cpu_error().empty()},
+              {"cpus", sampler->cpus()},
+              {"cpu_reason", sampler->cpu_error()}};
           if (!sampler->error().empty()) report("database sampler: " + sampler->error());
         }
         done_s_ += d.ramp_up_s + stable + d.cool_down_s;

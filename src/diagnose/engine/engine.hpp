@@ -112,7 +112,9 @@ class Engine {
   std::atomic<bool>& cancel_flag() { return cancel_; }
   // Progress lines go here (default: stderr); plan totals give the ETA.
   void set_progress(std::function<void(const std::string&)> sink) { progress_ = std::move(sink); }
-  void expect_total(const std::vector<SeriesPlan>& plans);
+  // at_most: the plans are the most that may still run (a search that may
+  // prune them), so the ETA is shown as an upper bound.
+  void expect_total(const std::vector<SeriesPlan>& plans, bool at_most = false);
 
  private:
   struct RunningSut;
@@ -136,6 +138,7 @@ class Engine {
   std::int64_t start_ns_ = 0;
   std::int64_t end_ns_ = 0;
   bool finished_ = false;
+  bool total_is_bound_ = false;
   std::string reason_;
   std::atomic<bool> cancel_{false};
   std::function<void(const std::string&)> progress_;

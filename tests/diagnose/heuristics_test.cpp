@@ -197,9 +197,10 @@ TEST(OneLaneBridge, NetworkBoundSystemIsNotAnOlb) {
   EXPECT_NE(r.reason.find("stagnates"), std::string::npos) << r.reason;
 }
 
-void write_lock_waits(const std::string& dir, double wait_ms, const std::string& lock) {
+void write_lock_waits(const std::string& dir, double wait_ms, const std::string& lock,
+                      int waits = 200) {
   write_log(dir, [&](format::RecordSink& sink) {
-    for (int i = 0; i < 200; ++i) {
+    for (int i = 0; i < waits; ++i) {
       format::Record r;
       format::reset_to_defaults(r, &lock_wait_schema());
       r.values[0] = kT0 + i * 10 * kMs;
@@ -233,6 +234,29 @@ TEST(DispensableSynchronization, LockWaitGrowingWithLoad) {
             std::string::npos);
   EXPECT_EQ(evaluate(flat.path(), "dispensable_synchronization").status, Status::kNotDetected);
   EXPECT_EQ(evaluate(no_probe.path(), "dispensable_synchronization").status, Status::kNotEvaluated);
+}
+
+TEST(DispensableSynchronization, WaitsAppearingUnderLoadAreGrowth) {
+  // One user never waits (an uncontended lock writes nothing); from the
+  // second step on, requests queue for the lock, longer and longer.
+  TempDir appears, too_few;
+  for (auto* d : {&appears, &too_few})
+    write_scaling(d->path(), {100, 300, 700, 1200, 2000}, {"response_time", "lock_wait"});
+  for (int k = 0; k < 5; ++k) {
+    const std::string id = "scaling-s" + std::to_string(k);
+    const std::string lock = "0x7ffc0000" + std::to_string(10 + k);
+    write_lock_waits(experiment_dir(appears.path(), id), 1 + 100.0 * k, lock, k == 0 ? 0 : 200);
+    // Three waits at the second load are not enough to call it growth.
+    write_lock_waits(experiment_dir(too_few.path(), id), 1 + 100.0 * k, lock,
+                     k == 0 ? 0 : (k == 1 ? 3 : 200));
+  }
+  const NodeResult r = evaluate(appears.path(), "dispensable_synchronization");
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 4u);
+  EXPECT_NE(r.evidence[0].test.find("appearance"), std::string::npos) << r.evidence[0].test;
+  EXPECT_EQ(r.evidence[0].values["n_after"], 200);
+  EXPECT_NE(r.evidence[1].test.find("Welch"), std::string::npos) << r.evidence[1].test;
+  EXPECT_EQ(evaluate(too_few.path(), "dispensable_synchronization").status, Status::kNotDetected);
 }
 
 void write_db_calls(const std::string& dir, int traces,

@@ -65,6 +65,30 @@ std::vector<std::string> growth_with_load(const Context& ctx, const GrowthSpec& 
       auto b = ks.per_step[s].find(key);
       const std::vector<double>& va = a == ks.per_step[s - 1].end() ? none : a->second;
       const std::vector<double>& vb = b == ks.per_step[s].end() ? none : b->second;
+      const std::string between =
+          std::to_string(steps[s - 1]->users) + " -> " + std::to_string(steps[s]->users) + " users";
+      if (spec.absent_means_zero && va.empty() && vb.size() >= spec.min_appearing) {
+        // Nothing to compare with a t-test: none at the lower load, many at
+        // the higher one. The count is the evidence.
+        ++increased;
+        Evidence ev;
+        ev.location = spec.key_label + " " + key;
+        ev.test = "appearance: none at the lower load, >= " + std::to_string(spec.min_appearing) +
+                  " at the higher";
+        ev.effect_size = stats::mean(vb);
+        ev.effect = "mean at the higher load, ms (0 at the lower)";
+        ev.data = between + ", n=0/" + std::to_string(vb.size());
+        ev.detail = spec.key_label + " " + key + ": none at " +
+                    std::to_string(steps[s - 1]->users) + " users, " + std::to_string(vb.size()) +
+                    " (mean " + fmt(ev.effect_size) + " ms) at " + std::to_string(steps[s]->users) +
+                    " users";
+        ev.values = {{"mean_before", 0},
+                     {"mean_after", ev.effect_size},
+                     {"n_before", 0},
+                     {"n_after", vb.size()}};
+        evs.push_back(std::move(ev));
+        continue;
+      }
       const Increase inc =
           test_increase(va, vb, ctx.settings.alpha, ctx.params.at("min_relative_increase"));
       increased += inc.significant;

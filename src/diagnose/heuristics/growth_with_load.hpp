@@ -18,6 +18,11 @@ struct GrowthSpec {
   std::string key_label;      // "lock", "SQL"
   std::string context_field;  // extra location, e.g. the operation ("" none)
   bool sql_key = false;       // group keys by SQL shape (literals -> ?)
+  // A key without records at a load had nothing to measure there, e.g. a
+  // lock without waits: uncontended locks write nothing. Then appearing
+  // at the next load with at least `min_appearing` values is growth.
+  bool absent_means_zero = false;
+  size_t min_appearing = 10;
 };
 
 // Fills r's evidence and status; returns the keys that grew.

@@ -58,6 +58,8 @@ const IntFlag kIntFlags[] = {
     {"--hiccup-period-ms", &Options::hiccup_period_ms, 1, "time between pauses (default 2000)"},
     {"--hiccup-pause-ms", &Options::hiccup_pause_ms, 1, "length of a pause (default 300)"},
     {"--external-delay-ms", &Options::external_delay_ms, 0, "carrier delay (default 40)"},
+    {"--ramp-growth", &Options::ramp_growth, 1,
+     "--ramp: history entries each request adds (default 8)"},
 };
 
 }  // namespace

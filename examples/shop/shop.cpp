@@ -49,7 +49,7 @@ void Shop::hiccup_loop() {
 void Shop::cart_activity(int user, int product) {
   if (!options_.ramp) return;
   std::lock_guard lock(activity_mutex_);
-  activity_.emplace_back(user, product);
+  for (int i = 0; i < options_.ramp_growth; ++i) activity_.emplace_back(user, product);
   // "Recently viewed" counts per category, recomputed from the whole history.
   long seen[20] = {};
   for (int category = 0; category < 20; ++category)

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "format/log_reader.hpp"
 #include "format/record.hpp"
@@ -124,66 +125,69 @@ int64_t to_int(const std::string& text, const fs::path& path, size_t line, const
   }
 }
 
-void read_requests(const fs::path& path, Experiment& e) {
+// Calls `row` for each data line of the CSV file at `path` (header
+// skipped) after checking it has the header's number of columns. A
+// missing file calls nothing: the heuristics needing it say so.
+template <typename Row>
+void for_each_csv_row(const fs::path& path, const std::vector<std::string>& columns, Row row) {
   std::ifstream in(path);
-  if (!in) return;  // no requests.csv: heuristics needing it report not_evaluated
+  if (!in) return;
   std::string line;
   size_t number = 0;
   while (std::getline(in, line)) {
     ++number;
     if (number == 1 || line.empty()) continue;  // header
     std::vector<std::string> cells = split_csv(line);
-    if (cells.size() != 5) {
-      throw DiagnoseError(path.string() + ":" + std::to_string(number) + ": expected 5 columns " +
-                          "(start_ns,end_ns,user,service,status), found " +
+    if (cells.size() != columns.size()) {
+      std::string header;
+      for (const std::string& c : columns) header += (header.empty() ? "" : ",") + c;
+      throw DiagnoseError(path.string() + ":" + std::to_string(number) + ": expected " +
+                          std::to_string(columns.size()) + " columns (" + header + "), found " +
                           std::to_string(cells.size()));
     }
-    Request r;
-    r.start_ns = to_int(cells[0], path, number, "start_ns");
-    r.end_ns = to_int(cells[1], path, number, "end_ns");
-    r.user = static_cast<int>(to_int(cells[2], path, number, "user"));
-    r.service = cells[3];
-    r.status = static_cast<int>(to_int(cells[4], path, number, "status"));
-    if (r.end_ns < r.start_ns) {
-      throw DiagnoseError(path.string() + ":" + std::to_string(number) +
-                          ": end_ns is before start_ns");
-    }
-    e.requests.push_back(std::move(r));
+    row(cells, number);
   }
+}
+
+void read_requests(const fs::path& path, Experiment& e) {
+  for_each_csv_row(path, {"start_ns", "end_ns", "user", "service", "status"},
+                   [&](const std::vector<std::string>& cells, size_t number) {
+                     Request r;
+                     r.start_ns = to_int(cells[0], path, number, "start_ns");
+                     r.end_ns = to_int(cells[1], path, number, "end_ns");
+                     r.user = static_cast<int>(to_int(cells[2], path, number, "user"));
+                     r.service = cells[3];
+                     r.status = static_cast<int>(to_int(cells[4], path, number, "status"));
+                     if (r.end_ns < r.start_ns) {
+                       throw DiagnoseError(path.string() + ":" + std::to_string(number) +
+                                           ": end_ns is before start_ns");
+                     }
+                     e.requests.push_back(std::move(r));
+                   });
 }
 
 // samples.csv (time_ns,source,metric,key,value); rows outside the stable
 // phase are dropped, as log records are.
 void read_samples(const fs::path& path, Experiment& e) {
-  std::ifstream in(path);
-  if (!in) return;  // no external sampler ran
-  std::string line;
-  size_t number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (number == 1 || line.empty()) continue;  // header
-    std::vector<std::string> cells = split_csv(line);
-    if (cells.size() != 5) {
-      throw DiagnoseError(path.string() + ":" + std::to_string(number) + ": expected 5 columns " +
-                          "(time_ns,source,metric,key,value), found " +
-                          std::to_string(cells.size()));
-    }
-    SampledValue v;
-    v.time_ns = to_int(cells[0], path, number, "time_ns");
-    v.source = cells[1];
-    v.metric = cells[2];
-    v.key = cells[3];
-    try {
-      size_t used = 0;
-      v.value = std::stod(cells[4], &used);
-      if (used != cells[4].size()) throw std::invalid_argument("trailing");
-    } catch (const std::exception&) {
-      throw DiagnoseError(path.string() + ":" + std::to_string(number) +
-                          ": value is not a number: '" + cells[4] + "'");
-    }
-    if (e.end_ns > e.start_ns && (v.time_ns < e.start_ns || v.time_ns > e.end_ns)) continue;
-    e.samples.push_back(std::move(v));
-  }
+  for_each_csv_row(path, {"time_ns", "source", "metric", "key", "value"},
+                   [&](const std::vector<std::string>& cells, size_t number) {
+                     SampledValue v;
+                     v.time_ns = to_int(cells[0], path, number, "time_ns");
+                     v.source = cells[1];
+                     v.metric = cells[2];
+                     v.key = cells[3];
+                     try {
+                       size_t used = 0;
+                       v.value = std::stod(cells[4], &used);
+                       if (used != cells[4].size()) throw std::invalid_argument("trailing");
+                     } catch (const std::exception&) {
+                       throw DiagnoseError(path.string() + ":" + std::to_string(number) +
+                                           ": value is not a number: '" + cells[4] + "'");
+                     }
+                     if (e.end_ns > e.start_ns && (v.time_ns < e.start_ns || v.time_ns > e.end_ns))
+                       return;
+                     e.samples.push_back(std::move(v));
+                   });
 }
 
 Experiment read_experiment(const fs::path& dir) {
@@ -258,9 +262,12 @@ class ClassFilter : public format::RecordSink {
 
 const LogRecords& log_records(const Experiment& e, const std::string& class_name) {
   static std::mutex mutex;
-  static std::map<std::pair<std::string, std::string>, LogRecords> cache;
+  // Keyed by the stable phase too: an experiment run again into the same
+  // directory has other records (and another phase).
+  static std::map<std::tuple<std::string, std::int64_t, std::int64_t, std::string>, LogRecords>
+      cache;
   std::lock_guard<std::mutex> lock(mutex);
-  const auto key = std::make_pair(e.dir, class_name);
+  const auto key = std::make_tuple(e.dir, e.start_ns, e.end_ns, class_name);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   LogRecords& out = cache[key];

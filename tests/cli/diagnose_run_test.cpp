@@ -109,6 +109,10 @@ TEST_F(DiagnoseRun, SearchStopsAfterTheLoadTestWithoutAProblem) {
   const fs::path out = dir_ / "out";
   json command = {std::string(SONDE_BINARY_DIR) + "/examples/shop", "--port", "{port}",
                   "--products", "300"};
+  // An earlier run into the same --out left an experiment this one does
+  // not plan (and an unreadable one): it must not count as this run's.
+  fs::create_directories(out / "data" / "experiments" / "scaling-s9-u99");
+  std::ofstream(out / "data" / "experiments" / "scaling-s9-u99" / "experiment.json") << "{";
   const CliRun r =
       sonde({"diagnose", "--config",
              write_config(
@@ -119,6 +123,7 @@ TEST_F(DiagnoseRun, SearchStopsAfterTheLoadTestWithoutAProblem) {
              "--out", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(experiment_ids(out / "data"), (std::set<std::string>{"load-u2"}));
+  EXPECT_NE(r.err.find("removing the experiments of an earlier run"), std::string::npos) << r.err;
   const json report = read_json_file(out / "report.json");
   const json& root = report.contains("root") ? report.at("root") : report;
   EXPECT_EQ(root.at("status"), "not_detected") << root.dump(2);

@@ -93,6 +93,7 @@ std::unique_ptr<PostgresServer> PostgresServer::start(const std::vector<int>& cp
                             quoted(d + "/data") + " -w -t 60 -l " + quoted(log) + " -o " +
                             quoted(options) + " start >/dev/null 2>&1";
   if (std::system(start.c_str()) != 0) {
+    server->stop_immediately();  // pg_ctl may have stopped waiting on a server still starting
     server->keep_dir_ = true;
     throw DatabaseError("the PostgreSQL server did not start, see " + log);
   }
@@ -100,12 +101,14 @@ std::unique_ptr<PostgresServer> PostgresServer::start(const std::vector<int>& cp
   return server;
 }
 
+void PostgresServer::stop_immediately() const {
+  const std::string stop = as_server_user() + quoted(bin_ + "/pg_ctl") + " -D " +
+                           quoted(dir_ + "/data") + " -m immediate stop >/dev/null 2>&1";
+  [[maybe_unused]] int rc = std::system(stop.c_str());
+}
+
 PostgresServer::~PostgresServer() {
-  if (started_) {
-    const std::string stop = as_server_user() + quoted(bin_ + "/pg_ctl") + " -D " +
-                             quoted(dir_ + "/data") + " -m immediate stop >/dev/null 2>&1";
-    [[maybe_unused]] int rc = std::system(stop.c_str());
-  }
+  if (started_) stop_immediately();
   std::error_code ec;
   if (!keep_dir_) fs::remove_all(dir_, ec);
 }

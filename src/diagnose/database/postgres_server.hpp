@@ -39,6 +39,7 @@ class PostgresServer {
  private:
   PostgresServer(std::string dir, std::string bin) : dir_(std::move(dir)), bin_(std::move(bin)) {}
   std::string as_server_user() const;
+  void stop_immediately() const;  // pg_ctl stop -m immediate; harmless if not running
   std::string dir_, bin_;
   int port_ = -1;
   bool started_ = false;

@@ -222,9 +222,20 @@ Engine::Engine(EnvironmentConfig config, fs::path out_dir)
       out_(std::move(out_dir)),
       started_(std::chrono::steady_clock::now()) {
   profile_ = load::UsageProfile::load(config_.profile);
-  fs::create_directories(out_ / "experiments");
-  start_ns_ = load::epoch_ns();
   progress_ = [](const std::string& line) { std::cerr << "sonde: " << line << std::endl; };
+  // The data directory holds one run: an earlier run's experiments (the
+  // same --out again) would be read as this run's by the diagnosis.
+  const fs::path experiments = out_ / "experiments";
+  std::error_code ec;
+  if (fs::is_directory(experiments, ec) && !fs::is_empty(experiments, ec)) {
+    report("removing the experiments of an earlier run in " + experiments.string());
+    fs::remove_all(experiments, ec);
+    if (ec)
+      throw std::runtime_error("cannot remove the earlier run's experiments in " +
+                               experiments.string() + ": " + ec.message());
+  }
+  fs::create_directories(experiments);
+  start_ns_ = load::epoch_ns();
   write_run_json();
 }
 
@@ -344,6 +355,7 @@ bool Engine::ensure_database() {
 }
 
 bool Engine::run(const SeriesPlan& plan) {
+  if (!failed() && cancel_) fail("cancelled");
   if (failed()) return false;
   if (!ensure_database()) return false;
   // Segments: consecutive phases that share one SUT process.

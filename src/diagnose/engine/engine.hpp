@@ -105,6 +105,8 @@ class Engine {
 
   const std::map<std::string, ExperimentResult>& results() const { return results_; }
   const std::string& reason() const { return reason_; }
+  // Stops the run: the first reason is kept, run.json says incomplete.
+  void fail(const std::string& reason);
   bool failed() const { return !reason_.empty(); }
 
   // Set (e.g. from a SIGINT handler) to stop: the running experiment ends,
@@ -125,7 +127,6 @@ class Engine {
                      const std::filesystem::path& probes_file,
                      const std::vector<std::string>& probes);
   void report(const std::string& what);
-  void fail(const std::string& reason);
   // Starts the throw-away database server when the config asks for one;
   // false (after fail()) when it cannot start.
   bool ensure_database();

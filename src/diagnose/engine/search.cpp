@@ -66,7 +66,18 @@ bool run_search(Engine& engine, const EnvironmentConfig& env, const DiagnoseConf
   const std::vector<ExperimentNeed> merged = merged_needs(config.root);
   std::vector<ExperimentNeed> ran;
   for (;;) {
-    const NodeResult result = run_diagnosis(load_experiment_data(data_dir), config);
+    NodeResult result;
+    try {
+      result = run_diagnosis(load_experiment_data(data_dir), config);
+    } catch (const std::exception& e) {  // unreadable data: stop, keep what ran
+      engine.fail(std::string("the search cannot read its experiments: ") + e.what());
+      return false;
+    }
+    // A Ctrl-C during the diagnosis: no next level, and the run is not complete.
+    if (engine.cancel_flag()) {
+      engine.fail("cancelled");
+      return false;
+    }
     const std::vector<ExperimentNeed> next = needs_to_run(config.root, result, merged, ran);
     if (next.empty()) return true;
     // The ETA counts everything the search may still reach.

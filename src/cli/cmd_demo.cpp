@@ -4,6 +4,8 @@
 // and a scaling series, diagnoses the result and writes DIR/report.html.
 // Everything it runs is written to DIR/config.json and DIR/profile.json, so
 // `sonde diagnose --config DIR/config.json` repeats it.
+#include <sched.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -11,6 +13,7 @@
 
 #include "cli/command.hpp"
 #include "cli/diagnose_run.hpp"
+#include "diagnose/engine/cpu_list.hpp"
 
 namespace sonde::cli {
 namespace {
@@ -24,7 +27,24 @@ struct DemoOptions {
   bool quick = false;
   double arrival_rate_per_user = 0;  // 0: closed workload
   std::string database = "sqlite";   // or postgresql: a throw-away server the engine starts
+  bool share_cpus = false;           // postgresql: do not split the CPUs between shop and server
 };
+
+// With a database server: the lower half of this process' CPUs for the
+// shop, the upper half for the server, as if each had its own machine
+// (sharing, each slows the other and the server's CPU limit means
+// little). Empty when there are fewer than 2.
+std::pair<std::vector<int>, std::vector<int>> split_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return {};
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  if (cpus.size() < 2) return {};
+  const auto half = cpus.begin() + static_cast<std::ptrdiff_t>(cpus.size() / 2);
+  return {std::vector<int>(cpus.begin(), half), std::vector<int>(half, cpus.end())};
+}
 
 // The shop's requests (examples/shop/profile.json, embedded so an installed
 // sonde needs no source tree).
@@ -87,10 +107,21 @@ int run_demo(const DemoOptions& o) {
       {"requirements", {{"default", {{"threshold_ms", 10}, {"percentile", 0.9}}}}}};
   // No "experiments": the systematic search runs each level's experiments
   // (and the probes they need) once it gets there.
-  if (o.database == "postgresql") config["database"] = {{"kind", "postgresql"}, {"start", true}};
+  std::string placement;
+  if (o.database == "postgresql") {
+    config["database"] = {{"kind", "postgresql"}, {"start", true}};
+    const auto [shop_cpus, server_cpus] = split_cpus();
+    if (!o.share_cpus && !shop_cpus.empty()) {
+      namespace engine = diagnose::engine;
+      config["sut"]["cpus"] = engine::cpu_list_text(shop_cpus);
+      config["database"]["cpus"] = engine::cpu_list_text(server_cpus);
+      placement = " (shop on CPUs " + engine::cpu_list_text(shop_cpus) + ", server on " +
+                  engine::cpu_list_text(server_cpus) + ")";
+    }
+  }
   std::ofstream(out / "config.json") << config.dump(2) << "\n";
   std::cerr << "sonde demo: shop with --" << nlohmann::json(o.problems).dump() << " on "
-            << o.database << "; config in " << (out / "config.json").string() << "\n";
+            << o.database << placement << "; config in " << (out / "config.json").string() << "\n";
   return diagnose_with_config((out / "config.json").string(), out.string(), "");
 }
 
@@ -110,6 +141,9 @@ SONDE_COMMAND(
                      "PostgreSQL server on 127.0.0.1, started and stopped by the run and sampled "
                      "in every measured phase)")
           ->check(CLI::IsMember({"sqlite", "postgresql"}));
+      app.add_flag("--share-cpus", o->share_cpus,
+                   "With postgresql: shop and server share every CPU (default: the shop gets the "
+                   "lower half of the CPUs, the server the upper half, like separate machines)");
       app.add_option("--out", o->out, "Directory for the report and the data (default sonde-demo)");
       app.add_option("--shop", o->shop, "The demo shop binary (default: the one built with sonde)");
       app.add_option("--problems", o->problems,

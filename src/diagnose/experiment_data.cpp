@@ -209,6 +209,7 @@ Experiment read_experiment(const fs::path& dir) {
   e.start_ns = field<int64_t>(j, "start_ns", 0, path);
   e.end_ns = field<int64_t>(j, "end_ns", 0, path);
   e.probes = field<std::vector<std::string>>(j, "probes", {}, path);
+  e.sut_cpus = field<std::vector<int>>(j, "sut_cpus", {}, path);
   e.errors = field<int64_t>(j, "errors", 0, path);
   e.status = field<std::string>(j, "status", "complete", path);
   e.reason = field<std::string>(j, "reason", "", path);

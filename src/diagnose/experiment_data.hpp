@@ -49,6 +49,8 @@ struct Experiment {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   std::vector<std::string> probes;
+  // The CPUs the SUT was pinned to (sut.cpus); empty: it could use every core.
+  std::vector<int> sut_cpus;
   int64_t errors = 0;
   std::string status;  // complete | failed
   std::string reason;

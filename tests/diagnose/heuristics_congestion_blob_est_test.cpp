@@ -123,6 +123,55 @@ TEST(CpuRecords, TheAggregateAllRecordIsNotACore) {
   EXPECT_DOUBLE_EQ(u, 0.4);
 }
 
+TEST(CpuRecords, APinnedSutCountsOnlyItsOwnCpus) {
+  // cpu0 busy (the SUT's, sut.cpus "0"), cpu1 nearly idle (a database
+  // pinned elsewhere would be there): the machine's average says 50%.
+  TempDir d;
+  ExperimentSpec s;
+  s.id = "load-u4";
+  s.probes = {"response_time", "cpu"};
+  write_experiment(d.path(), s);
+  const std::string dir = cbe_dir(d, "load-u4");
+  write_log(dir, [&](format::RecordSink& sink) {
+    const format::RecordSchema* schema =
+        format::find_builtin_schema(format::kieker_class::kCpuUtilization);
+    for (int t = 0; t < 10; ++t) {
+      for (const auto& [id, u] : {std::pair{"all", 0.5}, {"cpu0", 0.9}, {"cpu1", 0.1}}) {
+        format::Record r;
+        format::reset_to_defaults(r, schema);
+        r.values[static_cast<size_t>(schema->field_index("timestamp"))] = kT0 + t * 100 * kMs;
+        r.values[static_cast<size_t>(schema->field_index("hostname"))] = std::string_view("node1");
+        r.values[static_cast<size_t>(schema->field_index("cpuID"))] = std::string_view(id);
+        r.values[static_cast<size_t>(schema->field_index("totalUtilization"))] = u;
+        sink.on_record(r);
+      }
+    }
+  });
+  auto measure = [&](double* u, int* cores) {
+    std::string error;
+    const ExperimentData data = load_experiment_data(d.path());
+    EXPECT_TRUE(heuristics::cpu_utilization(data.experiments[0], u, cores, &error)) << error;
+  };
+  double u = 0;
+  int cores = 0;
+  measure(&u, &cores);
+  EXPECT_EQ(cores, 2);
+  EXPECT_DOUBLE_EQ(u, 0.5);
+  nlohmann::json e;
+  std::ifstream(dir + "/experiment.json") >> e;
+  e["sut_cpus"] = {0};
+  std::ofstream(dir + "/experiment.json") << e.dump(2);
+  measure(&u, &cores);
+  EXPECT_EQ(cores, 1);
+  EXPECT_DOUBLE_EQ(u, 0.9);
+  e["sut_cpus"] = {7};  // no records of that CPU: an error naming it, not 0%
+  std::ofstream(dir + "/experiment.json") << e.dump(2);
+  const ExperimentData data = load_experiment_data(d.path());
+  std::string error;
+  EXPECT_FALSE(heuristics::cpu_utilization(data.experiments[0], &u, &cores, &error));
+  EXPECT_NE(error.find("sut_cpus"), std::string::npos) << error;
+}
+
 TEST(LogRecords, SixtyFourBitTraceIdsAndTimestampsStayExact) {
   TempDir d;
   ExperimentSpec s;

@@ -318,6 +318,7 @@ void Engine::write_experiment_json(const ExperimentResult& r) {
             {"status", r.complete ? "complete" : "failed"},
             {"reason", r.reason}};
   if (!r.samplers.empty()) e["samplers"] = r.samplers;
+  if (!config_.sut.cpus.empty()) e["sut_cpus"] = config_.sut.cpus;
   write_file_atomically(r.dir / "experiment.json", e.dump(2) + "\n");
 }
 

@@ -123,22 +123,32 @@ bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::
   // libsonde's CPU sampler writes one record per core ("cpu0", ...) and one
   // for all cores together (cpuID "all"). The aggregate is not a core: it
   // is the utilization when present, and the cores are counted without it.
+  // A SUT pinned to some CPUs (sut.cpus) has those as its cores: only
+  // their records count.
+  std::set<std::string> pinned;
+  for (int c : e.sut_cpus) pinned.insert("cpu" + std::to_string(c));
   std::set<std::string> ids;
   double core_sum = 0, all_sum = 0;
   size_t core_n = 0, all_n = 0;
   for (const LogRecord& r : recs.records) {
     const double u = r.number("totalUtilization");
-    if (r.text("cpuID") == "all") {
+    const std::string id = r.text("cpuID");
+    if (!pinned.empty() && !pinned.count(id)) continue;
+    if (id == "all") {
       all_sum += u;
       ++all_n;
     } else {
-      ids.insert(r.text("hostname") + "/" + r.text("cpuID"));
+      ids.insert(r.text("hostname") + "/" + id);
       core_sum += u;
       ++core_n;
     }
   }
   if (recs.records.empty()) {
     *error = "experiment '" + e.id + "' has no CPUUtilizationRecord in its log";
+    return false;
+  }
+  if (core_n == 0 && all_n == 0) {
+    *error = "experiment '" + e.id + "' has no CPUUtilizationRecord of its CPUs (sut_cpus)";
     return false;
   }
   const double mean =

@@ -151,8 +151,9 @@ TEST(ExcessiveMessaging, ThroughputStagnatesWhileLoadRises) {
   write_scaling(no_probe, {100, 300, 700, 1200, 2000}, {"response_time"});
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    write_message_log(exp_dir(stagnant, id), k == 0 ? 100 : 1000);  // flat from the second step on
-    write_message_log(exp_dir(scaling, id), 100 + 1000 * k);
+    // Flat from the second step on; each send takes 0.2 ms: messaging is busy.
+    write_message_log(exp_dir(stagnant, id), k == 0 ? 100 : 1000, 200);
+    write_message_log(exp_dir(scaling, id), 100 + 1000 * k, 200);
   }
   EXPECT_EQ(evaluate(stagnant.path(), "excessive_messaging").status, Status::kNotDetected)
       << "outside a Traffic Jam subtree every step counts, and 1 -> 13 users did grow";
@@ -169,6 +170,32 @@ TEST(ExcessiveMessaging, ThroughputStagnatesWhileLoadRises) {
   Context ctx2{grows, settings, h.defaults(), ancestors};
   EXPECT_EQ(h.evaluate(ctx2, shared).status, Status::kNotDetected);
   EXPECT_EQ(evaluate(no_probe.path(), "excessive_messaging").status, Status::kNotEvaluated);
+}
+
+// Something else saturates the system (a ramp's lock, the CPU): the
+// message throughput flattens with every other throughput, but each send
+// takes microseconds. Not excessive messaging, unless the busy check is
+// switched off (the thesis' prose).
+TEST(ExcessiveMessaging, StagnationWhileMessagingIsIdleIsNotExcessive) {
+  TempDir idle;
+  write_scaling(idle, {100, 300, 700, 1200, 2000}, {"response_time", "messaging"});
+  for (int k = 0; k < 5; ++k)
+    write_message_log(exp_dir(idle, "scaling-s" + std::to_string(k)), k == 0 ? 100 : 1000, 5);
+  const ExperimentData data = load_experiment_data(idle.path());
+  Settings settings;
+  std::map<std::string, nlohmann::json> ancestors = {
+      {"traffic_jam", {{"violating_users", {37, 50}}}}};
+  const Heuristic& h = *heuristic_registry().at("excessive_messaging");
+  nlohmann::json shared;
+  Context ctx{data, settings, h.defaults(), ancestors};
+  const NodeResult r = h.evaluate(ctx, shared);
+  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  ASSERT_FALSE(r.evidence.empty());
+  EXPECT_EQ(r.evidence[0].values["busy"], false);
+  EXPECT_NE(r.evidence[0].detail.find("messaging not busy"), std::string::npos)
+      << r.evidence[0].detail;
+  ctx.params["busy_check"] = 0;
+  EXPECT_EQ(h.evaluate(ctx, shared).status, Status::kDetected);
 }
 
 // Alg. 21's queue analysis with bounded queues: the throughput still grows

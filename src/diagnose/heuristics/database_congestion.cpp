@@ -209,7 +209,10 @@ class DatabaseCongestion : public Heuristic {
     }
     std::vector<std::string> grown;
     nlohmann::json lock_chart = nlohmann::json::array();
-    for (const auto& [id, lock] : series) {
+    for (const auto& entry : series) {
+      // Named, not a structured binding: clang 14 (the TSan build) cannot
+      // capture those in a lambda.
+      const LockSeries& lock = entry.second;
       auto values = [&](size_t s) {
         auto it = lock.values.find(s);
         if (it != lock.values.end()) return it->second;

@@ -70,8 +70,7 @@ int diagnose_with_config(const std::string& config, const std::string& out,
     engine::cancel_on_signals(e);
     bool ok = true;
     if (!plans.empty()) {
-      e.expect_total(plans);
-      ok = e.run_all(plans);
+      ok = e.run_all(plans);  // its ETA covers the whole plan
     } else {
       ok = engine::run_search(e, env, search, data_dir);
     }

@@ -16,6 +16,9 @@ packages=(
   libpq-dev postgresql
   # examples/shop (the diagnose demo system under test) serves HTTP with it.
   libcpp-httplib-dev
+  # The shop's messages through Redis (--redis), the broker sampler, and the
+  # throw-away broker the diagnosis and its tests start (redis-cli comes along).
+  redis-server libhiredis-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz
   # `sonde serve`: HTTP server library; the browser tests drive Debian's Chromium.

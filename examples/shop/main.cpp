@@ -72,6 +72,9 @@ std::string usage() {
       "  --postgres CONNINFO\tuse this PostgreSQL database instead of SQLite (libpq "
       "connection string; its shop tables are recreated)\n";
   text +=
+      "  --redis HOST:PORT\tsend the components' messages through this Redis (lists "
+      "shop:queue:*) instead of in-process queues\n";
+  text +=
       "  --pid-file PATH\twrite the process id there once listening (removed at a clean exit)\n";
   for (const auto& f : kFlags) text += std::string("  ") + f.name + "\t" + f.help + "\n";
   return text;
@@ -95,7 +98,8 @@ bool parse_options(int argc, char** argv, Options& options, std::string& error) 
     }
     for (auto [name, member] : {std::pair{"--data-dir", &Options::data_dir},
                                 {"--pid-file", &Options::pid_file},
-                                {"--postgres", &Options::postgres}}) {
+                                {"--postgres", &Options::postgres},
+                                {"--redis", &Options::redis}}) {
       if (arg != name) continue;
       known = true;
       if (i + 1 >= argc) return error = arg + " needs a value", false;
@@ -103,6 +107,8 @@ bool parse_options(int argc, char** argv, Options& options, std::string& error) 
     }
     if (!known) return error = "unknown option '" + arg + "'", false;
   }
+  if (!options.data_dir.empty() && !options.postgres.empty())
+    return error = "--data-dir is where SQLite's file goes; not with --postgres", false;
   return true;
 }
 
@@ -148,25 +154,29 @@ void serve(httplib::Server& server, Shop& shop, const char* method, const char* 
 
 int run(const Options& options) {
   namespace fs = std::filesystem;
+  // SQLite's file (PostgreSQL needs no directory of the shop's).
   std::string dir = options.data_dir;
   bool remove_dir = false;
-  if (dir.empty()) {
-    std::string pattern = (fs::temp_directory_path() / "shop-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a temporary directory");
-    dir = pattern;
-    remove_dir = true;
+  std::string db_path;
+  if (options.postgres.empty()) {
+    if (dir.empty()) {
+      std::string pattern = (fs::temp_directory_path() / "shop-XXXXXX").string();
+      if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a temporary directory");
+      dir = pattern;
+      remove_dir = true;
+    }
+    fs::create_directories(dir);
+    db_path = (fs::path(dir) / "shop.db").string();
+    fs::remove(db_path);
+    fs::remove(db_path + "-wal");
+    fs::remove(db_path + "-shm");
   }
-  fs::create_directories(dir);
-  const std::string db_path = (fs::path(dir) / "shop.db").string();
-  fs::remove(db_path);
-  fs::remove(db_path + "-wal");
-  fs::remove(db_path + "-shm");
   int status = 0;
   {
     std::unique_ptr<Database> db =
         options.postgres.empty() ? open_sqlite(db_path) : open_postgres(options.postgres);
     db->seed(options.products);
-    MessageBus bus;
+    MessageBus bus(options.redis);
     Shop shop(options, *db, bus);
 
     httplib::Server server;

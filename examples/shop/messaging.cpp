@@ -25,26 +25,49 @@ std::int64_t now_ns() {
 
 }  // namespace
 
+MessageBus::MessageBus(std::string redis_address) : redis_address_(std::move(redis_address)) {
+  if (!redis_address_.empty()) check_redis(redis_address_);
+}
+
 void MessageBus::subscribe(const std::string& destination, Handler handler) {
   auto queue = std::make_unique<Queue>();
   queue->handler = std::move(handler);
   Queue& q = *queue;
   queues_[destination] = std::move(queue);
-  q.consumer = std::thread([this, destination, &q] { consume(destination, q); });
+  q.consumer = std::thread([this, destination, &q] {
+    if (redis_address_.empty())
+      consume(destination, q);
+    else
+      consume_redis(destination, q);
+  });
 }
 
 void MessageBus::send(const std::string& from, const std::string& destination, std::string body) {
   const std::int64_t start = now_ns();
   const auto bytes = static_cast<std::int64_t>(body.size());
   Queue& q = *queues_.at(destination);
-  {
-    std::unique_lock lock(q.mutex);
-    q.space.wait(lock, [&] { return stopping_ || q.items.size() < kCapacity; });
-    q.items.push_back(std::move(body));
+  if (!redis_address_.empty()) {
+    send_redis(destination, body);
+  } else {
+    {
+      std::unique_lock lock(q.mutex);
+      q.space.wait(lock, [&] { return stopping_ || q.items.size() < kCapacity; });
+      q.items.push_back(std::move(body));
+    }
+    q.ready.notify_one();
   }
-  q.ready.notify_one();
   if (RecordSend fn = record_send())
     fn((from + ">" + destination).c_str(), bytes, now_ns() - start);
+}
+
+// The broker's per-message work and the link's transfer time, then the
+// component's handler.
+void MessageBus::deliver(const std::string& destination, Queue& q, std::string body) {
+  const auto transfer_us =
+      static_cast<long>(static_cast<double>(body.size()) * 1e6 / kLinkBytesPerSecond);
+  std::this_thread::sleep_for(std::chrono::microseconds(kDeliveryOverheadUs + transfer_us));
+  q.handler(Message{destination, std::move(body)});
+  ++delivered_;
 }
 
 void MessageBus::consume(const std::string& destination, Queue& q) {
@@ -58,11 +81,7 @@ void MessageBus::consume(const std::string& destination, Queue& q) {
       q.items.pop_front();
     }
     q.space.notify_one();
-    const auto transfer_us =
-        static_cast<long>(static_cast<double>(body.size()) * 1e6 / kLinkBytesPerSecond);
-    std::this_thread::sleep_for(std::chrono::microseconds(kDeliveryOverheadUs + transfer_us));
-    q.handler(Message{destination, body});
-    ++delivered_;
+    deliver(destination, q, std::move(body));
   }
 }
 

@@ -27,6 +27,7 @@ struct Options {
   int products = 20000;  // rows seeded into the catalogue
   std::string data_dir;  // empty: a fresh temporary directory
   std::string postgres;  // libpq conninfo: PostgreSQL instead of SQLite (empty: SQLite)
+  std::string redis;     // host:port: messages through this Redis (empty: in-process queues)
   std::string pid_file;  // written once listening (empty: none)
   bool one_lane_bridge = false;
   bool db_lock = false;
@@ -122,8 +123,14 @@ struct Message {
   std::string body;
 };
 
-// In-process message queues between components, one consumer thread per
-// destination, behaving like a broker: a queue holds at most `capacity`
+// Connects to the Redis at host:port and pings it; throws
+// std::runtime_error naming the address and the reason when it cannot.
+void check_redis(const std::string& address);
+
+// Message queues between components, one consumer thread per
+// destination: in-process, or Redis lists "shop:queue:<destination>"
+// (RPUSH to send, BLPOP to receive) when given a Redis address. Either
+// way it behaves like a broker: a queue holds at most `capacity`
 // messages (a sender waits for space: flow control) and every delivery
 // costs a fixed handling overhead (a persistent broker's per-message
 // work) plus its bytes over a link of fixed bandwidth, so many messages
@@ -137,6 +144,9 @@ class MessageBus {
   static constexpr int kDeliveryOverheadUs = 250;
   static constexpr double kLinkBytesPerSecond = 4e6;
   using Handler = std::function<void(const Message&)>;
+  // `redis_address` host:port, or "" for in-process queues. Throws
+  // std::runtime_error naming the address when Redis cannot be reached.
+  explicit MessageBus(std::string redis_address = "");
   void subscribe(const std::string& destination, Handler handler);
   void send(const std::string& from, const std::string& destination, std::string body);
   void stop();
@@ -153,6 +163,10 @@ class MessageBus {
     std::thread consumer;
   };
   void consume(const std::string& destination, Queue& queue);
+  void consume_redis(const std::string& destination, Queue& queue);
+  void send_redis(const std::string& destination, const std::string& body);
+  void deliver(const std::string& destination, Queue& queue, std::string body);
+  std::string redis_address_;
   std::map<std::string, std::unique_ptr<Queue>> queues_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> delivered_{0};

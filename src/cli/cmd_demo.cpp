@@ -28,6 +28,7 @@ struct DemoOptions {
   double arrival_rate_per_user = 0;  // 0: closed workload
   std::string database = "sqlite";   // or postgresql: a throw-away server the engine starts
   bool share_cpus = false;           // postgresql: do not split the CPUs between shop and server
+  std::string messaging = "queues";  // or redis: a throw-away broker the engine starts
 };
 
 // With a database server: the lower half of this process' CPUs for the
@@ -91,6 +92,10 @@ int run_demo(const DemoOptions& o) {
     command.push_back("--postgres");
     command.push_back("{database}");
   }
+  if (o.messaging == "redis") {
+    command.push_back("--redis");
+    command.push_back("{broker}");
+  }
   const double stable = o.quick ? 3 : 10;
   nlohmann::json config = {
       {"sut",
@@ -119,9 +124,16 @@ int run_demo(const DemoOptions& o) {
                   engine::cpu_list_text(server_cpus) + ")";
     }
   }
+  if (o.messaging == "redis") {
+    config["broker"] = {{"kind", "redis"}, {"start", true}, {"queues", "shop:queue:*"}};
+    // The servers' machine, when there is one.
+    if (config.contains("database") && config["database"].contains("cpus"))
+      config["broker"]["cpus"] = config["database"]["cpus"];
+  }
   std::ofstream(out / "config.json") << config.dump(2) << "\n";
   std::cerr << "sonde demo: shop with --" << nlohmann::json(o.problems).dump() << " on "
-            << o.database << placement << "; config in " << (out / "config.json").string() << "\n";
+            << o.database << placement << ", messages through " << o.messaging << "; config in "
+            << (out / "config.json").string() << "\n";
   return diagnose_with_config((out / "config.json").string(), out.string(), "");
 }
 
@@ -141,6 +153,11 @@ SONDE_COMMAND(
                      "PostgreSQL server on 127.0.0.1, started and stopped by the run and sampled "
                      "in every measured phase)")
           ->check(CLI::IsMember({"sqlite", "postgresql"}));
+      app.add_option("--messaging", o->messaging,
+                     "How the shop's components exchange messages: queues (in-process, default) "
+                     "or redis (lists in a throw-away Redis server on 127.0.0.1, started and "
+                     "stopped by the run and sampled in every measured phase)")
+          ->check(CLI::IsMember({"queues", "redis"}));
       app.add_flag("--share-cpus", o->share_cpus,
                    "With postgresql: shop and server share every CPU (default: the shop gets the "
                    "lower half of the CPUs, the server the upper half, like separate machines)");

@@ -161,6 +161,74 @@ TEST(EngineConfig, DatabasePlaceholderNeedsADatabase) {
       << error_of(j);
 }
 
+// "broker": a Redis the engine starts, or one it connects to; never both.
+TEST(EngineConfig, BrokerThatTheEngineStartsOrIsGiven) {
+  json j = minimal();
+  j["sut"]["command"] = {"/bin/shop", "--port", "{port}", "--redis", "{broker}"};
+  j["broker"] = {{"kind", "redis"}, {"start", true}};
+  engine::EnvironmentConfig c = engine::EnvironmentConfig::parse(j);
+  EXPECT_EQ(c.broker.kind, "redis");
+  EXPECT_TRUE(c.broker.start);
+  EXPECT_EQ(c.broker.address, "");  // set by the engine once its server runs
+  EXPECT_TRUE(c.broker.sample);
+  EXPECT_EQ(c.broker.sample_interval_ms, 250);
+  EXPECT_EQ(c.broker.queues, "*");
+  EXPECT_EQ(c.sut.command[4], "{broker}");  // replaced when the SUT starts
+  j["broker"] = {{"kind", "redis"},
+                 {"address", "mq.example:6380"},
+                 {"queues", "shop:queue:*"},
+                 {"sample", false}};
+  c = engine::EnvironmentConfig::parse(j);
+  EXPECT_FALSE(c.broker.start);
+  EXPECT_EQ(c.broker.address, "mq.example:6380");
+  EXPECT_EQ(c.broker.queues, "shop:queue:*");
+  EXPECT_FALSE(c.broker.sample);
+  EXPECT_EQ(engine::EnvironmentConfig::parse(minimal()).broker.kind, "");
+}
+
+TEST(EngineConfig, BrokerErrorsNameTheKey) {
+  json j = minimal();
+  j["broker"] = {{"kind", "redis"}, {"start", true}, {"address", "127.0.0.1:6379"}};
+  EXPECT_NE(error_of(j).find("config key 'broker.address': not with \"start\": true"),
+            std::string::npos)
+      << error_of(j);
+  j["broker"] = {{"kind", "redis"}};
+  EXPECT_NE(error_of(j).find("config key 'broker.address': required unless \"start\": true"),
+            std::string::npos)
+      << error_of(j);
+  j["broker"] = {{"kind", "redis"}, {"address", "127.0.0.1:99999"}};
+  EXPECT_NE(error_of(j).find("config key 'broker.address': '127.0.0.1:99999' has no valid port"),
+            std::string::npos)
+      << error_of(j);
+  j["broker"] = {{"kind", "redis"}, {"address", ":6379"}};
+  EXPECT_NE(error_of(j).find("config key 'broker.address': ':6379' has no host"), std::string::npos)
+      << error_of(j);
+  j["broker"] = {{"kind", "activemq"}, {"start", true}};
+  EXPECT_NE(error_of(j).find("config key 'broker.kind': invalid value 'activemq'"),
+            std::string::npos)
+      << error_of(j);
+  j["broker"] = {{"start", true}};
+  EXPECT_NE(error_of(j).find("config key 'broker.kind': required"), std::string::npos)
+      << error_of(j);
+  j["broker"] = {{"kind", "redis"}, {"start", true}, {"queues", ""}};
+  EXPECT_NE(error_of(j).find("config key 'broker.queues': must not be empty"), std::string::npos)
+      << error_of(j);
+  j["broker"] = {{"kind", "redis"}, {"start", true}, {"sample_interval_ms", 1}};
+  EXPECT_NE(error_of(j).find("'broker.sample_interval_ms'"), std::string::npos) << error_of(j);
+  j["broker"] = {{"kind", "redis"}, {"address", "mq.example:6379"}, {"cpus", "0"}};
+  EXPECT_NE(error_of(j).find("config key 'broker.cpus': only with \"start\": true"),
+            std::string::npos)
+      << error_of(j);
+  j["broker"] = "redis";
+  EXPECT_NE(error_of(j).find("config key 'broker': expected an object"), std::string::npos)
+      << error_of(j);
+  j = minimal();
+  j["sut"]["command"] = {"/bin/shop", "--redis", "{broker}"};
+  EXPECT_NE(error_of(j).find("config key 'sut.command[2]': uses {broker}, but no \"broker\""),
+            std::string::npos)
+      << error_of(j);
+}
+
 // CPU lists as Linux writes them; every CPU must be one this process may use.
 TEST(EngineConfig, CpuListsAreParsedAndChecked) {
   json j = minimal();

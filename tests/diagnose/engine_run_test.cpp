@@ -49,7 +49,8 @@ json shop_config(const fs::path& dir, const json& extra) {
 struct ShopOperationCounter : format::RecordSink {
   std::uint64_t shop_entries = 0, other_entries = 0;
   bool on_record(const format::Record& r) override {
-    if (r.schema->class_name != "kieker.common.record.flow.trace.operation.BeforeOperationEvent") return true;
+    if (r.schema->class_name != "kieker.common.record.flow.trace.operation.BeforeOperationEvent")
+      return true;
     const int field = r.schema->field_index("operationSignature");
     if (field < 0) return true;
     const auto signature = r.str(static_cast<std::size_t>(field));
@@ -62,7 +63,8 @@ struct ShopOperationCounter : format::RecordSink {
 TEST(EngineRun, TinyScalingSeriesWritesTheContractLayout) {
   const ScratchDir scratch("engine");
   const fs::path& dir = scratch.path;
-  const auto config = engine::EnvironmentConfig::parse(shop_config(dir, {{"experiments", {{{"kind", "scaling"}, {"steps", 3}}}}}));
+  const auto config = engine::EnvironmentConfig::parse(
+      shop_config(dir, {{"experiments", {{{"kind", "scaling"}, {"steps", 3}}}}}));
   const fs::path out = dir / "run";
   engine::Engine e(config, out);
   std::vector<std::string> progress;
@@ -113,12 +115,14 @@ TEST(EngineRun, TinyScalingSeriesWritesTheContractLayout) {
     // log/: one monitored process per experiment, readable, with the
     // shop's own operations only (patterns "-*;+shop::*").
     std::size_t logs = 0;
-    for (const auto& entry : fs::directory_iterator(exp / "log")) logs += entry.path().extension() == ".sonde";
+    for (const auto& entry : fs::directory_iterator(exp / "log"))
+      logs += entry.path().extension() == ".sonde";
     EXPECT_EQ(logs, 1u);
     ShopOperationCounter counter;
     const auto stats = format::read_log((exp / "log").string(), counter);
     EXPECT_TRUE(stats.ok) << (stats.errors.empty() ? "" : stats.errors[0]);
-    EXPECT_TRUE(stats.warnings.empty()) << stats.warnings[0];  // e.g. a log not closed: the SUT was killed
+    EXPECT_TRUE(stats.warnings.empty())
+        << stats.warnings[0];  // e.g. a log not closed: the SUT was killed
     EXPECT_GT(counter.shop_entries, 0u);
     EXPECT_EQ(counter.other_entries, 0u);
   }
@@ -138,14 +142,17 @@ TEST(EngineRun, CustomSeriesRunsOnOneSutAndSharesItsLog) {
   const ScratchDir scratch("engine");
   const json series = {{"kind", "custom"},
                        {"series", "ramp"},
-                       {"phases", {{{"users", 1}, {"stable_s", 0.4}},
-                                   {{"users", 3}, {"stable_s", 0.4}, {"measure", false}},
-                                   {{"users", 1}, {"stable_s", 0.4}}}}};
-  const auto config = engine::EnvironmentConfig::parse(shop_config(scratch.path, {{"experiments", {series}}}));
+                       {"phases",
+                        {{{"users", 1}, {"stable_s", 0.4}},
+                         {{"users", 3}, {"stable_s", 0.4}, {"measure", false}},
+                         {{"users", 1}, {"stable_s", 0.4}}}}};
+  const auto config =
+      engine::EnvironmentConfig::parse(shop_config(scratch.path, {{"experiments", {series}}}));
   const fs::path out = scratch.path / "run";
   engine::Engine e(config, out);
   int starts = 0;
-  e.set_progress([&](const std::string& line) { starts += line.find("starting the system under test") == 0; });
+  e.set_progress(
+      [&](const std::string& line) { starts += line.find("starting the system under test") == 0; });
   ASSERT_TRUE(e.run_all(engine::plan_from_config(config))) << e.reason();
   e.finish();
   EXPECT_EQ(starts, 1);
@@ -160,7 +167,8 @@ TEST(EngineRun, CustomSeriesRunsOnOneSutAndSharesItsLog) {
   std::vector<std::string> logs[2];
   int i = 0;
   for (const char* id : {"ramp-w1", "ramp-w2"}) {
-    for (const auto& entry : fs::directory_iterator(out / "experiments" / id / "log")) logs[i].push_back(entry.path().filename());
+    for (const auto& entry : fs::directory_iterator(out / "experiments" / id / "log"))
+      logs[i].push_back(entry.path().filename());
     ++i;
   }
   ASSERT_EQ(logs[0].size(), 1u);
@@ -197,7 +205,8 @@ TEST(EngineRun, UnmonitoredSutIsAnErrorNotAnEmptyExperiment) {
   engine::Engine e(config, scratch.path / "run");
   e.set_progress([](const std::string&) {});
   EXPECT_FALSE(e.run(engine::single_user_plan({"response_time"})));
-  EXPECT_NE(e.reason().find("runs unmonitored: sonde: monitoring disabled"), std::string::npos) << e.reason();
+  EXPECT_NE(e.reason().find("runs unmonitored: sonde: monitoring disabled"), std::string::npos)
+      << e.reason();
   EXPECT_NE(e.reason().find("config key 'policy'"), std::string::npos) << e.reason();
 }
 
@@ -208,14 +217,17 @@ TEST(EngineRun, SutDyingMidExperimentStopsTheRun) {
   raw["sut"]["monitor"] = false;
   // timeout(1) kills the shop 3 s after it starts (time enough to seed and
   // open its port even under sanitizers), in the middle of the stable phase.
-  raw["sut"]["command"] = {"timeout", "-s", "KILL", "3", kShopBinary.string(), "--port", "{port}", "--products", "500"};
+  raw["sut"]["command"] = {"timeout", "-s",     "KILL",       "3",  kShopBinary.string(),
+                           "--port",  "{port}", "--products", "500"};
   const auto config = engine::EnvironmentConfig::parse(raw);
   engine::Engine e(config, scratch.path / "run");
   e.set_progress([](const std::string&) {});
   const auto before = std::chrono::steady_clock::now();
   EXPECT_FALSE(e.run(engine::load_plan(2, {"response_time"})));
   EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(20));
-  EXPECT_NE(e.reason().find("was killed by signal 9 (Killed) during the experiment"), std::string::npos) << e.reason();
+  EXPECT_NE(e.reason().find("was killed by signal 9 (Killed) during the experiment"),
+            std::string::npos)
+      << e.reason();
   e.finish();
   const json run = read_json(scratch.path / "run" / "run.json");
   EXPECT_EQ(run["status"], "incomplete");
@@ -232,7 +244,8 @@ TEST(EngineRun, CancelStopsTheSutAndMarksTheRunIncomplete) {
   const auto config = engine::EnvironmentConfig::parse(raw);
   engine::Engine e(config, scratch.path / "run");
   bool stable_seen = false;
-  e.set_progress([&](const std::string& line) { stable_seen |= line.find("load-u2") != std::string::npos; });
+  e.set_progress(
+      [&](const std::string& line) { stable_seen |= line.find("load-u2") != std::string::npos; });
   // A real SIGINT to this process, as from Ctrl-C (the SUT has its own
   // process group, so only the engine's handler sees it).
   engine::cancel_on_signals(e);
@@ -253,10 +266,80 @@ TEST(EngineRun, CancelStopsTheSutAndMarksTheRunIncomplete) {
   EXPECT_EQ(run["reason"], "cancelled");
   // The SUT was stopped, not killed: libsonde finished its log at exit and
   // printed its summary line.
-  const auto output = read_lines(scratch.path / "run" / "experiments" / "load-u2" / "sut-output.txt");
+  const auto output =
+      read_lines(scratch.path / "run" / "experiments" / "load-u2" / "sut-output.txt");
   bool summary = false;
   for (const auto& line : output) summary |= line.find("events written") != std::string::npos;
   EXPECT_TRUE(summary) << "SUT output has no libsonde summary";
+}
+
+// "broker": {"start": true}: the engine starts Redis, gives the shop its
+// address ({broker}), samples it in the measured phase and removes it.
+TEST(EngineRun, BrokerTheEngineStartsIsSampledAndStopped) {
+  const ScratchDir scratch("engine-broker");
+  const fs::path& dir = scratch.path;
+  std::ofstream(dir / "orders.json") << R"({"requests": [
+      {"name": "POST /cart", "method": "POST", "path": "/cart?user={user}&product={random:1:500}"},
+      {"name": "POST /order", "method": "POST", "path": "/order?user={user}"}]})";
+  json extra = {{"experiments", {{{"kind", "load"}, {"users", 2}}}},
+                {"profile", (dir / "orders.json").string()},
+                {"broker",
+                 {{"kind", "redis"},
+                  {"start", true},
+                  {"queues", "shop:queue:*"},
+                  {"sample_interval_ms", 50}}}};
+  json raw = shop_config(dir, extra);
+  raw["sut"]["command"] = {
+      kShopBinary.string(), "--port", "{port}", "--products", "500", "--redis", "{broker}"};
+  const auto config = engine::EnvironmentConfig::parse(raw);
+  std::string address;
+  {
+    engine::Engine e(config, dir / "run");
+    e.set_progress([&](const std::string& line) {
+      if (line.rfind("Redis on ", 0) == 0) address = line.substr(9, line.find(' ', 9) - 9);
+    });
+    ASSERT_TRUE(e.run_all(engine::plan_from_config(config))) << e.reason();
+    e.finish();
+  }
+  ASSERT_FALSE(address.empty()) << "no progress line names the broker";
+  const fs::path exp = dir / "run" / "experiments" / "load-u2";
+  const json ej = read_json(exp / "experiment.json");
+  EXPECT_EQ(ej["samplers"]["redis"]["status"], "ok") << ej["samplers"].dump();
+  EXPECT_GT(ej["samplers"]["redis"]["samples"].get<int>(), 0);
+  double messages = 0;
+  std::set<std::string> queues;
+  for (const auto& line : read_lines(exp / "samples.csv")) {
+    const auto f = split_csv(line);
+    if (f.size() != 5 || f[1] != "redis") continue;
+    if (f[2] == "messages") messages += std::stod(f[4]);
+    if (f[2] == "queue_length") queues.insert(f[3]);
+  }
+  EXPECT_GT(messages, 0) << "orders send messages through Redis";
+  EXPECT_TRUE(queues.count("shop:queue:notification")) << "queues seen: " << queues.size();
+  // The throw-away server is gone with the engine.
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  EXPECT_NE(std::system(("redis-cli -p " + std::to_string(port) + " PING >/dev/null 2>&1").c_str()),
+            0);
+}
+
+// A broker the sampler cannot reach: the run goes on, the experiment says
+// the sampler failed and why (the heuristics then report "not evaluated").
+TEST(EngineRun, UnreachableBrokerIsAFailedSamplerWithTheReason) {
+  const ScratchDir scratch("engine-broker-down");
+  const fs::path& dir = scratch.path;
+  const std::string address = "127.0.0.1:" + std::to_string(engine::free_loopback_port());
+  const auto config = engine::EnvironmentConfig::parse(
+      shop_config(dir, {{"experiments", {{{"kind", "load"}, {"users", 1}}}},
+                        {"broker", {{"kind", "redis"}, {"address", address}}}}));
+  engine::Engine e(config, dir / "run");
+  ASSERT_TRUE(e.run_all(engine::plan_from_config(config))) << e.reason();
+  e.finish();
+  const json ej = read_json(dir / "run" / "experiments" / "load-u1" / "experiment.json");
+  EXPECT_EQ(ej["samplers"]["redis"]["status"], "failed");
+  EXPECT_NE(ej["samplers"]["redis"]["reason"].get<std::string>().find(
+                "cannot connect to Redis at " + address),
+            std::string::npos)
+      << ej["samplers"].dump();
 }
 
 }  // namespace

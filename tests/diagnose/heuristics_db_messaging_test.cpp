@@ -2,6 +2,9 @@
 // synthetic experiment data (planted / absent / data missing).
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "diagnose/database/postgres_sampler.hpp"
 #include "diagnose/diagnosis.hpp"
 #include "diagnose_test_support.hpp"
 #include "format/record.hpp"
@@ -231,6 +234,96 @@ TEST(ExcessiveMessaging, AQueueThatFillsAtEveryViolatingLoadIsFound) {
   const ExperimentData tiny_data = load_experiment_data(tiny_waits.path());
   EXPECT_EQ(h.evaluate({tiny_data, settings, h.defaults(), ancestors}, shared).status,
             Status::kNotDetected);
+}
+
+// The broker sampler's rows for one experiment: `messages` in all, and
+// queue `queue` at `length` (+/- a little) at each of 40 instants; or a
+// failed sampler with `reason`.
+void write_broker_samples(const std::string& exp, double messages, const std::string& queue,
+                          double length, const std::string& reason = "") {
+  nlohmann::json e;
+  std::ifstream(exp + "/experiment.json") >> e;
+  e["samplers"]["redis"] = {{"status", reason.empty() ? "ok" : "failed"}, {"reason", reason}};
+  std::ofstream(exp + "/experiment.json") << e.dump();
+  std::vector<SampledValue> rows;
+  for (int t = 1; t <= 40; ++t) {
+    const int64_t at = kT0 + t * 100 * kMs;
+    rows.push_back({at, "", "clients", "", 5});
+    rows.push_back({at, "", "messages", "", messages / 40});
+    rows.push_back({at, "", "queue_length", queue, length * (0.9 + 0.05 * (t % 5))});
+  }
+  if (reason.empty()) database::write_samples_csv(exp + "/samples.csv", "redis", rows);
+}
+
+NodeResult evaluate_under_traffic_jam(const TempDir& d) {
+  const ExperimentData data = load_experiment_data(d.path());
+  Settings settings;
+  const std::map<std::string, nlohmann::json> ancestors = {
+      {"traffic_jam", {{"violating_users", {37, 50}}}}};
+  const Heuristic& h = *heuristic_registry().at("excessive_messaging");
+  nlohmann::json shared;
+  return h.evaluate({data, settings, h.defaults(), ancestors}, shared);
+}
+
+// With a broker sampled, its own message count is the throughput (the
+// thesis' Strategy C): here the probe's sends grow, the broker's messages
+// stagnate (the probe saw only some senders), and the queues are full.
+TEST(ExcessiveMessaging, TheBrokersMessageCountIsTheThroughput) {
+  TempDir d;
+  write_scaling(d, {100, 300, 700, 1200, 2000}, {"response_time", "messaging"});
+  for (int k = 0; k < 5; ++k) {
+    const std::string exp = exp_dir(d, "scaling-s" + std::to_string(k));
+    write_message_log(exp, 100 + 1000 * k, 3);
+    write_broker_samples(exp, k < 2 ? 4000.0 * (k + 1) : 8000, "shop:queue:orders", 200);
+  }
+  const NodeResult r = evaluate_under_traffic_jam(d);
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  ASSERT_FALSE(r.evidence.empty());
+  EXPECT_NE(r.evidence[0].detail.find("(the broker's count)"), std::string::npos)
+      << r.evidence[0].detail;
+  EXPECT_EQ(r.evidence[0].values["busy"], true) << "200 messages queued: busy";
+}
+
+// Alg. 21 on the broker's queues: throughput grows, the senders hardly
+// wait (an unbounded queue), but one queue grows at every violating load.
+TEST(ExcessiveMessaging, ABrokerQueueThatGrowsAtEveryViolatingLoadIsFound) {
+  TempDir grows, flat;
+  for (const TempDir* d : {&grows, &flat})
+    write_scaling(*d, {100, 300, 700, 1200, 2000}, {"response_time", "messaging"});
+  const double lengths[] = {0, 0, 2, 40, 300};
+  for (int k = 0; k < 5; ++k) {
+    const std::string id = "scaling-s" + std::to_string(k);
+    for (const TempDir* d : {&grows, &flat}) write_message_log(exp_dir(*d, id), 100 + 1000 * k, 3);
+    write_broker_samples(exp_dir(grows, id), 4000.0 * (k + 1), "shop:queue:notification",
+                         lengths[k]);
+    write_broker_samples(exp_dir(flat, id), 4000.0 * (k + 1), "shop:queue:notification", 0.5);
+  }
+  const NodeResult r = evaluate_under_traffic_jam(grows);
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  EXPECT_NE(r.reason.find("the broker's queue shop:queue:notification grows"), std::string::npos)
+      << r.reason;
+  const NodeResult none = evaluate_under_traffic_jam(flat);
+  EXPECT_EQ(none.status, Status::kNotDetected) << none.reason;
+}
+
+// A broker that was configured but could not be sampled: its data is
+// missing, so the node is not evaluated (not "not detected").
+TEST(ExcessiveMessaging, AFailedBrokerSamplerMeansNotEvaluated) {
+  TempDir d;
+  write_scaling(d, {100, 300, 700, 1200, 2000}, {"response_time", "messaging"});
+  for (int k = 0; k < 5; ++k) {
+    const std::string exp = exp_dir(d, "scaling-s" + std::to_string(k));
+    write_message_log(exp, 100 + 1000 * k, 3);
+    write_broker_samples(
+        exp, 0, "q", 0,
+        k == 3 ? "cannot connect to Redis at 127.0.0.1:6390: Connection refused" : "");
+  }
+  const NodeResult r = evaluate_under_traffic_jam(d);
+  EXPECT_EQ(r.status, Status::kNotEvaluated);
+  EXPECT_NE(r.reason.find("the broker sampler failed in experiment 'scaling-s3'"),
+            std::string::npos)
+      << r.reason;
+  EXPECT_NE(r.reason.find("127.0.0.1:6390"), std::string::npos) << r.reason;
 }
 
 }  // namespace

@@ -161,9 +161,9 @@ std::string csv_field(const std::string& s) {
 }  // namespace
 
 void write_samples_csv(const std::string& path, const std::string& source,
-                       const std::vector<Sample>& samples) {
-  std::ofstream out(path);
-  out << "time_ns,source,metric,key,value\n";
+                       const std::vector<Sample>& samples, bool append) {
+  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
+  if (!append) out << "time_ns,source,metric,key,value\n";
   for (const Sample& s : samples)
     out << s.time_ns << "," << source << "," << s.metric << "," << csv_field(s.key) << ","
         << s.value << "\n";

@@ -63,8 +63,9 @@ class PostgresSampler {
   int cpus_ = 0;
 };
 
-// Writes `samples` of `source` as CSV (header time_ns,source,metric,key,value).
+// Writes `samples` of `source` as CSV (header time_ns,source,metric,key,value);
+// `append`: after another source's rows, without a second header.
 void write_samples_csv(const std::string& path, const std::string& source,
-                       const std::vector<Sample>& samples);
+                       const std::vector<Sample>& samples, bool append = false);
 
 }  // namespace sonde::diagnose::database

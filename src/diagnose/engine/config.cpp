@@ -7,7 +7,9 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
+#include "diagnose/broker/redis_connection.hpp"
 #include "diagnose/engine/cpu_list.hpp"
 
 namespace sonde::diagnose::engine {
@@ -204,6 +206,35 @@ DatabaseConfig parse_database(const json& j) {
   return d;
 }
 
+BrokerConfig parse_broker(const json& j) {
+  const std::string p = "broker";
+  only_keys(j, p, {"kind", "address", "start", "cpus", "sample", "sample_interval_ms", "queues"});
+  BrokerConfig b;
+  if (!j.contains("kind")) fail("broker.kind", "required (redis)");
+  b.kind = text(j, p, "kind", "", {"redis"});
+  b.start = boolean(j, p, "start", b.start);
+  b.address = text(j, p, "address", "");
+  if (b.start && !b.address.empty())
+    fail("broker.address", "not with \"start\": true (the engine's server has its own)");
+  if (!b.start && b.address.empty())
+    fail("broker.address", "required unless \"start\": true (host:port)");
+  if (!b.address.empty()) {
+    try {
+      broker::RedisAddress::parse(b.address);
+    } catch (const std::invalid_argument& e) {
+      fail("broker.address", e.what());
+    }
+  }
+  b.cpus = cpus(j, p, "cpus");
+  if (!b.cpus.empty() && !b.start)
+    fail("broker.cpus", "only with \"start\": true (the engine starts that server)");
+  b.sample = boolean(j, p, "sample", b.sample);
+  b.sample_interval_ms = integer(j, p, "sample_interval_ms", b.sample_interval_ms, 10);
+  b.queues = text(j, p, "queues", b.queues);
+  if (b.queues.empty()) fail("broker.queues", "must not be empty (a SCAN pattern, e.g. queue:*)");
+  return b;
+}
+
 }  // namespace
 
 const std::vector<std::string>& known_probes() {
@@ -215,7 +246,7 @@ const std::vector<std::string>& known_probes() {
 EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& base_dir) {
   only_keys(j, "",
             {"sut", "profile", "max_users", "scaling_steps", "arrival_rate_per_user", "durations",
-             "requirements", "samplers", "database", "experiments"});
+             "requirements", "samplers", "database", "broker", "experiments"});
   EnvironmentConfig c;
   c.raw = j;
   if (!j.contains("sut")) fail("sut", "required");
@@ -255,10 +286,15 @@ EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& bas
     if (!samplers.count(c.samplers[i]))
       fail("samplers[" + std::to_string(i) + "]", "unknown sampler '" + c.samplers[i] + "'");
   if (j.contains("database")) c.database = parse_database(j.at("database"));
+  if (j.contains("broker")) c.broker = parse_broker(j.at("broker"));
   for (std::size_t i = 0; i < c.sut.command.size(); ++i)
     if (c.sut.command[i].find("{database}") != std::string::npos && c.database.kind.empty())
       fail("sut.command[" + std::to_string(i) + "]",
            "uses {database}, but no \"database\" is configured");
+  for (std::size_t i = 0; i < c.sut.command.size(); ++i)
+    if (c.sut.command[i].find("{broker}") != std::string::npos && c.broker.kind.empty())
+      fail("sut.command[" + std::to_string(i) + "]",
+           "uses {broker}, but no \"broker\" is configured");
   if (j.contains("experiments") && j.contains("scaling_steps"))
     fail("scaling_steps", "only without \"experiments\" (each scaling entry has its own steps)");
   if (j.contains("experiments")) {

@@ -50,6 +50,19 @@ struct DatabaseConfig {
   int sample_interval_ms = 250;
 };
 
+// The message broker the system under test uses ("broker"): sampled
+// during every measured phase (messages, commands, server CPU, queue
+// lengths), and optionally started by the engine as a throw-away server.
+struct BrokerConfig {
+  std::string kind;       // "" (none) or "redis"
+  std::string address;    // host:port; with start: set by the engine
+  bool start = false;     // a throw-away server on 127.0.0.1 for this run
+  std::vector<int> cpus;  // with start: run the server on these CPUs only (empty: any)
+  bool sample = true;     // run the broker sampler in measured phases
+  int sample_interval_ms = 250;
+  std::string queues = "*";  // SCAN pattern of the lists that are queues
+};
+
 struct Durations {
   double warm_up_s = 0;    // unmeasured load with 1 user after each SUT start
   double ramp_up_s = 1;    // users start spread over this
@@ -92,6 +105,7 @@ struct EnvironmentConfig {
   std::map<std::string, Requirement> requirements;  // per service name
   std::vector<std::string> samplers;  // libsonde samplers: cpu, memory, process, network, disk
   DatabaseConfig database;
+  BrokerConfig broker;
   std::vector<PlanEntry> experiments;
   nlohmann::json raw;  // as given, stored in run.json
 

@@ -13,6 +13,8 @@
 #include <set>
 #include <thread>
 
+#include "diagnose/broker/redis_sampler.hpp"
+#include "diagnose/broker/redis_server.hpp"
 #include "diagnose/database/postgres_sampler.hpp"
 #include "diagnose/engine/cpu_list.hpp"
 #include "diagnose/engine/sut.hpp"
@@ -355,10 +357,26 @@ bool Engine::ensure_database() {
   return true;
 }
 
+bool Engine::ensure_broker() {
+  if (!config_.broker.start || broker_server_) return true;
+  report("starting a throw-away Redis server");
+  try {
+    broker_server_ = broker::RedisServer::start(config_.broker.cpus);
+  } catch (const std::exception& e) {  // BrokerError, or the system's
+    fail(std::string("the message broker (\"broker\": {\"start\": true}) cannot run: ") + e.what());
+    return false;
+  }
+  config_.broker.address = broker_server_->address();
+  report("Redis on " + config_.broker.address +
+         (config_.broker.cpus.empty() ? std::string()
+                                      : " (CPUs " + cpu_list_text(config_.broker.cpus) + ")"));
+  return true;
+}
+
 bool Engine::run(const SeriesPlan& plan) {
   if (!failed() && cancel_) fail("cancelled");
   if (failed()) return false;
-  if (!ensure_database()) return false;
+  if (!ensure_database() || !ensure_broker()) return false;
   // Segments: consecutive phases that share one SUT process.
   // A series with unmeasured load phases (the Ramp's) depends on the state
   // they build up, so it always runs on one SUT.
@@ -423,6 +441,8 @@ bool Engine::run(const SeriesPlan& plan) {
         arg.replace(at, 6, std::to_string(port));
       for (std::size_t at; (at = arg.find("{database}")) != std::string::npos;)
         arg.replace(at, 10, config_.database.conninfo);
+      for (std::size_t at; (at = arg.find("{broker}")) != std::string::npos;)
+        arg.replace(at, 8, config_.broker.address);
       argv.push_back(arg);
     }
     report("starting the system under test for " + todo.front()->id + " on port " +
@@ -529,6 +549,7 @@ bool Engine::run(const SeriesPlan& plan) {
                              .count()) +
             (total_is_bound_ ? ", ETA at most " : ", ETA ") + seconds_text(left));
         std::unique_ptr<database::PostgresSampler> sampler;
+        std::unique_ptr<broker::RedisSampler> broker_sampler;
         const auto result = drive(
             spec.users, d.ramp_up_s, stable, d.cool_down_s,
             [&](std::int64_t) {
@@ -538,10 +559,17 @@ bool Engine::run(const SeriesPlan& plan) {
                     config_.database.conninfo, config_.database.sample_interval_ms);
                 sampler->start();
               }
+              if (config_.broker.kind == "redis" && config_.broker.sample) {
+                broker_sampler = std::make_unique<broker::RedisSampler>(
+                    broker::RedisAddress::parse(config_.broker.address), config_.broker.queues,
+                    config_.broker.sample_interval_ms);
+                broker_sampler->start();
+              }
             },
             [&](std::int64_t) {
               switch_probes(patterns_file, probes_file, {});
               if (sampler) sampler->stop();
+              if (broker_sampler) broker_sampler->stop();
             });
         if (sampler) {
           sampler->stop();  // also when the stable phase never ended (SUT died)
@@ -555,6 +583,17 @@ bool Engine::run(const SeriesPlan& plan) {
               {"cpus", sampler->cpus()},
               {"cpu_reason", sampler->cpu_error()}};
           if (!sampler->error().empty()) report("database sampler: " + sampler->error());
+        }
+        if (broker_sampler) {
+          broker_sampler->stop();
+          database::write_samples_csv((r.dir / "samples.csv").string(), "redis",
+                                      broker_sampler->samples(), /*append=*/sampler != nullptr);
+          r.samplers["redis"] = {{"status", broker_sampler->error().empty() ? "ok" : "failed"},
+                                 {"reason", broker_sampler->error()},
+                                 {"samples", broker_sampler->samples().size()},
+                                 {"queues", config_.broker.queues}};
+          if (!broker_sampler->error().empty())
+            report("broker sampler: " + broker_sampler->error());
         }
         done_s_ += d.ramp_up_s + stable + d.cool_down_s;
         // libsonde applies the files within reload_ms; data before that is not the experiment's.

@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "diagnose/broker/redis_server.hpp"
 #include "diagnose/database/postgres_server.hpp"
 #include "diagnose/engine/config.hpp"
 #include "diagnose/heuristic.hpp"
@@ -130,6 +131,8 @@ class Engine {
   // Starts the throw-away database server when the config asks for one;
   // false (after fail()) when it cannot start.
   bool ensure_database();
+  // The same for the throw-away message broker.
+  bool ensure_broker();
 
   EnvironmentConfig config_;
   std::filesystem::path out_;
@@ -147,6 +150,7 @@ class Engine {
   double done_s_ = 0;
   std::chrono::steady_clock::time_point started_;
   std::unique_ptr<database::PostgresServer> database_server_;
+  std::unique_ptr<broker::RedisServer> broker_server_;
 };
 
 // Installs a SIGINT/SIGTERM handler that sets `engine`'s cancel flag

@@ -195,6 +195,35 @@ DatabaseServerSamples database_server_samples(const Experiment& e) {
   return out;
 }
 
+BrokerSamples broker_samples(const Experiment& e) {
+  BrokerSamples out;
+  const auto status = e.samplers.find("redis");
+  if (status == e.samplers.end()) return out;
+  out.present = true;
+  if (status->value("status", "") != "ok") {
+    out.error = status->value("reason", std::string("the sampler failed"));
+    return out;
+  }
+  std::map<int64_t, std::map<std::string, double>> lengths;  // instant -> queue -> length
+  std::set<std::string> queues;
+  for (const SampledValue& v : e.samples) {
+    if (v.source != "redis") continue;
+    if (v.metric == "clients") lengths[v.time_ns];  // every instant has a "clients" row
+    if (v.metric == "messages") out.messages += v.value;
+    if (v.metric == "cpu_s") out.cpu_s += v.value;
+    if (v.metric == "queue_length") lengths[v.time_ns][v.key] = v.value, queues.insert(v.key);
+  }
+  out.samples = lengths.size();
+  for (const std::string& q : queues) {
+    std::vector<double>& series = out.queue_length[q];
+    for (const auto& [instant, by_queue] : lengths) {
+      const auto it = by_queue.find(q);
+      series.push_back(it == by_queue.end() ? 0.0 : it->second);
+    }
+  }
+  return out;
+}
+
 int servers_for(const Context& ctx, int sampled_cores) {
   if (ctx.settings.cores > 0) return ctx.settings.cores;
   if (sampled_cores > 0) return sampled_cores;

@@ -90,6 +90,20 @@ struct DatabaseServerSamples {
 };
 DatabaseServerSamples database_server_samples(const Experiment& e);
 
+// The message broker's own measurements in an experiment: the broker
+// sampler's rows of samples.csv (source "redis").
+struct BrokerSamples {
+  bool present = false;  // a broker sampler ran for this experiment
+  std::string error;     // it failed: why (then nothing below is set)
+  double messages = 0;   // messages put into the broker in the stable phase
+  double cpu_s = 0;      // the broker's CPU seconds in the stable phase
+  size_t samples = 0;    // sampling instants
+  // Queue -> its length at each sampling instant (0 where it was gone),
+  // so every queue has `samples` values.
+  std::map<std::string, std::vector<double>> queue_length;
+};
+BrokerSamples broker_samples(const Experiment& e);
+
 // Services that violate their requirement in `e`.
 std::vector<std::string> violating_services(const Experiment& e, const Settings& s);
 

@@ -19,6 +19,15 @@
 // the message throughput with every other throughput and reads as
 // excessive messaging (scenarios tc06). `busy_check` 0: the prose's rule.
 //
+// With a message broker sampled ("broker" in the config, e.g. Redis), the
+// thesis' own data replaces the probe's where it can: the throughput is
+// the broker's message count (Strategy C as the thesis ran it), a third
+// test is Alg. 21 on the broker's queue lengths (a queue grows
+// significantly into every violating load, to at least min_queue_length),
+// and messaging is busy also when its queues hold min_queue_length
+// messages on average. A failed broker sampler makes the node "not
+// evaluated": its data is missing, not absent.
+//
 // Either suffices. The second is what a closed system with flow control
 // shows: the first violating load is where the queue saturates, so the
 // throughput still grew into it from an unsaturated step and the first
@@ -46,7 +55,11 @@ class ExcessiveMessaging : public Heuristic {
     return {{"scaling", "scaling", 5, {"response_time", "messaging"}}};
   }
   std::map<std::string, double> defaults() const override {
-    return {{"epsilon", 0.05}, {"min_wait_increase", 0}, {"min_wait_ms", 0.1}, {"busy_check", 1}};
+    return {{"epsilon", 0.05},
+            {"min_wait_increase", 0},
+            {"min_wait_ms", 0.1},
+            {"busy_check", 1},
+            {"min_queue_length", 1}};
   }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
@@ -54,15 +67,22 @@ class ExcessiveMessaging : public Heuristic {
     if (steps.size() < 2) return not_evaluated("needs a scaling series with >= 2 complete steps");
     std::vector<double> throughput;
     std::vector<double> send_ms;  // mean time a send took, per step
+    std::vector<BrokerSamples> broker;
     nlohmann::json points = nlohmann::json::array();
     for (const Experiment* e : steps) {
       if (!e->has_probe("messaging"))
         return not_evaluated("experiment '" + e->id + "' ran without the messaging probe");
+      broker.push_back(broker_samples(*e));
+      if (!broker.back().error.empty())
+        return not_evaluated("the broker sampler failed in experiment '" + e->id +
+                             "': " + broker.back().error);
       const LogRecords& recs = log_records(*e, "sonde.record.MessageSend");
       if (!recs.error.empty()) return not_evaluated(recs.error);
       const double d = e->duration_s();
       if (d <= 0) return not_evaluated("experiment '" + e->id + "' has no duration");
-      throughput.push_back(static_cast<double>(recs.records.size()) / d);
+      throughput.push_back((broker.back().present ? broker.back().messages
+                                                  : static_cast<double>(recs.records.size())) /
+                           d);
       double total_ns = 0;
       size_t timed = 0;
       for (const LogRecord& rec : recs.records) {
@@ -81,19 +101,27 @@ class ExcessiveMessaging : public Heuristic {
     const std::vector<size_t> critical = violating_step_indexes(ctx, steps);
     NodeResult r;
     r.charts["message_throughput"] = points;
-    const bool stagnates = throughput_stagnates(ctx, steps, throughput, send_ms, critical, r);
-    std::string queue;
+    const bool sampled =
+        std::all_of(broker.begin(), broker.end(), [](const BrokerSamples& b) { return b.present; });
+    const bool stagnates =
+        throughput_stagnates(ctx, steps, throughput, send_ms, broker, critical, r);
+    std::string queue, broker_queue;
     if (!stagnates) {
       std::string error;
       queue = saturated_queue(ctx, steps, critical, r, &error);
       if (!error.empty()) return not_evaluated(error);
     }
-    r.status = stagnates || !queue.empty() ? Status::kDetected : Status::kNotDetected;
+    if (!stagnates && queue.empty() && sampled)
+      broker_queue = growing_broker_queue(ctx, steps, broker, critical, r);
+    r.status = stagnates || !queue.empty() || !broker_queue.empty() ? Status::kDetected
+                                                                    : Status::kNotDetected;
     r.reason = stagnates ? "message throughput stagnates while load rises and requirements are "
                            "violated"
                : !queue.empty() ? "the queue to " + queue +
                                       " is full at every violating load: senders wait for space"
-                                : "message throughput keeps up with the load and no queue fills up";
+               : !broker_queue.empty()
+                   ? "the broker's queue " + broker_queue + " grows at every violating load"
+                   : "message throughput keeps up with the load and no queue fills up";
     return r;
   }
 
@@ -102,11 +130,14 @@ class ExcessiveMessaging : public Heuristic {
   static bool throughput_stagnates(const Context& ctx, const std::vector<const Experiment*>& steps,
                                    const std::vector<double>& throughput,
                                    const std::vector<double>& send_ms,
+                                   const std::vector<BrokerSamples>& broker,
                                    const std::vector<size_t>& critical, NodeResult& r) {
     int stagnant = 0;
     const bool busy_check = ctx.params.at("busy_check") != 0;
     for (size_t s : critical) {
-      const bool busy = !busy_check || send_ms[s] >= ctx.params.at("min_wait_ms");
+      const double queued = queued_messages(broker[s]);
+      const bool busy = !busy_check || send_ms[s] >= ctx.params.at("min_wait_ms") ||
+                        queued >= ctx.params.at("min_queue_length");
       const bool flat = throughput[s] < throughput[s - 1] * (1 + ctx.params.at("epsilon")) &&
                         steps[s]->users > steps[s - 1]->users && busy;
       stagnant += flat;
@@ -118,20 +149,79 @@ class ExcessiveMessaging : public Heuristic {
       ev.effect = "relative change of message throughput";
       ev.data =
           std::to_string(steps[s - 1]->users) + " -> " + std::to_string(steps[s]->users) + " users";
-      ev.detail = fmt(throughput[s - 1]) + " -> " + fmt(throughput[s]) + " messages/s from " +
+      ev.detail = fmt(throughput[s - 1]) + " -> " + fmt(throughput[s]) + " messages/s" +
+                  (broker[s].present ? " (the broker's count)" : "") + " from " +
                   std::to_string(steps[s - 1]->users) + " to " + std::to_string(steps[s]->users) +
                   " users, sends took " + fmt(send_ms[s]) + " ms on average" +
+                  (broker[s].present ? ", " + fmt(queued) + " messages queued in the broker" : "") +
                   (flat    ? " (stagnates)"
                    : !busy ? " (messaging not busy)"
                            : "");
       ev.values = {{"throughput_before", throughput[s - 1]},
                    {"throughput_after", throughput[s]},
                    {"send_ms", send_ms[s]},
+                   {"queued", queued},
                    {"busy", busy},
                    {"stagnates", flat}};
       r.evidence.push_back(std::move(ev));
     }
     return !critical.empty() && stagnant == static_cast<int>(critical.size());
+  }
+
+  // Mean messages waiting in the broker's queues (summed over queues), 0
+  // without a broker sampler.
+  static double queued_messages(const BrokerSamples& b) {
+    double total = 0;
+    for (const auto& [queue, lengths] : b.queue_length)
+      if (!lengths.empty()) total += stats::mean(lengths);
+    return total;
+  }
+
+  // Alg. 21 on the broker's queue lengths: the queue that grows most,
+  // significantly at every violating step and to at least
+  // min_queue_length messages on average; "" when none does.
+  static std::string growing_broker_queue(const Context& ctx,
+                                          const std::vector<const Experiment*>& steps,
+                                          const std::vector<BrokerSamples>& broker,
+                                          const std::vector<size_t>& critical, NodeResult& r) {
+    if (critical.empty()) return "";
+    std::string best;
+    double best_ratio = 0;
+    std::vector<Evidence> best_evidence;
+    for (const auto& [queue, last] : broker[critical.back()].queue_length) {
+      (void)last;
+      std::vector<Evidence> evs;
+      double ratio = 0;
+      bool all = true;
+      for (size_t s : critical) {
+        static const std::vector<double> none;
+        const auto a = broker[s - 1].queue_length.find(queue);
+        const auto b = broker[s].queue_length.find(queue);
+        const std::vector<double>& va = a == broker[s - 1].queue_length.end() ? none : a->second;
+        const std::vector<double>& vb = b == broker[s].queue_length.end() ? none : b->second;
+        const Increase inc = test_increase(va, vb, ctx.settings.alpha, 0);
+        const double length = vb.empty() ? 0 : stats::mean(vb);
+        const bool grows = inc.significant && length >= ctx.params.at("min_queue_length");
+        all = all && grows;
+        ratio = std::max(ratio, inc.relative);
+        Evidence ev = increase_evidence(
+            inc, "broker queue " + queue,
+            std::to_string(steps[s - 1]->users) + " -> " + std::to_string(steps[s]->users) +
+                " users, n=" + std::to_string(va.size()) + "/" + std::to_string(vb.size()));
+        ev.detail = "the broker's queue " + queue + " held " + fmt(inc.test.mean_a) + " -> " +
+                    fmt(length) + " messages on average from " +
+                    std::to_string(steps[s - 1]->users) + " to " + std::to_string(steps[s]->users) +
+                    " users" + (grows ? " (grows)" : "");
+        evs.push_back(std::move(ev));
+      }
+      if (all && ratio > best_ratio) {
+        best = queue;
+        best_ratio = ratio;
+        best_evidence = std::move(evs);
+      }
+    }
+    for (Evidence& ev : best_evidence) r.evidence.push_back(std::move(ev));
+    return best;
   }
 
   // Alg. 21 with the senders' waits as the fill of bounded queues: the

@@ -42,6 +42,21 @@ const Flag kFlags[] = {
     {"--blob", &Options::blob, "every message passes through one hub component"},
     {"--empty-semi-trucks", &Options::empty_semi_trucks,
      "POST /order sends one tiny message per unit"},
+    {"--outliers", &Options::outliers, "1% of requests pause 40 ms (no problem at P90)"},
+    {"--rising-hiccups", &Options::rising_hiccups,
+     "hiccups that build up in ten growing slices instead of one pause"},
+    {"--blurred-hiccups", &Options::blurred_hiccups,
+     "hiccups of random length (1/3 to 5/3) at random intervals (1/2 to 3/2)"},
+    {"--varying-external", &Options::varying_external,
+     "GET /shipping waits for a carrier whose delay varies from 5 to 2x-5 ms"},
+    {"--stifle-similar", &Options::stifle_similar,
+     "--stifle with the keys in the statement text (similar, not equal, statements)"},
+    {"--blurred-blob", &Options::blurred_blob,
+     "only notifications pass the hub (12 ms each), the rest goes peer to peer"},
+    {"--blurred-sync", &Options::blurred_sync,
+     "only GET /product and POST /cart cross the one-lane bridge"},
+    {"--moderate-cpu", &Options::moderate_cpu,
+     "GET /recommend burns some CPU (less than --cpu-heavy)"},
 };
 
 struct IntFlag {
@@ -136,7 +151,8 @@ void serve(httplib::Server& server, Shop& shop, const char* method, const char* 
   auto wrapped = [&shop, handler](const httplib::Request& req, httplib::Response& res) {
     try {
       std::shared_lock world(shop.world());
-      std::unique_lock bridge = shop.cross_bridge();
+      std::unique_lock bridge = shop.cross_bridge(req.path);
+      shop.maybe_outlier();
       res.set_content(handler(req), "application/json");
     } catch (const std::invalid_argument& e) {
       res.status = 400;

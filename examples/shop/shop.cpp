@@ -4,6 +4,7 @@
 #include "shop.hpp"
 
 #include <cmath>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 
@@ -24,7 +25,8 @@ Shop::Shop(const Options& options, Database& db, MessageBus& bus)
   bus_.subscribe("inventory", [this](const Message& m) { on_inventory(m); });
   bus_.subscribe("notification", [this](const Message& m) { on_notification(m); });
   bus_.subscribe("hub", [this](const Message& m) { on_hub(m); });
-  if (options_.hiccups) hiccups_ = std::thread([this] { hiccup_loop(); });
+  if (options_.hiccups || options_.rising_hiccups || options_.blurred_hiccups)
+    hiccups_ = std::thread([this] { hiccup_loop(); });
 }
 
 Shop::~Shop() {
@@ -34,14 +36,40 @@ Shop::~Shop() {
 
 // --hiccups: a periodic stop-the-world pause (as a garbage collector's):
 // every request holds world() shared, the pause holds it exclusively.
+// --blurred-hiccups: pauses of 1/3 to 5/3 of the length, periods of 1/2
+// to 3/2 (the thesis' TC5). --rising-hiccups: a hiccup builds up in ten
+// growing slices 20 ms apart, together as long as one pause (TC4).
 void Shop::hiccup_loop() {
+  std::mt19937 random(7);
+  auto around = [&](int value, int low_parts, int high_parts, int parts) {
+    return std::uniform_int_distribution<int>(value * low_parts / parts,
+                                              value * high_parts / parts)(random);
+  };
   while (!stopping_) {
-    for (int waited = 0; waited < options_.hiccup_period_ms && !stopping_; waited += 50)
-      pause_ms(50);
+    const int period = options_.blurred_hiccups ? around(options_.hiccup_period_ms, 1, 3, 2)
+                                                : options_.hiccup_period_ms;
+    for (int waited = 0; waited < period && !stopping_; waited += 50) pause_ms(50);
     if (stopping_) return;
+    if (options_.rising_hiccups) {
+      for (int slice = 1; slice <= 10 && !stopping_; ++slice) {
+        {
+          std::unique_lock stop_the_world(world_);
+          pause_ms(options_.hiccup_pause_ms * slice / 55);
+        }
+        pause_ms(20);
+      }
+      continue;
+    }
     std::unique_lock stop_the_world(world_);
-    pause_ms(options_.hiccup_pause_ms);
+    pause_ms(options_.blurred_hiccups ? around(options_.hiccup_pause_ms, 1, 5, 3)
+                                      : options_.hiccup_pause_ms);
   }
+}
+
+void Shop::maybe_outlier() {
+  if (!options_.outliers) return;
+  thread_local std::mt19937 random(std::random_device{}());
+  if (random() % 100 == 0) pause_ms(40);
 }
 
 // --ramp: every view is appended to a list that is never trimmed and that
@@ -59,9 +87,12 @@ void Shop::cart_activity(int user, int product) {
   (void)sink;
 }
 
-std::unique_lock<std::mutex> Shop::cross_bridge() {
+std::unique_lock<std::mutex> Shop::cross_bridge(const std::string& path) {
   std::unique_lock<std::mutex> bridge(bridge_, std::defer_lock);
-  if (!options_.one_lane_bridge) return bridge;
+  // --blurred-sync: only some requests pass the sync point (TC22).
+  const bool crosses = options_.one_lane_bridge ||
+                       (options_.blurred_sync && (path == "/product" || path == "/cart"));
+  if (!crosses) return bridge;
   // --one-lane-bridge: every request passes one global lock and, holding
   // it, a slow step (an audit write to one shared device): a clear sync
   // point (the thesis' TC21) that lets one request through at a time.
@@ -134,7 +165,9 @@ std::string Shop::add_to_cart(int user, int product, int quantity) {
 
 // Messages go straight to their component, or with --blob through the hub.
 void Shop::route(const std::string& from, const std::string& destination, std::string body) {
-  if (options_.blob)
+  // --blurred-blob: the hub carries only the notifications; the rest
+  // goes peer to peer (TC18).
+  if (options_.blob || (options_.blurred_blob && destination == "notification"))
     bus_.send(from, "hub", destination + "|" + body);
   else
     bus_.send(from, destination, std::move(body));
@@ -147,7 +180,8 @@ void Shop::on_hub(const Message& message) {
   if (bar == std::string::npos) return;
   std::string audit;
   for (int i = 0; i < 200; ++i) audit += message.body.substr(0, bar);
-  pause_ms(6);
+  // Blurred, it does more with each of the fewer messages it sees.
+  pause_ms(options_.blurred_blob && !options_.blob ? 12 : 6);
   bus_.send("hub", message.body.substr(0, bar), message.body.substr(bar + 1));
 }
 
@@ -213,7 +247,26 @@ std::string Shop::order_history(int user) {
   std::ostringstream out;
   out << "[";
   int n = 0;
-  if (options_.stifle) {
+  if (options_.stifle_similar) {
+    // --stifle-similar: the same N+1 queries with each key written into
+    // the statement: every statement's text differs, their structure is
+    // the same (TC13: the Stifle must cluster statements by structure).
+    std::vector<long long> order_ids;
+    db_.query("SELECT id FROM orders WHERE customer = " + std::to_string(user) +
+                  " ORDER BY id DESC LIMIT 50",
+              {}, [&](const Row& s) { order_ids.push_back(s.integer(0)); });
+    for (long long id : order_ids) {
+      std::vector<int> products;
+      db_.query("SELECT product FROM order_line WHERE order_id = " + std::to_string(id), {},
+                [&](const Row& s) { products.push_back(s.integer(0)); });
+      for (int p : products)
+        db_.query("SELECT name FROM product WHERE id = " + std::to_string(p), {},
+                  [&](const Row& s) {
+                    out << (n++ ? "," : "") << "{\"order\":" << id << ",\"name\":\"" << s.text(0)
+                        << "\"}";
+                  });
+    }
+  } else if (options_.stifle) {
     // --stifle: N+1 queries: the orders, then each order's lines, then
     // each line's product name, one statement per row.
     std::vector<long long> order_ids;
@@ -246,7 +299,14 @@ std::string Shop::order_history(int user) {
 std::string Shop::shipping_quote(int product) {
   // --slow-external: the quote comes from a (simulated) carrier service
   // that answers after a fixed delay, independent of the shop's load.
-  if (options_.slow_external) pause_ms(options_.external_delay_ms);
+  // --varying-external: the carrier's delay varies widely around it (TC9).
+  if (options_.varying_external) {
+    thread_local std::mt19937 random(std::random_device{}());
+    const int d = options_.external_delay_ms;
+    pause_ms(d <= 5 ? d : std::uniform_int_distribution<int>(5, 2 * d - 5)(random));
+  } else if (options_.slow_external) {
+    pause_ms(options_.external_delay_ms);
+  }
   return "{\"product\":" + std::to_string(product) +
          ",\"shipping\":" + std::to_string(300 + product % 200) + "}";
 }
@@ -259,7 +319,7 @@ std::string Shop::recommend(int product) {
       {std::to_string(product)}, [&](const Row& s) { similar.push_back(s.integer(0)); });
   // --cpu-heavy: scores every candidate with a costly numeric model instead
   // of taking the first few.
-  const int rounds = options_.cpu_heavy ? 4000 : 20;
+  const int rounds = options_.cpu_heavy ? 4000 : options_.moderate_cpu ? 1500 : 20;
   double best = -1;
   int pick = similar.empty() ? product : similar.front();
   for (int candidate : similar) {

@@ -40,6 +40,16 @@ struct Options {
   bool excessive_messaging = false;
   bool blob = false;
   bool empty_semi_trucks = false;
+  // Variants for the thesis' test cases that the flags above do not give
+  // (scenarios/cases.txt: TC2, 4, 5, 9, 13, 18, 22, 23).
+  bool outliers = false;          // 1% of requests pause 40 ms (within the percentile)
+  bool rising_hiccups = false;    // hiccups that build up in growing slices
+  bool blurred_hiccups = false;   // hiccups of random length at random intervals
+  bool varying_external = false;  // --slow-external's delay varies, 5 .. 2x-5 ms
+  bool stifle_similar = false;    // --stifle with the keys written into the SQL text
+  bool blurred_blob = false;      // only notifications pass the (slower) hub
+  bool blurred_sync = false;      // only GET /product and POST /cart cross the bridge
+  bool moderate_cpu = false;      // GET /recommend burns less CPU than --cpu-heavy
   int hiccup_period_ms = 2000;
   int hiccup_pause_ms = 300;
   // --ramp: entries per request. Steep enough that a 10 s load test at 12
@@ -190,7 +200,9 @@ class Shop {
   std::shared_mutex& world() { return world_; }
   // Every request passes here: with --one-lane-bridge it returns the
   // global bridge lock (held for the request), otherwise an empty lock.
-  std::unique_lock<std::mutex> cross_bridge();
+  std::unique_lock<std::mutex> cross_bridge(const std::string& path);
+  // --outliers: now and then a request pauses (called for every request).
+  void maybe_outlier();
 
  private:
   void on_inventory(const Message& message);

@@ -166,9 +166,26 @@ SONDE_COMMAND(
       app.add_option("--problems", o->problems,
                      "Antipatterns to switch on (shop flags without '--', or none; default: "
                      "one-lane-bridge stifle expensive-query)")
-          ->check(CLI::IsMember({"none", "one-lane-bridge", "db-lock", "stifle", "expensive-query",
-                                 "ramp", "hiccups", "cpu-heavy", "slow-external",
-                                 "excessive-messaging", "blob", "empty-semi-trucks"}));
+          ->check(CLI::IsMember({"none",
+                                 "one-lane-bridge",
+                                 "db-lock",
+                                 "stifle",
+                                 "expensive-query",
+                                 "ramp",
+                                 "hiccups",
+                                 "cpu-heavy",
+                                 "slow-external",
+                                 "excessive-messaging",
+                                 "blob",
+                                 "empty-semi-trucks",
+                                 "outliers",
+                                 "rising-hiccups",
+                                 "blurred-hiccups",
+                                 "varying-external",
+                                 "stifle-similar",
+                                 "blurred-blob",
+                                 "blurred-sync",
+                                 "moderate-cpu"}));
       app.footer("Exit status: 0 ok, 3 the run was incomplete, 1 error, 2 usage error.");
       app.callback([o, &exit_code] { exit_code = run_demo(*o); });
     });

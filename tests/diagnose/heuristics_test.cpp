@@ -340,6 +340,33 @@ TEST(TheStifle, SameStatementRepeatedWithinRequests) {
   EXPECT_EQ(evaluate(distinct.path(), "the_stifle").status, Status::kNotDetected);
 }
 
+// Repetitions that cost almost nothing (4 inserts of 0.01 ms in a 50 ms
+// request: 0.08%) are not a finding by default; min_time_share 0 (the
+// thesis) reports them.
+TEST(TheStifle, NegligibleRepetitionsAreNotReported) {
+  TempDir d;
+  ExperimentSpec s;
+  s.id = "single";
+  s.kind = "single_user";
+  s.users = 1;
+  s.requests = 20;
+  s.probes = {"response_time", "database"};
+  s.response_ms = [](int, const std::string&) { return 50.0; };
+  write_experiment(d.path(), s);
+  write_db_calls(
+      experiment_dir(d.path(), "single"), 20,
+      [](int, int q) { return "INSERT INTO line VALUES (" + std::to_string(q) + ")"; }, 4, 0.01);
+  const NodeResult r = evaluate(d.path(), "the_stifle");
+  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  const ExperimentData data = load_experiment_data(d.path());
+  Settings settings;
+  const Heuristic& h = *heuristic_registry().at("the_stifle");
+  Context ctx{data, settings, h.defaults(), {}};
+  ctx.params["min_time_share"] = 0;
+  nlohmann::json shared;
+  EXPECT_EQ(h.evaluate(ctx, shared).status, Status::kDetected);
+}
+
 TEST(SqlShape, ReplacesLiteralsOnly) {
   using heuristics::sql_shape;
   EXPECT_EQ(sql_shape("SELECT  a1 FROM t WHERE x = 42 AND s = 'it''s'"),

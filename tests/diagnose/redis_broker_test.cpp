@@ -117,6 +117,23 @@ TEST(RedisServer, RemovesItsDirectoryAndStopsListening) {
   EXPECT_FALSE(c.ok());
 }
 
+// No redis-server on the PATH: an error that says what to install.
+TEST(RedisServer, MissingBinaryIsAnErrorSayingWhatToInstall) {
+  const std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  TempDir empty;
+  ::setenv("PATH", empty.path().c_str(), 1);
+  std::string error;
+  try {
+    RedisServer::start();
+  } catch (const broker::BrokerError& e) {
+    error = e.what();
+  }
+  ::setenv("PATH", path.c_str(), 1);
+  EXPECT_NE(error.find("redis-server not found; install Debian's redis-server package"),
+            std::string::npos)
+      << error;
+}
+
 TEST(RedisSampler, SamplesCsvRoundTripsIntoTheBrokerView) {
   TempDir dir;
   ExperimentSpec spec;

@@ -52,11 +52,13 @@ const Flag kFlags[] = {
     {"--stifle-similar", &Options::stifle_similar,
      "--stifle with the keys in the statement text (similar, not equal, statements)"},
     {"--blurred-blob", &Options::blurred_blob,
-     "only notifications pass the hub (12 ms each), the rest goes peer to peer"},
+     "--blob, but inventory also tells notification directly (peer to peer)"},
     {"--blurred-sync", &Options::blurred_sync,
      "only GET /product and POST /cart cross the one-lane bridge"},
+    {"--cascading-loop", &Options::cascading_loop,
+     "--empty-semi-trucks' loop, with the send two helper calls below it"},
     {"--moderate-cpu", &Options::moderate_cpu,
-     "GET /recommend burns some CPU (less than --cpu-heavy)"},
+     "GET /recommend burns some CPU (2500 rounds, --cpu-heavy 4000)"},
 };
 
 struct IntFlag {

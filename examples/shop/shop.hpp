@@ -47,9 +47,10 @@ struct Options {
   bool blurred_hiccups = false;   // hiccups of random length at random intervals
   bool varying_external = false;  // --slow-external's delay varies, 5 .. 2x-5 ms
   bool stifle_similar = false;    // --stifle with the keys written into the SQL text
-  bool blurred_blob = false;      // only notifications pass the (slower) hub
+  bool blurred_blob = false;      // --blob, plus peer-to-peer messages past the hub
   bool blurred_sync = false;      // only GET /product and POST /cart cross the bridge
   bool moderate_cpu = false;      // GET /recommend burns less CPU than --cpu-heavy
+  bool cascading_loop = false;    // --empty-semi-trucks with the send two calls below the loop
   int hiccup_period_ms = 2000;
   int hiccup_pause_ms = 300;
   // --ramp: entries per request. Steep enough that a 10 s load test at 12
@@ -211,6 +212,9 @@ class Shop {
   void route(const std::string& from, const std::string& destination, std::string body);
   void hiccup_loop();
   void cart_activity(int user, int product);
+  // --cascading-loop: the loop's body, and the helper below it that sends.
+  void reserve_unit(int product, bool counted);
+  void send_reservation(const std::string& item);
 
   Options options_;
   Database& db_;

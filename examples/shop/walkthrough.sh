@@ -72,8 +72,8 @@ fix_for() {
     the_ramp) echo ramp ;;
     application_hiccups) echo hiccups rising-hiccups blurred-hiccups ;;
     the_blob) echo blob blurred-blob ;;
-    empty_semi_trucks) echo empty-semi-trucks ;;
-    excessive_messaging) echo excessive-messaging blob blurred-blob empty-semi-trucks ;;
+    empty_semi_trucks) echo empty-semi-trucks cascading-loop ;;
+    excessive_messaging) echo excessive-messaging blob blurred-blob empty-semi-trucks cascading-loop ;;
     traffic_jam) echo cpu-heavy moderate-cpu ;;
     continuously_violated_requirements) echo slow-external varying-external cpu-heavy moderate-cpu ;;
   esac

@@ -49,7 +49,7 @@ struct Options {
   bool stifle_similar = false;    // --stifle with the keys written into the SQL text
   bool blurred_blob = false;      // --blob, plus peer-to-peer messages past the hub
   bool blurred_sync = false;      // only GET /product and POST /cart cross the bridge
-  bool moderate_cpu = false;      // GET /recommend burns less CPU than --cpu-heavy
+  bool moderate_cpu = false;      // every request burns 2 ms of CPU
   bool cascading_loop = false;    // --empty-semi-trucks with the send two calls below the loop
   int hiccup_period_ms = 2000;
   int hiccup_pause_ms = 300;
@@ -202,8 +202,9 @@ class Shop {
   // Every request passes here: with --one-lane-bridge it returns the
   // global bridge lock (held for the request), otherwise an empty lock.
   std::unique_lock<std::mutex> cross_bridge(const std::string& path);
-  // --outliers: now and then a request pauses (called for every request).
-  void maybe_outlier();
+  // Called for every request: --outliers (now and then a pause) and
+  // --moderate-cpu (CPU time for every request).
+  void request_extras();
 
  private:
   void on_inventory(const Message& message);

@@ -353,6 +353,26 @@ TEST(DatabaseCongestion, AServerOnItsOwnCpusIsJudgedByThoseCpus) {
   EXPECT_EQ(evaluate(free.path(), "database_congestion").status, Status::kNotDetected);
 }
 
+// Lock waits that grow significantly but stay microseconds long (scenario
+// tc18: 36 -> 74 us per BEGIN IMMEDIATE) are no congestion.
+TEST(DatabaseCongestion, LockWaitsTooShortToMatterAreNotCongestion) {
+  TempDir tiny;
+  cbe_scaling(tiny, {"response_time", "database", "cpu"});
+  for (int k = 0; k < 5; ++k)
+    cbe_db_cpu_log(cbe_dir(tiny, "scaling-s" + std::to_string(k)),
+                   {{"BEGIN IMMEDIATE", 200, 0.03 + 0.02 * k}, {"UPDATE stock SET n = 3", 200, 1}},
+                   0.15, 2);
+  const NodeResult r = evaluate(tiny.path(), "database_congestion");
+  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  const ExperimentData data = load_experiment_data(tiny.path());
+  Settings settings;
+  const Heuristic& h = *heuristic_registry().at("database_congestion");
+  Context ctx{data, settings, h.defaults(), {}};
+  ctx.params["min_lock_wait_ms"] = 0;
+  nlohmann::json shared;
+  EXPECT_EQ(h.evaluate(ctx, shared).status, Status::kDetected) << "the thesis' rule alone";
+}
+
 TEST(DatabaseCongestion, ServerLockWaitersGrowingWithLoadAreDetected) {
   // TC15 on a database server: more and more backends wait for the lock
   // on "stock"; its CPU stays low. At step k, k of every 5 instants see

@@ -205,15 +205,18 @@ TEST(ExcessiveMessaging, StagnationWhileMessagingIsIdleIsNotExcessive) {
 // into the first violating load (the queue saturates there), but the
 // senders' waits for queue space rise at every violating load.
 TEST(ExcessiveMessaging, AQueueThatFillsAtEveryViolatingLoadIsFound) {
-  TempDir full, cpu_bound, tiny_waits;
+  TempDir full, cpu_bound, tiny_waits, diluted;
   const std::vector<std::string> probes = {"response_time", "messaging"};
   for (const TempDir* d : {&full, &cpu_bound, &tiny_waits})
-    write_scaling(*d, {100, 300, 700, 1200, 2000}, probes);
+    write_scaling(*d, {5, 8, 12, 20, 40}, probes);
+  // The same waits in requests that take seconds: a sliver of their time.
+  write_scaling(diluted, {100, 300, 700, 1200, 2000}, probes);
   const int sends[] = {100, 1100, 2100, 3000, 3050};  // grows into step 3, then flat
   const double full_waits_us[] = {2, 2, 3, 900, 2500};
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
     write_message_log(exp_dir(full, id), sends[k], full_waits_us[k], "orders>notification");
+    write_message_log(exp_dir(diluted, id), sends[k], full_waits_us[k], "orders>notification");
     // Something else limits the system: sends stagnate, nobody waits.
     write_message_log(exp_dir(cpu_bound, id), sends[k], 3, "orders>notification");
     // Waits grow significantly but stay far below one delivery.
@@ -231,6 +234,9 @@ TEST(ExcessiveMessaging, AQueueThatFillsAtEveryViolatingLoadIsFound) {
   const ExperimentData cpu_data = load_experiment_data(cpu_bound.path());
   EXPECT_EQ(h.evaluate({cpu_data, settings, h.defaults(), ancestors}, shared).status,
             Status::kNotDetected);
+  const ExperimentData diluted_data = load_experiment_data(diluted.path());
+  const NodeResult d = h.evaluate({diluted_data, settings, h.defaults(), ancestors}, shared);
+  EXPECT_EQ(d.status, Status::kNotDetected) << d.reason;
   const ExperimentData tiny_data = load_experiment_data(tiny_waits.path());
   EXPECT_EQ(h.evaluate({tiny_data, settings, h.defaults(), ancestors}, shared).status,
             Status::kNotDetected);

@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 
 #include <chrono>
+#include <cstdio>
 
 #include "shop.hpp"
 
@@ -30,6 +31,8 @@ MessageBus::MessageBus(std::string redis_address) : redis_address_(std::move(red
 }
 
 void MessageBus::subscribe(const std::string& destination, Handler handler) {
+  // A queue left in the broker by an earlier (killed) shop is not ours.
+  if (!redis_address_.empty()) clear_redis_queue(destination);
   auto queue = std::make_unique<Queue>();
   queue->handler = std::move(handler);
   Queue& q = *queue;
@@ -70,6 +73,17 @@ void MessageBus::deliver(const std::string& destination, Queue& q, std::string b
   ++delivered_;
 }
 
+// A handler that throws (e.g. the database busy) loses its message, says
+// so, and the consumer goes on: it must not take the process down.
+void MessageBus::deliver_safely(const std::string& destination, Queue& q, std::string body) {
+  try {
+    deliver(destination, q, std::move(body));
+  } catch (const std::exception& e) {
+    ++failed_;
+    std::fprintf(stderr, "shop: a message to %s failed: %s\n", destination.c_str(), e.what());
+  }
+}
+
 void MessageBus::consume(const std::string& destination, Queue& q) {
   for (;;) {
     std::string body;
@@ -81,7 +95,7 @@ void MessageBus::consume(const std::string& destination, Queue& q) {
       q.items.pop_front();
     }
     q.space.notify_one();
-    deliver(destination, q, std::move(body));
+    deliver_safely(destination, q, std::move(body));
   }
 }
 

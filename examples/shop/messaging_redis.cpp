@@ -4,6 +4,7 @@
 // finds the list over capacity waits until it is below (flow control).
 #include <hiredis.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +34,9 @@ Context connect(const std::string& address) {
   if (!c || c->err != 0)
     throw std::runtime_error("cannot connect to Redis at " + address + ": " +
                              (c ? c->errstr : "out of memory"));
+  // Replies too (hiredis 0.14 times out only the connect): a broker that
+  // hangs fails a send instead of blocking its thread; BLPOP's 0.1 s fits.
+  redisSetTimeout(c.get(), timeval{1, 0});
   return c;
 }
 
@@ -75,34 +79,50 @@ void MessageBus::send_redis(const std::string& destination, const std::string& b
   const std::string key = queue_key(destination);
   Reply pushed = command(c, redis_address_, "RPUSH %b %b", key, body);
   long long length = pushed->integer;
+  // Over capacity: wait until the consumer has taken it back down to
+  // capacity, polling with a growing pause (200 us .. 5 ms) so waiting
+  // senders do not flood the broker with LLENs.
+  auto pause = std::chrono::microseconds(200);
   while (length > static_cast<long long>(kCapacity) && !stopping_) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(5000));
     length = command(c, redis_address_, "LLEN %b", key)->integer;
   }
+}
+
+void MessageBus::clear_redis_queue(const std::string& destination) {
+  Context c = connect(redis_address_);
+  command(c.get(), redis_address_, "DEL %b", queue_key(destination));
 }
 
 void MessageBus::consume_redis(const std::string& destination, Queue& q) {
   const std::string key = queue_key(destination);
   Context c;
   for (;;) {
+    std::string body;
     try {
       if (!c || c->err != 0) c = connect(redis_address_);
       // Short blocking pops, so a stop is noticed; stop once stopping and drained.
       Reply r(
           static_cast<redisReply*>(redisCommand(c.get(), "BLPOP %b 0.1", key.data(), key.size())));
       if (!r) throw std::runtime_error("Redis at " + redis_address_ + " stopped answering");
-      if (r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
-        deliver(destination, q, std::string(r->element[1]->str, r->element[1]->len));
-      } else if (stopping_) {
-        return;
+      if (r->type == REDIS_REPLY_ERROR)
+        throw std::runtime_error("Redis at " + redis_address_ + " refused BLPOP: " + r->str);
+      if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+        if (stopping_) return;
+        continue;
       }
+      body.assign(r->element[1]->str, r->element[1]->len);
     } catch (const std::exception& e) {
-      // The consumer outlives a broker restart; a message in flight is the broker's.
+      // The broker failed: say so, back off, reconnect (it may come back).
       std::fprintf(stderr, "shop: %s consumer: %s\n", destination.c_str(), e.what());
       if (stopping_) return;
       c.reset();
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
     }
+    // Popped: the message is ours now; a failing handler loses only it.
+    deliver_safely(destination, q, std::move(body));
   }
 }
 

@@ -3,6 +3,7 @@
 // without flags every request is quick and independent of the others.
 #include "shop.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <random>
@@ -130,7 +131,31 @@ std::string Shop::product(int id) {
             });
   cart_activity(0, id);
   if (!found) throw std::invalid_argument("no product " + std::to_string(id));
+  if (options_.many_queries) product_page_extras(id);
   return out.str();
+}
+
+// --many-queries: the product page also shows statistics of the products
+// around it, each from its own statement over about 2000 rows: many
+// different, moderately costly statements, none repeated, none dominant
+// (TC11: the database congests without a Stifle or one expensive call).
+void Shop::product_page_extras(int id) {
+  static const char* const kStatements[] = {
+      "SELECT count(*) FROM product WHERE id BETWEEN ? AND ? AND price > 100",
+      "SELECT avg(price) FROM product WHERE id BETWEEN ? AND ?",
+      "SELECT max(price) FROM product WHERE id BETWEEN ? AND ?",
+      "SELECT min(price) FROM product WHERE id BETWEEN ? AND ?",
+      "SELECT count(DISTINCT category) FROM product WHERE id BETWEEN ? AND ?",
+      "SELECT sum(quantity) FROM stock WHERE product BETWEEN ? AND ?",
+      "SELECT count(*) FROM stock WHERE product BETWEEN ? AND ? AND quantity < 10",
+      "SELECT avg(quantity) FROM stock WHERE product BETWEEN ? AND ?",
+      "SELECT name FROM product WHERE id BETWEEN ? AND ? ORDER BY price DESC LIMIT 5",
+      "SELECT category, count(*) FROM product WHERE id BETWEEN ? AND ? GROUP BY category",
+      "SELECT sum(price * 2) FROM product WHERE id BETWEEN ? AND ?",
+      "SELECT count(*) FROM product WHERE id BETWEEN ? AND ? AND name LIKE 'p%'"};
+  const std::vector<std::string> range = {std::to_string(std::max(1, id - 1000)),
+                                          std::to_string(id + 1000)};
+  for (const char* sql : kStatements) db_.query(sql, range, [](const Row&) {});
 }
 
 std::string Shop::search(const std::string& term) {
@@ -375,6 +400,7 @@ std::string Shop::stats() {
   return "{\"orders\":" + std::to_string(orders_.load()) +
          ",\"notifications\":" + std::to_string(notifications_.load()) +
          ",\"messages_delivered\":" + std::to_string(bus_.delivered()) +
+         ",\"messages_failed\":" + std::to_string(bus_.failed()) +
          ",\"activity\":" + std::to_string(activity) + "}";
 }
 

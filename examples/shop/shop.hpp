@@ -51,6 +51,7 @@ struct Options {
   bool blurred_sync = false;      // only GET /product and POST /cart cross the bridge
   bool moderate_cpu = false;      // every request burns 2 ms of CPU
   bool cascading_loop = false;    // --empty-semi-trucks with the send two calls below the loop
+  bool many_queries = false;      // GET /product runs 12 different range statements
   int hiccup_period_ms = 2000;
   int hiccup_pause_ms = 300;
   // --ramp: entries per request. Steep enough that a 10 s load test at 12
@@ -163,6 +164,7 @@ class MessageBus {
   void stop();
   ~MessageBus();
   std::uint64_t delivered() const { return delivered_.load(); }
+  std::uint64_t failed() const { return failed_.load(); }
 
  private:
   struct Queue {
@@ -177,10 +179,13 @@ class MessageBus {
   void consume_redis(const std::string& destination, Queue& queue);
   void send_redis(const std::string& destination, const std::string& body);
   void deliver(const std::string& destination, Queue& queue, std::string body);
+  void deliver_safely(const std::string& destination, Queue& queue, std::string body);
+  void clear_redis_queue(const std::string& destination);
   std::string redis_address_;
   std::map<std::string, std::unique_ptr<Queue>> queues_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> delivered_{0};
+  std::atomic<std::uint64_t> failed_{0};  // messages whose handler threw
 };
 
 // The service: catalogue, cart, orders, inventory, shipping, recommendations.
@@ -213,6 +218,7 @@ class Shop {
   void route(const std::string& from, const std::string& destination, std::string body);
   void hiccup_loop();
   void cart_activity(int user, int product);
+  void product_page_extras(int id);
   // --cascading-loop: the loop's body, and the helper below it that sends.
   void reserve_unit(int product, bool counted);
   void send_reservation(const std::string& item);

@@ -44,22 +44,10 @@ command -v jq >/dev/null || { echo "walkthrough: needs jq (bash scripts/install-
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# The demo's requests without think time: users keep the shop saturated.
-cat > "$out/max-throughput-profile.json" <<'EOF'
-{
-  "mode": "mix",
-  "think_time_ms": 0,
-  "requests": [
-    {"name": "GET /product", "path": "/product?id={random:1:2000}", "weight": 5},
-    {"name": "GET /search", "path": "/search?q={random:1:99}", "weight": 2},
-    {"name": "POST /cart", "method": "POST", "path": "/cart?user={user}&product={random:1:2000}", "weight": 2},
-    {"name": "POST /order", "method": "POST", "path": "/order?user={user}", "weight": 1},
-    {"name": "GET /orders", "path": "/orders?user={user}", "weight": 1},
-    {"name": "GET /shipping", "path": "/shipping?product={random:1:2000}", "weight": 1},
-    {"name": "GET /recommend", "path": "/recommend?product={random:1:2000}", "weight": 1}
-  ]
-}
-EOF
+# The demo's requests (profile.json) without think time: users keep the
+# shop saturated.
+jq '.think_time_ms = 0 | del(.think_time_spread_ms)' "$here/profile.json" \
+  > "$out/max-throughput-profile.json"
 
 # The shop flag an engineer's fix removes for a finding, most specific
 # first: a root cause before the symptom above it.
@@ -68,7 +56,7 @@ fix_for() {
     dispensable_synchronization|one_lane_bridge) echo one-lane-bridge blurred-sync ;;
     the_stifle) echo stifle stifle-similar ;;
     expensive_database_call) echo expensive-query ;;
-    database_olb|database_congestion) echo db-lock expensive-query ;;
+    database_olb|database_congestion) echo db-lock expensive-query many-queries ;;
     the_ramp) echo ramp ;;
     application_hiccups) echo hiccups rising-hiccups blurred-hiccups ;;
     the_blob) echo blob blurred-blob ;;
@@ -84,31 +72,35 @@ fix_order="dispensable_synchronization the_stifle expensive_database_call databa
 
 # Prints "median min max" requests/s of `repeat` load runs against the shop with flags $1.
 max_throughput() {
-  local log="$2" port="" pid rates=() args=()
+  local log="$2" port="" rates=() args=()
   for flag in $1; do args+=("--$flag"); done
   "$shop" --port 0 "${args[@]}" > "$log" 2>&1 &
-  pid=$!
+  shop_pid=$!  # global: the EXIT trap runs after this function has returned
+  # Whatever happens below (a failed load run ends this subshell under
+  # set -e), the shop does not outlive it.
+  trap 'kill -INT "${shop_pid:-}" 2>/dev/null; wait "${shop_pid:-}" 2>/dev/null' EXIT
   for _ in $(seq 100); do
     port=$(sed -n 's/^shop: listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$log")
     [ -n "$port" ] && break
-    kill -0 "$pid" 2>/dev/null || break
+    kill -0 "$shop_pid" 2>/dev/null || break
     sleep 0.1
   done
   if [ -z "$port" ]; then
     echo "walkthrough: the shop did not start; see $log" >&2
-    kill "$pid" 2>/dev/null || true
     return 1
   fi
   for _ in $(seq "$repeat"); do
     local line
     line=$("$sonde" load --target "127.0.0.1:$port" --profile "$out/max-throughput-profile.json" \
       --users "$users" --duration "$seconds" --ramp-up 1 --out "${log%.log}-requests.csv" 2>&1 |
-      grep ' requests in ')
+      grep ' requests in ' || true)
+    if [ -z "$line" ]; then
+      echo "walkthrough: sonde load against the shop failed; see $log" >&2
+      return 1
+    fi
     echo "  $line" >&2
     rates+=("$(echo "$line" | sed -n 's/.*(\([0-9.]*\)\/s).*/\1/p')")
   done
-  kill -INT "$pid"
-  wait "$pid" || true
   printf '%s\n' "${rates[@]}" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)], v[1], v[NR]}'
 }
 
@@ -120,9 +112,12 @@ table="$out/walkthrough.md"
 step=0
 base=""
 while :; do
-  echo "== step $step: shop --${problems// / --}" >&2
-  read -r median low high < <(max_throughput "$problems" "$out/step-$step-shop.log")
-  [ -n "$median" ] || { echo "walkthrough: no throughput measured in step $step" >&2; exit 1; }
+  echo "== step $step: shop ${problems:+--${problems// / --}}" >&2
+  if ! read -r median low high < <(max_throughput "$problems" "$out/step-$step-shop.log") ||
+    [ -z "$median" ]; then
+    echo "walkthrough: no throughput measured in step $step" >&2
+    exit 1
+  fi
   [ -n "$base" ] || base=$median
   status=0
   # shellcheck disable=SC2086

@@ -185,7 +185,7 @@ SONDE_COMMAND(
                                  "stifle-similar",
                                  "blurred-blob",
                                  "blurred-sync",
-                                 "moderate-cpu", "cascading-loop"}));
+                                 "moderate-cpu", "cascading-loop", "many-queries"}));
       app.footer("Exit status: 0 ok, 3 the run was incomplete, 1 error, 2 usage error.");
       app.callback([o, &exit_code] { exit_code = run_demo(*o); });
     });

@@ -246,17 +246,19 @@ TEST(ExcessiveMessaging, AQueueThatFillsAtEveryViolatingLoadIsFound) {
 // queue `queue` at `length` (+/- a little) at each of 40 instants; or a
 // failed sampler with `reason`.
 void write_broker_samples(const std::string& exp, double messages, const std::string& queue,
-                          double length, const std::string& reason = "") {
+                          double length, const std::string& reason = "", int instants = 40) {
   nlohmann::json e;
   std::ifstream(exp + "/experiment.json") >> e;
   e["samplers"]["redis"] = {{"status", reason.empty() ? "ok" : "failed"}, {"reason", reason}};
   std::ofstream(exp + "/experiment.json") << e.dump();
   std::vector<SampledValue> rows;
-  for (int t = 1; t <= 40; ++t) {
+  for (int t = 1; t <= instants; ++t) {
     const int64_t at = kT0 + t * 100 * kMs;
     rows.push_back({at, "", "clients", "", 5});
-    rows.push_back({at, "", "messages", "", messages / 40});
-    rows.push_back({at, "", "queue_length", queue, length * (0.9 + 0.05 * (t % 5))});
+    rows.push_back({at, "", "messages", "", messages / instants});
+    // length < 0: the queue was never seen (Redis removes empty lists).
+    if (length >= 0)
+      rows.push_back({at, "", "queue_length", queue, length * (0.9 + 0.05 * (t % 5))});
   }
   if (reason.empty()) database::write_samples_csv(exp + "/samples.csv", "redis", rows);
 }
@@ -296,7 +298,8 @@ TEST(ExcessiveMessaging, ABrokerQueueThatGrowsAtEveryViolatingLoadIsFound) {
   TempDir grows, flat;
   for (const TempDir* d : {&grows, &flat})
     write_scaling(*d, {100, 300, 700, 1200, 2000}, {"response_time", "messaging"});
-  const double lengths[] = {0, 0, 2, 40, 300};
+  // Empty, so never seen, until the first violating load.
+  const double lengths[] = {-1, -1, -1, 40, 300};
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
     for (const TempDir* d : {&grows, &flat}) write_message_log(exp_dir(*d, id), 100 + 1000 * k, 3);
@@ -330,6 +333,13 @@ TEST(ExcessiveMessaging, AFailedBrokerSamplerMeansNotEvaluated) {
             std::string::npos)
       << r.reason;
   EXPECT_NE(r.reason.find("127.0.0.1:6390"), std::string::npos) << r.reason;
+  // A step with a single sampling instant has no message count (counts are
+  // differences): not evaluated either, rather than a "collapse" to 0.
+  write_broker_samples(exp_dir(d, "scaling-s3"), 1000, "q", 0, "", 1);
+  const NodeResult one = evaluate_under_traffic_jam(d);
+  EXPECT_EQ(one.status, Status::kNotEvaluated);
+  EXPECT_NE(one.reason.find("fewer than 2 samples in experiment 'scaling-s3'"), std::string::npos)
+      << one.reason;
 }
 
 }  // namespace

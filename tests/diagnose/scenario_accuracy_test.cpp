@@ -43,8 +43,7 @@ TEST(ScenarioAccuracy, ThesisRatesFromLabelledReports) {
   ASSERT_EQ(parsed.size(), 4u);
   EXPECT_EQ(parsed[0].shop_flags, std::vector<std::string>{"blob"});
   EXPECT_TRUE(parsed[0].demo_options.empty());
-  EXPECT_EQ(parsed[3].demo_options,
-            (std::vector<std::string>{"--arrival-rate-per-user", "50"}));
+  EXPECT_EQ(parsed[3].demo_options, (std::vector<std::string>{"--arrival-rate-per-user", "50"}));
   EXPECT_TRUE(parsed[2].must.empty());
   EXPECT_TRUE(parsed[3].shop_flags.empty());
   const std::string results = d.path() + "/results";

@@ -12,11 +12,16 @@ RedisAddress RedisAddress::parse(const std::string& text) {
   RedisAddress a;
   a.host = colon == std::string::npos ? text : text.substr(0, colon);
   if (a.host.empty()) throw std::invalid_argument("'" + text + "' has no host (host:port)");
+  if (a.host.find(':') != std::string::npos)
+    throw std::invalid_argument("'" + text + "': IPv6 addresses are not supported (host:port)");
+  if (a.host.find_first_of(" \t") != std::string::npos)
+    throw std::invalid_argument("'" + text + "' has a space in it (host:port)");
   if (colon != std::string::npos) {
     const std::string port = text.substr(colon + 1);
     std::size_t used = 0;
     int p = -1;
     try {
+      if (!port.empty() && (port[0] < '0' || port[0] > '9')) throw std::invalid_argument(port);
       p = std::stoi(port, &used);
     } catch (const std::exception&) {
       used = 0;

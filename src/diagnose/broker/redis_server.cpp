@@ -1,7 +1,5 @@
 #include "diagnose/broker/redis_server.hpp"
 
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,12 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "diagnose/broker/redis_connection.hpp"
-#include "diagnose/engine/cpu_list.hpp"
-#include "diagnose/engine/sut.hpp"
 
 namespace sonde::diagnose::broker {
 namespace {
@@ -41,8 +36,6 @@ std::unique_ptr<RedisServer> RedisServer::start(const std::vector<int>& cpus) {
     throw BrokerError(
         "redis-server not found; install Debian's redis-server package "
         "(bash scripts/install-deps.sh)");
-  if (!cpus.empty() && !on_path("taskset"))
-    throw BrokerError("pinning the broker to CPUs needs taskset (Debian package util-linux)");
   std::error_code tmp_error;
   const fs::path tmp = fs::temp_directory_path(tmp_error);
   if (tmp_error)
@@ -52,53 +45,60 @@ std::unique_ptr<RedisServer> RedisServer::start(const std::vector<int>& cpus) {
     throw BrokerError("cannot create a directory for Redis in " + tmp.string() + ": " +
                       std::strerror(errno));
   std::unique_ptr<RedisServer> server(new RedisServer(dir));
-  server->port_ = engine::free_loopback_port();
-  const std::string log = dir + "/server.log";
-  std::vector<std::string> argv;
-  if (!cpus.empty()) argv = {"taskset", "-c", engine::cpu_list_text(cpus)};
-  // Loopback only, no persistence, no Unix socket; protected mode stays on.
-  for (const char* a : {"redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                        "--daemonize", "no", "--dir"})
-    argv.emplace_back(a);
-  argv.push_back(dir);
-  argv.insert(argv.end(), {"--port", std::to_string(server->port_), "--logfile", log});
-  const pid_t pid = ::fork();
-  if (pid < 0) throw BrokerError(std::string("cannot start redis-server: ") + std::strerror(errno));
-  if (pid == 0) {
-    std::vector<char*> args;
-    for (std::string& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    ::setpgid(0, 0);  // the terminal's Ctrl-C is the engine's to handle
-    ::execvp(args[0], args.data());
-    ::_exit(127);
+  // A free port can be taken by someone else before the server binds it:
+  // then it exits, or (worse) another Redis answers there. A few tries.
+  std::string why;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    why = server->try_start(cpus);
+    if (why.empty()) return server;
   }
-  server->pid_ = pid;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      server->pid_ = -1;
-      server->keep_dir_ = true;
-      throw BrokerError("redis-server exited at start, see " + log);
-    }
-    RedisConnection probe({"127.0.0.1", server->port_}, 200);
-    if (probe.ok() && probe.ping()) return server;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  server->keep_dir_ = true;
-  throw BrokerError("redis-server did not answer within 15 s, see " + log);
+  server->keep_dir_ = true;  // for the log the message names
+  throw BrokerError(why);
 }
 
-void RedisServer::kill_server() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  int status = 0;
-  ::waitpid(pid_, &status, 0);
-  pid_ = -1;
+std::string RedisServer::try_start(const std::vector<int>& cpus) {
+  process_.reset();
+  port_ = engine::free_loopback_port();
+  const std::string log = dir_ + "/server.log";
+  // Loopback only, no persistence; protected mode stays on.
+  const std::vector<std::string> argv = {"redis-server",
+                                         "--bind",
+                                         "127.0.0.1",
+                                         "--port",
+                                         std::to_string(port_),
+                                         "--save",
+                                         "",
+                                         "--appendonly",
+                                         "no",
+                                         "--daemonize",
+                                         "no",
+                                         "--dir",
+                                         dir_};
+  try {
+    process_ = std::make_unique<engine::SystemUnderTest>(argv, log, cpus);
+  } catch (const engine::SutError& e) {
+    return std::string("cannot start redis-server: ") + e.what();
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto ended = process_->exited()) return "redis-server " + *ended + " at start, see " + log;
+    RedisConnection probe({"127.0.0.1", port_}, 200);
+    if (probe.ok() && probe.ping()) {
+      // Ours, not another Redis that took the port first.
+      const auto server = probe.info("server");
+      const auto pid = server.find("process_id");
+      if (pid != server.end() && std::atoi(pid->second.c_str()) == process_->pid()) return "";
+      process_->stop(2.0);
+      return "port " + std::to_string(port_) + " was taken by another Redis";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  process_->stop(2.0);
+  return "redis-server did not answer within 15 s, see " + log;
 }
 
 RedisServer::~RedisServer() {
-  kill_server();
+  if (process_) process_->stop(2.0);
   std::error_code ec;
   if (!keep_dir_) fs::remove_all(dir_, ec);
 }

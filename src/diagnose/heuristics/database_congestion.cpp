@@ -247,6 +247,7 @@ class DatabaseCongestion : public Heuristic {
                                        " ms per wait from " + std::to_string(steps[s - 1]->users) +
                                        " to " + std::to_string(steps[s]->users) + " users" +
                                        (relevant ? "" : " (too short to matter)");
+        ev.values["relevant"] = relevant;
         evs.push_back(std::move(ev));
       }
       nlohmann::json points = nlohmann::json::array();

@@ -37,6 +37,7 @@
 // flat when something else (CPU, a lock, the database) limits the system,
 // however much the message throughput stagnates with it.
 #include <algorithm>
+#include <functional>
 
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/growth_with_load.hpp"
@@ -44,6 +45,44 @@
 
 namespace sonde::diagnose::heuristics {
 namespace {
+
+// One key's verdict at one violating step.
+struct StepGrowth {
+  bool grows = false;
+  double relative = 0;  // relative increase, for ranking keys
+  Evidence evidence;
+};
+
+// Alg. 21's shape, shared by the two queue tests: of `keys`, the one that
+// grows at every critical step, ranked by its largest relative increase;
+// its evidence goes to `r`. "" when none grows at every step.
+std::string strongest_growth(const std::vector<std::string>& keys,
+                             const std::vector<size_t>& critical,
+                             const std::function<StepGrowth(const std::string&, size_t)>& at,
+                             NodeResult& r) {
+  if (critical.empty()) return "";
+  std::string best;
+  double best_ratio = 0;
+  std::vector<Evidence> best_evidence;
+  for (const std::string& key : keys) {
+    std::vector<Evidence> evs;
+    double ratio = 0;
+    bool all = true;
+    for (size_t s : critical) {
+      StepGrowth g = at(key, s);
+      all = all && g.grows;
+      ratio = std::max(ratio, g.relative);
+      evs.push_back(std::move(g.evidence));
+    }
+    if (all && ratio > best_ratio) {
+      best = key;
+      best_ratio = ratio;
+      best_evidence = std::move(evs);
+    }
+  }
+  for (Evidence& ev : best_evidence) r.evidence.push_back(std::move(ev));
+  return best;
+}
 
 class ExcessiveMessaging : public Heuristic {
  public:
@@ -67,6 +106,7 @@ class ExcessiveMessaging : public Heuristic {
     std::vector<double> throughput;
     std::vector<double> send_ms;  // mean time a send took, per step
     std::vector<BrokerSamples> broker;
+    std::vector<double> broker_throughput;
     nlohmann::json points = nlohmann::json::array();
     for (const Experiment* e : steps) {
       if (!e->has_probe("messaging"))
@@ -75,13 +115,15 @@ class ExcessiveMessaging : public Heuristic {
       if (!broker.back().error.empty())
         return not_evaluated("the broker sampler failed in experiment '" + e->id +
                              "': " + broker.back().error);
+      if (broker.back().present && broker.back().samples < 2)
+        return not_evaluated("the broker sampler took fewer than 2 samples in experiment '" +
+                             e->id + "' (a stable phase shorter than its interval?)");
       const LogRecords& recs = log_records(*e, "sonde.record.MessageSend");
       if (!recs.error.empty()) return not_evaluated(recs.error);
       const double d = e->duration_s();
       if (d <= 0) return not_evaluated("experiment '" + e->id + "' has no duration");
-      throughput.push_back((broker.back().present ? broker.back().messages
-                                                  : static_cast<double>(recs.records.size())) /
-                           d);
+      throughput.push_back(static_cast<double>(recs.records.size()) / d);
+      broker_throughput.push_back(broker.back().messages / d);
       double total_ns = 0;
       size_t timed = 0;
       for (const LogRecord& rec : recs.records) {
@@ -89,8 +131,13 @@ class ExcessiveMessaging : public Heuristic {
         if (ns >= 0) total_ns += ns, ++timed;
       }
       send_ms.push_back(timed > 0 ? total_ns / static_cast<double>(timed) / 1e6 : 0);
-      points.push_back({e->users, throughput.back()});
     }
+    // The broker's count where every step has it, else the probe's: one
+    // unit for the whole series.
+    const bool sampled =
+        std::all_of(broker.begin(), broker.end(), [](const BrokerSamples& b) { return b.present; });
+    if (sampled) throughput = broker_throughput;
+    for (size_t s = 0; s < steps.size(); ++s) points.push_back({steps[s]->users, throughput[s]});
     if (throughput.back() == 0) {
       NodeResult none;
       none.status = Status::kNotDetected;
@@ -100,8 +147,6 @@ class ExcessiveMessaging : public Heuristic {
     const std::vector<size_t> critical = violating_step_indexes(ctx, steps);
     NodeResult r;
     r.charts["message_throughput"] = points;
-    const bool sampled =
-        std::all_of(broker.begin(), broker.end(), [](const BrokerSamples& b) { return b.present; });
     const bool stagnates =
         throughput_stagnates(ctx, steps, throughput, send_ms, broker, critical, r);
     std::string queue, broker_queue;
@@ -133,6 +178,8 @@ class ExcessiveMessaging : public Heuristic {
                                    const std::vector<size_t>& critical, NodeResult& r) {
     int stagnant = 0;
     const bool busy_check = ctx.params.at("busy_check") != 0;
+    const bool counted_by_broker =
+        std::all_of(broker.begin(), broker.end(), [](const BrokerSamples& b) { return b.present; });
     for (size_t s : critical) {
       const double queued = queued_messages(broker[s]);
       const bool busy = !busy_check || send_ms[s] >= ctx.params.at("min_wait_ms") ||
@@ -149,7 +196,7 @@ class ExcessiveMessaging : public Heuristic {
       ev.data =
           std::to_string(steps[s - 1]->users) + " -> " + std::to_string(steps[s]->users) + " users";
       ev.detail = fmt(throughput[s - 1]) + " -> " + fmt(throughput[s]) + " messages/s" +
-                  (broker[s].present ? " (the broker's count)" : "") + " from " +
+                  (counted_by_broker ? " (the broker's count)" : "") + " from " +
                   std::to_string(steps[s - 1]->users) + " to " + std::to_string(steps[s]->users) +
                   " users, sends took " + fmt(send_ms[s]) + " ms on average" +
                   (broker[s].present ? ", " + fmt(queued) + " messages queued in the broker" : "") +
@@ -184,43 +231,33 @@ class ExcessiveMessaging : public Heuristic {
                                           const std::vector<BrokerSamples>& broker,
                                           const std::vector<size_t>& critical, NodeResult& r) {
     if (critical.empty()) return "";
-    std::string best;
-    double best_ratio = 0;
-    std::vector<Evidence> best_evidence;
-    for (const auto& [queue, last] : broker[critical.back()].queue_length) {
-      (void)last;
-      std::vector<Evidence> evs;
-      double ratio = 0;
-      bool all = true;
-      for (size_t s : critical) {
-        static const std::vector<double> none;
-        const auto a = broker[s - 1].queue_length.find(queue);
-        const auto b = broker[s].queue_length.find(queue);
-        const std::vector<double>& va = a == broker[s - 1].queue_length.end() ? none : a->second;
-        const std::vector<double>& vb = b == broker[s].queue_length.end() ? none : b->second;
-        const Increase inc = test_increase(va, vb, ctx.settings.alpha, 0);
-        const double length = vb.empty() ? 0 : stats::mean(vb);
-        const bool grows = inc.significant && length >= ctx.params.at("min_queue_length");
-        all = all && grows;
-        ratio = std::max(ratio, inc.relative);
-        Evidence ev = increase_evidence(
-            inc, "broker queue " + queue,
-            std::to_string(steps[s - 1]->users) + " -> " + std::to_string(steps[s]->users) +
-                " users, n=" + std::to_string(va.size()) + "/" + std::to_string(vb.size()));
-        ev.detail = "the broker's queue " + queue + " held " + fmt(inc.test.mean_a) + " -> " +
-                    fmt(length) + " messages on average from " +
-                    std::to_string(steps[s - 1]->users) + " to " + std::to_string(steps[s]->users) +
-                    " users" + (grows ? " (grows)" : "");
-        evs.push_back(std::move(ev));
-      }
-      if (all && ratio > best_ratio) {
-        best = queue;
-        best_ratio = ratio;
-        best_evidence = std::move(evs);
-      }
-    }
-    for (Evidence& ev : best_evidence) r.evidence.push_back(std::move(ev));
-    return best;
+    std::vector<std::string> queues;
+    for (const auto& entry : broker[critical.back()].queue_length) queues.push_back(entry.first);
+    // A queue the sampler never saw at a step was empty there (Redis
+    // removes empty lists): zeros at every instant.
+    auto lengths = [&](const std::string& queue, size_t step) {
+      const auto it = broker[step].queue_length.find(queue);
+      return it != broker[step].queue_length.end() ? it->second
+                                                   : std::vector<double>(broker[step].samples, 0.0);
+    };
+    auto at = [&](const std::string& queue, size_t s) {
+      const std::vector<double> va = lengths(queue, s - 1), vb = lengths(queue, s);
+      const Increase inc = test_increase(va, vb, ctx.settings.alpha, 0);
+      const double length = vb.empty() ? 0 : stats::mean(vb);
+      StepGrowth g;
+      g.grows = inc.significant && length >= ctx.params.at("min_queue_length");
+      g.relative = inc.relative;
+      g.evidence = increase_evidence(
+          inc, "broker queue " + queue,
+          std::to_string(steps[s - 1]->users) + " -> " + std::to_string(steps[s]->users) +
+              " users, n=" + std::to_string(va.size()) + "/" + std::to_string(vb.size()));
+      g.evidence.detail = "the broker's queue " + queue + " held " + fmt(inc.test.mean_a) + " -> " +
+                          fmt(length) + " messages on average from " +
+                          std::to_string(steps[s - 1]->users) + " to " +
+                          std::to_string(steps[s]->users) + " users" + (g.grows ? " (grows)" : "");
+      return g;
+    };
+    return strongest_growth(queues, critical, at, r);
   }
 
   // The time all sends of a step took, as a share of all its requests'
@@ -250,47 +287,34 @@ class ExcessiveMessaging : public Heuristic {
       *error = ks.error;
       return "";
     }
-    std::string best;
-    double best_ratio = 0;
-    std::vector<Evidence> best_evidence;
-    for (const auto& [destination, last] : ks.per_step[critical.back()]) {
-      (void)last;
-      std::vector<Evidence> evs;
-      double ratio = 0;
-      bool all = true;
-      for (size_t s : critical) {
-        static const std::vector<double> none;
-        auto a = ks.per_step[s - 1].find(destination);
-        auto b = ks.per_step[s].find(destination);
-        const std::vector<double>& va = a == ks.per_step[s - 1].end() ? none : a->second;
-        const std::vector<double>& vb = b == ks.per_step[s].end() ? none : b->second;
-        const Increase inc =
-            test_increase(va, vb, ctx.settings.alpha, ctx.params.at("min_wait_increase"));
-        const double wait = vb.empty() ? 0 : stats::mean(vb);
-        const double share = wait_share(*steps[s], ks.per_step[s]);
-        const bool full = inc.significant && wait >= ctx.params.at("min_wait_ms") &&
-                          share >= ctx.params.at("min_wait_share");
-        all = all && full;
-        ratio = std::max(ratio, inc.relative);
-        Evidence ev = increase_evidence(
-            inc, "queue " + destination,
-            std::to_string(steps[s - 1]->users) + " -> " + std::to_string(steps[s]->users) +
-                " users, n=" + std::to_string(va.size()) + "/" + std::to_string(vb.size()));
-        ev.detail = "sending to " + destination + " waited " + fmt(inc.test.mean_a) + " ms -> " +
-                    fmt(wait) + " ms on average from " + std::to_string(steps[s - 1]->users) +
-                    " to " + std::to_string(steps[s]->users) + " users; all sends waited " +
-                    fmt(share * 100) + "% of the requests' response time" +
-                    (full ? " (queue full)" : "");
-        evs.push_back(std::move(ev));
-      }
-      if (all && ratio > best_ratio) {
-        best = destination;
-        best_ratio = ratio;
-        best_evidence = std::move(evs);
-      }
-    }
-    for (Evidence& ev : best_evidence) r.evidence.push_back(std::move(ev));
-    return best;
+    std::vector<std::string> destinations;
+    for (const auto& entry : ks.per_step[critical.back()]) destinations.push_back(entry.first);
+    auto at = [&](const std::string& destination, size_t s) {
+      static const std::vector<double> none;
+      const auto a = ks.per_step[s - 1].find(destination);
+      const auto b = ks.per_step[s].find(destination);
+      const std::vector<double>& va = a == ks.per_step[s - 1].end() ? none : a->second;
+      const std::vector<double>& vb = b == ks.per_step[s].end() ? none : b->second;
+      const Increase inc =
+          test_increase(va, vb, ctx.settings.alpha, ctx.params.at("min_wait_increase"));
+      const double wait = vb.empty() ? 0 : stats::mean(vb);
+      const double share = wait_share(*steps[s], ks.per_step[s]);
+      StepGrowth g;
+      g.grows = inc.significant && wait >= ctx.params.at("min_wait_ms") &&
+                share >= ctx.params.at("min_wait_share");
+      g.relative = inc.relative;
+      g.evidence = increase_evidence(
+          inc, "queue " + destination,
+          std::to_string(steps[s - 1]->users) + " -> " + std::to_string(steps[s]->users) +
+              " users, n=" + std::to_string(va.size()) + "/" + std::to_string(vb.size()));
+      g.evidence.detail =
+          "sending to " + destination + " waited " + fmt(inc.test.mean_a) + " ms -> " + fmt(wait) +
+          " ms on average from " + std::to_string(steps[s - 1]->users) + " to " +
+          std::to_string(steps[s]->users) + " users; all sends waited " + fmt(share * 100) +
+          "% of the requests' response time" + (g.grows ? " (queue full)" : "");
+      return g;
+    };
+    return strongest_growth(destinations, critical, at, r);
   }
 };
 

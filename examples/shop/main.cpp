@@ -56,7 +56,7 @@ const Flag kFlags[] = {
     {"--blurred-sync", &Options::blurred_sync,
      "only GET /product and POST /cart cross the one-lane bridge"},
     {"--many-queries", &Options::many_queries,
-     "GET /product also runs 12 different statements over ~2000 rows each"},
+     "GET /product also runs 12 different statements over ~1000 rows each"},
     {"--cascading-loop", &Options::cascading_loop,
      "--empty-semi-trucks' loop, with the send two helper calls below it"},
     {"--moderate-cpu", &Options::moderate_cpu,

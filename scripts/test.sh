@@ -18,6 +18,12 @@ cmake --build build/release
 echo "== tests"
 ctest --test-dir build/release -j "$jobs" --timeout 600
 
+echo "== scenario subset (short experiments; the full suite: scenarios/README.md)"
+# After ctest, alone: the diagnosis measures timing, so nothing may run
+# beside it. tc01 (no problem) and tc21 (a clear sync point) must be scored
+# right; run.sh exits 4 on any wrong node.
+bash scenarios/run.sh --quick --only tc01,tc21 --out build/release/scenario-ci
+
 if [ "${1:-}" = "--quick" ]; then exit 0; fi
 
 

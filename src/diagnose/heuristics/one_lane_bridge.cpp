@@ -18,14 +18,18 @@ namespace {
 // "" when the messaging throughput kept growing (or was not measured),
 // else a description of where it stagnated.
 std::string network_bound(const std::vector<const Experiment*>& steps, const std::set<size_t>& over,
-                          double epsilon) {
-  std::vector<double> throughput;
+                          double epsilon, double busy_ms) {
+  std::vector<double> throughput, send_ms;
   for (const Experiment* e : steps) {
     if (!e->has_probe("messaging")) return "";
     const LogRecords& recs = log_records(*e, "sonde.record.MessageSend");
     const double d = e->duration_s();
     if (!recs.error.empty() || d <= 0) return "";
     throughput.push_back(static_cast<double>(recs.records.size()) / d);
+    double total_ns = 0;
+    for (const LogRecord& rec : recs.records) total_ns += std::max(0.0, rec.number("duration", 0));
+    send_ms.push_back(
+        recs.records.empty() ? 0 : total_ns / static_cast<double>(recs.records.size()) / 1e6);
   }
   if (over.empty() || throughput.back() <= 0) return "";
   // The network saturates at the first step beyond the threshold; from
@@ -34,6 +38,10 @@ std::string network_bound(const std::vector<const Experiment*>& steps, const std
   for (auto it = over.size() > 1 ? std::next(over.begin()) : over.begin(); it != over.end(); ++it) {
     const size_t s = *it;
     if (s == 0 || throughput[s] >= throughput[s - 1] * (1 + epsilon)) return "";
+    // Busy, as Excessive Messaging asks: a bridge that holds every request
+    // flattens the message throughput too, while each send takes
+    // microseconds (scenario tc21 with short experiments).
+    if (send_ms[s] < busy_ms) return "";
   }
   return "message throughput stagnates at " + fmt(throughput.back()) + " messages/s";
 }
@@ -54,7 +62,8 @@ class OneLaneBridge : public Heuristic {
     return {{"tolerance", 1.1},
             {"single_user_floor_ms", 15},
             {"network_check", 1},
-            {"messaging_epsilon", 0.05}};
+            {"messaging_epsilon", 0.05},
+            {"messaging_busy_ms", 0.1}};
   }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
@@ -130,7 +139,8 @@ class OneLaneBridge : public Heuristic {
       // rule fires although no lock is to blame. When the series measured
       // messaging and the message throughput stops growing at the load
       // steps that exceed the threshold, the limit is the network.
-      if (std::string why = network_bound(steps, over_steps, ctx.params.at("messaging_epsilon"));
+      if (std::string why = network_bound(steps, over_steps, ctx.params.at("messaging_epsilon"),
+                                          ctx.params.at("messaging_busy_ms"));
           !why.empty()) {
         r.status = Status::kNotDetected;
         r.reason = "response times exceed the CPU queueing threshold, but " + why +

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "analysis/graphviz_render.hpp"  // find_executable
 #include "diagnose/broker/redis_connection.hpp"
 
 namespace sonde::diagnose::broker {
@@ -16,23 +17,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::string rest = path != nullptr ? path : "/usr/bin:/bin";
-  for (std::size_t at = 0; at <= rest.size();) {
-    std::size_t end = rest.find(':', at);
-    if (end == std::string::npos) end = rest.size();
-    const fs::path candidate = fs::path(rest.substr(at, end - at)) / program;
-    if (::access(candidate.c_str(), X_OK) == 0) return true;
-    at = end + 1;
-  }
-  return false;
-}
-
 }  // namespace
 
 std::unique_ptr<RedisServer> RedisServer::start(const std::vector<int>& cpus) {
-  if (!on_path("redis-server"))
+  if (analysis::find_executable("redis-server").empty())
     throw BrokerError(
         "redis-server not found; install Debian's redis-server package "
         "(bash scripts/install-deps.sh)");

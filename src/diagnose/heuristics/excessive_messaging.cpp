@@ -148,7 +148,7 @@ class ExcessiveMessaging : public Heuristic {
     NodeResult r;
     r.charts["message_throughput"] = points;
     const bool stagnates =
-        throughput_stagnates(ctx, steps, throughput, send_ms, broker, critical, r);
+        throughput_stagnates(ctx, steps, throughput, send_ms, broker, sampled, critical, r);
     std::string queue, broker_queue;
     if (!stagnates) {
       std::string error;
@@ -174,12 +174,10 @@ class ExcessiveMessaging : public Heuristic {
   static bool throughput_stagnates(const Context& ctx, const std::vector<const Experiment*>& steps,
                                    const std::vector<double>& throughput,
                                    const std::vector<double>& send_ms,
-                                   const std::vector<BrokerSamples>& broker,
+                                   const std::vector<BrokerSamples>& broker, bool counted_by_broker,
                                    const std::vector<size_t>& critical, NodeResult& r) {
     int stagnant = 0;
     const bool busy_check = ctx.params.at("busy_check") != 0;
-    const bool counted_by_broker =
-        std::all_of(broker.begin(), broker.end(), [](const BrokerSamples& b) { return b.present; });
     for (size_t s : critical) {
       const double queued = queued_messages(broker[s]);
       const bool busy = !busy_check || send_ms[s] >= ctx.params.at("min_wait_ms") ||

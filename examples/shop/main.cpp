@@ -78,7 +78,7 @@ const IntFlag kIntFlags[] = {
     {"--hiccup-pause-ms", &Options::hiccup_pause_ms, 1, "length of a pause (default 300)"},
     {"--external-delay-ms", &Options::external_delay_ms, 0, "carrier delay (default 40)"},
     {"--ramp-growth", &Options::ramp_growth, 1,
-     "--ramp: history entries each request adds (default 8)"},
+     "--ramp: history entries each request adds (default 16)"},
 };
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <sstream>
 #include <thread>
 
+#include "analysis/graphviz_render.hpp"
 #include "cli/bench_machine.hpp"
 #include "cli/bench_report.hpp"
 #include "cli/bench_runner.hpp"
@@ -56,15 +57,7 @@ struct BenchOptions {
   std::string work_dir;  // default: a fresh directory under the temp dir
 };
 
-bool on_path(const std::string& tool) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  std::string d;
-  while (std::getline(dirs, d, ':')) {
-    if (!d.empty() && access((fs::path(d) / tool).c_str(), X_OK) == 0) return true;
-  }
-  return false;
-}
+bool on_path(const std::string& tool) { return !analysis::find_executable(tool).empty(); }
 
 std::string find_library(const std::string& name) {
   for (const char* dir :

@@ -629,7 +629,9 @@ class CbeTraceWriter {
 constexpr int kCbeUnits = 8;    // order lines per order
 constexpr int kCbeOrders = 20;  // requests in the single-user test
 
-enum class CbeOrderShape { kLoop, kCascadingLoop, kBatched, kLoopWithoutSend };
+// kBatchedViaHub: kBatched with both messages sent to one receiver (a hub,
+// as in the Blob case tc17): two equal-looking sends in a row.
+enum class CbeOrderShape { kLoop, kCascadingLoop, kBatched, kLoopWithoutSend, kBatchedViaHub };
 
 void cbe_orders(const TempDir& d, CbeOrderShape shape,
                 std::vector<std::string> probes = {"response_time", "messaging"}) {
@@ -648,20 +650,23 @@ void cbe_orders(const TempDir& d, CbeOrderShape shape,
         t.enter("shop::insert_line");
         t.leave("shop::insert_line");
       }
-      const int units = shape == CbeOrderShape::kBatched ? 1 : kCbeUnits;
+      const bool batched =
+          shape == CbeOrderShape::kBatched || shape == CbeOrderShape::kBatchedViaHub;
+      const bool via_hub = shape == CbeOrderShape::kBatchedViaHub;
+      const int units = batched ? 1 : kCbeUnits;
       for (int u = 0; u < units; ++u) {
         t.enter("shop::route");
         if (shape == CbeOrderShape::kCascadingLoop) t.enter("shop::forward");
         t.enter("shop::bus_send");
         if (shape != CbeOrderShape::kLoopWithoutSend || u == 0)
-          t.send("orders>inventory", shape == CbeOrderShape::kBatched ? 8 * 24 : 24);
+          t.send(via_hub ? "orders>hub" : "orders>inventory", batched ? 8 * 24 : 24);
         t.leave("shop::bus_send");
         if (shape == CbeOrderShape::kCascadingLoop) t.leave("shop::forward");
         t.leave("shop::route");
       }
       t.enter("shop::route");
       t.enter("shop::bus_send");
-      t.send("orders>notification", 64);
+      t.send(via_hub ? "orders>hub" : "orders>notification", 64);
       t.leave("shop::bus_send");
       t.leave("shop::route");
       t.leave("shop::place_order");
@@ -704,6 +709,26 @@ TEST(EmptySemiTrucks, NotDetectedWhenSendsAreNotRepeated) {
   const NodeResult missing = evaluate(no_traces.path(), "empty_semi_trucks");
   EXPECT_EQ(missing.status, Status::kNotEvaluated);
   EXPECT_NE(missing.reason.find("response_time"), std::string::npos) << missing.reason;
+}
+
+TEST(EmptySemiTrucks, TwoMessagesToOneReceiverAreNotALoop) {
+  // An order's stock batch and its notification, both through the hub
+  // (scenario tc17): the same call-and-send shape twice in a row, which a
+  // loop of two iterations would also give. A loop needs min_iterations 3.
+  TempDir d;
+  cbe_orders(d, CbeOrderShape::kBatchedViaHub);
+  const NodeResult r = evaluate(d.path(), "empty_semi_trucks");
+  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  // The thesis' "> 1" takes the pair for a loop.
+  const ExperimentData data = load_experiment_data(d.path());
+  Settings settings;
+  const Heuristic& h = *heuristic_registry().at("empty_semi_trucks");
+  std::map<std::string, nlohmann::json> ancestors;
+  Context ctx{data, settings, h.defaults(), ancestors};
+  ctx.params["min_iterations"] = 2;
+  nlohmann::json shared = nlohmann::json::object();
+  const NodeResult thesis = h.evaluate(ctx, shared);
+  EXPECT_EQ(thesis.status, Status::kDetected) << thesis.reason;
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // follows from the planted parameters, not from the seeded noise.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "diagnose/diagnosis.hpp"
 #include "diagnose/heuristics/sql_shape.hpp"
 #include "diagnose_test_support.hpp"
@@ -116,6 +118,40 @@ TEST(ApplicationHiccups, DetectsBurstsButNotContinuousViolation) {
             Status::kDetected);
   EXPECT_EQ(evaluate(hiccup.path(), "continuously_violated_requirements").status,
             Status::kNotDetected);
+}
+
+TEST(ApplicationHiccups, AResponseTimeThatRisesSteadilyIsATrendNotHiccups) {
+  // 40 s rising from 100 to 1300 ms, +-150 ms in blocks of 60 requests: the
+  // P99 crosses 1000 ms after about 30 s and flickers around it, several
+  // violating periods covering under half the time (scenario tc06, a ramp).
+  TempDir ramp;
+  write_experiment(ramp.path(), load_test([](int i, const std::string&) {
+                     return 100.0 + 0.6 * i + ((i / 60) % 2 != 0 ? 150.0 : -150.0);
+                   }));
+  NodeResult r = evaluate(ramp.path(), "application_hiccups");
+  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_GE(r.evidence[0].values["hiccups"].size(), 2u) << "the thesis' rule alone finds hiccups";
+  EXPECT_LT(r.evidence[0].values["share"].get<double>(), 0.5);
+  EXPECT_GT(r.evidence[0].values["trend_rho"].get<double>(), 0.8);
+  EXPECT_NE(r.evidence[0].detail.find("rises steadily"), std::string::npos) << r.evidence[0].detail;
+  // With the trend check off (max_trend 0) the thesis' rule calls it hiccups.
+  const ExperimentData data = load_experiment_data(ramp.path());
+  Settings settings;
+  const Heuristic& h = *heuristic_registry().at("application_hiccups");
+  std::map<std::string, nlohmann::json> ancestors;
+  Context ctx{data, settings, h.defaults(), ancestors};
+  ctx.params["max_trend"] = 0;
+  nlohmann::json shared = nlohmann::json::object();
+  EXPECT_EQ(h.evaluate(ctx, shared).status, Status::kDetected);
+  // Planted pauses have no trend: still hiccups (|rho| well under 0.8).
+  TempDir hiccup;
+  write_experiment(hiccup.path(), load_test([](int i, const std::string&) {
+                     return (i >= 500 && i < 560) || (i >= 1400 && i < 1460) ? 2000.0 : 100.0;
+                   }));
+  r = evaluate(hiccup.path(), "application_hiccups");
+  EXPECT_EQ(r.status, Status::kDetected);
+  EXPECT_LT(std::abs(r.evidence[0].values["trend_rho"].get<double>()), 0.8);
 }
 
 TEST(TheRamp, DetectsGrowthAcrossTimeWindows) {

@@ -68,6 +68,23 @@ TEST(Regression, MatchesAnscombeQuartetI) {
   EXPECT_FALSE(linear_regression(std::vector<double>{1, 1}, std::vector<double>{1, 2}).valid);
 }
 
+TEST(Spearman, MatchesPublishedValues) {
+  // Anscombe data set I: Spearman's rho = 0.8182 (9/11).
+  const std::vector<double> x = {10, 8, 13, 9, 11, 14, 6, 4, 12, 7, 5};
+  const std::vector<double> y = {8.04, 6.95, 7.58, 8.81, 8.33, 9.96, 7.24, 4.26, 10.84, 4.82, 5.68};
+  EXPECT_NEAR(spearman_rho(x, y), 9.0 / 11.0, 1e-9);
+  // Ties get midranks: ranks (1.5, 1.5, 3.5, 3.5) against 1..4, r = 4 / sqrt(20).
+  EXPECT_NEAR(spearman_rho(std::vector<double>{1, 2, 3, 4}, std::vector<double>{1, 1, 2, 2}),
+              4 / std::sqrt(20.0), 1e-12);
+  // Any strictly monotone shape is +-1; a constant or too short series is 0.
+  EXPECT_NEAR(spearman_rho(std::vector<double>{1, 2, 3, 4, 5},
+                           std::vector<double>{1, 8, 27, 64, 125}),
+              1, 1e-12);
+  EXPECT_NEAR(spearman_rho(std::vector<double>{1, 2, 3}, std::vector<double>{9, 4, 1}), -1, 1e-12);
+  EXPECT_EQ(spearman_rho(std::vector<double>{1, 2, 3}, std::vector<double>{5, 5, 5}), 0);
+  EXPECT_EQ(spearman_rho(std::vector<double>{1, 2}, std::vector<double>{1, 2}), 0);
+}
+
 TEST(ErlangC, MatchesTextbookValues) {
   // One server: C = utilization (M/M/1 waiting probability).
   EXPECT_NEAR(erlang_c(1, 0.7), 0.7, 1e-12);

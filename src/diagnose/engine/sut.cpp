@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,6 +81,7 @@ SystemUnderTest::SystemUnderTest(const std::vector<std::string>& argv,
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const pid_t engine = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) {
     ::close(out);
@@ -98,6 +100,12 @@ SystemUnderTest::SystemUnderTest(const std::vector<std::string>& argv,
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGPIPE, SIG_DFL);
+    // An engine killed outright (SIGKILL, OOM) cannot stop what it started;
+    // the kernel then sends SIGTERM, which `sonde run` forwards to the
+    // program. It fires when the forking *thread* ends: the engine starts and
+    // stops every SUT on the one thread that runs the experiments.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != engine) ::_exit(127);  // the engine died before prctl
     if (!cpus.empty() && ::sched_setaffinity(0, sizeof allowed, &allowed) != 0) {
       const int e = -errno;  // negative: the affinity, not the exec, failed
       [[maybe_unused]] ssize_t w = ::write(report[1], &e, sizeof e);

@@ -1,6 +1,8 @@
 // The system under test as a child process: started (optionally under
 // `sonde run`, which preloads libsonde), checked for readiness on its TCP
-// port, watched for death, and stopped with SIGINT then SIGKILL.
+// port, watched for death, and stopped with SIGINT then SIGKILL. It gets
+// SIGTERM when the thread that started it ends (PR_SET_PDEATHSIG), so an
+// engine killed outright leaves no SUT or broker behind.
 #pragma once
 
 #include <sys/types.h>

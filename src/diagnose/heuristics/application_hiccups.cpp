@@ -3,8 +3,19 @@
 // width min(50 x mean inter-request time, 5 s); a hiccup runs from the left
 // border of a violating bucket to the right border of the next compliant
 // bucket; detected when hiccups exist and take less than phi of the time.
+//
+// Beyond the thesis: violations that follow a steady trend are not hiccups.
+// A ramp that crosses the threshold late in the load test flickers around
+// it (scenario tc06: bucket P90s rising from 1 to 16 ms made 7 "hiccups"
+// covering 48% of the time), although the thesis counts its ramp cases as
+// hiccup negatives. When the buckets' percentiles rise (or fall) with time
+// at Spearman |rho| >= max_trend, the service has a trend, not hiccups; in
+// the scenarios' hiccup cases |rho| <= 0.4, in the ramps 0.93-0.99.
+#include <cmath>
+
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/common.hpp"
+#include "diagnose/stats/regression.hpp"
 
 namespace sonde::diagnose::heuristics {
 namespace {
@@ -22,7 +33,10 @@ class ApplicationHiccups : public Heuristic {
   }
   std::map<std::string, double> defaults() const override {
     // phi: the thesis gives no value; 0.5 follows its nopCommerce remark.
-    return {{"bucket_factor", 50}, {"bucket_cap_s", 5}, {"max_hiccup_share", 0.5}};
+    return {{"bucket_factor", 50},
+            {"bucket_cap_s", 5},
+            {"max_hiccup_share", 0.5},
+            {"max_trend", 0.8}};
   }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
@@ -51,7 +65,17 @@ class ApplicationHiccups : public Heuristic {
       }
       const int64_t span = buckets.back().end_ns - buckets.front().start_ns;
       const double share = span > 0 ? static_cast<double>(total) / static_cast<double>(span) : 0;
-      const bool found = !hiccups.empty() && share < ctx.params.at("max_hiccup_share");
+      std::vector<double> at, level;
+      for (const Bucket& b : buckets) {
+        if (b.count == 0) continue;
+        at.push_back(static_cast<double>(b.start_ns));
+        level.push_back(b.percentile_ms);
+      }
+      const double trend = stats::spearman_rho(at, level);
+      const double max_trend = ctx.params.at("max_trend");
+      const bool trending = max_trend > 0 && std::abs(trend) >= max_trend;
+      const bool found =
+          !hiccups.empty() && share < ctx.params.at("max_hiccup_share") && !trending;
       if (found) ++detected;
       Evidence ev;
       ev.location = service;
@@ -65,8 +89,12 @@ class ApplicationHiccups : public Heuristic {
                   fmt(share * 100) + "% of the time" +
                   (found             ? ""
                    : hiccups.empty() ? " (no violating period)"
-                                     : " (violations are continuous, not hiccups)");
-      ev.values = {{"hiccups", hiccups}, {"share", share}, {"found", found}};
+                   : trending
+                       ? std::string(" (the response time ") + (trend > 0 ? "rises" : "falls") +
+                             " steadily over the run, Spearman rho " + fmt(trend) +
+                             ": a trend, not hiccups)"
+                       : " (violations are continuous, not hiccups)");
+      ev.values = {{"hiccups", hiccups}, {"share", share}, {"trend_rho", trend}, {"found", found}};
       r.evidence.push_back(std::move(ev));
       nlohmann::json points = nlohmann::json::array();
       for (const Bucket& b : buckets) {

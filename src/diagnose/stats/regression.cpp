@@ -1,8 +1,29 @@
 #include "diagnose/stats/regression.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
 
 namespace sonde::diagnose::stats {
+namespace {
+
+std::vector<double> midranks(std::span<const double> v) {
+  std::vector<size_t> order(v.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> rank(v.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j < order.size() && v[order[j]] == v[order[i]]) ++j;
+    const double mid = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;
+    for (size_t k = i; k < j; ++k) rank[order[k]] = mid;
+    i = j;
+  }
+  return rank;
+}
+
+}  // namespace
 
 LinearFit linear_regression(std::span<const double> x, std::span<const double> y) {
   LinearFit fit;
@@ -31,6 +52,17 @@ LinearFit linear_regression(std::span<const double> x, std::span<const double> y
   fit.r_squared = syy > 0 ? 1 - (syy - fit.slope * sxy) / syy : 0;
   fit.valid = true;
   return fit;
+}
+
+double spearman_rho(std::span<const double> x, std::span<const double> y) {
+  const size_t n = std::min(x.size(), y.size());
+  if (n < 3) return 0;
+  const std::vector<double> rx = midranks(x.first(n));
+  const std::vector<double> ry = midranks(y.first(n));
+  const LinearFit fit = linear_regression(rx, ry);
+  if (!fit.valid || fit.r_squared <= 0) return 0;
+  // Pearson's r of the ranks: sqrt(R^2) with the slope's sign.
+  return std::copysign(std::sqrt(std::min(1.0, fit.r_squared)), fit.slope);
 }
 
 }  // namespace sonde::diagnose::stats

@@ -1,4 +1,5 @@
-// Ordinary least-squares line y = intercept + slope x.
+// Ordinary least-squares line y = intercept + slope x, and Spearman's rank
+// correlation (how steadily y rises or falls with x, whatever the shape).
 #pragma once
 
 #include <span>
@@ -13,5 +14,9 @@ struct LinearFit {
 };
 
 LinearFit linear_regression(std::span<const double> x, std::span<const double> y);
+
+// Spearman's rho: Pearson's correlation of the ranks (midranks for ties),
+// in [-1, 1]; 0 with fewer than 3 points or a constant x or y.
+double spearman_rho(std::span<const double> x, std::span<const double> y);
 
 }  // namespace sonde::diagnose::stats

@@ -1,0 +1,69 @@
+// The system under test outlives nothing: an engine killed outright (no
+// chance to stop what it started) takes its SUT with it.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <string>
+#include <thread>
+
+#include "diagnose/engine/sut.hpp"
+
+namespace sonde::test {
+namespace {
+
+namespace engine = sonde::diagnose::engine;
+
+// True while `pid` is a live process (not gone, not a zombie nobody reaped).
+bool sut_process_alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return false;
+  const auto paren = text.rfind(')');
+  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] != 'Z';
+}
+
+TEST(SystemUnderTest, DiesWithAnEngineKilledOutright) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("sonde-sut-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  int pid_pipe[2];
+  ASSERT_EQ(::pipe(pid_pipe), 0);
+  const pid_t fake_engine = ::fork();
+  ASSERT_GE(fake_engine, 0);
+  if (fake_engine == 0) {
+    ::close(pid_pipe[0]);
+    pid_t sut_pid = -1;
+    try {
+      auto* sut = new engine::SystemUnderTest({"sleep", "60"}, (dir / "sut-output.txt").string());
+      sut_pid = sut->pid();  // never stopped: this process is SIGKILLed
+    } catch (...) {
+    }
+    [[maybe_unused]] ssize_t w = ::write(pid_pipe[1], &sut_pid, sizeof sut_pid);
+    for (;;) ::pause();
+  }
+  ::close(pid_pipe[1]);
+  pid_t sut_pid = -1;
+  ASSERT_EQ(::read(pid_pipe[0], &sut_pid, sizeof sut_pid), static_cast<ssize_t>(sizeof sut_pid));
+  ::close(pid_pipe[0]);
+  ASSERT_GT(sut_pid, 0) << "the SUT did not start";
+  EXPECT_TRUE(sut_process_alive(sut_pid));
+
+  ::kill(fake_engine, SIGKILL);
+  int status = 0;
+  ::waitpid(fake_engine, &status, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (sut_process_alive(sut_pid) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const bool left_behind = sut_process_alive(sut_pid);
+  if (left_behind) ::kill(sut_pid, SIGKILL);
+  EXPECT_FALSE(left_behind) << "the SUT " << sut_pid << " outlived its killed engine";
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sonde::test

@@ -131,8 +131,10 @@ int run_demo(const DemoOptions& o) {
       config["broker"]["cpus"] = config["database"]["cpus"];
   }
   std::ofstream(out / "config.json") << config.dump(2) << "\n";
-  std::cerr << "sonde demo: shop with --" << nlohmann::json(o.problems).dump() << " on "
-            << o.database << placement << ", messages through " << o.messaging << "; config in "
+  std::string flags;
+  for (const std::string& p : o.problems) flags += " --" + p;
+  std::cerr << "sonde demo: shop" << flags << " on " << o.database << placement
+            << ", messages through " << o.messaging << "; config in "
             << (out / "config.json").string() << "\n";
   return diagnose_with_config((out / "config.json").string(), out.string(), "");
 }
@@ -185,7 +187,9 @@ SONDE_COMMAND(
                                  "stifle-similar",
                                  "blurred-blob",
                                  "blurred-sync",
-                                 "moderate-cpu", "cascading-loop", "many-queries"}));
+                                 "moderate-cpu",
+                                 "cascading-loop",
+                                 "many-queries"}));
       app.footer("Exit status: 0 ok, 3 the run was incomplete, 1 error, 2 usage error.");
       app.callback([o, &exit_code] { exit_code = run_demo(*o); });
     });

@@ -77,9 +77,9 @@ TEST(Spearman, MatchesPublishedValues) {
   EXPECT_NEAR(spearman_rho(std::vector<double>{1, 2, 3, 4}, std::vector<double>{1, 1, 2, 2}),
               4 / std::sqrt(20.0), 1e-12);
   // Any strictly monotone shape is +-1; a constant or too short series is 0.
-  EXPECT_NEAR(spearman_rho(std::vector<double>{1, 2, 3, 4, 5},
-                           std::vector<double>{1, 8, 27, 64, 125}),
-              1, 1e-12);
+  EXPECT_NEAR(
+      spearman_rho(std::vector<double>{1, 2, 3, 4, 5}, std::vector<double>{1, 8, 27, 64, 125}), 1,
+      1e-12);
   EXPECT_NEAR(spearman_rho(std::vector<double>{1, 2, 3}, std::vector<double>{9, 4, 1}), -1, 1e-12);
   EXPECT_EQ(spearman_rho(std::vector<double>{1, 2, 3}, std::vector<double>{5, 5, 5}), 0);
   EXPECT_EQ(spearman_rho(std::vector<double>{1, 2}, std::vector<double>{1, 2}), 0);

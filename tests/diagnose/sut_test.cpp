@@ -1,5 +1,8 @@
 // The system under test outlives nothing: an engine killed outright (no
 // chance to stop what it started) takes its SUT with it.
+#include "diagnose/engine/sut.hpp"
+
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,11 +10,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <gtest/gtest.h>
 #include <string>
 #include <thread>
-
-#include "diagnose/engine/sut.hpp"
 
 namespace sonde::test {
 namespace {
@@ -28,8 +28,8 @@ bool sut_process_alive(pid_t pid) {
 }
 
 TEST(SystemUnderTest, DiesWithAnEngineKilledOutright) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("sonde-sut-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sonde-sut-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   int pid_pipe[2];
   ASSERT_EQ(::pipe(pid_pipe), 0);

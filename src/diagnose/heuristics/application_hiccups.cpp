@@ -33,10 +33,8 @@ class ApplicationHiccups : public Heuristic {
   }
   std::map<std::string, double> defaults() const override {
     // phi: the thesis gives no value; 0.5 follows its nopCommerce remark.
-    return {{"bucket_factor", 50},
-            {"bucket_cap_s", 5},
-            {"max_hiccup_share", 0.5},
-            {"max_trend", 0.8}};
+    return {
+        {"bucket_factor", 50}, {"bucket_cap_s", 5}, {"max_hiccup_share", 0.5}, {"max_trend", 0.8}};
   }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
@@ -74,8 +72,7 @@ class ApplicationHiccups : public Heuristic {
       const double trend = stats::spearman_rho(at, level);
       const double max_trend = ctx.params.at("max_trend");
       const bool trending = max_trend > 0 && std::abs(trend) >= max_trend;
-      const bool found =
-          !hiccups.empty() && share < ctx.params.at("max_hiccup_share") && !trending;
+      const bool found = !hiccups.empty() && share < ctx.params.at("max_hiccup_share") && !trending;
       if (found) ++detected;
       Evidence ev;
       ev.location = service;
@@ -85,15 +82,15 @@ class ApplicationHiccups : public Heuristic {
       ev.data = describe_sample(*e, series.size()) + ", " + std::to_string(buckets.size()) +
                 " buckets of " +
                 fmt(static_cast<double>(buckets[0].end_ns - buckets[0].start_ns) / 1e6) + " ms";
-      ev.detail = service + ": " + std::to_string(hiccups.size()) + " hiccup(s) covering " +
-                  fmt(share * 100) + "% of the time" +
-                  (found             ? ""
-                   : hiccups.empty() ? " (no violating period)"
-                   : trending
-                       ? std::string(" (the response time ") + (trend > 0 ? "rises" : "falls") +
-                             " steadily over the run, Spearman rho " + fmt(trend) +
-                             ": a trend, not hiccups)"
-                       : " (violations are continuous, not hiccups)");
+      ev.detail =
+          service + ": " + std::to_string(hiccups.size()) + " hiccup(s) covering " +
+          fmt(share * 100) + "% of the time" +
+          (found             ? ""
+           : hiccups.empty() ? " (no violating period)"
+           : trending ? std::string(" (the response time ") + (trend > 0 ? "rises" : "falls") +
+                            " steadily over the run, Spearman rho " + fmt(trend) +
+                            ": a trend, not hiccups)"
+                      : " (violations are continuous, not hiccups)");
       ev.values = {{"hiccups", hiccups}, {"share", share}, {"trend_rho", trend}, {"found", found}};
       r.evidence.push_back(std::move(ev));
       nlohmann::json points = nlohmann::json::array();

@@ -93,6 +93,20 @@ bool KiekerFlowBuilder::emit_typed_event(TypedFlowKind kind, Thread& t, const Fl
   return typed_->on_operation_event(out);
 }
 
+// A thread's first events that are not a trace begin: the stream resumed
+// in the middle of a trace whose start went elsewhere (a collector
+// restarted while a writer resent from a chunk that began mid-trace).
+// They are kept, not dropped: a trace of their own, with an id from a range
+// the monitor does not use, which reconstruction then finds broken (an exit
+// without its enter) and reports as such.
+bool KiekerFlowBuilder::begin_orphan_trace(uint32_t thread, const FlowEvent& e) {
+  FlowEvent begin;
+  begin.kind = native::EventKind::kTraceBegin;
+  begin.time_ns = e.time_ns;
+  begin.trace_id = kOrphanTraceIdBase + next_orphan_trace_++;
+  return event(thread, begin);
+}
+
 bool KiekerFlowBuilder::event(uint32_t thread, const FlowEvent& e) {
   Thread& t = thread_state(thread);
   switch (e.kind) {
@@ -125,16 +139,14 @@ bool KiekerFlowBuilder::event(uint32_t thread, const FlowEvent& e) {
       return sink_.on_record(record_);
     }
     case native::EventKind::kEnter:
-      if (!t.in_trace) return true;
+      if (!t.in_trace && !begin_orphan_trace(thread, e)) return false;
       ++t.depth;
       if (typed_ != nullptr) return emit_typed_event(TypedFlowKind::kBefore, t, e);
       return emit_operation_event(before_, t, e);
     case native::EventKind::kExit:
     case native::EventKind::kExitFailed:
-      if (!t.in_trace || t.depth == 0) {
-        return true;
-      }
-      --t.depth;
+      if (!t.in_trace && !begin_orphan_trace(thread, e)) return false;
+      if (t.depth > 0) --t.depth;  // an exit whose enter came before the stream did
       if (typed_ != nullptr) {
         return emit_typed_event(e.kind == native::EventKind::kExit ? TypedFlowKind::kAfter
                                                                    : TypedFlowKind::kAfterFailed,

@@ -55,6 +55,7 @@ class KiekerFlowBuilder {
     std::string_view component;
   };
   bool emit_operation_event(const RecordSchema* schema, Thread& t, const FlowEvent& e);
+  bool begin_orphan_trace(uint32_t thread, const FlowEvent& e);
 
   bool emit_typed_event(TypedFlowKind kind, Thread& t, const FlowEvent& e);
 
@@ -73,6 +74,9 @@ class KiekerFlowBuilder {
   static constexpr uint32_t kMaxDenseOperationId = 1u << 20;
   std::unordered_map<uint32_t, Operation> sparse_ops_;
   std::unordered_map<uint32_t, Thread> threads_;
+  // Trace ids for events whose trace began before the stream did.
+  static constexpr uint64_t kOrphanTraceIdBase = uint64_t{0x7f} << 56;
+  uint64_t next_orphan_trace_ = 1;
   // Events arrive in per-thread runs; node addresses of threads_ are stable.
   uint32_t last_thread_id_ = 0;
   Thread* last_thread_ = nullptr;

@@ -133,8 +133,9 @@ TEST(ApplicationHiccups, AResponseTimeThatRisesSteadilyIsATrendNotHiccups) {
   ASSERT_EQ(r.evidence.size(), 1u);
   EXPECT_GE(r.evidence[0].values["hiccups"].size(), 2u) << "the thesis' rule alone finds hiccups";
   EXPECT_LT(r.evidence[0].values["share"].get<double>(), 0.5);
-  EXPECT_GT(r.evidence[0].values["trend_rho"].get<double>(), 0.8);
-  EXPECT_NE(r.evidence[0].detail.find("rises steadily"), std::string::npos) << r.evidence[0].detail;
+  EXPECT_GT(r.evidence[0].values["trend_rho"].get<double>(), 0.6);
+  EXPECT_NE(r.evidence[0].detail.find("towards the end"), std::string::npos)
+      << r.evidence[0].detail;
   // With the trend check off (max_trend 0) the thesis' rule calls it hiccups.
   const ExperimentData data = load_experiment_data(ramp.path());
   Settings settings;
@@ -144,14 +145,18 @@ TEST(ApplicationHiccups, AResponseTimeThatRisesSteadilyIsATrendNotHiccups) {
   ctx.params["max_trend"] = 0;
   nlohmann::json shared = nlohmann::json::object();
   EXPECT_EQ(h.evaluate(ctx, shared).status, Status::kDetected);
-  // Planted pauses have no trend: still hiccups (|rho| well under 0.8).
+  // Pauses on a baseline that drifts up (100 -> 500 ms): the level has a
+  // trend, the violations do not; still hiccups.
   TempDir hiccup;
   write_experiment(hiccup.path(), load_test([](int i, const std::string&) {
-                     return (i >= 500 && i < 560) || (i >= 1400 && i < 1460) ? 2000.0 : 100.0;
+                     return (i >= 500 && i < 560) || (i >= 1400 && i < 1460) ? 2000.0
+                                                                             : 100.0 + 0.2 * i;
                    }));
   r = evaluate(hiccup.path(), "application_hiccups");
-  EXPECT_EQ(r.status, Status::kDetected);
-  EXPECT_LT(std::abs(r.evidence[0].values["trend_rho"].get<double>()), 0.8);
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_EQ(r.evidence[0].values["hiccups"].size(), 2u);
+  EXPECT_LT(std::abs(r.evidence[0].values["trend_rho"].get<double>()), 0.6);
 }
 
 TEST(TheRamp, DetectsGrowthAcrossTimeWindows) {

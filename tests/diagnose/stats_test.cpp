@@ -83,6 +83,7 @@ TEST(Spearman, MatchesPublishedValues) {
   EXPECT_NEAR(spearman_rho(std::vector<double>{1, 2, 3}, std::vector<double>{9, 4, 1}), -1, 1e-12);
   EXPECT_EQ(spearman_rho(std::vector<double>{1, 2, 3}, std::vector<double>{5, 5, 5}), 0);
   EXPECT_EQ(spearman_rho(std::vector<double>{1, 2}, std::vector<double>{1, 2}), 0);
+  EXPECT_EQ(spearman_rho(std::vector<double>{1, 2, 3}, std::vector<double>{1, NAN, 3}), 0);
 }
 
 TEST(ErlangC, MatchesTextbookValues) {

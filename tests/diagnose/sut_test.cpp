@@ -48,14 +48,17 @@ TEST(SystemUnderTest, DiesWithAnEngineKilledOutright) {
   }
   ::close(pid_pipe[1]);
   pid_t sut_pid = -1;
-  ASSERT_EQ(::read(pid_pipe[0], &sut_pid, sizeof sut_pid), static_cast<ssize_t>(sizeof sut_pid));
+  const ssize_t got = ::read(pid_pipe[0], &sut_pid, sizeof sut_pid);
   ::close(pid_pipe[0]);
-  ASSERT_GT(sut_pid, 0) << "the SUT did not start";
-  EXPECT_TRUE(sut_process_alive(sut_pid));
-
+  const bool alive_before = sut_pid > 0 && sut_process_alive(sut_pid);
+  // Killed before any assertion can return: a fake engine left in pause()
+  // would hold ctest's output open until the timeout.
   ::kill(fake_engine, SIGKILL);
   int status = 0;
   ::waitpid(fake_engine, &status, 0);
+  ASSERT_EQ(got, static_cast<ssize_t>(sizeof sut_pid));
+  ASSERT_GT(sut_pid, 0) << "the SUT did not start";
+  EXPECT_TRUE(alive_before);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (sut_process_alive(sut_pid) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -100,6 +100,10 @@ SystemUnderTest::SystemUnderTest(const std::vector<std::string>& argv,
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGPIPE, SIG_DFL);
+    // The engine's own SIGTERM/SIGHUP handlers (cancel_on_signals) must not
+    // swallow the death signal below before exec replaces them.
+    ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGHUP, SIG_DFL);
     // An engine killed outright (SIGKILL, OOM) cannot stop what it started;
     // the kernel then sends SIGTERM, which `sonde run` forwards to the
     // program. It fires when the forking *thread* ends: the engine starts and

@@ -4,13 +4,16 @@
 // border of a violating bucket to the right border of the next compliant
 // bucket; detected when hiccups exist and take less than phi of the time.
 //
-// Beyond the thesis: violations that follow a steady trend are not hiccups.
-// A ramp that crosses the threshold late in the load test flickers around
-// it (scenario tc06: bucket P90s rising from 1 to 16 ms made 7 "hiccups"
-// covering 48% of the time), although the thesis counts its ramp cases as
-// hiccup negatives. When the buckets' percentiles rise (or fall) with time
-// at Spearman |rho| >= max_trend, the service has a trend, not hiccups; in
-// the scenarios' hiccup cases |rho| <= 0.4, in the ramps 0.93-0.99.
+// Beyond the thesis: violations that pile up towards one end of the run
+// are a trend, not hiccups. A ramp that crosses the threshold late in the
+// load test flickers around it (scenario tc06: bucket P90s rising from 1 to
+// 16 ms made 7 "hiccups" covering 48% of the time), although the thesis
+// counts its ramp cases as hiccup negatives. The test is Spearman's rho
+// between time and whether a bucket violates: |rho| >= max_trend means the
+// violations follow a trend. It asks where the violations are, not whether
+// the level drifts, so pauses on a slowly rising baseline stay hiccups. In
+// the scenarios' data (2026-11-27) the hiccup cases have |rho| <= 0.17 and
+// the ramps 0.74-0.80.
 #include <cmath>
 
 #include "diagnose/heuristics/all.hpp"
@@ -34,7 +37,7 @@ class ApplicationHiccups : public Heuristic {
   std::map<std::string, double> defaults() const override {
     // phi: the thesis gives no value; 0.5 follows its nopCommerce remark.
     return {
-        {"bucket_factor", 50}, {"bucket_cap_s", 5}, {"max_hiccup_share", 0.5}, {"max_trend", 0.8}};
+        {"bucket_factor", 50}, {"bucket_cap_s", 5}, {"max_hiccup_share", 0.5}, {"max_trend", 0.6}};
   }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
@@ -63,13 +66,13 @@ class ApplicationHiccups : public Heuristic {
       }
       const int64_t span = buckets.back().end_ns - buckets.front().start_ns;
       const double share = span > 0 ? static_cast<double>(total) / static_cast<double>(span) : 0;
-      std::vector<double> at, level;
+      std::vector<double> at, violates;
       for (const Bucket& b : buckets) {
         if (b.count == 0) continue;
         at.push_back(static_cast<double>(b.start_ns));
-        level.push_back(b.percentile_ms);
+        violates.push_back(b.violating ? 1 : 0);
       }
-      const double trend = stats::spearman_rho(at, level);
+      const double trend = stats::spearman_rho(at, violates);
       const double max_trend = ctx.params.at("max_trend");
       const bool trending = max_trend > 0 && std::abs(trend) >= max_trend;
       const bool found = !hiccups.empty() && share < ctx.params.at("max_hiccup_share") && !trending;
@@ -82,15 +85,14 @@ class ApplicationHiccups : public Heuristic {
       ev.data = describe_sample(*e, series.size()) + ", " + std::to_string(buckets.size()) +
                 " buckets of " +
                 fmt(static_cast<double>(buckets[0].end_ns - buckets[0].start_ns) / 1e6) + " ms";
-      ev.detail =
-          service + ": " + std::to_string(hiccups.size()) + " hiccup(s) covering " +
-          fmt(share * 100) + "% of the time" +
-          (found             ? ""
-           : hiccups.empty() ? " (no violating period)"
-           : trending ? std::string(" (the response time ") + (trend > 0 ? "rises" : "falls") +
-                            " steadily over the run, Spearman rho " + fmt(trend) +
-                            ": a trend, not hiccups)"
-                      : " (violations are continuous, not hiccups)");
+      ev.detail = service + ": " + std::to_string(hiccups.size()) + " hiccup(s) covering " +
+                  fmt(share * 100) + "% of the time" +
+                  (found             ? ""
+                   : hiccups.empty() ? " (no violating period)"
+                   : trending        ? std::string(" (the violations pile up towards the ") +
+                                    (trend > 0 ? "end" : "start") + " of the run, Spearman rho " +
+                                    fmt(trend) + ": a trend, not hiccups)"
+                              : " (violations are continuous, not hiccups)");
       ev.values = {{"hiccups", hiccups}, {"share", share}, {"trend_rho", trend}, {"found", found}};
       r.evidence.push_back(std::move(ev));
       nlohmann::json points = nlohmann::json::array();

@@ -57,6 +57,8 @@ LinearFit linear_regression(std::span<const double> x, std::span<const double> y
 double spearman_rho(std::span<const double> x, std::span<const double> y) {
   const size_t n = std::min(x.size(), y.size());
   if (n < 3) return 0;
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i])) return 0;  // NaN has no rank
   const std::vector<double> rx = midranks(x.first(n));
   const std::vector<double> ry = midranks(y.first(n));
   const LinearFit fit = linear_regression(rx, ry);

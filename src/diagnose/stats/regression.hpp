@@ -16,7 +16,8 @@ struct LinearFit {
 LinearFit linear_regression(std::span<const double> x, std::span<const double> y);
 
 // Spearman's rho: Pearson's correlation of the ranks (midranks for ties),
-// in [-1, 1]; 0 with fewer than 3 points or a constant x or y.
+// in [-1, 1]; 0 with fewer than 3 points, a constant x or y, or a value
+// that is not finite.
 double spearman_rho(std::span<const double> x, std::span<const double> y);
 
 }  // namespace sonde::diagnose::stats

@@ -142,4 +142,18 @@ inline NodeResult evaluate(const std::string& dir, const std::string& heuristic,
   return h.evaluate(ctx, shared);
 }
 
+// The same with some parameters of the heuristic set (e.g. the thesis'
+// value where the project's default differs).
+inline NodeResult evaluate_with(const std::string& dir, const std::string& heuristic,
+                                const std::map<std::string, double>& params) {
+  const ExperimentData data = load_experiment_data(dir);
+  Settings settings;
+  const Heuristic& h = *heuristic_registry().at(heuristic);
+  std::map<std::string, nlohmann::json> ancestors;
+  Context ctx{data, settings, h.defaults(), ancestors};
+  for (const auto& [name, value] : params) ctx.params[name] = value;
+  nlohmann::json shared = nlohmann::json::object();
+  return h.evaluate(ctx, shared);
+}
+
 }  // namespace sonde::diagnose::test

@@ -720,14 +720,7 @@ TEST(EmptySemiTrucks, TwoMessagesToOneReceiverAreNotALoop) {
   const NodeResult r = evaluate(d.path(), "empty_semi_trucks");
   EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
   // The thesis' "> 1" takes the pair for a loop.
-  const ExperimentData data = load_experiment_data(d.path());
-  Settings settings;
-  const Heuristic& h = *heuristic_registry().at("empty_semi_trucks");
-  std::map<std::string, nlohmann::json> ancestors;
-  Context ctx{data, settings, h.defaults(), ancestors};
-  ctx.params["min_iterations"] = 2;
-  nlohmann::json shared = nlohmann::json::object();
-  const NodeResult thesis = h.evaluate(ctx, shared);
+  const NodeResult thesis = evaluate_with(d.path(), "empty_semi_trucks", {{"min_iterations", 2}});
   EXPECT_EQ(thesis.status, Status::kDetected) << thesis.reason;
 }
 

@@ -90,14 +90,7 @@ TEST(TheRamp, APauseInOneWindowDoesNotHideTheRamp) {
   EXPECT_LT(r.evidence[2].p_value, 0.05);
   EXPECT_GT(r.evidence[2].values["welch_p"].get<double>(), 0.05) << "the mean fell";
   // The thesis' test on means misses it.
-  const ExperimentData data = load_experiment_data(d.path());
-  Settings settings;
-  const Heuristic& h = *heuristic_registry().at("the_ramp");
-  std::map<std::string, nlohmann::json> ancestors;
-  Context ctx{data, settings, h.defaults(), ancestors};
-  ctx.params["rank_test"] = 0;
-  nlohmann::json shared = nlohmann::json::object();
-  EXPECT_EQ(h.evaluate(ctx, shared).status, Status::kNotDetected);
+  EXPECT_EQ(evaluate_with(d.path(), "the_ramp", {{"rank_test", 0}}).status, Status::kNotDetected);
 }
 
 TEST(ApplicationHiccups, DetectsBurstsButNotContinuousViolation) {
@@ -137,14 +130,8 @@ TEST(ApplicationHiccups, AResponseTimeThatRisesSteadilyIsATrendNotHiccups) {
   EXPECT_NE(r.evidence[0].detail.find("towards the end"), std::string::npos)
       << r.evidence[0].detail;
   // With the trend check off (max_trend 0) the thesis' rule calls it hiccups.
-  const ExperimentData data = load_experiment_data(ramp.path());
-  Settings settings;
-  const Heuristic& h = *heuristic_registry().at("application_hiccups");
-  std::map<std::string, nlohmann::json> ancestors;
-  Context ctx{data, settings, h.defaults(), ancestors};
-  ctx.params["max_trend"] = 0;
-  nlohmann::json shared = nlohmann::json::object();
-  EXPECT_EQ(h.evaluate(ctx, shared).status, Status::kDetected);
+  EXPECT_EQ(evaluate_with(ramp.path(), "application_hiccups", {{"max_trend", 0}}).status,
+            Status::kDetected);
   // Pauses on a baseline that drifts up (100 -> 500 ms): the level has a
   // trend, the violations do not; still hiccups.
   TempDir hiccup;

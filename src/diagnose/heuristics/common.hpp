@@ -107,6 +107,10 @@ BrokerSamples broker_samples(const Experiment& e);
 // Services that violate their requirement in `e`.
 std::vector<std::string> violating_services(const Experiment& e, const Settings& s);
 
+// Mean of the records' "duration" field in ms (records without one are
+// skipped); 0 when none has one. E.g. how long a MessageSend took.
+double mean_duration_ms(const LogRecords& recs);
+
 std::string fmt(double v, int precision = 3);
 
 }  // namespace sonde::diagnose::heuristics

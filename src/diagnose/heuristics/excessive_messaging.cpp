@@ -124,13 +124,7 @@ class ExcessiveMessaging : public Heuristic {
       if (d <= 0) return not_evaluated("experiment '" + e->id + "' has no duration");
       throughput.push_back(static_cast<double>(recs.records.size()) / d);
       broker_throughput.push_back(broker.back().messages / d);
-      double total_ns = 0;
-      size_t timed = 0;
-      for (const LogRecord& rec : recs.records) {
-        const double ns = rec.number("duration", -1);
-        if (ns >= 0) total_ns += ns, ++timed;
-      }
-      send_ms.push_back(timed > 0 ? total_ns / static_cast<double>(timed) / 1e6 : 0);
+      send_ms.push_back(mean_duration_ms(recs));
     }
     // The broker's count where every step has it, else the probe's: one
     // unit for the whole series.

@@ -26,10 +26,7 @@ std::string network_bound(const std::vector<const Experiment*>& steps, const std
     const double d = e->duration_s();
     if (!recs.error.empty() || d <= 0) return "";
     throughput.push_back(static_cast<double>(recs.records.size()) / d);
-    double total_ns = 0;
-    for (const LogRecord& rec : recs.records) total_ns += std::max(0.0, rec.number("duration", 0));
-    send_ms.push_back(
-        recs.records.empty() ? 0 : total_ns / static_cast<double>(recs.records.size()) / 1e6);
+    send_ms.push_back(mean_duration_ms(recs));
   }
   if (over.empty() || throughput.back() <= 0) return "";
   // The network saturates at the first step beyond the threshold; from

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -118,6 +119,70 @@ inline const format::RecordSchema& message_send_schema() {
                                        {"bytes", T::kInt64}}};
   return s;
 }
+
+// One request trace as libsonde writes it: flow events 1 us apart, plus
+// MessageSend and DatabaseCall records placed by order index (a record's
+// orderIndex is the last event before it: the before event of the function
+// that sends or queries).
+class TraceWriter {
+ public:
+  TraceWriter(format::RecordSink& sink, int64_t trace, int64_t start)
+      : sink_(sink), trace_(trace), now_(start) {
+    format::Record r;
+    format::reset_to_defaults(r, format::find_builtin_schema(format::kieker_class::kTraceMetadata));
+    r.values[0] = trace;
+    r.values[1] = int64_t{1};
+    r.values[4] = trace;
+    r.values[5] = int64_t{-1};
+    r.logging_timestamp = start;
+    sink_.on_record(r);
+  }
+  void enter(const std::string& op) { event(format::kieker_class::kBeforeOperation, op); }
+  void leave(const std::string& op) { event(format::kieker_class::kAfterOperation, op); }
+  void send(const std::string& destination, int64_t bytes) {
+    format::Record r;
+    format::reset_to_defaults(r, &message_send_schema());
+    r.values[0] = now_;
+    r.values[1] = trace_;
+    r.values[2] = int64_t{order_ - 1};
+    r.values[3] = int64_t{20'000};
+    r.values[4] = std::string_view(destination);
+    r.values[5] = bytes;
+    sink_.on_record(r);
+  }
+  // A query of `duration_ns` that starts now; the clock moves past it.
+  void database_call(const std::string& sql, int64_t duration_ns) {
+    format::Record r;
+    format::reset_to_defaults(r, format::find_builtin_schema("sonde.record.DatabaseCall"));
+    r.values[0] = now_;
+    r.values[1] = trace_;
+    r.values[2] = int64_t{order_ - 1};
+    r.values[3] = duration_ns;
+    r.values[4] = std::string_view(sql);
+    sink_.on_record(r);
+    now_ += duration_ns;
+  }
+  // Moves the clock to `time` (epoch ns), e.g. to end the trace there.
+  void advance_to(int64_t time) { now_ = std::max(now_, time); }
+
+ private:
+  void event(std::string_view cls, const std::string& op) {
+    format::Record r;
+    format::reset_to_defaults(r, format::find_builtin_schema(cls));
+    now_ += 1000;
+    r.values[0] = now_;
+    r.values[1] = trace_;
+    r.values[2] = int64_t{order_++};
+    r.values[3] = std::string_view(op);
+    r.values[4] = std::string_view("shop");
+    r.logging_timestamp = now_;
+    sink_.on_record(r);
+  }
+  format::RecordSink& sink_;
+  int64_t trace_;
+  int64_t now_;
+  int32_t order_ = 0;
+};
 
 // Writes <experiment dir>/log/data.sonde with the records `fill` produces.
 inline void write_log(const std::string& experiment_dir,

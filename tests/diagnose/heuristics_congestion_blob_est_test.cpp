@@ -577,55 +577,6 @@ TEST(TheBlob, NotDetectedWithoutACentralComponent) {
 
 // ---- Empty Semi Trucks ----
 
-// One request trace: flow events plus its MessageSend records placed by
-// order index, as libsonde writes them (the send's orderIndex is the last
-// event before it: the before event of the function that sends).
-class CbeTraceWriter {
- public:
-  CbeTraceWriter(format::RecordSink& sink, int64_t trace, int64_t start)
-      : sink_(sink), trace_(trace), now_(start) {
-    format::Record r;
-    format::reset_to_defaults(r, format::find_builtin_schema(format::kieker_class::kTraceMetadata));
-    r.values[0] = trace;
-    r.values[1] = int64_t{1};
-    r.values[4] = trace;
-    r.values[5] = int64_t{-1};
-    r.logging_timestamp = start;
-    sink_.on_record(r);
-  }
-  void enter(const std::string& op) { event(format::kieker_class::kBeforeOperation, op); }
-  void leave(const std::string& op) { event(format::kieker_class::kAfterOperation, op); }
-  void send(const std::string& destination, int64_t bytes) {
-    format::Record r;
-    format::reset_to_defaults(r, &message_send_schema());
-    r.values[0] = now_;
-    r.values[1] = trace_;
-    r.values[2] = int64_t{order_ - 1};
-    r.values[3] = int64_t{20'000};
-    r.values[4] = std::string_view(destination);
-    r.values[5] = bytes;
-    sink_.on_record(r);
-  }
-
- private:
-  void event(std::string_view cls, const std::string& op) {
-    format::Record r;
-    format::reset_to_defaults(r, format::find_builtin_schema(cls));
-    now_ += 1000;
-    r.values[0] = now_;
-    r.values[1] = trace_;
-    r.values[2] = int64_t{order_++};
-    r.values[3] = std::string_view(op);
-    r.values[4] = std::string_view("shop");
-    r.logging_timestamp = now_;
-    sink_.on_record(r);
-  }
-  format::RecordSink& sink_;
-  int64_t trace_;
-  int64_t now_;
-  int32_t order_ = 0;
-};
-
 constexpr int kCbeUnits = 8;    // order lines per order
 constexpr int kCbeOrders = 20;  // requests in the single-user test
 
@@ -644,7 +595,7 @@ void cbe_orders(const TempDir& d, CbeOrderShape shape,
   write_experiment(d.path(), s);
   write_log(cbe_dir(d, "single-u1"), [&](format::RecordSink& sink) {
     for (int o = 0; o < kCbeOrders; ++o) {
-      CbeTraceWriter t(sink, kCbeTraceBase + o, kT0 + o * 10 * kMs);
+      TraceWriter t(sink, kCbeTraceBase + o, kT0 + o * 10 * kMs);
       t.enter("shop::place_order");
       for (int u = 0; u < kCbeUnits; ++u) {
         t.enter("shop::insert_line");

@@ -410,6 +410,30 @@ TEST(SqlShape, ReplacesLiteralsOnly) {
   EXPECT_EQ(sql_shape("select * from t2 where v > 1.5e3"), "select * from t2 where v > ?");
 }
 
+// A statement built for the rows at hand has one shape for any number of
+// rows from two on.
+TEST(SqlShape, ListsOfValuesOfAnyLengthHaveOneShape) {
+  using heuristics::sql_shape;
+  EXPECT_EQ(sql_shape("SELECT * FROM t WHERE id IN (1, 2, 3)"),
+            "SELECT * FROM t WHERE id IN (?, ...)");
+  EXPECT_EQ(sql_shape("SELECT * FROM t WHERE id IN (1, 2, 3)"),
+            sql_shape("SELECT * FROM t WHERE id IN (7, 8)"));
+  EXPECT_EQ(sql_shape("INSERT INTO l (a, b) VALUES ($1, $2), ($3, $4), ($5, $6)"),
+            "INSERT INTO l (a, b) VALUES ($?, ...), ...");
+  EXPECT_EQ(sql_shape("INSERT INTO l (a, b) VALUES ($1, $2), ($3, $4)"),
+            sql_shape("INSERT INTO l (a, b) VALUES ($1, $2), ($3, $4), ($5, $6), ($7, $8)"));
+  EXPECT_EQ(sql_shape("UPDATE s SET q = q - CASE p WHEN $1 THEN CAST($2 AS INTEGER) WHEN $3 THEN "
+                      "CAST($4 AS INTEGER) END WHERE p IN ($5, $6)"),
+            "UPDATE s SET q = q - CASE p WHEN $? THEN CAST($? AS INTEGER) ... END WHERE p IN ($?, "
+            "...)");
+  // Not lists: different columns, nested parentheses, a single value.
+  EXPECT_EQ(sql_shape("SELECT a, b FROM t WHERE x = 1 AND y = 2"),
+            "SELECT a, b FROM t WHERE x = ? AND y = ?");
+  EXPECT_EQ(sql_shape("SELECT ((a)) FROM t WHERE id IN (4)"),
+            "SELECT ((a)) FROM t WHERE id IN (?)");
+  EXPECT_NE(sql_shape("SELECT * FROM t WHERE id = 1"), sql_shape("SELECT * FROM u WHERE id = 1"));
+}
+
 // Without their data (here: a load test with response times only) they
 // report not_evaluated, never not_detected.
 TEST(CongestionBlobTrucks, ReportNotEvaluatedWithoutTheirData) {

@@ -1,8 +1,131 @@
 #include "diagnose/heuristics/sql_shape.hpp"
 
 #include <cctype>
+#include <vector>
 
 namespace sonde::diagnose::heuristics {
+namespace {
+
+struct SqlToken {
+  std::string text;
+  bool space_before = false;
+};
+
+bool is_word_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '?' ||
+         c == '.';
+}
+
+std::vector<SqlToken> tokenize(const std::string& shape) {
+  std::vector<SqlToken> out;
+  bool space = false;
+  for (size_t i = 0; i < shape.size();) {
+    if (shape[i] == ' ') {
+      space = true;
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    if (is_word_char(shape[i])) {
+      while (j < shape.size() && is_word_char(shape[j])) ++j;
+    }
+    out.push_back({shape.substr(i, j - i), space});
+    space = false;
+    i = j;
+  }
+  return out;
+}
+
+std::string join(const std::vector<SqlToken>& tokens) {
+  std::string out;
+  for (const SqlToken& t : tokens) {
+    if (t.space_before && !out.empty()) out += ' ';
+    out += t.text;
+  }
+  return out;
+}
+
+bool same_text(const std::vector<SqlToken>& t, size_t a, size_t b, size_t n) {
+  for (size_t k = 0; k < n; ++k) {
+    if (t[a + k].text != t[b + k].text) return false;
+  }
+  return true;
+}
+
+// A part worth collapsing: it holds a parameter and its parentheses match,
+// so "((" or ") , (" never collapse.
+bool is_value_part(const std::vector<SqlToken>& t, size_t at, size_t n) {
+  int depth = 0;
+  bool parameter = false;
+  for (size_t k = at; k < at + n; ++k) {
+    const std::string& s = t[k].text;
+    if (s == "(") ++depth;
+    if (s == ")" && --depth < 0) return false;
+    if (s.find('?') != std::string::npos) parameter = true;
+  }
+  return depth == 0 && parameter;
+}
+
+// The end of the run of parts of `n` tokens that starts at `at`, each
+// after a comma when `comma`, else back to back; `at + n` when no run.
+size_t run_end(const std::vector<SqlToken>& t, size_t at, size_t n, bool comma) {
+  const size_t sep = comma ? 1 : 0;
+  size_t end = at + n;
+  while (end + sep + n <= t.size() && (!comma || t[end].text == ",") &&
+         same_text(t, at, end + sep, n))
+    end += sep + n;
+  return end;
+}
+
+// One pass for parts of `n` tokens: "P, P, P" becomes "P, ..." and "P P P"
+// becomes "P ...". Returns whether anything changed.
+bool collapse_runs(std::vector<SqlToken>& t, size_t n) {
+  std::vector<SqlToken> out;
+  bool changed = false;
+  size_t i = 0;
+  while (i < t.size()) {
+    bool collapsed = false;
+    if (i + 2 * n <= t.size() && is_value_part(t, i, n)) {
+      // Single tokens repeat only in comma lists ("? ?" is not a list).
+      for (bool comma : {true, false}) {
+        if (!comma && n < 2) continue;
+        const size_t end = run_end(t, i, n, comma);
+        if (end == i + n) continue;
+        out.insert(out.end(), t.begin() + static_cast<std::ptrdiff_t>(i),
+                   t.begin() + static_cast<std::ptrdiff_t>(i + n));
+        if (comma) out.push_back({",", false});
+        out.push_back({"...", true});
+        i = end;
+        collapsed = true;
+        break;
+      }
+    }
+    if (collapsed) {
+      changed = true;
+    } else {
+      out.push_back(t[i]);
+      ++i;
+    }
+  }
+  if (changed) t = std::move(out);
+  return changed;
+}
+
+constexpr size_t kLongestPart = 32;  // tokens; a CASE branch is about ten
+
+std::string collapse_value_lists(const std::string& shape) {
+  std::vector<SqlToken> tokens = tokenize(shape);
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (size_t n = 1; n <= kLongestPart && n * 2 <= tokens.size(); ++n) {
+      if (collapse_runs(tokens, n)) changed = true;
+    }
+  }
+  return join(tokens);
+}
+
+}  // namespace
 
 std::string sql_shape(std::string_view sql) {
   std::string out;
@@ -43,7 +166,7 @@ std::string sql_shape(std::string_view sql) {
     }
   }
   while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
+  return collapse_value_lists(out);
 }
 
 }  // namespace sonde::diagnose::heuristics

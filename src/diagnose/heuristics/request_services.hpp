@@ -1,0 +1,33 @@
+// Which service (the load driver's request name, e.g. "GET /search") each
+// trace of an experiment served. The load driver knows the service of a
+// request but not the trace id the program gave it; the monitor knows the
+// trace but not the request. Both stamp the same clock (epoch ns on one
+// machine), so a request's trace is the one that runs inside the request's
+// interval and fills it best: the smallest gap between the request's start
+// and the trace's start plus the trace's end and the request's end. Traces
+// of background work (a queue consumer) that happen to run inside a request
+// leave larger gaps and stay unattributed. Heuristics that need the thesis'
+// "correlate services and queries via traces" (Expensive Database Call)
+// use this.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "diagnose/experiment_data.hpp"
+
+namespace sonde::diagnose::heuristics {
+
+struct RequestServices {
+  std::map<int64_t, std::string> service_of_trace;  // trace id -> service
+  size_t requests = 0;                              // successful requests in the experiment
+  size_t matched = 0;                               // of them, attributed to a trace
+  std::string error;                                // the log could not be read
+};
+
+// Cached per experiment (the traces are read once, by experiment_traces()).
+const RequestServices& request_services(const Experiment& e);
+
+}  // namespace sonde::diagnose::heuristics

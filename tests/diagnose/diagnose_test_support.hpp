@@ -94,6 +94,36 @@ inline std::string write_experiment(const std::string& root, const ExperimentSpe
   return dir;
 }
 
+// A database sampler's output for one experiment: experiment.json's
+// "samplers" entry and samples.csv with `instants` sampling instants 100 ms
+// apart inside the stable phase, the server using `cpu_cores` of CPU and
+// `waiters(t)` backends waiting for the lock on "stock" at instant t.
+inline void write_server_samples(const std::string& dir, double cpu_cores, int instants,
+                                 const std::function<int(int)>& waiters,
+                                 const std::string& failure = "", int server_cpus = 0) {
+  nlohmann::json e;
+  std::ifstream(dir + "/experiment.json") >> e;
+  e["samplers"]["postgresql"] = {{"status", failure.empty() ? "ok" : "failed"},
+                                 {"reason", failure},
+                                 {"cpu", true},
+                                 {"cpu_reason", ""},
+                                 {"samples", instants}};
+  if (server_cpus > 0) e["samplers"]["postgresql"]["cpus"] = server_cpus;
+  std::ofstream(dir + "/experiment.json") << e.dump(2);
+  std::ofstream csv(dir + "/samples.csv");
+  csv << "time_ns,source,metric,key,value\n";
+  const double interval_s = 0.1;
+  bool waited = false;
+  for (int t = 0; t < instants; ++t) {
+    const int64_t at = kT0 + (t + 1) * 100 * kMs;
+    csv << at << ",postgresql,cpu_s,," << cpu_cores * interval_s << "\n";
+    csv << at << ",postgresql,active,,1\n";
+    // As the sampler writes it: a lock's rows start once somebody waited.
+    waited = waited || waiters(t) > 0;
+    if (waited) csv << at << ",postgresql,lock_waiting,stock," << waiters(t) << "\n";
+  }
+}
+
 // Schemas of the probe records another part of sonde defines (field names
 // as in docs/diagnose/experiment-data.md).
 inline const format::RecordSchema& lock_wait_schema() {

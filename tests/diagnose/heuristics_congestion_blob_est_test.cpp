@@ -273,36 +273,6 @@ TEST(DatabaseCongestion, LockWaitsPerLockGrowWithLoad) {
   EXPECT_NE(missing.reason.find("database probe"), std::string::npos) << missing.reason;
 }
 
-// A database sampler's output for one experiment: experiment.json's
-// "samplers" entry and samples.csv with `instants` sampling instants 100 ms
-// apart inside the stable phase, the server using `cpu_cores` of CPU and
-// `waiters(t)` backends waiting for the lock on "stock" at instant t.
-void cbe_server_samples(const std::string& dir, double cpu_cores, int instants,
-                        const std::function<int(int)>& waiters, const std::string& failure = "",
-                        int server_cpus = 0) {
-  nlohmann::json e;
-  std::ifstream(dir + "/experiment.json") >> e;
-  e["samplers"]["postgresql"] = {{"status", failure.empty() ? "ok" : "failed"},
-                                 {"reason", failure},
-                                 {"cpu", true},
-                                 {"cpu_reason", ""},
-                                 {"samples", instants}};
-  if (server_cpus > 0) e["samplers"]["postgresql"]["cpus"] = server_cpus;
-  std::ofstream(dir + "/experiment.json") << e.dump(2);
-  std::ofstream csv(dir + "/samples.csv");
-  csv << "time_ns,source,metric,key,value\n";
-  const double interval_s = 0.1;
-  bool waited = false;
-  for (int t = 0; t < instants; ++t) {
-    const int64_t at = kT0 + (t + 1) * 100 * kMs;
-    csv << at << ",postgresql,cpu_s,," << cpu_cores * interval_s << "\n";
-    csv << at << ",postgresql,active,,1\n";
-    // As the sampler writes it: a lock's rows start once somebody waited.
-    waited = waited || waiters(t) > 0;
-    if (waited) csv << at << ",postgresql,lock_waiting,stock," << waiters(t) << "\n";
-  }
-}
-
 TEST(DatabaseCongestion, MeasuredServerCpuReplacesTheEstimate) {
   // A PostgreSQL server whose processes use `cores_used[k]` of 2 cores
   // during the samples; the statements alone would not reach the limit.
@@ -313,7 +283,7 @@ TEST(DatabaseCongestion, MeasuredServerCpuReplacesTheEstimate) {
   for (int k = 0; k < 5; ++k) {
     const std::string dir = cbe_dir(d, "scaling-s" + std::to_string(k));
     cbe_db_cpu_log(dir, {{"SELECT name FROM product WHERE id = $1", 100, 1}}, 0.97, 2);
-    cbe_server_samples(dir, cores_used[k], instants, [](int) { return 0; });
+    write_server_samples(dir, cores_used[k], instants, [](int) { return 0; });
   }
   const NodeResult r = evaluate(d.path(), "database_congestion");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
@@ -340,7 +310,7 @@ TEST(DatabaseCongestion, AServerOnItsOwnCpusIsJudgedByThoseCpus) {
     for (TempDir* d : {&pinned, &free}) {
       cbe_db_cpu_log(cbe_dir(*d, id), {{"SELECT name FROM product WHERE id = $1", 100, 1}}, 0.97,
                      2);
-      cbe_server_samples(
+      write_server_samples(
           cbe_dir(*d, id), cores_used[k], instants, [](int) { return 0; }, "",
           d == &pinned ? 1 : 2);
     }
@@ -385,9 +355,9 @@ TEST(DatabaseCongestion, ServerLockWaitersGrowingWithLoadAreDetected) {
     const std::string id = "scaling-s" + std::to_string(k);
     cbe_db_cpu_log(cbe_dir(growing, id), {{"UPDATE stock SET quantity = 1", 100, 1}}, 0.2, 2);
     cbe_db_cpu_log(cbe_dir(flat, id), {{"UPDATE stock SET quantity = 1", 100, 1}}, 0.2, 2);
-    cbe_server_samples(cbe_dir(growing, id), 0.1, instants,
-                       [k](int t) { return t % 5 < k ? k : 0; });
-    cbe_server_samples(cbe_dir(flat, id), 0.1, instants, [](int t) { return t % 2; });
+    write_server_samples(cbe_dir(growing, id), 0.1, instants,
+                         [k](int t) { return t % 5 < k ? k : 0; });
+    write_server_samples(cbe_dir(flat, id), 0.1, instants, [](int t) { return t % 2; });
   }
   const NodeResult r = evaluate(growing.path(), "database_congestion");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
@@ -406,7 +376,7 @@ TEST(DatabaseCongestion, FailedDatabaseSamplerIsNotEvaluatedWithItsReason) {
   for (int k = 0; k < 5; ++k) {
     const std::string dir = cbe_dir(d, "scaling-s" + std::to_string(k));
     cbe_db_cpu_log(dir, {{"SELECT 1", 10, 1}}, 0.9, 2);
-    cbe_server_samples(
+    write_server_samples(
         dir, 1.9, 10, [](int) { return 0; },
         k == 2 ? "cannot connect to PostgreSQL (host=127.0.0.1 port=1)" : "");
   }

@@ -3,13 +3,13 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "diagnose/engine/sut.hpp"
@@ -59,9 +59,11 @@ inline std::vector<std::string> split_csv(const std::string& line) {
 struct RunningShop {
   RunningShop(const fs::path& dir, std::vector<std::string> flags) {
     port = diagnose::engine::free_loopback_port();
-    std::vector<std::string> argv = {kShopBinary.string(), "--port", std::to_string(port), "--products", "500"};
+    std::vector<std::string> argv = {kShopBinary.string(), "--port", std::to_string(port),
+                                     "--products", "500"};
     argv.insert(argv.end(), flags.begin(), flags.end());
-    process = std::make_unique<diagnose::engine::SystemUnderTest>(argv, (dir / "shop-output.txt").string());
+    process = std::make_unique<diagnose::engine::SystemUnderTest>(
+        argv, (dir / "shop-output.txt").string());
     process->wait_ready("127.0.0.1", port, 30);
   }
   int port = 0;

@@ -193,6 +193,29 @@ TEST(TrafficJam, DetectsResponseTimeGrowingIntoViolation) {
   EXPECT_EQ(evaluate(missing.path(), "traffic_jam").status, Status::kNotEvaluated);
 }
 
+// Scenario tc12: a service that violates already with one user (an N+1
+// query) and gets slower with load, though not significantly from 1 to 13
+// users. The t-test chain cannot hold (it needs an increase into the
+// single-user level too); the slope over the users decides.
+TEST(TrafficJam, AServiceSlowAloneThatGrowsWithLoadIsJammed) {
+  TempDir grows, flat_slow;
+  write_scaling(grows.path(), {1200, 1100, 1800, 2600, 3800});
+  write_scaling(flat_slow.path(), {1500, 1450, 1500, 1550, 1500});
+  const NodeResult r = evaluate(grows.path(), "traffic_jam");
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  bool slope_evidence = false;
+  for (const Evidence& ev : r.evidence) {
+    if (ev.test.find("slope") == std::string::npos) continue;
+    slope_evidence = true;
+    EXPECT_GT(ev.effect_size, 40);  // ms per user: (3800 - 1200) / 49
+    EXPECT_LT(ev.p_value, 0.05);
+  }
+  EXPECT_TRUE(slope_evidence);
+  EXPECT_EQ(evaluate(flat_slow.path(), "traffic_jam").status, Status::kNotDetected);
+  EXPECT_EQ(evaluate_with(grows.path(), "traffic_jam", {{"min_slope_ms_per_user", 100}}).status,
+            Status::kNotDetected);
+}
+
 void write_cpu(const std::string& dir, double utilization, int cores) {
   write_log(dir, [&](format::RecordSink& sink) {
     const format::RecordSchema* schema =

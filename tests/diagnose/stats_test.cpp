@@ -65,6 +65,13 @@ TEST(Regression, MatchesAnscombeQuartetI) {
   EXPECT_NEAR(f.slope, 0.5001, 1e-4);
   EXPECT_NEAR(f.intercept, 3.0001, 1e-4);
   EXPECT_NEAR(f.r_squared, 0.6665, 1e-4);
+  // R's summary(lm(y1 ~ x1, anscombe)): Std. Error 0.1179, Pr(>|t|) 0.00217.
+  EXPECT_NEAR(f.slope_stderr, 0.1179, 1e-4);
+  EXPECT_NEAR(f.p_slope_positive, 0.00217 / 2, 1e-5);
+  // Falling: the same data mirrored is no evidence of a rise.
+  std::vector<double> mirrored(x.size());
+  for (size_t i = 0; i < x.size(); ++i) mirrored[i] = -x[i];
+  EXPECT_NEAR(linear_regression(mirrored, y).p_slope_positive, 1 - 0.00217 / 2, 1e-5);
   EXPECT_FALSE(linear_regression(std::vector<double>{1, 1}, std::vector<double>{1, 2}).valid);
 }
 

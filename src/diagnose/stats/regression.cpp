@@ -5,6 +5,8 @@
 #include <numeric>
 #include <vector>
 
+#include "diagnose/stats/t_test.hpp"
+
 namespace sonde::diagnose::stats {
 namespace {
 
@@ -51,6 +53,16 @@ LinearFit linear_regression(std::span<const double> x, std::span<const double> y
   // SS_res = syy - slope * sxy for the least-squares line.
   fit.r_squared = syy > 0 ? 1 - (syy - fit.slope * sxy) / syy : 0;
   fit.valid = true;
+  if (n >= 3) {
+    const double df = static_cast<double>(n - 2);
+    const double ss_res = std::max(0.0, syy - fit.slope * sxy);
+    fit.slope_stderr = std::sqrt(ss_res / df / sxx);
+    if (fit.slope_stderr > 0) {
+      fit.p_slope_positive = 1 - student_t_cdf(fit.slope / fit.slope_stderr, df);
+    } else {
+      fit.p_slope_positive = fit.slope > 0 ? 0 : 1;  // a perfect line
+    }
+  }
   return fit;
 }
 

@@ -121,7 +121,9 @@ TEST(ApplicationHiccups, AResponseTimeThatRisesSteadilyIsATrendNotHiccups) {
   write_experiment(ramp.path(), load_test([](int i, const std::string&) {
                      return 100.0 + 0.6 * i + ((i / 60) % 2 != 0 ? 150.0 : -150.0);
                    }));
-  NodeResult r = evaluate(ramp.path(), "application_hiccups");
+  // (min_peak_factor 0: the flicker would not stand out either; here the
+  // trend alone must decide.)
+  NodeResult r = evaluate_with(ramp.path(), "application_hiccups", {{"min_peak_factor", 0}});
   EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
   ASSERT_EQ(r.evidence.size(), 1u);
   EXPECT_GE(r.evidence[0].values["hiccups"].size(), 2u) << "the thesis' rule alone finds hiccups";
@@ -129,9 +131,12 @@ TEST(ApplicationHiccups, AResponseTimeThatRisesSteadilyIsATrendNotHiccups) {
   EXPECT_GT(r.evidence[0].values["trend_rho"].get<double>(), 0.6);
   EXPECT_NE(r.evidence[0].detail.find("towards the end"), std::string::npos)
       << r.evidence[0].detail;
-  // With the trend check off (max_trend 0) the thesis' rule calls it hiccups.
-  EXPECT_EQ(evaluate_with(ramp.path(), "application_hiccups", {{"max_trend", 0}}).status,
-            Status::kDetected);
+  // With both checks off the thesis' rule calls it hiccups.
+  EXPECT_EQ(
+      evaluate_with(ramp.path(), "application_hiccups", {{"max_trend", 0}, {"min_peak_factor", 0}})
+          .status,
+      Status::kDetected);
+  EXPECT_EQ(evaluate(ramp.path(), "application_hiccups").status, Status::kNotDetected);
   // Pauses on a baseline that drifts up (100 -> 500 ms): the level has a
   // trend, the violations do not; still hiccups.
   TempDir hiccup;
@@ -144,6 +149,31 @@ TEST(ApplicationHiccups, AResponseTimeThatRisesSteadilyIsATrendNotHiccups) {
   ASSERT_EQ(r.evidence.size(), 1u);
   EXPECT_EQ(r.evidence[0].values["hiccups"].size(), 2u);
   EXPECT_LT(std::abs(r.evidence[0].values["trend_rho"].get<double>()), 0.6);
+}
+
+// Scenario tc14: under a saturated database a service's normal level sits
+// just under the threshold (P99 about 800 ms against 1000) and some
+// buckets cross it (1100-1300 ms): noise, not hiccups. Pauses of 3 s on the
+// same level stand out.
+TEST(ApplicationHiccups, FlickerJustOverTheThresholdIsNotAHiccup) {
+  TempDir flicker, pauses;
+  // Buckets of 1 s (50 requests); every 7th bucket slightly over.
+  write_experiment(flicker.path(), load_test([](int i, const std::string&) {
+                     return (i / 50) % 7 == 3 ? 1100.0 + 30.0 * ((i / 50) % 5) : 800.0;
+                   }));
+  write_experiment(pauses.path(), load_test([](int i, const std::string&) {
+                     return (i / 50) % 7 == 3 ? 3000.0 : 800.0;
+                   }));
+  const NodeResult r = evaluate(flicker.path(), "application_hiccups");
+  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_GE(r.evidence[0].values["flickers"].get<int>(), 4);
+  EXPECT_NE(r.evidence[0].detail.find("noise around the threshold"), std::string::npos)
+      << r.evidence[0].detail;
+  // The thesis' rule alone (no peak factor) calls the flicker hiccups.
+  EXPECT_EQ(evaluate_with(flicker.path(), "application_hiccups", {{"min_peak_factor", 0}}).status,
+            Status::kDetected);
+  EXPECT_EQ(evaluate(pauses.path(), "application_hiccups").status, Status::kDetected);
 }
 
 TEST(TheRamp, DetectsGrowthAcrossTimeWindows) {
@@ -172,6 +202,14 @@ TEST(TheRamp, DetectsGrowthAcrossTimeWindows) {
   }
   EXPECT_EQ(evaluate(flat.path(), "the_ramp").status, Status::kNotDetected);
   EXPECT_EQ(evaluate(missing.path(), "the_ramp").status, Status::kNotEvaluated);
+  // Under Performance Problem only the services that violate are examined.
+  const auto violating = [](const std::string& service) {
+    return std::map<std::string, nlohmann::json>{
+        {"performance_problem", {{"violating_services", {service}}}}};
+  };
+  EXPECT_EQ(evaluate(ramp.path(), "the_ramp", violating("GET /product")).status, Status::kDetected);
+  EXPECT_EQ(evaluate(ramp.path(), "the_ramp", violating("GET /search")).status,
+            Status::kNotDetected);
 }
 
 TEST(TrafficJam, DetectsResponseTimeGrowingIntoViolation) {

@@ -317,6 +317,19 @@ TEST(OneLaneBridge, ASaturatedDatabaseServerExplainsTheWait) {
   EXPECT_EQ(bridge.evidence[0].values["database_cpus"], 1);
   EXPECT_NE(bridge.evidence[0].detail.find("database server"), std::string::npos)
       << bridge.evidence[0].detail;
+  // A server at 60% whose CPU time per request (32 ms) queues 53 ms at
+  // most: 200 ms is a bridge (tc15). With rho_s (100 ms) as its demand, as
+  // the thesis approximates it, the node would explain up to 265 ms.
+  TempDir moderate;
+  write_scaling(moderate.path(), {100, 200, 200, 200, 200}, {"response_time", "cpu", "database"});
+  for (int k = 0; k < 5; ++k) {
+    const std::string dir = experiment_dir(moderate.path(), "scaling-s" + std::to_string(k));
+    write_cpu(dir, 0.2, 2);
+    write_server_samples(
+        dir, 0.6, instants, [](int) { return 0; }, "", 1);
+  }
+  const NodeResult lock = evaluate(moderate.path(), "one_lane_bridge");
+  EXPECT_EQ(lock.status, Status::kDetected) << lock.reason;
 }
 
 // Scenario tc15: a service of 4 ms alone that waits 17 ms at 12 users for a

@@ -45,6 +45,10 @@ TEST(EngineConfig, ErrorsNameTheKey) {
   j = minimal();
   j["durations"] = {{"stable_s", 0}};
   EXPECT_NE(error_of(j).find("'durations.stable_s'"), std::string::npos) << error_of(j);
+  j["durations"] = {{"stability_window_s", 0}};
+  EXPECT_NE(error_of(j).find("'durations.stability_window_s'"), std::string::npos) << error_of(j);
+  j["durations"] = {{"stability_tolerance", -0.1}};
+  EXPECT_NE(error_of(j).find("'durations.stability_tolerance'"), std::string::npos) << error_of(j);
   j = minimal();
   j["requirements"] = {{"services", {{"GET /a", {{"percentile", 99}}}}}};
   EXPECT_NE(error_of(j).find("'requirements.services.GET /a.percentile'"), std::string::npos)

@@ -60,6 +60,32 @@ struct ShopOperationCounter : format::RecordSink {
   }
 };
 
+// durations.stability_max_s: each measured experiment waits for a stable
+// response time first and experiment.json says how it went; without it
+// there is no "stability" entry (the layout test above).
+TEST(EngineRun, StabilityWaitIsRecordedPerExperiment) {
+  const ScratchDir scratch("engine");
+  const fs::path& dir = scratch.path;
+  const auto config = engine::EnvironmentConfig::parse(
+      shop_config(dir, {{"experiments", {{{"kind", "scaling"}, {"steps", 2}}}},
+                        {"durations", {{"stability_max_s", 1.0}, {"stability_window_s", 0.2}}}}));
+  const fs::path out = dir / "run";
+  engine::Engine e(config, out);
+  ASSERT_TRUE(e.run_all(engine::plan_from_config(config))) << e.reason();
+  e.finish();
+  for (const std::string id : {"scaling-s1-u1", "scaling-s2-u3"}) {
+    SCOPED_TRACE(id);
+    const json ej = read_json(out / "experiments" / id / "experiment.json");
+    ASSERT_TRUE(ej.contains("stability")) << ej.dump();
+    const json& st = ej["stability"];
+    EXPECT_GE(st["waited_s"].get<double>(), 0);
+    EXPECT_LE(st["waited_s"].get<double>(), 1.0 + 0.2);
+    // Not reached only with a reason, and a reason only when not reached.
+    EXPECT_EQ(st["reached"].get<bool>(), st["note"].get<std::string>().empty()) << st.dump();
+    EXPECT_EQ(ej["status"], "complete");
+  }
+}
+
 TEST(EngineRun, TinyScalingSeriesWritesTheContractLayout) {
   const ScratchDir scratch("engine");
   const fs::path& dir = scratch.path;
@@ -92,6 +118,7 @@ TEST(EngineRun, TinyScalingSeriesWritesTheContractLayout) {
     EXPECT_EQ(ej["step"], static_cast<int>(i) + 1);
     EXPECT_EQ(ej["status"], "complete");
     EXPECT_EQ(ej["probes"], json({"response_time"}));
+    EXPECT_FALSE(ej.contains("stability"));
     const auto start = ej["start_ns"].get<std::int64_t>(), end = ej["end_ns"].get<std::int64_t>();
     EXPECT_LT(start, end);
 

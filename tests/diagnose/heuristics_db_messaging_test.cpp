@@ -163,8 +163,9 @@ void edc_experiment(const TempDir& d, const std::string& id, const std::string& 
   });
 }
 
-// A request's trace is the one that fills it; background work that runs
-// meanwhile (a queue consumer) and work after it stay unattributed.
+// A request's trace is the one that fills it, and its child traces are the
+// request's too; background work that runs meanwhile (a queue consumer)
+// and work after it stay unattributed.
 TEST(RequestServices, ARequestGetsTheTraceThatFillsIt) {
   TempDir d;
   ExperimentSpec s;
@@ -176,22 +177,24 @@ TEST(RequestServices, ARequestGetsTheTraceThatFillsIt) {
   s.response_ms = [](int, const std::string&) { return 10.0; };
   const std::string dir = write_experiment(d.path(), s);
   write_log(dir, [&](format::RecordSink& sink) {
-    const auto span = [&](int64_t id, int64_t from_us, int64_t to_us) {
-      TraceWriter t(sink, id, kT0 + from_us * 1000);
+    const auto span = [&](int64_t id, int64_t from_us, int64_t to_us, int64_t parent = -1) {
+      TraceWriter t(sink, id, kT0 + from_us * 1000, parent);
       t.enter("shop::work");
       t.advance_to(kT0 + to_us * 1000 - 1000);
       t.leave("shop::work");
     };
-    span(11, 1000, 2000);   // a consumer, inside the request
-    span(12, 20, 9980);     // the request's handler
-    span(13, 9990, 10500);  // ends after the request
+    span(11, 1000, 2000);      // a consumer, inside the request
+    span(12, 20, 9980);        // the request's handler
+    span(13, 9990, 10500);     // ends after the request
+    span(14, 3000, 4000, 12);  // work the handler handed to another thread
   });
   const ExperimentData data = load_experiment_data(d.path());
   const heuristics::RequestServices& rs = heuristics::request_services(data.experiments.at(0));
   EXPECT_EQ(rs.error, "");
   EXPECT_EQ(rs.requests, 1u);
   EXPECT_EQ(rs.matched, 1u);
-  EXPECT_EQ(rs.service_of_trace, (std::map<int64_t, std::string>{{12, "GET /product"}}));
+  EXPECT_EQ(rs.service_of_trace,
+            (std::map<int64_t, std::string>{{12, "GET /product"}, {14, "GET /product"}}));
 }
 
 TEST(ExpensiveDatabaseCall, OneCallsShareOfItsServiceGrowsWithLoad) {

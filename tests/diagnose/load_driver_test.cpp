@@ -92,6 +92,68 @@ TEST(LoadDriver, UsersRunConcurrently) {
   for (const auto& r : result.requests) EXPECT_EQ(r.service, "GET /shipping");
 }
 
+// The stability wait: the stable phase begins once two windows in a row
+// have medians within the tolerance; a fixed 20 ms per request settles at
+// once. With tolerance 0 it never settles and the wait ends at its limit.
+// Either way the stable phase then lasts its full duration, and the users
+// kept running through the wait.
+TEST(LoadDriver, StablePhaseWaitsForStability) {
+  const ScratchDir scratch("load");
+  RunningShop shop(scratch.path, {"--slow-external", "--external-delay-ms", "20"});
+  const auto profile = profile_of(R"({"requests": [{"path": "/shipping?product={user}"}]})");
+  for (const double tolerance : {0.2, 0.0}) {
+    load::LoadOptions o;
+    o.port = shop.port;
+    o.users = 2;
+    o.ramp_up_s = 0.2;
+    o.duration_s = 1;
+    o.stability_max_s = 1.5;
+    o.stability_window_s = 0.3;
+    o.stability_tolerance = tolerance;
+    const std::int64_t launched = load::epoch_ns();
+    const auto result = load::run_load(profile, o);
+    EXPECT_EQ(load::count_errors(result.requests), 0u) << result.first_error;
+    // The stable phase lasts its duration after the wait (1 ms: two clocks)...
+    const double stable_s =
+        static_cast<double>(result.stable_end_ns - result.stable_begin_ns) / 1e9;
+    EXPECT_GE(stable_s, o.duration_s - 0.001) << "tolerance " << tolerance;
+    // ... under load to its end, and the users stop there (no cool-down).
+    std::int64_t last_start = 0;
+    for (const auto& r : result.requests) last_start = std::max(last_start, r.start_ns);
+    EXPECT_GE(last_start, result.stable_end_ns - 200'000'000) << "tolerance " << tolerance;
+    EXPECT_LE(last_start, result.stable_end_ns + 50'000'000) << "tolerance " << tolerance;
+    EXPECT_GE(result.stable_begin_ns - launched, static_cast<std::int64_t>(o.ramp_up_s * 1e9));
+    if (tolerance > 0) {
+      EXPECT_TRUE(result.stability_reached);
+      EXPECT_EQ(result.stability_note, "");
+      EXPECT_LT(result.stability_wait_s, o.stability_max_s);
+    } else {
+      EXPECT_FALSE(result.stability_reached);
+      EXPECT_EQ(result.stability_note, "the response time did not settle");
+      EXPECT_GE(result.stability_wait_s, o.stability_max_s);
+      EXPECT_LT(result.stability_wait_s, o.stability_max_s + o.stability_window_s);
+      // Requests completed during the wait, before the stable phase.
+      const auto waiting = std::count_if(
+          result.requests.begin(), result.requests.end(), [&](const load::RequestRecord& r) {
+            return r.end_ns > launched + static_cast<std::int64_t>(o.ramp_up_s * 1e9) &&
+                   r.end_ns < result.stable_begin_ns;
+          });
+      EXPECT_GE(waiting, 20);  // 1.5 s x 2 users at ~20 ms each: about 150
+    }
+  }
+  // One user at ~20 ms answers at most 2-3 times in 50 ms: too few to judge,
+  // and the result says so instead of "did not settle".
+  load::LoadOptions o;
+  o.port = shop.port;
+  o.duration_s = 0.3;
+  o.stability_max_s = 0.5;
+  o.stability_window_s = 0.05;
+  const auto result = load::run_load(profile, o);
+  EXPECT_FALSE(result.stability_reached);
+  EXPECT_EQ(result.stability_note.rfind("too few answers to judge", 0), 0u)
+      << result.stability_note;
+}
+
 TEST(LoadDriver, RequestsCsvIsWellFormed) {
   const ScratchDir scratch("load");
   const fs::path& dir = scratch.path;

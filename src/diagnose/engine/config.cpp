@@ -260,11 +260,19 @@ EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& bas
   c.arrival_rate_per_user = number(j, "", "arrival_rate_per_user", c.arrival_rate_per_user, 0);
   if (j.contains("durations")) {
     const json& d = j.at("durations");
-    only_keys(d, "durations", {"warm_up_s", "ramp_up_s", "stable_s", "cool_down_s"});
+    only_keys(d, "durations",
+              {"warm_up_s", "ramp_up_s", "stable_s", "cool_down_s", "stability_max_s",
+               "stability_window_s", "stability_tolerance"});
     c.durations.warm_up_s = number(d, "durations", "warm_up_s", c.durations.warm_up_s, 0);
     c.durations.ramp_up_s = number(d, "durations", "ramp_up_s", c.durations.ramp_up_s, 0);
     c.durations.stable_s = number(d, "durations", "stable_s", c.durations.stable_s, 0, true);
     c.durations.cool_down_s = number(d, "durations", "cool_down_s", c.durations.cool_down_s, 0);
+    c.durations.stability_max_s =
+        number(d, "durations", "stability_max_s", c.durations.stability_max_s, 0);
+    c.durations.stability_window_s =
+        number(d, "durations", "stability_window_s", c.durations.stability_window_s, 0, true);
+    c.durations.stability_tolerance =
+        number(d, "durations", "stability_tolerance", c.durations.stability_tolerance, 0);
   }
   if (j.contains("requirements")) {
     const json& r = j.at("requirements");

@@ -68,6 +68,12 @@ struct Durations {
   double ramp_up_s = 1;    // users start spread over this
   double stable_s = 10;    // measured
   double cool_down_s = 0;  // unmeasured load after the stable phase
+  // Wait for stability between ramp-up and stable phase (0 = no wait):
+  // until the median response time of one window is within the tolerance
+  // of the window before, at most this long (load::LoadOptions).
+  double stability_max_s = 0;
+  double stability_window_s = 1;
+  double stability_tolerance = 0.2;
 };
 
 // One entry of "experiments": what to run when the config alone drives the

@@ -269,7 +269,8 @@ double Engine::planned_seconds(const SeriesPlan& plan) const {
   for (const auto& phase : plan.phases) {
     if (const auto* e = std::get_if<ExperimentSpec>(&phase)) {
       if (results_.count(e->id)) continue;
-      s += d.ramp_up_s + (e->stable_s > 0 ? e->stable_s : d.stable_s) + d.cool_down_s;
+      s += d.ramp_up_s + (e->stable_s > 0 ? e->stable_s : d.stable_s) + d.cool_down_s +
+           d.stability_max_s;
     } else {
       s += std::get<LoadPhase>(phase).duration_s;
     }
@@ -320,6 +321,7 @@ void Engine::write_experiment_json(const ExperimentResult& r) {
             {"status", r.complete ? "complete" : "failed"},
             {"reason", r.reason}};
   if (!r.samplers.empty()) e["samplers"] = r.samplers;
+  if (!r.stability.is_null()) e["stability"] = r.stability;
   if (!config_.sut.cpus.empty()) e["sut_cpus"] = config_.sut.cpus;
   write_file_atomically(r.dir / "experiment.json", e.dump(2) + "\n");
 }
@@ -483,9 +485,15 @@ bool Engine::run(const SeriesPlan& plan) {
     std::atomic<bool> stop_load{false};
     std::string died;
     bool warmed = false;
-    auto drive = [&](int users, double ramp_up, double stable, double cool_down,
+    // `settle`: wait for stability before the stable phase (measured experiments).
+    auto drive = [&](int users, double ramp_up, double stable, double cool_down, bool settle,
                      load::LoadOptions::Callback begin, load::LoadOptions::Callback end) {
       load::LoadOptions o;
+      if (settle) {
+        o.stability_max_s = config_.durations.stability_max_s;
+        o.stability_window_s = config_.durations.stability_window_s;
+        o.stability_tolerance = config_.durations.stability_tolerance;
+      }
       o.host = config_.sut.host;
       o.port = port;
       o.users = users;
@@ -522,14 +530,14 @@ bool Engine::run(const SeriesPlan& plan) {
       const auto& d = config_.durations;
       if (!warmed && d.warm_up_s > 0) {
         report("warm-up: 1 user for " + seconds_text(d.warm_up_s));
-        drive(1, 0, d.warm_up_s, 0, {}, {});
+        drive(1, 0, d.warm_up_s, 0, false, {}, {});
         done_s_ += d.warm_up_s;
       }
       warmed = true;
       if (const auto* phase = std::get_if<LoadPhase>(&plan.phases[i])) {
         report(plan.series + ": load phase, " + std::to_string(phase->users) + " users for " +
                seconds_text(phase->duration_s));
-        drive(phase->users, d.ramp_up_s, phase->duration_s, 0, {}, {});
+        drive(phase->users, d.ramp_up_s, phase->duration_s, 0, false, {}, {});
         done_s_ += phase->duration_s;
       } else {
         const ExperimentSpec& spec = std::get<ExperimentSpec>(plan.phases[i]);
@@ -551,7 +559,7 @@ bool Engine::run(const SeriesPlan& plan) {
         std::unique_ptr<database::PostgresSampler> sampler;
         std::unique_ptr<broker::RedisSampler> broker_sampler;
         const auto result = drive(
-            spec.users, d.ramp_up_s, stable, d.cool_down_s,
+            spec.users, d.ramp_up_s, stable, d.cool_down_s, true,
             [&](std::int64_t) {
               switch_probes(patterns_file, probes_file, spec.probes);
               if (config_.database.kind == "postgresql" && config_.database.sample) {
@@ -595,7 +603,17 @@ bool Engine::run(const SeriesPlan& plan) {
           if (!broker_sampler->error().empty())
             report("broker sampler: " + broker_sampler->error());
         }
-        done_s_ += d.ramp_up_s + stable + d.cool_down_s;
+        done_s_ += d.ramp_up_s + stable + d.cool_down_s + d.stability_max_s;
+        if (d.stability_max_s > 0) {
+          r.stability = {{"waited_s", result.stability_wait_s},
+                         {"reached", result.stability_reached},
+                         {"note", result.stability_note}};
+          if (!result.stability_note.empty())
+            report(spec.id + ": not stable after " + seconds_text(d.stability_max_s) + ": " +
+                   result.stability_note + " (medians of consecutive windows within " +
+                   std::to_string(std::lround(d.stability_tolerance * 100)) +
+                   "%); measuring anyway");
+        }
         // libsonde applies the files within reload_ms; data before that is not the experiment's.
         r.start_ns = result.stable_begin_ns + 2LL * config_.sut.reload_ms * 1000000LL;
         r.end_ns = result.stable_end_ns;

@@ -65,6 +65,9 @@ struct ExperimentResult {
   // Samplers outside the SUT (the database's): source -> {"status": ok |
   // failed, "reason", "samples", "cpu"}; their data is in samples.csv.
   nlohmann::json samplers = nlohmann::json::object();
+  // With durations.stability_max_s: {"waited_s", "reached"} of the wait
+  // before the stable phase; null without.
+  nlohmann::json stability;
 };
 
 // User counts of a scaling series: n steps from 1 to max in equal steps,

@@ -93,6 +93,7 @@ class OneLaneBridge : public Heuristic {
     std::vector<double> util(steps.size());
     std::vector<double> db_util(steps.size(), -1);   // -1: no database server measured
     std::vector<double> db_demand(steps.size(), 0);  // its CPU ms per request
+    std::string db_unseen;  // a database sampler ran but could not see the server's CPU
     int db_cpus = 0;
     int sampled = 0;
     for (size_t s = 0; s < steps.size(); ++s) {
@@ -110,6 +111,10 @@ class OneLaneBridge : public Heuristic {
         db_util[s] = std::min(1.0, db.cpu_s / capacity_s);
         db_demand[s] = db.cpu_s * 1e3 / static_cast<double>(served);
         db_cpus = db.cpus;
+      } else if (db.present && db_unseen.empty()) {
+        db_unseen = "the database server's CPU was not measured (" +
+                    (db.cpu_reason.empty() ? std::string("its CPUs are unknown") : db.cpu_reason) +
+                    "), so only the application's CPU can explain the waits";
       }
     }
     const int cores = servers_for(ctx, sampled);
@@ -152,6 +157,8 @@ class OneLaneBridge : public Heuristic {
                                 {"measured", measured},
                                 {"threshold", threshold},
                                 {"utilization", util[s]}};
+        // JSON has no infinity: a saturated node's threshold (U = 1) is
+        // unbounded and written as null (docs/diagnose/report.md).
         if (db_util[s] >= 0) {
           point["database_utilization"] = db_util[s];
           point["database_threshold"] = db_threshold;
@@ -209,6 +216,7 @@ class OneLaneBridge : public Heuristic {
     r.reason = detected > 0
                    ? std::to_string(detected) + " service(s) wait longer than CPU queueing explains"
                    : "response times are explained by CPU utilization";
+    if (detected > 0 && !db_unseen.empty()) r.reason += "; " + db_unseen;
     return r;
   }
 };

@@ -73,6 +73,21 @@ void attribute(const Experiment& e, const ExperimentTraces& traces, RequestServi
     out.service_of_trace[spans[c.span].trace_id] = requests[c.request]->service;
     ++out.matched;
   }
+  // Work a request hands to another thread runs in child traces: they
+  // belong to the service of their root.
+  for (const auto& [id, t] : traces.traces) {
+    if (t.parent_trace_id == -1 || t.parent_trace_id == t.trace_id) continue;
+    int64_t root = t.parent_trace_id;
+    for (int depth = 0; depth < 64; ++depth) {  // a parent cycle in bad data ends here
+      auto parent = traces.traces.find(root);
+      if (parent == traces.traces.end() || parent->second.parent_trace_id == -1 ||
+          parent->second.parent_trace_id == root)
+        break;
+      root = parent->second.parent_trace_id;
+    }
+    if (auto service = out.service_of_trace.find(root); service != out.service_of_trace.end())
+      out.service_of_trace[id] = service->second;
+  }
 }
 
 }  // namespace

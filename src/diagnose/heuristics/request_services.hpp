@@ -21,10 +21,12 @@
 namespace sonde::diagnose::heuristics {
 
 struct RequestServices {
-  std::map<int64_t, std::string> service_of_trace;  // trace id -> service
-  size_t requests = 0;                              // successful requests in the experiment
-  size_t matched = 0;                               // of them, attributed to a trace
-  std::string error;                                // the log could not be read
+  // trace id -> service; child traces (work handed to another thread) get
+  // the service of their root trace.
+  std::map<int64_t, std::string> service_of_trace;
+  size_t requests = 0;  // successful requests in the experiment
+  size_t matched = 0;   // of them, attributed to a trace
+  std::string error;    // the log could not be read
 };
 
 // Cached per experiment (the traces are read once, by experiment_traces()).

@@ -1,6 +1,8 @@
 #include "diagnose/heuristics/sql_shape.hpp"
 
 #include <cctype>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 namespace sonde::diagnose::heuristics {
@@ -85,7 +87,12 @@ bool collapse_runs(std::vector<SqlToken>& t, size_t n) {
   size_t i = 0;
   while (i < t.size()) {
     bool collapsed = false;
-    if (i + 2 * n <= t.size() && is_value_part(t, i, n)) {
+    // A run starts with the part's first token again, n or n + 1 (after a
+    // comma) tokens on: most positions fail this cheap test.
+    const bool may_repeat =
+        i + 2 * n <= t.size() && (t[i + n].text == t[i].text ||
+                                  (i + 2 * n + 1 <= t.size() && t[i + n + 1].text == t[i].text));
+    if (may_repeat && is_value_part(t, i, n)) {
       // Single tokens repeat only in comma lists ("? ?" is not a list).
       for (bool comma : {true, false}) {
         if (!comma && n < 2) continue;
@@ -127,7 +134,31 @@ std::string collapse_value_lists(const std::string& shape) {
 
 }  // namespace
 
+namespace {
+
+std::string compute_sql_shape(std::string_view sql);
+
+}  // namespace
+
+// Three heuristics ask for the shape of every DatabaseCall record, and a
+// program sends the same few statement texts again and again: remember
+// them (bounded, so a program that writes every key into its statements
+// cannot grow this without limit).
 std::string sql_shape(std::string_view sql) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::string> known;
+  constexpr std::size_t kMaxKnown = 100'000;
+  std::lock_guard lock(mutex);
+  if (auto it = known.find(std::string(sql)); it != known.end()) return it->second;
+  std::string shape = compute_sql_shape(sql);
+  if (known.size() >= kMaxKnown) known.clear();
+  known.emplace(std::string(sql), shape);
+  return shape;
+}
+
+namespace {
+
+std::string compute_sql_shape(std::string_view sql) {
   std::string out;
   auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   size_t i = 0;
@@ -168,5 +199,7 @@ std::string sql_shape(std::string_view sql) {
   while (!out.empty() && out.back() == ' ') out.pop_back();
   return collapse_value_lists(out);
 }
+
+}  // namespace
 
 }  // namespace sonde::diagnose::heuristics

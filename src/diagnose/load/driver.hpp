@@ -23,14 +23,24 @@ struct LoadOptions {
   std::string host = "127.0.0.1";
   int port = 0;
   int users = 1;
-  double ramp_up_s = 0;     // users start spread over this time
-  double duration_s = 10;   // after the ramp-up; 0 = until requests_per_user is reached
-  double cool_down_s = 0;   // load keeps running, unmeasured, after the stable phase
-  std::uint64_t requests_per_user = 0;  // closed workload: stop a user after this many (0 = no limit)
+  double ramp_up_s = 0;    // users start spread over this time
+  double duration_s = 10;  // after the ramp-up; 0 = until requests_per_user is reached
+  double cool_down_s = 0;  // load keeps running, unmeasured, after the stable phase
+  std::uint64_t requests_per_user =
+      0;                    // closed workload: stop a user after this many (0 = no limit)
   double arrival_rate = 0;  // requests per second; > 0 selects the open workload
   int timeout_ms = 30000;   // per request
   std::uint64_t seed = 1;
   const std::atomic<bool>* cancel = nullptr;  // set from outside to stop early
+  // Wait for stability after the ramp-up (timed runs; 0 = no wait): the
+  // stable phase begins once the median response time of the last
+  // `stability_window_s` differs from the window before by at most
+  // `stability_tolerance` (relative), or after `stability_max_s` at most.
+  // The first window is the ramp-up's last. A window needs
+  // kStabilityMinRequests answers to count.
+  double stability_max_s = 0;
+  double stability_window_s = 1;
+  double stability_tolerance = 0.2;
   // Called (from the driver's control thread) when the stable phase begins
   // and ends, e.g. to switch probes on and off.
   using Callback = std::function<void(std::int64_t epoch_ns)>;
@@ -52,10 +62,18 @@ struct LoadResult {
   std::int64_t stable_end_ns = 0;
   std::string first_error;  // the first connection error seen, if any
   bool cancelled = false;
+  // The stability wait (LoadOptions::stability_max_s > 0): how long it took
+  // after the ramp-up, and whether the response time settled (false: the
+  // stable phase began at the limit without it).
+  double stability_wait_s = 0;
+  bool stability_reached = false;
+  std::string stability_note;  // why it was not reached ("" when it was, or when cancelled)
 
   // Requests that completed inside the stable phase.
   std::vector<RequestRecord> stable() const;
 };
+
+inline constexpr std::size_t kStabilityMinRequests = 5;
 
 std::int64_t epoch_ns();
 

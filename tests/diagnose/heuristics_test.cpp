@@ -246,6 +246,7 @@ TEST(TrafficJam, AServiceSlowAloneThatGrowsWithLoadIsJammed) {
   for (const Evidence& ev : r.evidence) {
     if (ev.test.find("slope") == std::string::npos) continue;
     slope_evidence = true;
+    EXPECT_NE(ev.detail.find("already with 1 user(s)"), std::string::npos) << ev.detail;
     EXPECT_GT(ev.effect_size, 40);  // ms per user: (3800 - 1200) / 49
     EXPECT_LT(ev.p_value, 0.05);
   }
@@ -263,6 +264,10 @@ TEST(TrafficJam, ASaturatedPlateauAtTheTopIsStillAJam) {
   write_scaling(plateau.path(), {100, 1100, 2000, 2800, 2700});
   NodeResult r = evaluate(plateau.path(), "traffic_jam");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  ASSERT_FALSE(r.evidence.empty());
+  // Fine alone: the evidence says where it violates.
+  EXPECT_NE(r.evidence.back().detail.find("violates its requirement under load"), std::string::npos)
+      << r.evidence.back().detail;
   EXPECT_EQ(evaluate_with(plateau.path(), "traffic_jam", {{"min_slope_ms_per_user", 1000}}).status,
             Status::kNotDetected);
 }

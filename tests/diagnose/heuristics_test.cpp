@@ -272,23 +272,26 @@ TEST(TrafficJam, ASaturatedPlateauAtTheTopIsStillAJam) {
             Status::kNotDetected);
 }
 
-void write_cpu(const std::string& dir, double utilization, int cores) {
-  write_log(dir, [&](format::RecordSink& sink) {
-    const format::RecordSchema* schema =
-        format::find_builtin_schema("kieker.common.record.system.CPUUtilizationRecord");
-    for (int t = 0; t < 10; ++t) {
-      for (int c = 0; c < cores; ++c) {
-        format::Record r;
-        format::reset_to_defaults(r, schema);
-        const std::string id = std::to_string(c);
-        r.values[static_cast<size_t>(schema->field_index("timestamp"))] = kT0 + t * 100 * kMs;
-        r.values[static_cast<size_t>(schema->field_index("hostname"))] = std::string_view("node1");
-        r.values[static_cast<size_t>(schema->field_index("cpuID"))] = std::string_view(id);
-        r.values[static_cast<size_t>(schema->field_index("totalUtilization"))] = utilization;
-        sink.on_record(r);
-      }
+// CPU records: `cores` CPUs at `utilization`, ten instants 100 ms apart.
+void cpu_records(format::RecordSink& sink, double utilization, int cores) {
+  const format::RecordSchema* schema =
+      format::find_builtin_schema("kieker.common.record.system.CPUUtilizationRecord");
+  for (int t = 0; t < 10; ++t) {
+    for (int c = 0; c < cores; ++c) {
+      format::Record r;
+      format::reset_to_defaults(r, schema);
+      const std::string id = std::to_string(c);
+      r.values[static_cast<size_t>(schema->field_index("timestamp"))] = kT0 + t * 100 * kMs;
+      r.values[static_cast<size_t>(schema->field_index("hostname"))] = std::string_view("node1");
+      r.values[static_cast<size_t>(schema->field_index("cpuID"))] = std::string_view(id);
+      r.values[static_cast<size_t>(schema->field_index("totalUtilization"))] = utilization;
+      sink.on_record(r);
     }
-  });
+  }
+}
+
+void write_cpu(const std::string& dir, double utilization, int cores) {
+  write_log(dir, [&](format::RecordSink& sink) { cpu_records(sink, utilization, cores); });
 }
 
 TEST(OneLaneBridge, ResponseTimeBeyondQueueingThresholdWithIdleCpu) {
@@ -348,6 +351,60 @@ TEST(OneLaneBridge, ASaturatedDatabaseServerExplainsTheWait) {
   }
   const NodeResult lock = evaluate(moderate.path(), "one_lane_bridge");
   EXPECT_EQ(lock.status, Status::kDetected) << lock.reason;
+}
+
+// Scenarios tc11, tc14: a busy database server (70% of its CPU) serves a
+// service whose requests spend 90% of all database time in it. That
+// service's own demand on the server (33 ms per request, its share of the
+// server's CPU) explains 165 ms; the average request's (19 ms) would not.
+TEST(OneLaneBridge, TheDatabaseDemandIsTheServicesOwn) {
+  for (const bool attributed : {true, false}) {
+    TempDir d;
+    const std::vector<std::string> probes =
+        attributed ? std::vector<std::string>{"response_time", "cpu", "database"}
+                   : std::vector<std::string>{"cpu", "database"};
+    const int users[] = {1, 13, 25, 37, 50};
+    for (int k = 0; k < 5; ++k) {
+      ExperimentSpec s;
+      s.id = "scaling-s" + std::to_string(k);
+      s.kind = "scaling";
+      s.series = "scaling";
+      s.step = k;
+      s.users = users[k];
+      s.requests = 300;
+      s.probes = probes;
+      s.noise_ms = 0;
+      s.services = {"GET /heavy", "GET /light"};
+      s.response_ms = [k](int, const std::string& service) {
+        return service == "GET /heavy" ? (k == 0 ? 100.0 : 165.0) : 20.0;
+      };
+      const std::string dir = write_experiment(d.path(), s, 300 + static_cast<uint64_t>(k));
+      write_log(dir, [&](format::RecordSink& sink) {
+        cpu_records(sink, 0.2, 2);
+        int64_t trace = 0x2b00'0000'0000'0001;
+        for (int i = 0; i < s.requests; ++i) {
+          const int64_t start = kT0 + i * s.inter_request_ns;
+          for (const std::string& service : s.services) {
+            const bool heavy = service == "GET /heavy";
+            TraceWriter t(sink, trace++, start + 20'000);
+            t.enter("shop::serve");
+            t.database_call("SELECT 1", heavy ? 9 * kMs : kMs);
+            t.advance_to(start + static_cast<int64_t>(s.response_ms(i, service) * 1e6) - 21'000);
+            t.leave("shop::serve");
+          }
+        }
+      });
+      write_server_samples(
+          dir, 0.7, 159, [](int) { return 0; }, "", 1);
+    }
+    const NodeResult r = evaluate(d.path(), "one_lane_bridge");
+    // Without traces the average request's demand is all there is.
+    EXPECT_EQ(r.status, attributed ? Status::kNotDetected : Status::kDetected)
+        << "attributed " << attributed << ": " << r.reason;
+    const auto& points = r.charts["queueing"][0]["points"];
+    ASSERT_FALSE(points.empty());
+    EXPECT_NEAR(points[1]["database_demand_ms"].get<double>(), attributed ? 33.4 : 18.6, 0.5);
+  }
 }
 
 // Scenario tc10: a CPU-bound service a hair above the threshold (noise) is

@@ -58,6 +58,21 @@ struct ExperimentSpec {
   std::string status = "complete";
 };
 
+// Step k (0..4) of the tests' five-step scaling series "scaling": 1, 13,
+// 25, 37 and 50 users, 300 requests each.
+inline ExperimentSpec scaling_step(int k, std::vector<std::string> probes) {
+  static constexpr int kUsers[] = {1, 13, 25, 37, 50};
+  ExperimentSpec s;
+  s.id = "scaling-s" + std::to_string(k);
+  s.kind = "scaling";
+  s.series = "scaling";
+  s.step = k;
+  s.users = kUsers[k];
+  s.requests = 300;
+  s.probes = std::move(probes);
+  return s;
+}
+
 // Writes experiments/<id>/experiment.json and requests.csv; returns the experiment dir.
 inline std::string write_experiment(const std::string& root, const ExperimentSpec& s,
                                     uint64_t seed = 42) {

@@ -21,7 +21,6 @@ namespace {
 
 // ---- shared writers (names prefixed: unity batches share a scope) ----
 
-constexpr int kCbeUsers[] = {1, 13, 25, 37, 50};
 constexpr int kCbeRequests = 300;
 constexpr int64_t kCbeInterNs = 20 * kMs;
 // write_experiment's stable phase: the requests plus 10 s.
@@ -36,15 +35,9 @@ std::string cbe_dir(const TempDir& d, const std::string& id) {
 void cbe_scaling(const TempDir& d, const std::vector<std::string>& probes) {
   const std::vector<double> rt = {100, 300, 700, 1200, 2000};  // violating from 37 users
   for (int k = 0; k < 5; ++k) {
-    ExperimentSpec s;
-    s.id = "scaling-s" + std::to_string(k);
-    s.kind = "scaling";
-    s.series = "scaling";
-    s.step = k;
-    s.users = kCbeUsers[k];
+    ExperimentSpec s = scaling_step(k, probes);
     s.requests = kCbeRequests;
     s.inter_request_ns = kCbeInterNs;
-    s.probes = probes;
     const double v = rt[static_cast<size_t>(k)];
     s.response_ms = [v](int, const std::string&) { return v; };
     write_experiment(d.path(), s, 7 + static_cast<uint64_t>(k));

@@ -68,16 +68,8 @@ void write_message_log(const std::string& dir, int messages, double wait_us = 1,
 
 void write_scaling(const TempDir& d, const std::vector<double>& rt,
                    const std::vector<std::string>& probes) {
-  const int users[] = {1, 13, 25, 37, 50};
   for (int k = 0; k < 5; ++k) {
-    ExperimentSpec s;
-    s.id = "scaling-s" + std::to_string(k);
-    s.kind = "scaling";
-    s.series = "scaling";
-    s.step = k;
-    s.users = users[k];
-    s.requests = 300;
-    s.probes = probes;
+    ExperimentSpec s = scaling_step(k, probes);
     const double v = rt[static_cast<size_t>(k)];
     s.response_ms = [v](int, const std::string&) { return v; };
     write_experiment(d.path(), s, static_cast<uint64_t>(k));

@@ -27,16 +27,8 @@ ExperimentSpec load_test(std::function<double(int, const std::string&)> rt, int 
 // noise_ms: uniform +- noise per request (default: 5% of the step's time).
 void write_scaling(const std::string& root, const std::vector<double>& rt,
                    std::vector<std::string> probes = {"response_time"}, double noise_ms = -1) {
-  const int users[] = {1, 13, 25, 37, 50};
   for (int k = 0; k < 5; ++k) {
-    ExperimentSpec s;
-    s.id = "scaling-s" + std::to_string(k);
-    s.kind = "scaling";
-    s.series = "scaling";
-    s.step = k;
-    s.users = users[k];
-    s.requests = 300;
-    s.probes = probes;
+    ExperimentSpec s = scaling_step(k, probes);
     const double v = rt[static_cast<size_t>(k)];
     s.response_ms = [v](int, const std::string&) { return v; };
     s.noise_ms = noise_ms >= 0 ? noise_ms : v * 0.05;
@@ -363,16 +355,8 @@ TEST(OneLaneBridge, TheDatabaseDemandIsTheServicesOwn) {
     const std::vector<std::string> probes =
         attributed ? std::vector<std::string>{"response_time", "cpu", "database"}
                    : std::vector<std::string>{"cpu", "database"};
-    const int users[] = {1, 13, 25, 37, 50};
     for (int k = 0; k < 5; ++k) {
-      ExperimentSpec s;
-      s.id = "scaling-s" + std::to_string(k);
-      s.kind = "scaling";
-      s.series = "scaling";
-      s.step = k;
-      s.users = users[k];
-      s.requests = 300;
-      s.probes = probes;
+      ExperimentSpec s = scaling_step(k, probes);
       s.noise_ms = 0;
       s.services = {"GET /heavy", "GET /light"};
       s.response_ms = [k](int, const std::string& service) {

@@ -79,7 +79,7 @@ TEST(EngineRun, StabilityWaitIsRecordedPerExperiment) {
     ASSERT_TRUE(ej.contains("stability")) << ej.dump();
     const json& st = ej["stability"];
     EXPECT_GE(st["waited_s"].get<double>(), 0);
-    EXPECT_LE(st["waited_s"].get<double>(), 1.0 + 0.2);
+    EXPECT_LE(st["waited_s"].get<double>(), 1.0 + 1.0);  // the limit, with slack for a busy CI
     // Not reached only with a reason, and a reason only when not reached.
     EXPECT_EQ(st["reached"].get<bool>(), st["note"].get<std::string>().empty()) << st.dump();
     EXPECT_EQ(ej["status"], "complete");

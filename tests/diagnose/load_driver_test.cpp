@@ -131,7 +131,8 @@ TEST(LoadDriver, StablePhaseWaitsForStability) {
       EXPECT_FALSE(result.stability_reached);
       EXPECT_EQ(result.stability_note, "the response time did not settle");
       EXPECT_GE(result.stability_wait_s, o.stability_max_s);
-      EXPECT_LT(result.stability_wait_s, o.stability_max_s + o.stability_window_s);
+      // Ends at the limit, not a window later (generous: a loaded CI machine).
+      EXPECT_LT(result.stability_wait_s, o.stability_max_s + o.stability_window_s + 0.5);
       // Requests completed during the wait, before the stable phase.
       const auto waiting = std::count_if(
           result.requests.begin(), result.requests.end(), [&](const load::RequestRecord& r) {

@@ -31,6 +31,7 @@ TEST(EngineConfig, DefaultsFromTheThesis) {
   EXPECT_EQ(c.max_users, 10);
   EXPECT_EQ(c.arrival_rate_per_user, 0);  // closed workload
   EXPECT_EQ(c.durations.stable_s, 10);
+  EXPECT_EQ(c.durations.stability_max_s, 10);  // waits for stability unless told not to
   EXPECT_EQ(c.default_requirement.threshold_ms, 1000);
   EXPECT_EQ(c.default_requirement.percentile, 0.99);
   EXPECT_TRUE(c.sut.monitor);

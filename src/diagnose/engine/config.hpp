@@ -71,7 +71,7 @@ struct Durations {
   // Wait for stability between ramp-up and stable phase (0 = no wait):
   // until the median response time of one window is within the tolerance
   // of the window before, at most this long (load::LoadOptions).
-  double stability_max_s = 0;
+  double stability_max_s = 10;
   double stability_window_s = 1;
   double stability_tolerance = 0.2;
 };

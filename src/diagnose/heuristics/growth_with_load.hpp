@@ -25,7 +25,8 @@ struct GrowthSpec {
   size_t min_appearing = 10;
 };
 
-// Fills r's evidence and status; returns the keys that grew.
+// Fills r's evidence and status; returns the keys that grew, the one with
+// the largest smallest-step increase first.
 std::vector<std::string> growth_with_load(const Context& ctx, const GrowthSpec& spec,
                                           NodeResult& r);
 

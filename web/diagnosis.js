@@ -182,6 +182,10 @@ function diagnosisSummary(report) {
   return el('section', { class: 'card', id: 'diag-summary' }, el('h1', {}, 'Diagnosis'),
     el('p', { class: 'muted' }, `Experiment data `, el('code', {}, report.data), ` · ${report.experiments} experiment(s).`),
     report.complete ? null : errorBox(`The run did not complete: ${report.incomplete_reason}. The results cover only the experiments that finished.`),
+    // About the measurement, not a verdict (a busy machine): before the findings they qualify.
+    diagArr(report.warnings).length
+      ? el('div', { id: 'diag-warnings' }, diagArr(report.warnings).map((w) => el('p', { class: 'note', role: 'note' }, diagStr(w))))
+      : null,
     counts,
     found.length
       ? el('p', { class: 'lead' }, `${found.length} problem(s) found. The most specific: `, el('b', {}, mostSpecific.title), ` — ${mostSpecific.reason}.`)

@@ -108,7 +108,11 @@ int run_demo(const DemoOptions& o) {
       {"arrival_rate_per_user", o.arrival_rate_per_user},
       {"samplers", {"cpu"}},
       {"durations",
-       {{"ramp_up_s", o.quick ? 0.5 : 2.0}, {"stable_s", stable}, {"cool_down_s", 0.5}}},
+       {{"ramp_up_s", o.quick ? 0.5 : 2.0},
+        {"stable_s", stable},
+        {"cool_down_s", 0.5},
+        // Quick: a shorter bound on the stability wait (default 10 s).
+        {"stability_max_s", o.quick ? 3.0 : 10.0}}},
       {"requirements", {{"default", {{"threshold_ms", 10}, {"percentile", 0.9}}}}}};
   // No "experiments": the systematic search runs each level's experiments
   // (and the probes they need) once it gets there.

@@ -218,6 +218,17 @@ Experiment read_experiment(const fs::path& dir) {
       throw DiagnoseError(path.string() + ": key 'samplers' must be an object");
     e.samplers = j.at("samplers");
   }
+  if (j.contains("cpu_accounting")) {
+    const nlohmann::json& cpu = j.at("cpu_accounting");
+    if (!cpu.is_object())
+      throw DiagnoseError(path.string() + ": key 'cpu_accounting' must be an object");
+    // {"error": ...} when the engine could not read /proc: unknown.
+    if (cpu.contains("other_share")) {
+      if (!cpu.at("other_share").is_number())
+        throw DiagnoseError(path.string() + ": key 'cpu_accounting.other_share' must be a number");
+      e.other_cpu_share = cpu.at("other_share").get<double>();
+    }
+  }
   read_requests(dir / "requests.csv", e);
   read_samples(dir / "samples.csv", e);
   return e;

@@ -58,6 +58,9 @@ struct Experiment {
   // Samplers outside the SUT (experiment.json "samplers"): source ->
   // {"status": ok | failed, "reason", "cpu", "cpu_reason", "samples"}.
   nlohmann::json samplers = nlohmann::json::object();
+  // The share of the machine's CPU time other processes took in the stable
+  // phase (experiment.json "cpu_accounting"); -1 unknown.
+  double other_cpu_share = -1;
   // samples.csv rows inside the stable phase, in file order.
   std::vector<SampledValue> samples;
 

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "diagnose/experiment_data.hpp"
 #include "diagnose/heuristic.hpp"
@@ -16,6 +17,9 @@ struct ReportMeta {
   bool complete = true;  // false: the run stopped early (run.json status)
   std::string incomplete_reason;
   int experiments = 0;
+  // About the measurement, not a verdict: a busy machine (other processes
+  // took a large share of the CPUs during some experiments).
+  std::vector<std::string> warnings;
 };
 
 ReportMeta report_meta(const ExperimentData& data);

@@ -1,10 +1,12 @@
 // report.html: what is wrong, where, how sure, what to look at, with the
 // charts the heuristics produced. Self-contained (inline CSS and SVG).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "analysis/operation_signature.hpp"
 #include "analysis/xml_escape.hpp"
 #include "diagnose/diagnosis.hpp"
 #include "diagnose/heuristics/common.hpp"
@@ -16,6 +18,12 @@ namespace {
 
 using analysis::xml_escape;
 using nlohmann::json;
+
+// Reasons, findings and locations name operations and lock sites: shown
+// with the standard library's types as the code spells them.
+std::string readable(const std::string& text) {
+  return xml_escape(analysis::readable_type_names(text));
+}
 
 std::string num(double v, int precision = 3) {
   if (!std::isfinite(v)) return "–";
@@ -149,7 +157,12 @@ std::string charts_html(const NodeResult& r) {
   if (c.contains("growth")) {
     Chart ch{"Waiting/database time vs users", "users", "mean [ms]", {}, {}, {}, {}};
     for (const json& s : c["growth"]) {
-      ChartSeries m{s["key"].get<std::string>(), {}, {}, {}, {}, !s["found"].get<bool>()};
+      ChartSeries m{analysis::readable_type_names(s["key"].get<std::string>()),
+                    {},
+                    {},
+                    {},
+                    {},
+                    !s["found"].get<bool>()};
       for (const json& p : s["points"]) {
         m.x.push_back(d(p[0]));
         m.y.push_back(d(p[1]));
@@ -159,7 +172,8 @@ std::string charts_html(const NodeResult& r) {
     out += render_svg(ch);
   }
   if (c.contains("database_cpu") && !c["database_cpu"].empty()) {
-    Chart ch{"Database CPU vs users (Database Congestion)", "users", "utilization [%]", {}, {}, {}, {}};
+    Chart ch{
+        "Database CPU vs users (Database Congestion)", "users", "utilization [%]", {}, {}, {}, {}};
     ChartSeries db{"database (estimated)", {}, {}, {}, {}, false};
     ChartSeries cpu{"whole CPU (measured)", {}, {}, {}, {}, true};
     for (const json& p : c["database_cpu"]) {
@@ -190,7 +204,7 @@ void node_html(const NodeResult& r, std::ostringstream& o, int depth) {
   o << "<details class=\"node " << status << "\"" << (r.status == Status::kDetected ? " open" : "")
     << " style=\"margin-left:" << depth * 18 << "px\"><summary><span class=\"badge\">"
     << xml_escape(status) << "</span> <b>" << xml_escape(r.title) << "</b> <span class=\"why\">"
-    << xml_escape(r.reason) << "</span></summary>";
+    << readable(r.reason) << "</span></summary>";
   const auto& registry = heuristic_registry();
   if (auto it = registry.find(r.heuristic); it != registry.end()) {
     o << "<p class=\"what\">" << xml_escape(it->second->description()) << "</p>";
@@ -199,7 +213,7 @@ void node_html(const NodeResult& r, std::ostringstream& o, int depth) {
     o << "<table><tr><th>where</th><th>finding</th><th>how "
          "sure</th><th>test</th><th>effect</th><th>data</th></tr>";
     for (const Evidence& e : r.evidence) {
-      o << "<tr><td><code>" << xml_escape(e.location) << "</code></td><td>" << xml_escape(e.detail)
+      o << "<tr><td><code>" << readable(e.location) << "</code></td><td>" << readable(e.detail)
         << "</td><td>" << xml_escape(certainty(e.p_value)) << "</td><td>" << xml_escape(e.test)
         << "</td><td>" << xml_escape(num(e.effect_size)) << " <small>" << xml_escape(e.effect)
         << "</small></td><td><small>" << xml_escape(e.data) << "</small></td></tr>";
@@ -249,6 +263,7 @@ std::string report_html(const NodeResult& root, const ReportMeta& meta) {
     o << "<p class=\"warn\">The run did not complete: " << xml_escape(meta.incomplete_reason)
       << ". Results cover only the experiments that finished.</p>";
   }
+  for (const std::string& w : meta.warnings) o << "<p class=\"warn\">" << xml_escape(w) << "</p>";
   o << "<h2>Summary</h2>";
   const NodeResult* leafmost = nullptr;
   for (const NodeResult* r : found) leafmost = r;
@@ -257,11 +272,12 @@ std::string report_html(const NodeResult& root, const ReportMeta& meta) {
       << (c.not_evaluated ? " among the checks that could run" : "") << ".</p>";
   } else {
     o << "<p>" << found.size() << " finding(s). The most specific: <b>"
-      << xml_escape(leafmost->title) << "</b> — " << xml_escape(leafmost->reason) << ".</p><ul>";
+      << xml_escape(leafmost->title) << "</b> — " << readable(leafmost->reason) << ".</p><ul>";
     for (const NodeResult* r : found) {
-      o << "<li><b>" << xml_escape(r->title) << "</b>: " << xml_escape(r->reason);
-      if (!r->evidence.empty())
-        o << " — look at <code>" << xml_escape(r->evidence.front().location) << "</code>";
+      o << "<li><b>" << xml_escape(r->title) << "</b>: " << readable(r->reason);
+      const auto first = std::find_if(r->evidence.begin(), r->evidence.end(), supports);
+      if (first != r->evidence.end())
+        o << " — look at <code>" << readable(first->location) << "</code>";
       o << "</li>";
     }
     o << "</ul>";
@@ -279,18 +295,19 @@ std::string report_html(const NodeResult& root, const ReportMeta& meta) {
 std::string report_summary(const NodeResult& root, const ReportMeta& meta) {
   std::ostringstream o;
   if (!meta.complete) o << "INCOMPLETE run: " << meta.incomplete_reason << "\n";
+  for (const std::string& w : meta.warnings) o << "WARNING: " << w << "\n";
   std::vector<const NodeResult*> found;
   collect_detected(root, found);
   const ResultCounts c = count_results(root);
   o << "diagnosis: " << c.detected << " detected, " << c.not_detected << " not detected, "
     << c.skipped << " skipped, " << c.not_evaluated << " not evaluated\n";
   for (const NodeResult* r : found) {
-    o << "  DETECTED " << r->title << ": " << r->reason << "\n";
+    o << "  DETECTED " << r->title << ": " << analysis::readable_type_names(r->reason) << "\n";
     int shown = 0;
     for (const Evidence& e : r->evidence) {
       if (shown == 3) break;
       if (e.detail.empty() || !supports(e)) continue;
-      o << "    - " << e.detail << "\n";
+      o << "    - " << analysis::readable_type_names(e.detail) << "\n";
       ++shown;
     }
   }

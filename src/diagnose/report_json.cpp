@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <cmath>
 
 #include "diagnose/diagnosis.hpp"
+#include "diagnose/engine/cpu_accounting.hpp"
 #include "diagnose/report.hpp"
 
 namespace sonde::diagnose {
@@ -42,6 +44,26 @@ ReportMeta report_meta(const ExperimentData& data) {
       m.incomplete_reason = data.run["reason"].get<std::string>();
     }
   }
+  std::string busy;
+  int busy_n = 0;
+  double worst = 0;
+  for (const Experiment& e : data.experiments) {
+    if (e.other_cpu_share < engine::kBusyMachineShare) continue;
+    ++busy_n;
+    worst = std::max(worst, e.other_cpu_share);
+    busy += (busy.empty() ? "" : ", ") + e.id + " " +
+            std::to_string(std::lround(e.other_cpu_share * 100)) + "%";
+  }
+  if (busy_n > 0) {
+    m.warnings.push_back(
+        "Other processes on this machine used up to " + std::to_string(std::lround(worst * 100)) +
+        "% of its CPUs during " + std::to_string(busy_n) + " of " +
+        std::to_string(data.experiments.size()) + " experiments (" + busy +
+        "). Verdicts that weigh waiting against CPU queueing (One Lane Bridge, Database "
+        "Congestion, Database One Lane Bridge) may be off. If those processes are part of the "
+        "system under test (a database or broker this diagnosis did not start), that is "
+        "expected; otherwise diagnose again on a quiet machine.");
+  }
   return m;
 }
 
@@ -52,6 +74,7 @@ nlohmann::json report_json(const NodeResult& root, const ReportMeta& meta) {
           {"complete", meta.complete},
           {"incomplete_reason", meta.incomplete_reason},
           {"experiments", meta.experiments},
+          {"warnings", meta.warnings},
           {"counts",
            {{"detected", c.detected},
             {"not_detected", c.not_detected},

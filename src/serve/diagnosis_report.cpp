@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/operation_signature.hpp"
 #include "diagnose/heuristic.hpp"
 
 namespace sonde::serve {
@@ -101,14 +102,32 @@ std::string check_node(const json& n, const std::string& path, int depth, Status
   return "";
 }
 
+// Shown as report.html shows them (docs/diagnose/report.md): the
+// standard library's types in operation and lock-site names as the code
+// spells them.
+void make_readable(json& text) {
+  if (text.is_string()) text = analysis::readable_type_names(text.get<std::string>());
+}
+
 // The answer carries each node's plain-language description (the one
-// report.html shows), looked up by heuristic name.
-void add_descriptions(json& node) {
+// report.html shows), looked up by heuristic name, and readable names.
+void prepare_for_display(json& node) {
   const auto& registry = diagnose::heuristic_registry();
   if (auto it = registry.find(node.at("heuristic").get<std::string>()); it != registry.end()) {
     node["description"] = it->second->description();
   }
-  for (json& child : node.at("children")) add_descriptions(child);
+  make_readable(node.at("reason"));
+  for (json& e : node.at("evidence")) {
+    make_readable(e.at("location"));
+    make_readable(e.at("detail"));
+  }
+  json& charts = node.at("charts");
+  if (auto growth = charts.find("growth"); growth != charts.end() && growth->is_array()) {
+    for (json& series : *growth) {
+      if (series.is_object() && series.contains("key")) make_readable(series.at("key"));
+    }
+  }
+  for (json& child : node.at("children")) prepare_for_display(child);
 }
 
 }  // namespace
@@ -139,6 +158,15 @@ std::string check_diagnosis_report(const json& doc) {
             need_key(doc.at("counts"), "counts", key, report_count, "a non-negative integer");
         !err.empty())
       return err;
+  }
+  // Optional (reports before warnings existed have none).
+  if (doc.contains("warnings")) {
+    const json& warnings = doc.at("warnings");
+    if (!warnings.is_array()) return "warnings: needs an array, got " + json_kind(warnings);
+    for (size_t i = 0; i < warnings.size(); ++i) {
+      if (!warnings[i].is_string())
+        return "warnings[" + std::to_string(i) + "]: needs a string, got " + json_kind(warnings[i]);
+    }
   }
   if (!doc.contains("root")) return "root: missing";
   StatusTally tally;
@@ -178,7 +206,7 @@ std::variant<std::shared_ptr<const DiagnosisReport>, std::string> load_diagnosis
     return file + ": not valid JSON: " + e.what();
   }
   if (std::string err = check_diagnosis_report(doc); !err.empty()) return file + ": " + err;
-  add_descriptions(doc.at("root"));
+  prepare_for_display(doc.at("root"));
   auto report = std::make_shared<DiagnosisReport>();
   report->file = file;
   report->body = doc.dump(-1, ' ', false, json::error_handler_t::replace);

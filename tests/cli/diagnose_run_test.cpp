@@ -47,7 +47,9 @@ class DiagnoseRun : public SondeCli {
           {"reload_ms", 50}}},
         {"profile", (dir_ / "profile.json").string()},
         {"max_users", 2},
-        {"durations", {{"ramp_up_s", 0.1}, {"stable_s", 0.5}, {"cool_down_s", 0.1}}},
+        // No stability wait (engine_run_test covers it): short experiments.
+        {"durations",
+         {{"ramp_up_s", 0.1}, {"stable_s", 0.5}, {"cool_down_s", 0.1}, {"stability_max_s", 0}}},
         {"requirements", {{"default", {{"threshold_ms", 5}, {"percentile", 0.9}}}}},
         {"experiments",
          {{{"kind", "single_user"}, {"probes", {"response_time", "database"}}},

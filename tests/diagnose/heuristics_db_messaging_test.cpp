@@ -242,6 +242,7 @@ TEST(RequestServices, ARequestGetsTheTraceThatFillsIt) {
   EXPECT_EQ(rs.error, "");
   EXPECT_EQ(rs.requests, 1u);
   EXPECT_EQ(rs.matched, 1u);
+  EXPECT_EQ(rs.unambiguous, 0u);  // two traces inside it: the best fit chose
   EXPECT_EQ(rs.service_of_trace,
             (std::map<int64_t, std::string>{{12, "GET /product"}, {14, "GET /product"}}));
 }
@@ -269,6 +270,25 @@ TEST(ExpensiveDatabaseCall, OneCallsShareOfItsServiceGrowsWithLoad) {
   EXPECT_EQ(r.evidence[0].values.at("service"), "GET /search");
   EXPECT_NEAR(r.evidence[0].effect_size, 1100.0 / 1200.0, 1e-6);
   EXPECT_NEAR(r.evidence[0].values.at("share_single_user").get<double>(), 0.5, 1e-6);
+  // The reason says how the attribution went. The two services' requests
+  // overlap, so some requests held two traces and took the best fit.
+  const ExperimentData data = load_experiment_data(d.path());
+  int singles = 0;
+  for (const Experiment& e : data.experiments) {
+    if (e.id != "single") continue;
+    ++singles;
+    const heuristics::RequestServices& rs = heuristics::request_services(e);
+    EXPECT_EQ(rs.matched, rs.requests);
+    EXPECT_GT(rs.unambiguous, 0u);
+    EXPECT_LT(rs.unambiguous, rs.matched);
+    const std::string n = std::to_string(rs.matched);
+    EXPECT_NE(
+        r.reason.find("'single': " + n + " of " + n + " requests attributed to their trace (" +
+                      std::to_string(rs.unambiguous) + " with one trace inside)"),
+        std::string::npos)
+        << r.reason;
+  }
+  EXPECT_EQ(singles, 1);
 }
 
 TEST(ExpensiveDatabaseCall, ADominantQueryWhoseShareDoesNotGrowIsNotOne) {

@@ -169,6 +169,32 @@ TEST(ApplicationHiccups, FlickerJustOverTheThresholdIsNotAHiccup) {
   EXPECT_EQ(evaluate(pauses.path(), "application_hiccups").status, Status::kDetected);
 }
 
+// Scenario tc15 (run sc19): one bucket of a lock-bound run peaked at 3.8x
+// the typical level. Hiccups recur; one violating period is a blip. Two
+// pauses of the same size are hiccups.
+TEST(ApplicationHiccups, ASingleBlipIsNotHiccups) {
+  TempDir blip, twice;
+  // Buckets of 1 s (50 requests): bucket 12 (of 40) at 3000 ms; in the
+  // other run buckets 12 and 30.
+  write_experiment(blip.path(), load_test([](int i, const std::string&) {
+                     return i / 50 == 12 ? 3000.0 : 400.0;
+                   }));
+  write_experiment(twice.path(), load_test([](int i, const std::string&) {
+                     return i / 50 == 12 || i / 50 == 30 ? 3000.0 : 400.0;
+                   }));
+  const NodeResult r = evaluate(blip.path(), "application_hiccups");
+  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_EQ(r.evidence[0].values["hiccups"].size(), 1u);
+  EXPECT_NE(r.evidence[0].detail.find("a single blip"), std::string::npos) << r.evidence[0].detail;
+  // The thesis' rule (any hiccup) calls it one.
+  EXPECT_EQ(evaluate_with(blip.path(), "application_hiccups", {{"min_hiccups", 1}}).status,
+            Status::kDetected);
+  const NodeResult t = evaluate(twice.path(), "application_hiccups");
+  EXPECT_EQ(t.status, Status::kDetected) << t.reason;
+  EXPECT_EQ(t.evidence[0].values["hiccups"].size(), 2u);
+}
+
 TEST(TheRamp, DetectsGrowthAcrossTimeWindows) {
   TempDir ramp, flat, missing;
   for (int w = 1; w <= 4; ++w) {
@@ -243,7 +269,16 @@ TEST(TrafficJam, AServiceSlowAloneThatGrowsWithLoadIsJammed) {
     EXPECT_LT(ev.p_value, 0.05);
   }
   EXPECT_TRUE(slope_evidence);
-  EXPECT_EQ(evaluate(flat_slow.path(), "traffic_jam").status, Status::kNotDetected);
+  // Slow alone but flat (an external call, tc08): no jam, and the slope that
+  // says so is in the evidence.
+  const NodeResult flat = evaluate(flat_slow.path(), "traffic_jam");
+  EXPECT_EQ(flat.status, Status::kNotDetected);
+  ASSERT_FALSE(flat.evidence.empty());
+  const Evidence& slope = flat.evidence.back();
+  EXPECT_NE(slope.test.find("slope"), std::string::npos) << slope.test;
+  EXPECT_FALSE(slope.values.at("significant").get<bool>());
+  EXPECT_LT(std::abs(slope.effect_size), 5);  // ms per user (the growing one: > 40)
+  EXPECT_NE(slope.detail.find("does not get slower with load"), std::string::npos) << slope.detail;
   EXPECT_EQ(evaluate_with(grows.path(), "traffic_jam", {{"min_slope_ms_per_user", 100}}).status,
             Status::kNotDetected);
 }

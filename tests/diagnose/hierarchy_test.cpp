@@ -193,5 +193,44 @@ TEST(DiagnoseCommand, WritesReportsAndEscapesNames) {
   EXPECT_NE(err.str().find("requests.csv"), std::string::npos) << err.str();
 }
 
+// Lock sites and operations are stored in full (report.json keeps what
+// the probes recorded) and shown as the code spells them.
+TEST(DiagnoseReport, ShowsStandardTypesAsTheCodeSpellsThem) {
+  const std::string site =
+      "shop.Shop.cross_bridge(std.__cxx11.basic_string<char| std.char_traits<char>| "
+      "std.allocator<char> > const&)";
+  NodeResult root;
+  root.id = "dispensable_synchronization";
+  root.heuristic = "dispensable_synchronization";
+  root.title = "Dispensable Synchronization";
+  root.status = Status::kDetected;
+  root.reason = "1 lock site(s) get slower; most: lock site " + site;
+  // Evidence that does not support the verdict comes first: "look at"
+  // points to the first that does.
+  Evidence against;
+  against.location = "lock site other";
+  against.values = {{"significant", false}};
+  root.evidence.push_back(against);
+  Evidence ev;
+  ev.location = "lock site " + site;
+  ev.detail = "lock site " + site + ": mean 5.78 ms -> 20.5 ms from 3 to 6 users";
+  root.evidence.push_back(ev);
+  root.charts["growth"] = json::array(
+      {{{"key", site}, {"points", json::array({{1, 0.5, 10}, {3, 5.78, 491}})}, {"found", true}}});
+  const ReportMeta meta;
+  const std::string summary = report_summary(root, meta);
+  EXPECT_NE(summary.find("most: lock site shop.Shop.cross_bridge(std.string const&)"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("- lock site shop.Shop.cross_bridge(std.string const&): mean"),
+            std::string::npos)
+      << summary;
+  const std::string html = report_html(root, meta);
+  EXPECT_NE(html.find("look at <code>lock site shop.Shop.cross_bridge(std.string const&amp;)"),
+            std::string::npos);
+  EXPECT_EQ(html.find("__cxx11"), std::string::npos);  // the chart's legend too
+  EXPECT_EQ(report_json(root, meta)["root"]["evidence"][1]["location"], "lock site " + site);
+}
+
 }  // namespace
 }  // namespace sonde::diagnose::test

@@ -142,6 +142,30 @@ TEST_F(ServeDiagnosisTest, ServesTheReportAsWrittenWithDescriptions) {
   EXPECT_EQ(written["counts"]["detected"].get<size_t>(), detected.size());
 }
 
+// Names of operations and lock sites are served as report.html shows them;
+// the file keeps what the probes recorded.
+TEST_F(ServeDiagnosisTest, ServesStandardTypesAsTheCodeSpellsThem) {
+  const std::string site =
+      "shop.Shop.cross_bridge(std.__cxx11.basic_string<char| std.char_traits<char>| "
+      "std.allocator<char> > const&)";
+  json doc = read_report_json(*report_dir_ + "/report.json");
+  doc["root"]["reason"] = "most: " + site;
+  doc["root"]["evidence"][0]["location"] = site;
+  doc["root"]["charts"]["growth"] = json::array({{{"key", site}, {"points", json::array()}}});
+  doc["warnings"] = json::array({"Other processes on this machine used up to 48% of its CPUs"});
+  const std::string file = dir_->path() + "/long-names.json";
+  std::ofstream(file) << doc.dump(1);
+  auto loaded = load_diagnosis_report(file);
+  ASSERT_TRUE(std::holds_alternative<std::shared_ptr<const DiagnosisReport>>(loaded))
+      << std::get<std::string>(loaded);
+  const json served = json::parse(std::get<std::shared_ptr<const DiagnosisReport>>(loaded)->body);
+  const std::string readable = "shop.Shop.cross_bridge(std.string const&)";
+  EXPECT_EQ(served["root"]["reason"], "most: " + readable);
+  EXPECT_EQ(served["root"]["evidence"][0]["location"], readable);
+  EXPECT_EQ(served["root"]["charts"]["growth"][0]["key"], readable);
+  EXPECT_EQ(served["warnings"], doc["warnings"]);
+}
+
 TEST_F(ServeDiagnosisTest, NoReportAnswers404WithAJsonError) {
   ServeOptions o;
   o.port = 0;
@@ -178,6 +202,13 @@ TEST_F(ServeDiagnosisTest, EveryBrokenReportIsRefusedNamingTheKey) {
             "root.charts: needs an object, got an array");
   EXPECT_EQ(error_after([](json& d) { d["root"]["children"] = 3; }),
             "root.children: needs an array, got a number");
+  EXPECT_EQ(error_after([](json& d) { d["warnings"] = "busy"; }),
+            "warnings: needs an array, got a string");
+  EXPECT_EQ(error_after([](json& d) {
+              d["warnings"] = json::array({"busy", 1});
+            }),
+            "warnings[1]: needs a string, got a number");
+  EXPECT_EQ(error_after([](json& d) { d.erase("warnings"); }), "(accepted)");  // older reports
   EXPECT_EQ(error_after([](json& d) { d = json::array({d}); }),
             "the report needs to be a JSON object, got an array");
   const uint64_t detected = read_report_json(*report_dir_ + "/report.json")["counts"]["detected"];

@@ -41,14 +41,16 @@ function writeExperiment(root, s, seed) {
     id: s.id, kind: s.kind, series: s.series || '', users: s.users, step: s.step || 0,
     start_ns: Number(T0), end_ns: Number(T0 + BigInt(s.requests) * 20n * MS + 10000n * MS),
     probes: ['response_time'], requests: s.requests * s.services.length, errors: 0, status: 'complete', reason: '',
+    ...(s.otherCpuShare === undefined ? {} : { cpu_accounting: { capacity_core_s: 20, other_share: s.otherCpuShare } }),
   }));
 }
 
 // A load test at 50 users where both services miss 1 s at P99, and a scaling
 // series growing from 100 ms to 2 s: Performance Problem and Traffic Jam are found.
 function writeExperimentData(root) {
+  // Other processes took half the CPUs during the load test: the report warns.
   writeExperiment(root, { id: 'load-u50', kind: 'load', users: 50, requests: 600, services: ['GET /product', HOSTILE_SERVICE],
-    rt: (i, s) => (s === HOSTILE_SERVICE ? 3000 : 2000), noise: 50 }, 42);
+    rt: (i, s) => (s === HOSTILE_SERVICE ? 3000 : 2000), noise: 50, otherCpuShare: 0.5 }, 42);
   [100, 300, 700, 1200, 2000].forEach((v, k) => writeExperiment(root, { id: `scaling-s${k}`, kind: 'scaling', series: 'scaling',
     step: k, users: [1, 13, 25, 37, 50][k], requests: 300, services: ['GET /product'], rt: () => v, noise: v * 0.05 }, 100 + k));
 }
@@ -68,6 +70,9 @@ async function checkDiagnosis(page, url, check, shot, apiJson) {
     const shown = await page.textContent(`#diag-counts [data-status=${status}] .stat-value`);
     check(shown === String(report.counts[status]), `summary count "${status}" is ${report.counts[status]} (shown ${shown})`);
   }
+  const warning = await page.textContent('#diag-warnings');
+  check(report.warnings.length === 1 && warning === report.warnings[0] && warning.includes('(load-u50 50%)'),
+    `the busy machine during load-u50 is a warning above the findings (${warning})`);
   const detected = nodes.filter((n) => n.status === 'detected');
   check(await page.locator('#diag-findings li').count() === detected.length, `the summary lists the ${detected.length} detected problems`);
   check(await page.locator('#diagnosis-tree .diag-node').count() === nodes.length, 'the tree has a node per report node');

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "diagnose/engine/cpu_list.hpp"
 #include "diagnose/engine/sut.hpp"
@@ -115,6 +116,14 @@ PostgresServer::~PostgresServer() {
 
 std::string PostgresServer::conninfo(const std::string& dbname) const {
   return "host=127.0.0.1 port=" + std::to_string(port_) + " user=sonde dbname=" + dbname;
+}
+
+int PostgresServer::pid() const {
+  // The first line of postmaster.pid is the postmaster's pid.
+  std::ifstream in(dir_ + "/data/postmaster.pid");
+  int pid = -1;
+  if (!(in >> pid) || pid <= 0) return -1;
+  return pid;
 }
 
 }  // namespace sonde::diagnose::database

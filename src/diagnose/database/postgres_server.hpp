@@ -35,6 +35,9 @@ class PostgresServer {
   std::string conninfo(const std::string& dbname = "postgres") const;
   int port() const { return port_; }
   const std::string& dir() const { return dir_; }
+  // The postmaster's pid (its backends are its children), from
+  // postmaster.pid; -1 when the file cannot be read.
+  int pid() const;
 
  private:
   PostgresServer(std::string dir, std::string bin) : dir_(std::move(dir)), bin_(std::move(bin)) {}

@@ -16,6 +16,7 @@
 #include "diagnose/broker/redis_sampler.hpp"
 #include "diagnose/broker/redis_server.hpp"
 #include "diagnose/database/postgres_sampler.hpp"
+#include "diagnose/engine/cpu_accounting.hpp"
 #include "diagnose/engine/cpu_list.hpp"
 #include "diagnose/engine/sut.hpp"
 #include "diagnose/load/driver.hpp"
@@ -322,6 +323,7 @@ void Engine::write_experiment_json(const ExperimentResult& r) {
             {"reason", r.reason}};
   if (!r.samplers.empty()) e["samplers"] = r.samplers;
   if (!r.stability.is_null()) e["stability"] = r.stability;
+  if (!r.cpu_accounting.is_null()) e["cpu_accounting"] = r.cpu_accounting;
   if (!config_.sut.cpus.empty()) e["sut_cpus"] = config_.sut.cpus;
   write_file_atomically(r.dir / "experiment.json", e.dump(2) + "\n");
 }
@@ -373,6 +375,17 @@ bool Engine::ensure_broker() {
          (config_.broker.cpus.empty() ? std::string()
                                       : " (CPUs " + cpu_list_text(config_.broker.cpus) + ")"));
   return true;
+}
+
+std::vector<pid_t> Engine::cpu_roots() const {
+  std::vector<pid_t> roots = {::getpid()};
+  // Read per call: the postmaster is the same for the whole run, but a
+  // file read twice per experiment costs nothing.
+  if (database_server_) {
+    if (const pid_t postmaster = database_server_->pid(); postmaster > 0)
+      roots.push_back(postmaster);
+  }
+  return roots;
 }
 
 bool Engine::run(const SeriesPlan& plan) {
@@ -558,6 +571,8 @@ bool Engine::run(const SeriesPlan& plan) {
             (total_is_bound_ ? ", ETA at most " : ", ETA ") + seconds_text(left));
         std::unique_ptr<database::PostgresSampler> sampler;
         std::unique_ptr<broker::RedisSampler> broker_sampler;
+        CpuSnapshot cpu_before, cpu_after;
+        bool cpu_began = false, cpu_ended = false;  // the stable phase began / ended
         const auto result = drive(
             spec.users, d.ramp_up_s, stable, d.cool_down_s, true,
             [&](std::int64_t) {
@@ -573,8 +588,13 @@ bool Engine::run(const SeriesPlan& plan) {
                     config_.broker.sample_interval_ms);
                 broker_sampler->start();
               }
+              // Last: reading /proc must not delay the probes.
+              cpu_before = take_cpu_snapshot(cpu_roots());
+              cpu_began = true;
             },
             [&](std::int64_t) {
+              cpu_after = take_cpu_snapshot(cpu_roots());
+              cpu_ended = true;
               switch_probes(patterns_file, probes_file, {});
               if (sampler) sampler->stop();
               if (broker_sampler) broker_sampler->stop();
@@ -602,6 +622,15 @@ bool Engine::run(const SeriesPlan& plan) {
                                  {"queues", config_.broker.queues}};
           if (!broker_sampler->error().empty())
             report("broker sampler: " + broker_sampler->error());
+        }
+        if (cpu_began && cpu_ended) {
+          const CpuAccount cpu = account_cpu(cpu_before, cpu_after);
+          r.cpu_accounting = cpu.to_json();
+          if (cpu.valid && cpu.other_share() >= kBusyMachineShare)
+            report(spec.id + ": other processes used " +
+                   std::to_string(std::lround(cpu.other_share() * 100)) +
+                   "% of the machine's CPUs during the measurement; CPU-based verdicts may be "
+                   "off (the report warns)");
         }
         done_s_ += d.ramp_up_s + stable + d.cool_down_s + d.stability_max_s;
         if (d.stability_max_s > 0) {

@@ -10,6 +10,8 @@
 // down, stop the SUT. An experiment asked for twice is run once (reuse).
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -68,6 +70,9 @@ struct ExperimentResult {
   // With durations.stability_max_s: {"waited_s", "reached"} of the wait
   // before the stable phase; null without.
   nlohmann::json stability;
+  // Who used the CPUs in the stable phase (cpu_accounting.hpp): null when
+  // the phase did not both begin and end; {"error"} when /proc was unreadable.
+  nlohmann::json cpu_accounting;
 };
 
 // User counts of a scaling series: n steps from 1 to max in equal steps,
@@ -136,6 +141,10 @@ class Engine {
   bool ensure_database();
   // The same for the throw-away message broker.
   bool ensure_broker();
+  // The processes whose CPU time is the diagnosis' own: this process (the
+  // load driver, the SUT and a broker are its descendants) and the
+  // database server it started (a daemon, not a descendant).
+  std::vector<pid_t> cpu_roots() const;
 
   EnvironmentConfig config_;
   std::filesystem::path out_;

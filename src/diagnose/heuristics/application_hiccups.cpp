@@ -22,6 +22,13 @@
 // GET /product's bucket P90s 10-13.6 ms against a typical 7.5 ms, at most
 // 1.8 times); in the hiccup cases (tc03-tc05) every pause peaks 116 to
 // 1226 times above the typical level.
+//
+// And hiccups recur: the thesis defines them as violations in periodic
+// time frames (frequency, amplitude, duration). One violating period in a
+// load test is a blip, not a period: `min_hiccups` 2. Scenario tc15 (a
+// table lock, run sc19): GET /orders had one bucket of 22 at 14.5 ms
+// against a typical 3.8 ms; the hiccup cases tc03-tc05 have 3 to 5 per
+// service.
 #include <algorithm>
 #include <cmath>
 
@@ -58,11 +65,8 @@ class ApplicationHiccups : public Heuristic {
   }
   std::map<std::string, double> defaults() const override {
     // phi: the thesis gives no value; 0.5 follows its nopCommerce remark.
-    return {{"bucket_factor", 50},
-            {"bucket_cap_s", 5},
-            {"max_hiccup_share", 0.5},
-            {"max_trend", 0.6},
-            {"min_peak_factor", 3}};
+    return {{"bucket_factor", 50}, {"bucket_cap_s", 5},    {"max_hiccup_share", 0.5},
+            {"max_trend", 0.6},    {"min_peak_factor", 3}, {"min_hiccups", 2}};
   }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
@@ -112,7 +116,9 @@ class ApplicationHiccups : public Heuristic {
       const double trend = stats::spearman_rho(at, violates);
       const double max_trend = ctx.params.at("max_trend");
       const bool trending = max_trend > 0 && std::abs(trend) >= max_trend;
-      const bool found = !hiccups.empty() && share < ctx.params.at("max_hiccup_share") && !trending;
+      const bool recurring =
+          static_cast<double>(hiccups.size()) >= std::max(1.0, ctx.params.at("min_hiccups"));
+      const bool found = recurring && share < ctx.params.at("max_hiccup_share") && !trending;
       if (found) ++detected;
       Evidence ev;
       ev.location = service;
@@ -135,7 +141,9 @@ class ApplicationHiccups : public Heuristic {
            : trending ? std::string(" (the violations pile up towards the ") +
                             (trend > 0 ? "end" : "start") + " of the run, Spearman rho " +
                             fmt(trend) + ": a trend, not hiccups)"
-                      : " (violations are continuous, not hiccups)");
+           : !recurring ? " (fewer than " + fmt(ctx.params.at("min_hiccups")) +
+                              ": a single blip, hiccups recur)"
+                        : " (violations are continuous, not hiccups)");
       ev.values = {{"hiccups", hiccups},    {"share", share},       {"trend_rho", trend},
                    {"typical_ms", typical}, {"flickers", flickers}, {"found", found}};
       r.evidence.push_back(std::move(ev));

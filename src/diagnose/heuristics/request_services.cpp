@@ -43,6 +43,7 @@ void attribute(const Experiment& e, const ExperimentTraces& traces, RequestServi
   out.requests = requests.size();
   std::vector<TraceFit> candidates;
   std::vector<TraceFit> mine;
+  std::vector<bool> single_candidate(requests.size(), false);
   for (size_t i = 0; i < requests.size(); ++i) {
     const Request& r = *requests[i];
     mine.clear();
@@ -53,6 +54,7 @@ void attribute(const Experiment& e, const ExperimentTraces& traces, RequestServi
       const int64_t gap = (it->start - r.start_ns) + (r.end_ns - it->end);
       mine.push_back({gap, i, static_cast<size_t>(it - spans.begin())});
     }
+    single_candidate[i] = mine.size() == 1;
     if (mine.size() > kCandidatesPerRequest) {
       std::nth_element(mine.begin(), mine.begin() + kCandidatesPerRequest, mine.end(),
                        [](const TraceFit& a, const TraceFit& b) { return a.gap < b.gap; });
@@ -72,6 +74,7 @@ void attribute(const Experiment& e, const ExperimentTraces& traces, RequestServi
     span_used[c.span] = true;
     out.service_of_trace[spans[c.span].trace_id] = requests[c.request]->service;
     ++out.matched;
+    out.unambiguous += single_candidate[c.request];
   }
   // Work a request hands to another thread runs in child traces: they
   // belong to the service of their root.

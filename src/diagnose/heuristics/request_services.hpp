@@ -26,7 +26,11 @@ struct RequestServices {
   std::map<int64_t, std::string> service_of_trace;
   size_t requests = 0;  // successful requests in the experiment
   size_t matched = 0;   // of them, attributed to a trace
-  std::string error;    // the log could not be read
+  // Of the matched, those with exactly one trace inside their interval: no
+  // choice was made for them. The rest took the best fit among several
+  // (concurrent requests), which can be wrong.
+  size_t unambiguous = 0;
+  std::string error;  // the log could not be read
 };
 
 // Cached per experiment (the traces are read once, by experiment_traces()).

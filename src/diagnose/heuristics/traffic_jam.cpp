@@ -29,9 +29,11 @@
 namespace sonde::diagnose::heuristics {
 namespace {
 
-// Strategy A for a violating service whose t-test chain failed: the
-// evidence when its response time grows significantly by more than the
-// minimum slope.
+// Strategy A for a violating service whose t-test chain failed: the slope
+// of its response time over the users, with values["significant"] when it
+// grows significantly by more than the minimum slope. A slope that does
+// not is reported too: it says why the service is no jam (nullopt only
+// without a fit).
 std::optional<Evidence> growth_with_users(const Context& ctx,
                                           const std::vector<const Experiment*>& steps,
                                           const std::string& service, const Requirement& req) {
@@ -44,8 +46,8 @@ std::optional<Evidence> growth_with_users(const Context& ctx,
   }
   const stats::LinearFit fit = stats::linear_regression(users, rt);
   const double min_slope = ctx.params.at("min_slope_ms_per_user");
-  if (!fit.valid || fit.slope <= min_slope || fit.p_slope_positive >= ctx.settings.alpha)
-    return std::nullopt;
+  if (!fit.valid) return std::nullopt;
+  const bool grows = fit.slope > min_slope && fit.p_slope_positive < ctx.settings.alpha;
   const std::vector<double> first = steps.front()->response_times(service);
   const std::vector<double> last = steps.back()->response_times(service);
   const double p_first = first.empty() ? 0 : stats::percentile(first, req.percentile);
@@ -67,13 +69,18 @@ std::optional<Evidence> growth_with_users(const Context& ctx,
   ev.data = std::to_string(rt.size()) + " requests in " + std::to_string(steps.size()) +
             " steps, " + std::to_string(steps.front()->users) + " to " +
             std::to_string(steps.back()->users) + " users";
-  ev.detail = service + " " + violation + " and gets slower with load: " + fmt(fit.slope) +
-              " ms per user (mean " + fmt(stats::mean(first)) + " ms with " +
-              std::to_string(steps.front()->users) + ", " + fmt(stats::mean(last)) + " ms with " +
-              std::to_string(steps.back()->users) + " users)";
+  const std::string means = " (mean " + fmt(stats::mean(first)) + " ms with " +
+                            std::to_string(steps.front()->users) + ", " + fmt(stats::mean(last)) +
+                            " ms with " + std::to_string(steps.back()->users) + " users)";
+  ev.detail = grows ? service + " " + violation + " and gets slower with load: " + fmt(fit.slope) +
+                          " ms per user" + means
+                    : service + " " + violation +
+                          ", but does not get slower with load: " + fmt(fit.slope) +
+                          " ms per user (p " + fmt(fit.p_slope_positive) + ")" + means;
   ev.values = {{"slope_ms_per_user", fit.slope},
                {"slope_stderr", fit.slope_stderr},
-               {"r_squared", fit.r_squared}};
+               {"r_squared", fit.r_squared},
+               {"significant", grows}};
   return ev;
 }
 
@@ -144,7 +151,7 @@ class TrafficJam : public Heuristic {
         // The chain may still hold (the single-user level has no step into
         // it); the slope can only add a finding.
         if (std::optional<Evidence> slope = growth_with_users(ctx, steps, service, req)) {
-          found = true;
+          found = slope->values.at("significant").get<bool>();
           r.evidence.push_back(std::move(*slope));
         }
       }

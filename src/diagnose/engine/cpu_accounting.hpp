@@ -25,6 +25,7 @@ struct CpuSnapshot {
   double machine_busy_s = 0;   // all CPUs: user, nice, system, steal
   // process -> its user + system seconds, with those of its reaped children
   std::map<pid_t, double> ours;
+  double others_s = 0;  // the same summed over every other process
 };
 
 // Reads `proc_root`/stat and `proc_root`/<pid>/stat of every process in the
@@ -33,17 +34,18 @@ struct CpuSnapshot {
 CpuSnapshot take_cpu_snapshot(const std::vector<pid_t>& roots,
                               const std::string& proc_root = "/proc", long ticks_per_second = 0);
 
-// Between two snapshots, in core-seconds. Ours is the difference of the
-// trees' sums: a process that started in between counts from zero, one
-// that ended and was reaped by its parent in the trees stays counted. A
-// process that left the trees (a daemon that double-forks) counts as other.
+// Between two snapshots, in core-seconds. Ours and other are differences
+// of sums: a process that started in between counts from zero, one that
+// ended and was reaped stays counted in its parent's reaped-children time
+// (an orphan's in init's). A process that left the trees (a daemon that
+// double-forks) counts as other from then on.
 struct CpuAccount {
   bool valid = false;
   std::string error;
   double capacity_core_s = 0;  // all CPUs' time: cores x wall time
   double busy_core_s = 0;
   double ours_core_s = 0;
-  double other_core_s = 0;  // busy - ours, at least 0
+  double other_core_s = 0;  // the other processes' (and kernel threads') time
   double other_share() const { return capacity_core_s > 0 ? other_core_s / capacity_core_s : 0; }
   nlohmann::json to_json() const;
 };

@@ -131,8 +131,9 @@ class ExpensiveDatabaseCall : public Heuristic {
           if (auto q = si->second.find(shape); q != si->second.end()) s = &q->second;
         }
         // A statement seen a few times in a service is not one of its
-        // queries: a request attributed to the wrong trace (one in a
-        // thousand under load) brings another service's statement along.
+        // queries: a request attributed to the wrong trace (under load
+        // most take the best fit among several) brings another service's
+        // statement along.
         if (static_cast<double>(h.calls) < ctx.params.at("min_calls")) continue;
         const double share_h = h.mean_ms() / phi;
         const double share_s = s == nullptr || rho <= 0 ? 0 : s->mean_ms() / rho;

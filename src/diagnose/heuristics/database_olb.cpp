@@ -25,9 +25,8 @@ class DatabaseOlb : public Heuristic {
   std::map<std::string, double> defaults() const override {
     // Saturation: the utilization at which M/M/c response time doubles.
     // A growth below 10% per step does not count (the thesis: any
-    // significant one): a shared server slows every statement a little
-    // under load, and a table that grows during the run slows its scans
-    // (demo: a search over order_line +6% per step).
+    // significant one): a table that grows during the run slows its scans
+    // a little at every step (demo: a search over order_line +6% per step).
     return {{"min_relative_increase", 0.1}, {"saturation_rt_factor", 2}};
   }
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {

@@ -37,16 +37,9 @@ std::string write_diagnosed_run(const std::string& root) {
   load.services = {"GET /product", "GET /<b>\"quoted\"</b>"};
   load.response_ms = [](int, const std::string& s) { return s == "GET /product" ? 2000.0 : 50.0; };
   dt::write_experiment(root, load);
-  const int users[] = {1, 13, 25, 37, 50};
   const double rt[] = {100, 300, 700, 1200, 2000};
   for (int k = 0; k < 5; ++k) {
-    dt::ExperimentSpec s;
-    s.id = "scaling-s" + std::to_string(k);
-    s.kind = "scaling";
-    s.series = "scaling";
-    s.step = k;
-    s.users = users[k];
-    s.requests = 300;
+    dt::ExperimentSpec s = dt::scaling_step(k, {"response_time"});
     s.response_ms = [v = rt[k]](int, const std::string&) { return v; };
     s.noise_ms = rt[k] * 0.05;
     dt::write_experiment(root, s, 100 + static_cast<uint64_t>(k));

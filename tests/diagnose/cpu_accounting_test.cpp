@@ -153,7 +153,8 @@ TEST(CpuAccounting, ABusyNeighbourIsOtherOurOwnWorkIsOurs) {
   // test run each gets a good part of one.
   EXPECT_GT(a.ours_core_s, 0.1);
   EXPECT_GT(a.other_core_s, 0.1);
-  EXPECT_LE(a.ours_core_s + a.other_core_s, a.capacity_core_s + 1e-9);
+  // (No bound by the capacity: per-process times and the CPUs' ticks
+  // disagree by some percent, so ours + other may exceed it.)
 }
 
 // The report warns when other processes took a large share of the CPUs,

@@ -8,6 +8,7 @@
 #include <libpq-fe.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -36,6 +37,15 @@ struct PgConnection {
     ASSERT_TRUE(s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK)
         << sql << ": " << PQerrorMessage(conn);
   }
+  // The first column of the first row as a number (-1 on an error).
+  long number(const std::string& sql) {
+    PGresult* r = PQexec(conn, sql.c_str());
+    const long n = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0
+                       ? std::atol(PQgetvalue(r, 0, 0))
+                       : -1;
+    PQclear(r);
+    return n;
+  }
   PGconn* conn;
 };
 
@@ -50,6 +60,15 @@ TEST(PostgresSampler, SeesLockWaitersAndServerCpu) {
   // The waiter blocks on the same lock (asynchronously, so the test goes
   // on; LOCK TABLE only runs inside a transaction block).
   ASSERT_EQ(PQsendQuery(waiter.conn, "BEGIN; LOCK TABLE stock IN EXCLUSIVE MODE"), 1);
+  // The query is sent, not yet waiting: on a loaded machine the server may
+  // take a while to get to it, and the first sample would see no waiter.
+  PgConnection watcher(server->conninfo());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (watcher.number("SELECT count(*) FROM pg_locks WHERE NOT granted") < 1 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_GE(watcher.number("SELECT count(*) FROM pg_locks WHERE NOT granted"), 1)
+      << "the waiter never waited for the lock";
 
   PostgresSampler sampler(server->conninfo(), 20);
   sampler.start();

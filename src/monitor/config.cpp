@@ -78,6 +78,12 @@ const std::vector<ConfigKey>& config_keys() {
       {"tcp_exit_wait_ms",
        "tcp writer: at exit, longest wait for an absent receiver to come back (a connected one is waited for while it makes progress)"},
       {"patterns", "include/exclude rules, ';'-separated (+glob / -glob)"},
+      {"trace_start",
+       "functions whose entry starts a trace, ';'-separated globs; calls outside them are not "
+       "recorded (default: every outermost call starts one)"},
+      {"stop_signals",
+       "on SIGTERM/SIGINT/SIGHUP write everything and close the log before the signal takes "
+       "effect (true/false)"},
       {"patterns_file", "adaptive monitoring file, re-read when it changes"},
       {"patterns_reload_ms", "how often patterns_file is checked"},
       {"samplers", "comma list: cpu, memory, process, network, disk, all"},
@@ -108,6 +114,8 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
     return parse_bool(value, &c.enabled) ? "" : bad(key, value, "true or false");
   if (key == "summary")
     return parse_bool(value, &c.summary) ? "" : bad(key, value, "true or false");
+  if (key == "stop_signals")
+    return parse_bool(value, &c.stop_signals) ? "" : bad(key, value, "true or false");
   if (key == "probe_lock_wait")
     return parse_bool(value, &c.probe_lock_wait) ? "" : bad(key, value, "true or false");
   if (key == "probe_messaging")
@@ -253,6 +261,10 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
   }
   if (key == "patterns") {
     c.patterns = value;
+    return "";
+  }
+  if (key == "trace_start") {
+    c.trace_start = value;
     return "";
   }
   if (key == "patterns_file") {

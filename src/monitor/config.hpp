@@ -43,6 +43,13 @@ struct Config {
   // own collector.
   TcpProtocol tcp_protocol = TcpProtocol::kNative;
   uint32_t tcp_exit_wait_ms = 3000;  // at exit: longest wait for an absent receiver
+  // Functions (globs, as in `patterns`) whose entry starts a trace; frames
+  // outside any such function are not recorded. Empty: a trace starts at
+  // every outermost monitored call (docs/configuration.md).
+  std::string trace_start;
+  // SIGTERM, SIGINT and SIGHUP: flush, close the log, then let the signal
+  // do what it would have done (the program's handler or its default).
+  bool stop_signals = true;
   std::string patterns;              // inline "+a;-b" rules
   std::string patterns_file;         // Kieker-style adaptive monitoring file
   uint32_t patterns_reload_ms = 1000;

@@ -105,6 +105,13 @@ SONDE_API void sonde_failed(sonde_op* op, const char* cause) {
   probe_exit(RawKind::kFailOp, op_id(op), op_id(op) | kOpTag, intern_cause(cause));
 }
 
+// Called by the preload library's longjmp/siglongjmp interposers just before
+// the jump: the frames between here and the setjmp are left without exits.
+SONDE_API void sonde_internal_longjmp(void) {
+  ThreadState& t = t_state;
+  if (t.status == kThreadActive) t.status = kThreadResync;
+}
+
 SONDE_API int sonde_is_enabled(void) {
   ensure_started();
   return g_mode.load() == kModeOn ? 1 : 0;

@@ -23,7 +23,14 @@ inline constexpr uint64_t kDroppedTag = uint64_t{1} << 63;
 // parent, enter; a failed exit writes two).
 inline constexpr size_t kBufferSlack = 4;
 
-enum ThreadStatus : uint8_t { kThreadNew = 0, kThreadActive = 1, kThreadOff = 2 };
+// kThreadResync: active, but a longjmp left this thread's stack; the next
+// enter goes through the slow path, which pops the frames jumped over.
+enum ThreadStatus : uint8_t {
+  kThreadNew = 0,
+  kThreadActive = 1,
+  kThreadOff = 2,
+  kThreadResync = 3
+};
 
 struct ThreadChannel;
 

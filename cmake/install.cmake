@@ -1,6 +1,8 @@
-# Installs libsonde, its headers, the sonde CLI, a CMake package and a pkg-config file.
+# Installs libsonde, libsonde-preload (next to it: `sonde run` preloads both
+# from one directory, and the preload library finds libsonde through
+# $ORIGIN), their headers, the sonde CLI, a CMake package and a pkg-config file.
 include(CMakePackageConfigHelpers)
-install(TARGETS sonde_monitor EXPORT sondeTargets
+install(TARGETS sonde_monitor sonde_preload EXPORT sondeTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
-# The main job end to end, on embedded defaults (no server needed):
-#  1. installs dependencies and builds sonde;
-#  2. monitors a program built with -finstrument-functions and NOT linked
+# The main job end to end, on embedded defaults (no server needed). After
+# installing dependencies and building what it runs, it (steps as printed):
+#  1. monitors a program built with -finstrument-functions and NOT linked
 #     with sonde (no source changes), via `sonde run`;
-#  3. monitors the bookstore example (manual probes, threads, recursion, an
+#  2. monitors the bookstore example (manual probes, threads, recursion, an
 #     exception) into a native log and into a Kieker log;
-#  4. analyses the logs: summary tables, the slowest traces, a dependency
-#     graph, a call tree and a flame graph as SVG pictures, and exports for
+#  3. draws a dependency graph, call trees and a flame graph as SVG;
+#  4. lists the slowest traces, shows one as a call tree, and exports for
 #     Perfetto/speedscope (Chrome JSON), OpenTelemetry (OTLP) and OPEN.xtrace;
-#  5. runs Kieker's trace-analysis outputs on a real Kieker log.
-# Output goes to ./demo-output (or $1).
+#  5. checks the Kieker log it wrote;
+#  6. runs Kieker's trace-analysis outputs on a real Kieker log (a test
+#     fixture in tests/data, so the checkout alone is enough);
+#  7. diagnoses the demo shop (`sonde demo --quick`, about a minute).
+# Output goes to ./demo-output (or $1). The build directory is build/release,
+# or $SONDE_BUILD_DIR (both relative to the repository's root, like $1), so
+# the demo can run beside another build without touching it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:-demo-output}")
+build=${SONDE_BUILD_DIR:-build/release}
 
 bash scripts/install-deps.sh
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build/release
-sonde=build/release/src/cli/sonde
-examples=build/release/examples
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# Only what the demo runs: the sonde binary, the two libraries `sonde run`
+# preloads, the two example programs and the shop `sonde demo` diagnoses.
+# The whole tree (tests, benchmarks: ~230 targets) is scripts/test.sh's job.
+cmake --build "$build" --target sonde_cli sonde_monitor sonde_preload \
+  example_autoinst example_bookstore shop
+sonde=$build/src/cli/sonde
+examples=$build/examples
 
 rm -rf "$out"
 mkdir -p "$out"
@@ -54,13 +64,13 @@ echo
 echo "== 5. The Kieker log (readable by Kieker's own tools) checked by sonde"
 "$sonde" check "$out"/bookstore-kieker/kieker-*
 
-kieker_log=../shared/testdata/kieker/bookstore-oer-2010/log
-if [ -d "$kieker_log" ]; then
-  echo
-  echo "== 6. Kieker's trace-analysis outputs for a real Kieker log"
-  "$sonde" trace-analysis "$kieker_log" --out "$out/kieker-trace-analysis" --all --svg \
-    --select-traces 6488138950668976141 6488138950668976129
-fi
+echo
+echo "== 6. Kieker's trace-analysis outputs for a real Kieker log"
+# Kieker's own example log (tests/data/README.md); Kieker's trace-analysis
+# output for it is in tests/data/kieker/bookstore-oer-2010/kieker-trace-analysis-output.
+"$sonde" trace-analysis tests/data/kieker/bookstore-oer-2010/log \
+  --out "$out/kieker-trace-analysis" --all --svg \
+  --select-traces 6488138950668976141 6488138950668976129
 
 echo
 echo "== 7. Diagnosis: the demo shop with injected antipatterns, experiments, report"

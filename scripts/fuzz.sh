@@ -6,10 +6,11 @@
 #   FUZZER       only these (fuzz_kieker_dat fuzz_kieker_bin fuzz_kieker_tcp
 #                fuzz_native fuzz_openxtrace fuzz_config fuzz_diagnose_inputs);
 #                default all
-# Seeds come from ../shared/testdata (converted by the release build's
-# `sonde` when it exists) and fuzz/regressions/<fuzzer>/, which holds every
-# input that once crashed; each is replayed first. A crash leaves its input
-# in build/fuzz/crashes/<fuzzer>/ and makes this script fail.
+# Seeds come from the test fixtures in tests/data (converted by the release
+# build's `sonde` when it exists) and fuzz/regressions/<fuzzer>/, which
+# holds every input that once crashed; each is replayed first. A crash
+# leaves its input in build/fuzz/crashes/<fuzzer>/ and makes this script
+# fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -33,7 +34,7 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithD
   -DSONDE_FUZZ=ON -DSONDE_BUILD_TESTS=OFF -DSONDE_SANITIZE=address,undefined >/dev/null
 cmake --build "$build" --target fuzzers
 
-testdata=../shared/testdata
+testdata=tests/data  # the fixtures of the tests (tests/data/README.md)
 corpus="$build/corpus"
 mkdir -p "$corpus"
 seed() {  # seed FUZZER NAME < bytes

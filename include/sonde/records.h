@@ -24,6 +24,8 @@ extern "C" {
 /* A message sent to `destination` (queue, topic or peer; copied) of `bytes`
  * bytes, which took `duration_ns` to send (-1 if unknown). Written as
  * sonde.record.MessageSend when probe_messaging is on. */
+#if SONDE_ENABLE
+
 SONDE_API void sonde_record_message_send(const char* destination, int64_t bytes,
                                          int64_t duration_ns);
 
@@ -35,6 +37,27 @@ SONDE_API void sonde_record_database_call(const char* sql, int64_t duration_ns);
  * 1 on, 0 off, -1 unknown name. Lets a program wait until a probes_file
  * change has been applied. */
 SONDE_API int sonde_probe_enabled(const char* name);
+
+#else /* !SONDE_ENABLE (sonde/sonde.h): nothing is recorded, no probe is on. */
+
+static inline SONDE_DETAIL_UNUSED void sonde_record_message_send(const char* destination,
+                                                                 int64_t bytes,
+                                                                 int64_t duration_ns) {
+  (void)destination;
+  (void)bytes;
+  (void)duration_ns;
+}
+static inline SONDE_DETAIL_UNUSED void sonde_record_database_call(const char* sql,
+                                                                  int64_t duration_ns) {
+  (void)sql;
+  (void)duration_ns;
+}
+static inline SONDE_DETAIL_UNUSED int sonde_probe_enabled(const char* name) {
+  (void)name;
+  return 0;
+}
+
+#endif /* SONDE_ENABLE */
 
 #ifdef __cplusplus
 }

@@ -13,12 +13,24 @@
  * Every sonde_begin must be paired with exactly one sonde_end or
  * sonde_failed on the same thread; mismatched ends are ignored (and counted),
  * so that a missed end never corrupts the rest of the trace.
+ *
+ * Compiled with SONDE_ENABLE=0 (-DSONDE_ENABLE=0), every function here and
+ * in sonde/records.h and every SONDE_* macro becomes an inline no-op: the
+ * program builds and runs without libsonde (not linked, nothing recorded).
  */
 #ifndef SONDE_SONDE_H
 #define SONDE_SONDE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* 1 (default): probes call libsonde. 0: probes compile to nothing. */
+#ifndef SONDE_ENABLE
+#define SONDE_ENABLE 1
+#endif
+#if !SONDE_ENABLE && defined(SONDE_BUILDING_LIBRARY)
+#error "libsonde itself cannot be built with SONDE_ENABLE=0"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,6 +58,8 @@ typedef struct sonde_op {
     (op_name), __FILE__, __LINE__, 0, 0, { 0, 0, 0 } \
   }
 
+#if SONDE_ENABLE /* else: the no-op definitions at the end */
+
 SONDE_API void sonde_begin(sonde_op* op);
 SONDE_API void sonde_end(sonde_op* op);
 /* Ends the operation as failed; `cause` is copied (may be NULL). */
@@ -67,6 +81,8 @@ SONDE_API int sonde_flush(void);
 /* Stops monitoring, flushes and closes the log. Called automatically at exit. */
 SONDE_API void sonde_shutdown(void);
 
+#endif /* SONDE_ENABLE */
+
 /* ---- Trace context propagation --------------------------------------- */
 
 /* A captured position in a trace, to be continued in another thread or process. */
@@ -75,6 +91,8 @@ typedef struct sonde_context {
   int32_t order_index; /* order index of the last event before the capture */
   uint32_t flags;      /* 1: valid */
 } sonde_context;
+
+#if SONDE_ENABLE
 
 /* Captures the calling thread's current trace position. Outside a trace the
  * result is invalid (flags == 0). */
@@ -89,6 +107,8 @@ SONDE_API int sonde_context_inject(const sonde_context* ctx, char* out, size_t o
 /* Parses a traceparent value. Returns 0 and fills `ctx`, or -1 if malformed. */
 SONDE_API int sonde_context_extract(const char* traceparent, sonde_context* ctx);
 
+#endif /* SONDE_ENABLE */
+
 /* ---- Counters --------------------------------------------------------- */
 
 typedef struct sonde_stats {
@@ -99,7 +119,65 @@ typedef struct sonde_stats {
   uint64_t write_errors;
 } sonde_stats;
 
+#if SONDE_ENABLE
+
 SONDE_API sonde_stats sonde_get_stats(void);
+
+#else /* !SONDE_ENABLE: the same API as inline no-ops, as when monitoring is off. */
+
+#if defined(__GNUC__)
+#define SONDE_DETAIL_UNUSED __attribute__((unused))
+#else
+#define SONDE_DETAIL_UNUSED
+#endif
+
+static inline SONDE_DETAIL_UNUSED void sonde_begin(sonde_op* op) { (void)op; }
+static inline SONDE_DETAIL_UNUSED void sonde_end(sonde_op* op) { (void)op; }
+static inline SONDE_DETAIL_UNUSED void sonde_failed(sonde_op* op, const char* cause) {
+  (void)op;
+  (void)cause;
+}
+static inline SONDE_DETAIL_UNUSED int sonde_is_enabled(void) { return 0; }
+static inline SONDE_DETAIL_UNUSED void sonde_set_enabled(int enabled) { (void)enabled; }
+/* Accepted and ignored: there is nothing to apply them to. */
+static inline SONDE_DETAIL_UNUSED int sonde_set_patterns(const char* lines, char* error,
+                                                         size_t error_size) {
+  (void)lines;
+  (void)error;
+  (void)error_size;
+  return 0;
+}
+/* Nothing to write: fails, as sonde_flush does while monitoring is off. */
+static inline SONDE_DETAIL_UNUSED int sonde_flush(void) { return -1; }
+static inline SONDE_DETAIL_UNUSED void sonde_shutdown(void) {}
+/* Never in a trace: an invalid context. */
+static inline SONDE_DETAIL_UNUSED sonde_context sonde_context_capture(void) {
+  sonde_context ctx = {0, 0, 0};
+  return ctx;
+}
+static inline SONDE_DETAIL_UNUSED void sonde_context_continue(const sonde_context* ctx) {
+  (void)ctx;
+}
+static inline SONDE_DETAIL_UNUSED int sonde_context_inject(const sonde_context* ctx, char* out,
+                                                           size_t out_size) {
+  (void)ctx;
+  (void)out;
+  (void)out_size;
+  return -1;
+}
+/* Nothing is extracted: no trace to continue. */
+static inline SONDE_DETAIL_UNUSED int sonde_context_extract(const char* traceparent,
+                                                            sonde_context* ctx) {
+  (void)traceparent;
+  (void)ctx;
+  return -1;
+}
+static inline SONDE_DETAIL_UNUSED sonde_stats sonde_get_stats(void) {
+  sonde_stats s = {0, 0, 0, 0, 0};
+  return s;
+}
+
+#endif /* SONDE_ENABLE */
 
 #ifdef __cplusplus
 }

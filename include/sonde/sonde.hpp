@@ -1,12 +1,17 @@
 // sonde: C++ probes. SONDE_SCOPE() records the enclosing function under its
 // full signature; SONDE_SCOPE_NAMED("name") under an explicit name. An
 // exception leaving the scope records a failed event with the exception's
-// type and message.
+// type and message, seen through libsonde-preload's __cxa_throw (loaded by
+// `sonde run`, or linked; docs/probes.md): with libsonde alone such an exit
+// is recorded as a normal one.
 //
 //   void Catalog::getBook(bool fast) {
 //     SONDE_SCOPE();
 //     ...
 //   }
+//
+// With SONDE_ENABLE=0 (sonde/sonde.h) the scopes compile to nothing and the
+// program needs no libsonde.
 #pragma once
 
 #include <exception>
@@ -14,6 +19,8 @@
 #include "sonde/sonde.h"
 
 namespace sonde {
+
+#if SONDE_ENABLE
 
 namespace detail {
 // Describes the exception now propagating through the calling thread
@@ -54,6 +61,17 @@ class Scope {
   uint64_t token_;
 };
 
+#else  // !SONDE_ENABLE: a scope that records nothing and calls nothing.
+
+class Scope {
+ public:
+  explicit Scope(sonde_op* /*op*/) noexcept {}
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+};
+
+#endif  // SONDE_ENABLE
+
 // Captures the current trace position and continues it where invoked:
 //   auto ctx = sonde::Context::capture();
 //   std::thread t([ctx] { ctx.continue_here(); work(); });
@@ -73,7 +91,12 @@ class Context {
 
 #define SONDE_DETAIL_CAT2(a, b) a##b
 #define SONDE_DETAIL_CAT(a, b) SONDE_DETAIL_CAT2(a, b)
+#if SONDE_ENABLE
 #define SONDE_SCOPE_NAMED(op_name)                                                \
   static sonde_op SONDE_DETAIL_CAT(sonde_op_, __LINE__) = SONDE_OP_INIT(op_name); \
   ::sonde::Scope SONDE_DETAIL_CAT(sonde_scope_, __LINE__)(&SONDE_DETAIL_CAT(sonde_op_, __LINE__))
+#else
+// Nothing at all; sizeof keeps a name variable "used" without evaluating it.
+#define SONDE_SCOPE_NAMED(op_name) static_cast<void>(sizeof(op_name))
+#endif
 #define SONDE_SCOPE() SONDE_SCOPE_NAMED(__PRETTY_FUNCTION__)

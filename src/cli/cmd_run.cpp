@@ -1,5 +1,6 @@
 // `sonde run`: runs a program under monitoring and says where its log went.
-// libsonde is preloaded (LD_PRELOAD) and configured through SONDE_*
+// libsonde and its interposers (libsonde-preload) are preloaded
+// (LD_PRELOAD) and configured through SONDE_*
 // environment variables, so neither the program nor its build changes. The
 // program is exec'd directly (no shell); its exit status becomes ours.
 #include <fcntl.h>
@@ -60,26 +61,47 @@ std::string trim(std::string s) {
 
 // ---- Locating libsonde ------------------------------------------------------
 
+// The two libraries `sonde run` preloads, in LD_PRELOAD order: the
+// interposers (libsonde-preload) and libsonde. Both are named, not just
+// the preload library that depends on libsonde: ld.so would load libsonde
+// only after the program's own libraries then, behind glibc, whose no-op
+// -finstrument-functions hooks would win over libsonde's.
+const char* const kMonitorLibraries[] = {"libsonde-preload.so", "libsonde.so"};
+
 // Installed layout first (<prefix>/bin/sonde next to <prefix>/<libdir>), so an
 // installed sonde never picks up a stale build tree; then the build tree.
-fs::path find_libsonde() {
-  std::vector<fs::path> candidates;
+// Both libraries come from the same directory, which holds libsonde.
+std::vector<fs::path> find_monitor_libraries() {
+  std::vector<fs::path> dirs;
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   fs::path libdir(SONDE_INSTALL_LIBDIR);
   if (libdir.is_absolute()) {
-    candidates.push_back(libdir / "libsonde.so");
+    dirs.push_back(libdir);
   } else if (!ec) {
-    candidates.push_back(exe.parent_path().parent_path() / libdir / "libsonde.so");
+    dirs.push_back(exe.parent_path().parent_path() / libdir);
   }
-  candidates.push_back(fs::path(SONDE_BUILD_LIBDIR) / "libsonde.so");
+  dirs.push_back(fs::path(SONDE_BUILD_LIBDIR));
   std::string tried;
-  for (const fs::path& candidate : candidates) {
-    if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal();
-    tried += "\n  " + candidate.string();
+  for (const fs::path& dir : dirs) {
+    if (!fs::is_regular_file(dir / "libsonde.so", ec)) {
+      tried += "\n  " + (dir / "libsonde.so").string();
+      continue;
+    }
+    std::vector<fs::path> libraries;
+    for (const char* name : kMonitorLibraries) {
+      const fs::path library = dir / name;
+      if (!fs::is_regular_file(library, ec)) {
+        throw SetupError("found libsonde.so in " + dir.lexically_normal().string() + " but not " +
+                         name + " next to it (install both, or rebuild)");
+      }
+      libraries.push_back(library.lexically_normal());
+    }
+    return libraries;
   }
   throw SetupError("cannot find libsonde.so; looked in:" + tried +
-                   "\n(use --no-preload if the program links libsonde itself)");
+                   "\n(use --no-preload if the program links libsonde and libsonde-preload "
+                   "itself)");
 }
 
 // ---- Settings ---------------------------------------------------------------
@@ -214,14 +236,17 @@ void set_env(const std::string& name, const std::string& value) {
   }
 }
 
-void preload(const fs::path& lib) {
-  const std::string path = lib.string();
-  // ld.so splits LD_PRELOAD at spaces and colons; such a path cannot be preloaded.
-  if (path.find_first_of(" :") != std::string::npos) {
-    throw SetupError("cannot preload '" + path + "': its path contains a space or colon");
+void preload(const std::vector<fs::path>& libraries) {
+  std::string value;
+  for (const fs::path& lib : libraries) {
+    const std::string path = lib.string();
+    // ld.so splits LD_PRELOAD at spaces and colons; such a path cannot be preloaded.
+    if (path.find_first_of(" :") != std::string::npos) {
+      throw SetupError("cannot preload '" + path + "': its path contains a space or colon");
+    }
+    value += (value.empty() ? "" : ":") + path;
   }
   const char* existing = std::getenv("LD_PRELOAD");
-  std::string value = path;
   if (existing != nullptr && *existing != '\0') value += std::string(":") + existing;
   set_env("LD_PRELOAD", value);
 }
@@ -406,7 +431,7 @@ int run(const RunOptions& o) {
   const bool writes_files = writer != "tcp" && writer != "null";
   if (writes_files) prepare_out_dir(out);
 
-  if (!o.no_preload) preload(find_libsonde());
+  if (!o.no_preload) preload(find_monitor_libraries());
   // SONDE_OUT is always set, absolute, so libsonde writes where we look.
   sets["out"] = out.string();
   if (!o.config.empty()) set_env("SONDE_CONFIG", config_file->string());
@@ -470,7 +495,7 @@ void setup_run(CLI::App& app, int& exit_code) {
                  "repeatable")
       ->allow_extra_args(false);
   app.add_flag("--no-preload", o->no_preload,
-               "Do not preload libsonde (for programs linked with it)");
+               "Do not preload libsonde and libsonde-preload (for programs linked with them)");
   app.add_option("command", o->command, "The program and its arguments")->required();
   // Everything from the program's name on belongs to the program, even options.
   app.positionals_at_end();

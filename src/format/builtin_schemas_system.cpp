@@ -18,7 +18,7 @@ using T = FieldType;
 
 // Built on first use rather than at namespace scope so that a lookup made
 // during another file's static initialisation cannot see unconstructed schemas.
-std::array<RecordSchema, 4> make_schemas() {
+std::array<RecordSchema, 5> make_schemas() {
   return {RecordSchema{"sonde.record.system.ProcessCpuRecord",
                        {{"timestamp", T::kInt64},
                         {"hostname", T::kString},
@@ -52,17 +52,28 @@ std::array<RecordSchema, 4> make_schemas() {
                         {"writeBytesPerSecond", T::kDouble},
                         {"readsPerSecond", T::kDouble},
                         {"writesPerSecond", T::kDouble},
-                        {"ioTimeFraction", T::kDouble}}}};
+                        {"ioTimeFraction", T::kDouble}}},
+          // The monitor's own health at the end of a log (docs/formats/native.md):
+          // what real programs did to the probes' bookkeeping.
+          RecordSchema{"sonde.record.monitor.MonitorHealthRecord",
+                       {{"timestamp", T::kInt64},
+                        {"hostname", T::kString},
+                        {"pid", T::kInt32},
+                        {"unwoundFrames", T::kInt64},
+                        {"unmatchedExits", T::kInt64},
+                        {"signalLostEvents", T::kInt64},
+                        {"writerStalls", T::kInt64},
+                        {"blockedWaitNs", T::kInt64}}}};
 }
 
 }  // namespace
 
 std::span<const RecordSchema* const> system_schemas() {
   // Never destroyed: the writer thread may use them during exit.
-  static const std::array<RecordSchema, 4>& schemas =
-      *new std::array<RecordSchema, 4>(make_schemas());
-  static const std::array<const RecordSchema*, 4> pointers = {&schemas[0], &schemas[1], &schemas[2],
-                                                              &schemas[3]};
+  static const std::array<RecordSchema, 5>& schemas =
+      *new std::array<RecordSchema, 5>(make_schemas());
+  static const std::array<const RecordSchema*, 5> pointers = {
+      &schemas[0], &schemas[1], &schemas[2], &schemas[3], &schemas[4]};
   return pointers;
 }
 

@@ -61,7 +61,12 @@ const std::vector<ConfigKey>& config_keys() {
       {"policy", "block | drop (when all of a thread's buffers are full)"},
       {"buffer_events", "events per buffer (64..16777216)"},
       {"buffers_per_thread", "buffers per thread (2..64)"},
+      {"burst_buffers",
+       "buffers any thread may take beyond buffers_per_thread while the writer is behind "
+       "(process-wide, 0..4096)"},
       {"block_timeout_ms", "block policy: longest wait for a free buffer before dropping"},
+      {"fault_writer_stall_ms",
+       "testing: the writer thread sleeps this long before its first write (a stalled disk)"},
       {"timer", "auto | tsc | monotonic"},
       {"compression", "native writer: zstd | lz4 | none"},
       {"compression_level", "zstd level 1..19 (lz4: acceleration)"},
@@ -97,6 +102,20 @@ const std::vector<ConfigKey>& config_keys() {
       {"application", "application name recorded in the log"},
       {"xray", "auto (patch the functions of a clang -fxray-instrument program by pattern) | off"},
       {"summary", "print a summary line to stderr at exit (true/false)"},
+      {"cull",
+       "off | auto (observe a first phase, then exclude functions called often whose own mean "
+       "duration is short next to the probe's cost)"},
+      {"cull_phase_calls", "cull: the first phase ends after this many monitored calls"},
+      {"cull_phase_ms", "cull: ... or after this many milliseconds, whichever comes first"},
+      {"cull_rounds",
+       "cull: how many such windows decide (0: one after another for the whole run)"},
+      {"cull_min_calls", "cull: a function needs at least this many calls in the phase"},
+      {"cull_min_rate", "cull: ... and at least this many calls per second"},
+      {"cull_max_ns", "cull: ... and an own mean duration below this many ns"},
+      {"cull_probe_ns", "cull: the cost of one monitored call (enter + exit) in ns"},
+      {"patch_call_sites",
+       "overwrite the -finstrument-functions hook calls of excluded functions with NOPs "
+       "(true/false)"},
       {"probe_lock_wait", "record contended pthread_mutex_lock waits (true/false)"},
       {"probe_lock_wait_threshold_ns", "record only lock waits at least this long"},
       {"probe_database", "record database calls: SQLite, sonde_record_database_call (true/false)"},
@@ -114,6 +133,17 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
     return parse_bool(value, &c.enabled) ? "" : bad(key, value, "true or false");
   if (key == "summary")
     return parse_bool(value, &c.summary) ? "" : bad(key, value, "true or false");
+  if (key == "patch_call_sites")
+    return parse_bool(value, &c.patch_call_sites) ? "" : bad(key, value, "true or false");
+  if (key == "cull") {
+    if (value == "auto")
+      c.cull = true;
+    else if (value == "off")
+      c.cull = false;
+    else
+      return bad(key, value, "off or auto");
+    return "";
+  }
   if (key == "stop_signals")
     return parse_bool(value, &c.stop_signals) ? "" : bad(key, value, "true or false");
   if (key == "probe_lock_wait")
@@ -215,7 +245,9 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
   const U32Key u32_keys[] = {
       {"buffer_events", 64, 1u << 24, &c.buffer_events},
       {"buffers_per_thread", 2, 64, &c.buffers_per_thread},
+      {"burst_buffers", 0, 4096, &c.burst_buffers},
       {"block_timeout_ms", 0, 3600000, &c.block_timeout_ms},
+      {"fault_writer_stall_ms", 0, 600000, &c.fault_writer_stall_ms},
       {"tcp_retry_ms", 1, 3600000, &c.tcp_retry_ms},
       {"tcp_retry_max_ms", 1, 3600000, &c.tcp_retry_max_ms},
       {"tcp_buffer_bytes", 4096, 1u << 30, &c.tcp_buffer_bytes},
@@ -227,6 +259,13 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
       {"kieker_max_entries_per_file", 1, 1u << 30, &c.kieker_max_entries_per_file},
       {"probe_lock_wait_threshold_ns", 0, 4000000000u, &c.probe_lock_wait_threshold_ns},
       {"probe_queue_records", 64, 1u << 24, &c.probe_queue_records},
+      {"cull_phase_calls", 1000, 4000000000u, &c.cull_phase_calls},
+      {"cull_phase_ms", 10, 3600000, &c.cull_phase_ms},
+      {"cull_rounds", 0, 1000000, &c.cull_rounds},
+      {"cull_min_calls", 1, 4000000000u, &c.cull_min_calls},
+      {"cull_min_rate", 0, 4000000000u, &c.cull_min_rate},
+      {"cull_max_ns", 1, 4000000000u, &c.cull_max_ns},
+      {"cull_probe_ns", 1, 100000, &c.cull_probe_ns},
   };
   for (const U32Key& k : u32_keys) {
     if (key != k.name) continue;

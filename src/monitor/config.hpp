@@ -26,6 +26,11 @@ struct Config {
   FullPolicy policy = FullPolicy::kBlock;
   uint32_t buffer_events = 16384;  // events per buffer (16 bytes each)
   uint32_t buffers_per_thread = 8;
+  // Buffers any thread may take beyond buffers_per_thread while the writer
+  // is behind (process-wide, kept once taken): a burst, such as the writer
+  // resolving a new program's function names at start-up, fills these
+  // instead of making probes wait.
+  uint32_t burst_buffers = 128;
   uint32_t block_timeout_ms = 10000;  // block policy: longest wait before dropping (never deadlock)
   TimerChoice timer = TimerChoice::kAuto;
   // zstd | lz4 | none. lz4 by default: under stress the writer thread's
@@ -50,6 +55,9 @@ struct Config {
   // SIGTERM, SIGINT and SIGHUP: flush, close the log, then let the signal
   // do what it would have done (the program's handler or its default).
   bool stop_signals = true;
+  // Fault injection for tests of the block policy's bound: the writer thread
+  // sleeps this long before its first write, as a hung disk would stall it.
+  uint32_t fault_writer_stall_ms = 0;
   std::string patterns;              // inline "+a;-b" rules
   std::string patterns_file;         // Kieker-style adaptive monitoring file
   uint32_t patterns_reload_ms = 1000;
@@ -64,6 +72,20 @@ struct Config {
   std::string application;                  // default: program name
   bool xray = true;     // xray = auto | off: patch clang -fxray-instrument sleds by pattern
   bool summary = true;  // print a one-line summary to stderr at exit
+  // Automatic overhead culling (docs/cull.md): a first phase observes every
+  // monitored call, then functions called often whose own mean duration is
+  // short next to the probe's cost are excluded for the rest of the run.
+  bool cull = false;                    // cull = off | auto
+  uint32_t cull_phase_calls = 1000000;  // the phase ends after this many monitored calls…
+  uint32_t cull_phase_ms = 2000;        // …or this long, whichever comes first
+  uint32_t cull_rounds = 0;             // windows like it to decide in; 0: for the whole run
+  uint32_t cull_min_calls = 100;        // culled only with at least this many calls in the phase
+  uint32_t cull_min_rate = 1000;        // … and at least this many calls per second
+  uint32_t cull_max_ns = 2000;          // … and an own mean duration below this
+  uint32_t cull_probe_ns = 20;          // cost of one monitored call (enter + exit), ns
+  // Excluded functions' -finstrument-functions hook calls are overwritten
+  // with NOPs where that can be done with one atomic store (callsite_patch.hpp).
+  bool patch_call_sites = true;
   // Probes for unmodified programs (docs/probes.md): interposed library
   // calls that write diagnostic records. All off by default; probes_file
   // switches them at run time.

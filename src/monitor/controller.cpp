@@ -1,6 +1,7 @@
 #include "monitor/controller.hpp"
 
 #include <pthread.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -21,6 +22,8 @@
 #include "monitor/function_filter.hpp"
 #include "monitor/patterns.hpp"
 #include "monitor/process_info.hpp"
+#include "monitor/registry.hpp"
+#include "monitor/samplers/record_builder.hpp"
 #include "monitor/sampling.hpp"
 #include "monitor/writer_core.hpp"
 #include "monitor/xray_mode.hpp"
@@ -79,6 +82,19 @@ struct State {
   std::atomic<uint64_t> recorded{0};
   std::atomic<uint64_t> buffers_written{0};
   std::atomic<uint64_t> lost_unreported{0};
+  // Health of exited threads (live threads keep theirs in ThreadState).
+  std::atomic<uint64_t> unwound_frames{0};
+  std::atomic<uint64_t> unmatched_exits{0};
+  std::atomic<uint64_t> signal_lost{0};
+  // Block policy: a wait that timed out marks the writer stalled; until it
+  // returns a buffer again no probe waits (they drop and count instead).
+  std::atomic<bool> writer_stalled{false};
+  std::atomic<uint32_t> burst_taken{0};  // burst buffers handed out (config.burst_buffers)
+  std::atomic<uint64_t> writer_stalls{0};  // block waits that timed out
+  std::atomic<uint64_t> blocked_wait_ns{0};  // time probes spent waiting for buffers
+  // A stop signal (SIGTERM, SIGINT, SIGHUP) asks the writer to close the log.
+  std::atomic<int> stop_signal{0};
+  std::atomic<bool> stop_signal_done{false};
   std::atomic<pid_t> writer_tid{0};
   int64_t writer_cpu_ns = 0;  // the writer thread's CPU time, taken when it stops
   std::mutex patterns_mu;
@@ -99,8 +115,13 @@ pthread_key_t g_thread_key;
 constexpr uint64_t kTraceBlock = 4096;
 
 void hand_off(ThreadState& t, bool final);
+void add_health(ThreadState& t);
 void writer_loop();
 void install_crash_handlers();
+void install_stop_handlers();
+void close_for_stop_signal(State& s);
+constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP};
+constexpr int kFatalSignals[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
 void on_fork_prepare();
 void on_fork_parent();
 void on_fork_child();
@@ -108,16 +129,20 @@ void on_fork_child();
 void thread_exit(void* arg) {
   auto* ch = static_cast<ThreadChannel*>(arg);
   ThreadState& t = t_state;
-  if (t.status == kThreadActive && t.channel == ch) {
+  if ((t.status == kThreadActive || t.status == kThreadResync) && t.channel == ch) {
+    t.status = kThreadInProbe;  // a handler's probe from here on only counts itself
+    add_health(t);
     hand_off(t, /*final=*/true);
-    t.status = kThreadOff;
   }
-  // Probes in later thread-exit code see depth 0 and status off and return
-  // before touching the shadow stack.
+  // Probes in later thread-exit code see status off (and depth 0) and
+  // return before touching the shadow stack. The writer reads live threads'
+  // state under channels_mu (drain_partial, close_open_frames): this
+  // thread's goes away under it too.
+  t.status = kThreadOff;
+  MonitorLock lock(state().channels_mu);
+  if (t.channel == ch) ch->state = nullptr;
   t.depth = 0;
-  std::free(t.shadow);
-  t.shadow = nullptr;
-  t.shadow_capacity = 0;
+  free_shadow(t);
 }
 
 void set_no_buffer(ThreadState& t) {
@@ -131,6 +156,7 @@ void hand_off(ThreadState& t, bool final) {
   State& s = state();
   ThreadChannel* ch = t.channel;
   Buffer* b = t.buffer;
+  if (final) t.pending_lost += __atomic_exchange_n(&t.signal_lost, 0, __ATOMIC_RELAXED);
   if (b == nullptr) {
     if (final) {
       // No buffer to carry the final flag: report the loss count directly.
@@ -171,6 +197,42 @@ void hand_off(ThreadState& t, bool final) {
   if (final) ch->exited.store(true, std::memory_order_release);
   s.full.push(b);
   s.doorbell.ring();
+}
+
+// The stack this thread runs on: frames are compared by stack pointer only
+// within it (signal handlers on an alternate stack and coroutines are not).
+void note_stack_bounds(ThreadState& t) {
+  pthread_attr_t attr;
+  void* addr = nullptr;
+  size_t size = 0;
+  t.stack_lo = t.stack_hi = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+  if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+    t.stack_lo = reinterpret_cast<uint64_t>(addr);
+    t.stack_hi = t.stack_lo + size;
+  }
+  pthread_attr_destroy(&attr);
+}
+
+void add_health(ThreadState& t) {
+  State& s = state();
+  s.signal_lost.fetch_add(__atomic_exchange_n(&t.signal_lost_total, 0, __ATOMIC_RELAXED),
+                          std::memory_order_relaxed);
+  s.unwound_frames.fetch_add(t.unwound_frames, std::memory_order_relaxed);
+  s.unmatched_exits.fetch_add(t.unmatched_exits, std::memory_order_relaxed);
+  t.unwound_frames = t.unmatched_exits = 0;
+}
+
+// The first probe to give up waiting says so, once per stall, with write(2):
+// it may be the thread that holds stdio's lock.
+void note_writer_stalled(State& s) {
+  s.writer_stalls.fetch_add(1, std::memory_order_relaxed);  // waits that timed out
+  if (s.writer_stalled.exchange(true)) return;
+  static const char kMsg[] =
+      "sonde: WARNING: the writer returned no buffer within block_timeout_ms; events are dropped "
+      "and counted until it catches up\n";
+  ssize_t ignored = write(STDERR_FILENO, kMsg, sizeof kMsg - 1);
+  (void)ignored;
 }
 
 bool take_buffer(ThreadState& t, Buffer* b) {
@@ -231,12 +293,15 @@ std::string set_patterns(std::string_view text) {
 
 const Config& current_config() { return state().config; }
 
-bool activate_thread(ThreadState& t) {
-  if (t.status == kThreadOff) return false;
+Activation activate_thread(ThreadState& t) {
   ensure_started();
   State& s = state();
-  if (g_mode.load(std::memory_order_relaxed) != kModeOn) return false;
+  if (g_mode.load(std::memory_order_relaxed) != kModeOn) return Activation::kNotNow;
+  // The shadow stack before the channel is published (under channels_mu):
+  // the writer reads it at close through the channel.
+  if (t.shadow == nullptr && !grow_shadow(t)) return Activation::kNever;
   if (t.channel == nullptr) {
+    note_stack_bounds(t);
     auto* ch = new ThreadChannel;
     ch->os_tid = static_cast<uint64_t>(syscall(SYS_gettid));
     char name[32] = {};
@@ -250,15 +315,6 @@ bool activate_thread(ThreadState& t) {
     }
     t.channel = ch;
     pthread_setspecific(g_thread_key, ch);
-  }
-  if (t.shadow == nullptr) {
-    t.shadow_capacity = 256;
-    t.shadow = static_cast<uint64_t*>(std::malloc(t.shadow_capacity * sizeof(uint64_t)));
-    if (t.shadow == nullptr) {
-      t.shadow_capacity = 0;
-      t.status = kThreadOff;
-      return false;
-    }
   }
   if (t.buffer == nullptr) {
     Buffer* b = new_buffer_for(t.channel);
@@ -276,18 +332,11 @@ bool activate_thread(ThreadState& t) {
       t.cur.store(begin_trace(t, t.cur.load(std::memory_order_relaxed)), std::memory_order_release);
     }
   }
-  t.status = kThreadActive;
-  return true;
+  return Activation::kActive;
 }
 
 RawEvent* next_buffer(ThreadState& t) {
   State& s = state();
-  if (t.status != kThreadActive) {
-    // An exit probe on a thread not (yet) active, e.g. returning from the
-    // frame that forked: activation gives it a buffer.
-    if (!activate_thread(t)) return nullptr;
-    return t.buffer != nullptr ? t.cur.load(std::memory_order_relaxed) : nullptr;
-  }
   ThreadChannel* ch = t.channel;
   if (t.buffer != nullptr) hand_off(t, /*final=*/false);
   if (Buffer* b = ch->returns.pop())
@@ -296,40 +345,75 @@ RawEvent* next_buffer(ThreadState& t) {
     if (Buffer* b = new_buffer_for(ch))
       return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
   }
+  // The writer is behind: take one of the process's burst buffers rather
+  // than wait (measured on real programs: the writer resolving the names
+  // of ~1,000 new functions at start-up made probes wait 0.2-0.7 s).
+  // At most as many as the return ring holds, so the writer can always give
+  // every buffer back to its thread.
+  if (ch->buffers_owned < ReturnRing::kCapacity &&
+      s.burst_taken.load(std::memory_order_relaxed) < s.config.burst_buffers &&
+      s.burst_taken.fetch_add(1, std::memory_order_relaxed) < s.config.burst_buffers) {
+    if (Buffer* b = new_buffer_for(ch))
+      return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
+  }
   if (s.config.policy == FullPolicy::kBlock &&
-      g_mode.load(std::memory_order_relaxed) != kModeShutdown && !s.config.synchronous) {
+      g_mode.load(std::memory_order_relaxed) != kModeShutdown && !s.config.synchronous &&
+      !s.writer_stalled.load(std::memory_order_relaxed)) {
     // Block until the writer returns a buffer; bounded so that a stuck
     // writer can never deadlock the program (then we drop and count). The
     // writer wakes this thread as it returns a buffer: sleeping in growing
     // naps instead overslept the return by up to a nap, time the probe then
     // could not make up.
-    int64_t deadline = monotonic_ns_now() + int64_t{s.config.block_timeout_ms} * 1000000;
+    const int64_t start = monotonic_ns_now();
+    const int64_t deadline = start + int64_t{s.config.block_timeout_ms} * 1000000;
     for (;;) {
-      if (Buffer* b = ch->returns.pop())
+      if (Buffer* b = ch->returns.pop()) {
+        s.blocked_wait_ns.fetch_add(static_cast<uint64_t>(monotonic_ns_now() - start),
+                                    std::memory_order_relaxed);
         return take_buffer(t, b), t.cur.load(std::memory_order_relaxed);
+      }
       int64_t left = deadline - monotonic_ns_now();
       if (left <= 0) break;
       ch->returns.wait_for_push(static_cast<uint64_t>(std::min<int64_t>(left, 10000000)));
     }
+    s.blocked_wait_ns.fetch_add(static_cast<uint64_t>(monotonic_ns_now() - start),
+                                std::memory_order_relaxed);
+    note_writer_stalled(s);
   }
   return nullptr;
 }
 
+// The shadow stack lives in its own mapping, grown by a new mapping and a
+// copy: mmap is async-signal-safe, so a probe in a signal handler that
+// interrupted malloc can still grow it.
 bool grow_shadow(ThreadState& t) {
   constexpr uint32_t kMaxDepth = 1u << 22;
+  constexpr uint32_t kFirstDepth = 256;
   if (t.shadow_capacity >= kMaxDepth) {
     t.pending_lost += 2;  // this call's enter and exit
     return false;
   }
-  uint32_t cap = t.shadow_capacity * 2;
-  auto* grown = static_cast<uint64_t*>(std::realloc(t.shadow, cap * sizeof(uint64_t)));
-  if (grown == nullptr) {
-    t.pending_lost += 2;
+  uint32_t cap = t.shadow == nullptr ? kFirstDepth : t.shadow_capacity * 2;
+  void* mem = mmap(nullptr, cap * sizeof(ShadowFrame), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) {
+    if (t.shadow != nullptr) t.pending_lost += 2;
     return false;
+  }
+  auto* grown = static_cast<ShadowFrame*>(mem);
+  if (t.shadow != nullptr) {
+    std::memcpy(grown, t.shadow, t.depth * sizeof(ShadowFrame));
+    munmap(t.shadow, t.shadow_capacity * sizeof(ShadowFrame));
   }
   t.shadow = grown;
   t.shadow_capacity = cap;
   return true;
+}
+
+void free_shadow(ThreadState& t) {
+  if (t.shadow != nullptr) munmap(t.shadow, t.shadow_capacity * sizeof(ShadowFrame));
+  t.shadow = nullptr;
+  t.shadow_capacity = 0;
 }
 
 RawEvent* begin_trace(ThreadState& t, RawEvent* p) {
@@ -374,6 +458,7 @@ void drain_full(State& s) {
     ++ch->processed;
     s.recorded.fetch_add(b->used, std::memory_order_relaxed);
     s.buffers_written.fetch_add(1, std::memory_order_relaxed);
+    if (s.writer_stalled.load(std::memory_order_relaxed)) s.writer_stalled.store(false);
     if (b->final || !ch->returns.push(b)) {
       MonitorLock lock(s.channels_mu);
       s.recycled.push_back(b);
@@ -425,6 +510,85 @@ void report_thread_losses(State& s) {
   if (lost != 0) s.core->report_loss(UINT32_MAX, lost, "dropped on exited threads");
 }
 
+uint32_t g_still_running_cause = 0;
+
+// At close, frames still open on live threads (a server's event loop, a
+// thread that never returns, exit() called from deep inside) get failed
+// exits whose cause says so, so every trace in the log is complete. The
+// probes have stopped (shutdown mode); a thread caught inside a probe, whose
+// shadow stack and written stream disagree, is left as it is.
+void close_open_frames(State& s) {
+  MonitorLock lock(s.channels_mu);
+  std::vector<RawEvent> events;
+  std::vector<uint64_t> keys;
+  for (ThreadChannel* ch : s.channels) {
+    if (ch->exited.load(std::memory_order_acquire) || ch->state == nullptr) continue;
+    const uint32_t open = s.core->open_frames(ch->index);
+    if (open == 0) continue;
+    const ThreadState& t = *ch->state;
+    const uint32_t depth = __atomic_load_n(&t.depth, __ATOMIC_ACQUIRE);
+    if (t.shadow == nullptr || depth > t.shadow_capacity) continue;
+    keys.clear();
+    for (uint32_t i = 0; i < depth; ++i) {
+      const uint64_t key = __atomic_load_n(&t.shadow[i].key, __ATOMIC_RELAXED);
+      if ((key & kDroppedTag) == 0) keys.push_back(key);
+    }
+    if (keys.size() != open) continue;
+    events.clear();
+    const uint64_t now = now_raw();
+    for (auto key = keys.rbegin(); key != keys.rend(); ++key) {
+      const bool op = (*key & kOpTag) != 0;
+      events.push_back(
+          {now, pack(op ? RawKind::kFailOp : RawKind::kFailFn, op ? *key & ~kOpTag : *key)});
+      events.push_back({g_still_running_cause, pack(RawKind::kCause, 0)});
+    }
+    s.core->consume(*ch, events.data(), events.data() + events.size());
+  }
+}
+
+struct Health {
+  uint64_t unwound_frames = 0;
+  uint64_t unmatched_exits = 0;
+  uint64_t signal_lost = 0;
+};
+
+// Exited threads' counts plus the live threads' (read racily: a count a
+// live thread adds while we read shows up in the next reading).
+Health current_health(State& s) {
+  Health h;
+  h.unwound_frames = s.unwound_frames.load();
+  h.unmatched_exits = s.unmatched_exits.load();
+  h.signal_lost = s.signal_lost.load();
+  MonitorLock lock(s.channels_mu);
+  for (ThreadChannel* ch : s.channels) {
+    if (ch->state == nullptr || ch->exited.load()) continue;
+    h.unwound_frames += __atomic_load_n(&ch->state->unwound_frames, __ATOMIC_RELAXED);
+    h.unmatched_exits += __atomic_load_n(&ch->state->unmatched_exits, __ATOMIC_RELAXED);
+    h.signal_lost += __atomic_load_n(&ch->state->signal_lost_total, __ATOMIC_RELAXED);
+  }
+  return h;
+}
+
+// The log ends with the monitor's health, so a reader can tell a trace cut
+// by a longjmp from one the monitor broke. Called with core_mu held.
+void write_health_record(State& s, const Health& h) {
+  const format::RecordSchema* schema =
+      format::find_builtin_schema("sonde.record.monitor.MonitorHealthRecord");
+  if (schema == nullptr) return;
+  static const std::string* host = nullptr;
+  if (host == nullptr) host = new std::string(describe_process(s.config).hostname);
+  samplers::RecordBuilder b(schema);
+  b.set_int("timestamp", epoch_ns_now())
+      .set_string("hostname", *host)
+      .set_int("pid", getpid())
+      .set_int("unwoundFrames", static_cast<int64_t>(h.unwound_frames))
+      .set_int("unmatchedExits", static_cast<int64_t>(h.unmatched_exits))
+      .set_int("signalLostEvents", static_cast<int64_t>(h.signal_lost))
+      .set_int("writerStalls", static_cast<int64_t>(s.writer_stalls.load()))
+      .set_int("blockedWaitNs", static_cast<int64_t>(s.blocked_wait_ns.load()));
+  s.core->record(b.take());
+}
+
 void final_drain(State& s, bool closing) {
   MonitorLock lock(s.core_mu);
   if (!s.core || s.closed) return;
@@ -436,10 +600,15 @@ void final_drain(State& s, bool closing) {
     // Events dropped on threads still running and not yet marked in a buffer.
     MonitorLock clock(s.channels_mu);
     for (ThreadChannel* ch : s.channels) {
-      if (ch->state != nullptr && !ch->exited.load() && ch->state->pending_lost != 0) {
-        s.core->report_loss(ch->index, ch->state->pending_lost, "dropped, not yet marked at exit");
-      }
+      if (ch->state == nullptr || ch->exited.load()) continue;
+      uint64_t pending = ch->state->pending_lost +
+                         __atomic_exchange_n(&ch->state->signal_lost, 0, __ATOMIC_RELAXED);
+      if (pending != 0) s.core->report_loss(ch->index, pending, "dropped, not yet marked at exit");
     }
+  }
+  if (closing) {
+    close_open_frames(s);
+    write_health_record(s, current_health(s));
   }
   s.core->flush(true);
 }
@@ -462,6 +631,7 @@ constexpr int64_t kIdleSleepMaxNs = 10000000;
 
 bool writer_has_work(State& s) {
   return !s.full.empty() || s.stop.load(std::memory_order_seq_cst) ||
+         s.stop_signal.load(std::memory_order_seq_cst) != 0 ||
          s.crash_request.load(std::memory_order_seq_cst) ||
          s.flush_requested.load(std::memory_order_seq_cst) !=
              s.flush_done.load(std::memory_order_relaxed);
@@ -485,12 +655,30 @@ void writer_loop() {
   t_state.status = kThreadOff;  // the writer never records itself
   t_probe_busy = 1;             // nor do the interposition probes (its own locks)
   pthread_setname_np(pthread_self(), "sonde-writer");
+  // Asynchronous signals go to the program's threads, never to this one:
+  // a stop signal's handler waits for this thread to close the log, and the
+  // program's own handlers expect to run on the program's threads (and
+  // their probes to be recorded). Faults in this thread stay deliverable.
+  sigset_t blocked;
+  sigfillset(&blocked);
+  for (int sig : kFatalSignals) sigdelset(&blocked, sig);
+  pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
   auto now_ms = [] { return monotonic_ns_now() / 1000000; };
   int64_t next_flush = now_ms() + s.config.flush_interval_ms;
   int64_t next_clock = now_ms() + 100;
   int64_t clock_period = 100;
   Sampling sampling(s.config, [&](const format::Record& r) { s.core->record(r); });
+  // Fault injection for the tests of the block policy's bound
+  // (docs/configuration.md): the writer stalls as a hung disk would make it.
+  if (uint32_t stall = s.config.fault_writer_stall_ms; stall != 0) {
+    timespec nap{static_cast<time_t>(stall / 1000), static_cast<long>(stall % 1000) * 1000000};
+    nanosleep(&nap, nullptr);
+  }
   while (!s.stop.load(std::memory_order_acquire)) {
+    if (s.stop_signal.load(std::memory_order_acquire) != 0) {
+      close_for_stop_signal(s);
+      break;
+    }
     bool idle = s.full.empty();
     {
       MonitorLock lock(s.core_mu);
@@ -563,6 +751,23 @@ void print_summary(State& s) {
                  s.config.policy == FullPolicy::kBlock ? "block" : "drop",
                  s.core->writer().failed() ? ", write error" : "");
   }
+  const Health h = current_health(s);
+  if (h.unwound_frames + h.unmatched_exits + h.signal_lost != 0) {
+    std::fprintf(stderr,
+                 "sonde: %llu frames left without their exit (longjmp, missing end) closed as "
+                 "unwound, %llu exits without an enter ignored, %llu events of probes in signal "
+                 "handlers that interrupted a probe counted as lost\n",
+                 static_cast<unsigned long long>(h.unwound_frames),
+                 static_cast<unsigned long long>(h.unmatched_exits),
+                 static_cast<unsigned long long>(h.signal_lost));
+  }
+  if (uint64_t stalls = s.writer_stalls.load(); stalls != 0 || s.blocked_wait_ns.load() != 0) {
+    std::fprintf(stderr,
+                 "sonde: writer health: probes waited %.1f ms in all for free buffers; %llu "
+                 "stall(s) longer than block_timeout_ms (%u ms)\n",
+                 static_cast<double>(s.blocked_wait_ns.load()) / 1e6,
+                 static_cast<unsigned long long>(stalls), s.config.block_timeout_ms);
+  }
 }
 
 void start_writer(State& s) {
@@ -620,9 +825,13 @@ void start() {
   seed ^= seed >> 33;
   s.trace_base = (seed & 0x7fffffff00000000ULL) | 0x100000000ULL;
   s.next_trace_block.store(kTraceBlock);  // ids with low bits 0 would look unset
+  set_unwound_cause(intern_cause("left without returning (longjmp, or its exit was not seen)"));
+  g_still_running_cause = intern_cause("still running when the log was closed");
+  load_trace_start(s.config.trace_start);
   start_writer(s);
   if (!s.core) return;
   install_crash_handlers();
+  if (s.config.stop_signals) install_stop_handlers();
   pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
   std::atexit(at_exit_handler);
   set_mode(kModeOn);
@@ -655,8 +864,10 @@ void shutdown_monitoring() {
   set_mode(kModeShutdown);
   // Hand off this thread's buffer so its events are written in order.
   ThreadState& t = t_state;
-  if (t.status == kThreadActive && t.buffer != nullptr) {
+  if ((t.status == kThreadActive || t.status == kThreadResync) && t.buffer != nullptr) {
+    t.status = kThreadInProbe;
     hand_off(t, /*final=*/false);
+    t.status = kThreadActive;
   }
   if (s.writer.joinable()) {
     s.stop.store(true, std::memory_order_release);
@@ -676,7 +887,12 @@ bool flush_now() {
   State& s = state();
   if (g_mode.load() != kModeOn) return false;
   ThreadState& t = t_state;
-  if (t.status == kThreadActive && t.buffer != nullptr) hand_off(t, false), next_buffer(t);
+  if ((t.status == kThreadActive || t.status == kThreadResync) && t.buffer != nullptr) {
+    t.status = kThreadInProbe;  // a signal handler's probe must not take the buffer meanwhile
+    hand_off(t, false);
+    next_buffer(t);
+    t.status = kThreadActive;
+  }
   // The writer thread cannot wait for itself (a dlclose inside elfutils).
   if (static_cast<pid_t>(syscall(SYS_gettid)) == s.writer_tid) return false;
   const uint64_t ticket = s.flush_requested.fetch_add(1, std::memory_order_acq_rel) + 1;
@@ -717,7 +933,6 @@ Totals current_totals() {
 
 namespace {
 
-constexpr int kFatalSignals[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
 struct sigaction g_previous[32];
 
 void crash_handler(int sig, siginfo_t* info, void* context) {
@@ -745,6 +960,60 @@ void crash_handler(int sig, siginfo_t* info, void* context) {
   raise(sig);
 }
 
+// ---------------------------------------------------------------------------
+// Stop signals (SIGTERM, SIGINT, SIGHUP) whose disposition is the default:
+// the process would die without running atexit, so the log would lack its
+// END item. The handler asks the writer to write everything and close the
+// log (only async-signal-safe calls here), waits for it (bounded), then
+// lets the signal take its default effect. A program that installs its own
+// handler replaces this one, and its handler's exit() closes the log.
+
+void stop_signal_handler(int sig) {
+  State& s = state();
+  const bool on_writer = static_cast<pid_t>(syscall(SYS_gettid)) == s.writer_tid;
+  int expected = 0;
+  if (!on_writer && s.writer.joinable() && s.stop_signal.compare_exchange_strong(expected, sig)) {
+    s.doorbell.ring();
+    timespec nap{0, 1000000};
+    for (uint32_t waited = 0; waited < s.config.crash_flush_timeout_ms; ++waited) {
+      if (s.stop_signal_done.load(std::memory_order_acquire)) break;
+      nanosleep(&nap, nullptr);
+    }
+  }
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, nullptr);
+  raise(sig);  // delivered when this handler returns (the signal is blocked in it)
+}
+
+void install_stop_handlers() {
+  for (int sig : kStopSignals) {
+    struct sigaction current {};
+    if (sigaction(sig, nullptr, &current) != 0) continue;
+    if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) continue;
+    struct sigaction sa {};
+    sa.sa_handler = stop_signal_handler;
+    sigemptyset(&sa.sa_mask);
+    for (int other : kStopSignals) sigaddset(&sa.sa_mask, other);
+    sigaction(sig, &sa, nullptr);
+  }
+}
+
+// The writer's part: what shutdown_monitoring does, from the writer thread
+// (the signalled thread may hold any lock). Called without core_mu held.
+void close_for_stop_signal(State& s) {
+  set_mode(kModeShutdown);
+  final_drain(s, /*closing=*/true);
+  MonitorLock lock(s.core_mu);
+  if (s.core && !s.closed) {
+    s.core->close();
+    s.closed = true;
+    print_summary(s);
+  }
+  s.stop_signal_done.store(true, std::memory_order_release);
+}
+
 void install_crash_handlers() {
   struct sigaction sa {};
   sa.sa_sigaction = crash_handler;
@@ -756,23 +1025,37 @@ void install_crash_handlers() {
 // ---------------------------------------------------------------------------
 // fork(): the child either writes its own log or stops monitoring.
 
-void on_fork_prepare() {
-  // Hold both locks across fork so the child never inherits one locked by a
-  // thread that does not exist there. Same order as everywhere else
-  // (core_mu, then channels_mu), or fork deadlocks against the writer.
-  state().core_mu.lock();
-  state().channels_mu.lock();
+// Every libsonde lock an application thread can hold is held across fork,
+// so the child never inherits one locked by a thread that does not exist
+// there. Taken in the order used everywhere else, or fork deadlocks against
+// the writer: restart_mu, core_mu, channels_mu, the registry (the writer
+// looks names up under core_mu and channels_mu), patterns_mu (registration
+// asks the patterns under the registry's lock), unload_mu.
+void lock_all_for_fork(State& s) {
+  s.restart_mu.lock();
+  s.core_mu.lock();
+  s.channels_mu.lock();
+  lock_registry_for_fork();
+  s.patterns_mu.lock();
+  s.unload_mu.lock();
 }
 
-void on_fork_parent() {
-  state().channels_mu.unlock();
-  state().core_mu.unlock();
+void unlock_all_after_fork(State& s) {
+  s.unload_mu.unlock();
+  s.patterns_mu.unlock();
+  unlock_registry_after_fork();
+  s.channels_mu.unlock();
+  s.core_mu.unlock();
+  s.restart_mu.unlock();
 }
+
+void on_fork_prepare() { lock_all_for_fork(state()); }
+
+void on_fork_parent() { unlock_all_after_fork(state()); }
 
 void on_fork_child() {
   State& s = state();
-  s.channels_mu.unlock();
-  s.core_mu.unlock();
+  unlock_all_after_fork(s);
   ThreadState& t = t_state;
   // The parent writes everything it recorded; the child forgets it. The
   // forgotten objects stay reachable from here: freeing them could touch

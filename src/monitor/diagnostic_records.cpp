@@ -19,7 +19,7 @@
 #include "format/schema.hpp"
 #include "monitor/clock.hpp"
 #include "monitor/controller.hpp"
-#include "monitor/interpose_common.hpp"
+#include "monitor/preload_check.hpp"
 #include "monitor/registry.hpp"
 #include "monitor/symbolizer.hpp"
 #include "monitor/thread_state.hpp"
@@ -78,10 +78,21 @@ void apply_probe_switches(const Config& config) {
   const char* entry_points[2] = {"sqlite3_step", "PQexec"};
   for (int i = 0; i < 2 && config.probe_database; ++i) {
     if (warned[i]) continue;
-    if (std::string problem = binding_problem(entry_points[i]); !problem.empty()) {
+    if (std::string problem = preload_binding_problem(entry_points[i]); !problem.empty()) {
       warned[i] = true;
       std::fprintf(stderr, "sonde: probe_database: %s\n", problem.c_str());
     }
+  }
+  // pthread_mutex_lock may legitimately bind to another interposer first
+  // (ThreadSanitizer's, which calls on to the next definition): only a
+  // missing preload library is certain to leave the probe blind.
+  static bool warned_lock = false;
+  if (config.probe_lock_wait && !warned_lock && !preload_loaded()) {
+    warned_lock = true;
+    std::fprintf(stderr,
+                 "sonde: probe_lock_wait: libsonde-preload.so, which holds the probe of "
+                 "pthread_mutex_lock, is not loaded: LD_PRELOAD it or link it (sonde run "
+                 "preloads it); no lock waits will be recorded\n");
   }
 }
 
@@ -160,10 +171,12 @@ void poll_probes_file() {
 TracePosition current_trace_position() {
   TracePosition pos;
   ThreadState& t = t_state;
-  if (t.status != kThreadActive || t.depth == 0 || t.shadow == nullptr) return pos;
+  if ((t.status != kThreadActive && t.status != kThreadResync) || t.depth == 0 ||
+      t.shadow == nullptr)
+    return pos;
   pos.trace_id = static_cast<int64_t>(t.trace_id - 1);  // begin_trace hands out trace_id++
   pos.order_index = static_cast<int32_t>(t.order) - 1;  // order is the next index
-  pos.operation_key = t.shadow[t.depth - 1] & ~kDroppedTag;
+  pos.operation_key = t.shadow[t.depth - 1].key & ~kDroppedTag;
   return pos;
 }
 

@@ -4,14 +4,19 @@
 #include <gelf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "monitor/clock.hpp"
 #include "monitor/controller.hpp"
+#include "monitor/probe_busy.hpp"
 #include "monitor/symbolizer.hpp"
+#include "monitor/xray_mode.hpp"
 
 namespace sonde::monitor {
 
@@ -19,63 +24,153 @@ std::atomic<const FunctionFilter*> g_function_filter{nullptr};
 
 namespace {
 
-struct Entry {
-  uint64_t address;
-  bool monitored;
+// What the table is built from. Rebuilds come from set_patterns (any
+// thread) and from the cull decision (the writer thread): one at a time.
+struct FilterInputs {
+  std::mutex mu;
+  PatternSet patterns;
+  std::vector<uint64_t> culled;  // sorted
+  std::atomic<int64_t> published_ns{0};
+  // Retired tables stay alive (and reachable from here): a probe may still
+  // be reading one, and rebuilds are rare enough that the memory does not matter.
+  std::vector<const FunctionFilter*> retired;
+};
+
+FilterInputs& inputs() {
+  static FilterInputs* in = new FilterInputs;  // never destroyed: probes run during exit
+  return *in;
+}
+
+bool is_culled(const std::vector<uint64_t>& culled, uint64_t address) {
+  return std::binary_search(culled.begin(), culled.end(), address);
+}
+
+struct Collect {
+  const PatternSet* patterns;
+  const std::vector<uint64_t>* culled;
+  std::vector<uint64_t>* excluded;
+  std::unordered_set<uint64_t>* culled_named;  // culled addresses that have a symbol
 };
 
 int collect_module(Dwfl_Module* mod, void** /*userdata*/, const char* /*name*/, Dwarf_Addr /*base*/,
                    void* arg) {
-  auto* ctx = static_cast<std::pair<const PatternSet*, std::vector<Entry>*>*>(arg);
+  auto* ctx = static_cast<Collect*>(arg);
   int n = dwfl_module_getsymtab(mod);
   for (int i = 0; i < n; ++i) {
     GElf_Sym sym;
     GElf_Addr addr = 0;
     const char* name = dwfl_module_getsym_info(mod, i, &sym, &addr, nullptr, nullptr, nullptr);
     if (name == nullptr || GELF_ST_TYPE(sym.st_info) != STT_FUNC || addr == 0) continue;
-    ctx->second->push_back({addr, ctx->first->monitored(demangle(name))});
+    PatternMatch m = match_patterns(*ctx->patterns, demangle(name));
+    bool culled = is_culled(*ctx->culled, addr);
+    if (culled) ctx->culled_named->insert(addr);
+    if (m == PatternMatch::kExcluded || (m == PatternMatch::kNone && culled)) {
+      ctx->excluded->push_back(addr);
+    }
   }
   return DWARF_CB_OK;
 }
 
-}  // namespace
-
-void rebuild_function_filter(const PatternSet& patterns) {
-  // Retired tables stay alive (and reachable from here): a probe may still
-  // be reading one, and reloads are rare enough that the memory does not matter.
-  static std::vector<const FunctionFilter*>* retired = new std::vector<const FunctionFilter*>;
-  if (patterns.empty()) {
-    if (const FunctionFilter* old = g_function_filter.exchange(nullptr)) retired->push_back(old);
-    return;
-  }
+// Every function the patterns exclude, and the culled ones no '+' rule pins.
+std::vector<uint64_t> excluded_functions(const PatternSet& patterns,
+                                         const std::vector<uint64_t>& culled) {
+  if (patterns.empty()) return culled;  // nothing can pin them
+  std::vector<uint64_t> excluded;
+  std::unordered_set<uint64_t> culled_named;
   char* debuginfo_path = nullptr;
   Dwfl_Callbacks callbacks{};
   callbacks.find_elf = dwfl_linux_proc_find_elf;
   callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
   callbacks.debuginfo_path = &debuginfo_path;
-  Dwfl* dwfl = dwfl_begin(&callbacks);
-  std::vector<Entry> entries;
-  if (dwfl != nullptr) {
+  if (Dwfl* dwfl = dwfl_begin(&callbacks); dwfl != nullptr) {
     dwfl_report_begin(dwfl);
     dwfl_linux_proc_report(dwfl, getpid());
     dwfl_report_end(dwfl, nullptr, nullptr);
-    std::pair<const PatternSet*, std::vector<Entry>*> ctx{&patterns, &entries};
+    Collect ctx{&patterns, &culled, &excluded, &culled_named};
     dwfl_getmodules(dwfl, collect_module, &ctx, 0);
     dwfl_end(dwfl);
   }
+  // A culled function without a symbol has no name a pattern could match.
+  for (uint64_t a : culled) {
+    if (!culled_named.contains(a)) excluded.push_back(a);
+  }
+  return excluded;
+}
+
+// Only excluded functions are stored: a miss means "monitored", so the
+// table stays as small as the exclusions, and the probe's one lookup
+// touches fewer cache lines than a table of every symbol would.
+const FunctionFilter* build_table(const std::vector<uint64_t>& excluded) {
+  if (excluded.empty()) return nullptr;
   uint64_t size = 16;
-  while (size < entries.size() * 2) size *= 2;
+  while (size < excluded.size() * 2) size *= 2;
   auto* filter = new FunctionFilter{size - 1, new uint64_t[size](), new uint8_t[size]()};
-  for (const Entry& e : entries) {
-    uint64_t h = (e.address * 0x9E3779B97F4A7C15ULL) >> 20;
+  for (uint64_t address : excluded) {
+    uint64_t h = (address * 0x9E3779B97F4A7C15ULL) >> 20;
     uint64_t i = h & filter->mask;
-    while (filter->keys[i] != 0 && filter->keys[i] != e.address) i = (i + 1) & filter->mask;
-    filter->keys[i] = e.address;
-    filter->monitored[i] = e.monitored ? 1 : 0;
+    while (filter->keys[i] != 0 && filter->keys[i] != address) i = (i + 1) & filter->mask;
+    filter->keys[i] = address;
+    filter->monitored[i] = 0;
   }
+  return filter;
+}
+
+// Called with in.mu held.
+void rebuild_locked(FilterInputs& in) {
+  const FunctionFilter* filter = build_table(excluded_functions(in.patterns, in.culled));
   if (const FunctionFilter* old = g_function_filter.exchange(filter, std::memory_order_acq_rel)) {
-    retired->push_back(old);
+    in.retired.push_back(old);
   }
+  in.published_ns.store(monotonic_ns_now(), std::memory_order_release);
+}
+
+}  // namespace
+
+PatternMatch match_patterns(const PatternSet& patterns, std::string_view name) {
+  PatternMatch result = PatternMatch::kNone;
+  for (const PatternRule& r : patterns.rules()) {
+    if (glob_match(r.glob, name))
+      result = r.include ? PatternMatch::kIncluded : PatternMatch::kExcluded;
+  }
+  return result;
+}
+
+void rebuild_function_filter(const PatternSet& patterns) {
+  FilterInputs& in = inputs();
+  MonitorLock lock(in.mu);
+  in.patterns = patterns;
+  rebuild_locked(in);
+}
+
+void set_culled_functions(std::vector<uint64_t> addresses) {
+  FilterInputs& in = inputs();
+  PatternSet patterns;
+  {
+    MonitorLock lock(in.mu);
+    std::sort(addresses.begin(), addresses.end());
+    addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
+    in.culled = std::move(addresses);
+    rebuild_locked(in);
+    patterns = in.patterns;
+  }
+  // Outside the lock: XRay's patching asks function_culled for each function.
+  xray_apply_patterns(patterns);
+}
+
+bool function_culled(uint64_t address) {
+  FilterInputs& in = inputs();
+  MonitorLock lock(in.mu);
+  return is_culled(in.culled, address);
+}
+
+PatternSet current_function_patterns() {
+  FilterInputs& in = inputs();
+  MonitorLock lock(in.mu);
+  return in.patterns;
+}
+
+int64_t function_filter_published_ns() {
+  return inputs().published_ns.load(std::memory_order_acquire);
 }
 
 namespace {

@@ -1,12 +1,15 @@
 // Per-function on/off decisions for -finstrument-functions probes, built off
-// the hot path from the current patterns: every function symbol of every
-// loaded module is matched once, and the probe looks its address up in an
-// immutable open-addressing table. No table (no patterns) means "all on".
+// the hot path from the current patterns and the culled functions
+// (cull.hpp): every function symbol of every loaded module is matched once,
+// and the probe looks its address up in an immutable open-addressing table
+// of the excluded ones. No table (nothing excluded) means "all on".
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "monitor/patterns.hpp"
 
@@ -21,18 +24,36 @@ struct FunctionFilter {
     uint64_t h = (address * 0x9E3779B97F4A7C15ULL) >> 20;
     for (uint64_t i = h & mask;; i = (i + 1) & mask) {
       if (keys[i] == address) return monitored[i] != 0;
-      if (keys[i] == 0) return true;  // unknown function (loaded later): monitored
+      if (keys[i] == 0) return true;  // not excluded (or loaded later): monitored
     }
   }
 };
 
 extern std::atomic<const FunctionFilter*> g_function_filter;
 
-// Rebuilds the table for `patterns` (or clears it when they are empty).
+// Rebuilds the table for `patterns` and the culled functions (or clears it
+// when nothing is excluded). Remembers `patterns` for later cull decisions.
 void rebuild_function_filter(const PatternSet& patterns);
 // Re-reads patterns_file when its contents changed (called by the writer thread).
 void poll_patterns_file();
 // The patterns_file contents applied at start-up, so the first poll compares against them.
 void note_patterns_file_text(std::string text);
+
+// Which rule decides `name`: the last matching one, as PatternSet::monitored
+// reads them. kNone (no rule matches) is what culling may override; a '+'
+// rule pins a function in, a '-' rule excludes it whatever culling says.
+enum class PatternMatch : uint8_t { kNone, kIncluded, kExcluded };
+PatternMatch match_patterns(const PatternSet& patterns, std::string_view name);
+
+// Culling (cull.cpp): these functions are excluded in addition to what the
+// patterns exclude, except those a '+' pattern pins. Rebuilds the table and
+// re-applies the XRay patching with the current patterns.
+void set_culled_functions(std::vector<uint64_t> addresses);
+bool function_culled(uint64_t address);
+// The patterns the table was last built from.
+PatternSet current_function_patterns();
+// monotonic_ns_now() when the current table was published: call-site
+// patching waits a grace period before it patches exit hooks (callsite_patch.cpp).
+int64_t function_filter_published_ns();
 
 }  // namespace sonde::monitor

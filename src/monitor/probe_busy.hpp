@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <mutex>
 
-namespace sonde::monitor {
+#include "monitor/preload_abi.hpp"  // t_probe_busy, shared with the preload library
 
-extern __thread uint8_t t_probe_busy __attribute__((tls_model("initial-exec")));
+namespace sonde::monitor {
 
 // Nests: restores what it found, so a scope inside the writer thread (busy
 // for life) or inside another busy scope leaves the flag as it was.

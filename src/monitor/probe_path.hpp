@@ -1,77 +1,96 @@
 // The probe hot path: what every monitored enter and exit costs. No locks,
-// syscalls, allocation or strings; one bounds check, one timestamp, one
-// 16-byte store and the shadow-stack update. Everything rare is out of line.
+// syscalls, allocation or strings; one status check, one bounds check, one
+// timestamp, one 16-byte store and the shadow-stack update. Everything rare
+// (a thread's first probe, the outermost frame of a trace, a full buffer, an
+// exit that does not match the top frame, a probe inside a signal handler)
+// is out of line.
+//
+// While a probe runs, the thread's status reads kThreadInProbe: a signal
+// handler whose probe interrupts it sees that and only counts its events as
+// lost, so the buffer and the shadow stack are never written twice at once,
+// and no lock or allocation is reachable from a probe inside a handler that
+// interrupted a probe. The signal fences keep the compiler from moving the
+// buffer and stack writes outside that window (they emit no instruction).
 #pragma once
+
+#include <atomic>
 
 #include "monitor/clock.hpp"
 #include "monitor/thread_state.hpp"
 
 namespace sonde::monitor {
 
-[[gnu::always_inline]] inline void probe_enter(RawKind kind, uint64_t id, uint64_t key) {
-  ThreadState& t = t_state;
-  if (t.status != kThreadActive) [[unlikely]] {
-    if (!activate_thread(t)) return;
-  }
-  if (t.depth == t.shadow_capacity) [[unlikely]] {
-    if (!grow_shadow(t)) return;
-  }
-  RawEvent* p = t.cur.load(std::memory_order_relaxed);
-  if (p >= t.limit) [[unlikely]] {
-    p = next_buffer(t);
-    if (p == nullptr) {
-      t.shadow[t.depth++] = key | kDroppedTag;
-      ++t.pending_lost;
-      return;
-    }
-  }
-  uint64_t now = now_raw();
-  if (t.pending_lost != 0) [[unlikely]]
-    p = mark_lost(t, p, now);
-  if (t.depth == 0) p = begin_trace(t, p);
-  p->a = now;
-  p->b = pack(kind, id);
-  t.cur.store(p + 1, std::memory_order_release);
-  t.shadow[t.depth++] = key;
-  ++t.order;
-}
+// Slow paths (probe_slow.cpp). Each returns with the status back at
+// kThreadActive, or leaves it as it found it when it records nothing.
+bool enter_slow(ThreadState& t, RawKind kind, uint64_t id, uint64_t key, uint64_t sp);
+void exit_slow(ThreadState& t, RawKind kind, uint64_t id, uint64_t key, uint64_t sp,
+               uint64_t cause);
 
-// Records the exit of the innermost open frame if it is `key`; a mismatch
-// (an exit without its enter, e.g. after the mode changed) is ignored, which
-// keeps every recorded trace balanced.
-[[gnu::always_inline]] inline void probe_exit(RawKind kind, uint64_t id, uint64_t key,
-                                              uint64_t cause = 0) {
+// `sp` is the probed function's stack pointer at the probe call
+// (__builtin_dwarf_cfa() in the non-inlined entry point); it lets the slow
+// paths tell which open frames a longjmp left behind.
+[[gnu::always_inline]] inline void probe_enter(RawKind kind, uint64_t id, uint64_t key,
+                                               uint64_t sp) {
   ThreadState& t = t_state;
-  if (t.depth == 0) return;
-  uint64_t top = t.shadow[t.depth - 1];
-  if ((top & ~kDroppedTag) != key) return;
-  --t.depth;
-  if (top & kDroppedTag) [[unlikely]] {
-    ++t.pending_lost;
+  if (t.status != kThreadActive) [[unlikely]] {  // new, off, in a probe, longjmp noted
+    enter_slow(t, kind, id, key, sp);
     return;
   }
+  // From here on a signal handler's probe on this thread only counts itself:
+  // nothing below may be read before this store (the fence keeps it so).
+  t.status = kThreadInProbe;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  RawEvent* p = t.cur.load(std::memory_order_relaxed);
+  // The outermost frame of a trace, a full shadow stack or buffer, or a
+  // loss to mark: all out of line.
+  if (t.depth == 0 || t.depth == t.shadow_capacity || p >= t.limit || t.pending_lost != 0)
+      [[unlikely]] {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t.status = kThreadActive;
+    enter_slow(t, kind, id, key, sp);
+    return;
+  }
+  p->a = now_raw();
+  p->b = pack(kind, id);
+  t.cur.store(p + 1, std::memory_order_release);
+  push_frame(t, key, sp);
+  ++t.order;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t.status = kThreadActive;
+}
+
+// Records the exit of the innermost open frame if it is `key`. Anything else
+// (a frame left by longjmp below it, an excluded function, an exit without
+// its enter) is sorted out by exit_slow, which keeps every trace balanced.
+[[gnu::always_inline]] inline void probe_exit(RawKind kind, uint64_t id, uint64_t key,
+                                              uint64_t sp, uint64_t cause = 0) {
+  ThreadState& t = t_state;
+  // Nothing open: outside every trace. (A handler that runs between this
+  // read and the status store leaves the depth as it found it.)
+  if (t.depth == 0) return;
+  if (t.status != kThreadActive) [[unlikely]] {
+    exit_slow(t, kind, id, key, sp, cause);
+    return;
+  }
+  t.status = kThreadInProbe;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   // An exit may use the slack but for one slot: it writes at most a lost
   // marker, the exit and (failed exits) the cause.
   RawEvent* p = t.cur.load(std::memory_order_relaxed);
-  if (p >= t.limit + kBufferSlack - 3) [[unlikely]] {
-    p = next_buffer(t);
-    if (p == nullptr) {
-      ++t.pending_lost;
-      return;
-    }
+  if (t.shadow[t.depth - 1].key != key || p >= t.limit + kBufferSlack - 3 ||
+      t.pending_lost != 0 || kind == RawKind::kFailFn || kind == RawKind::kFailOp) [[unlikely]] {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t.status = kThreadActive;
+    exit_slow(t, kind, id, key, sp, cause);
+    return;
   }
-  uint64_t now = now_raw();
-  if (t.pending_lost != 0) [[unlikely]]
-    p = mark_lost(t, p, now);
-  p->a = now;
+  pop_frame(t);
+  p->a = now_raw();
   p->b = pack(kind, id);
-  if (kind == RawKind::kFailFn || kind == RawKind::kFailOp) [[unlikely]] {
-    ++p;
-    p->a = cause;
-    p->b = pack(RawKind::kCause, 0);
-  }
   t.cur.store(p + 1, std::memory_order_release);
   ++t.order;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t.status = kThreadActive;
 }
 
 }  // namespace sonde::monitor

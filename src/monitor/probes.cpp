@@ -20,6 +20,11 @@ namespace {
 
 inline uint64_t op_id(const sonde_op* op) { return __atomic_load_n(&op->id, __ATOMIC_RELAXED); }
 
+// The probed function's stack pointer at the probe call: the canonical frame
+// address of the (never inlined) entry point. Frames left by a longjmp are
+// told apart by it (probe_slow.cpp).
+#define SONDE_CALLER_SP() reinterpret_cast<uint64_t>(__builtin_dwarf_cfa())
+
 [[gnu::noinline]] bool manual_op_monitored_slow(sonde_op* op) {
   ensure_started();
   if (g_mode.load(std::memory_order_relaxed) != kModeOn) return false;
@@ -62,7 +67,7 @@ namespace {
 SONDE_API void sonde_begin(sonde_op* op) {
   if (!probes_on()) return;
   if (!manual_op_monitored(op)) return;
-  probe_enter(RawKind::kEnterOp, op_id(op), op_id(op) | kOpTag);
+  probe_enter(RawKind::kEnterOp, op_id(op), op_id(op) | kOpTag, SONDE_CALLER_SP());
 }
 
 }  // extern "C"
@@ -73,7 +78,7 @@ namespace sonde::detail {
 // so that a disabled scope skips the end call and the exception check.
 SONDE_API uint64_t scope_begin(sonde_op* op) noexcept {
   if (!probes_on() || !manual_op_monitored(op)) return 0;
-  probe_enter(RawKind::kEnterOp, op_id(op), op_id(op) | kOpTag);
+  probe_enter(RawKind::kEnterOp, op_id(op), op_id(op) | kOpTag, SONDE_CALLER_SP());
   return (t_state.throws << 1) | 1;
 }
 
@@ -85,7 +90,7 @@ SONDE_API void scope_end(sonde_op* op, uint64_t token) noexcept {
     sonde_failed(op, current_exception_cause());
     return;
   }
-  probe_exit(RawKind::kExitOp, op_id(op), op_id(op) | kOpTag);
+  probe_exit(RawKind::kExitOp, op_id(op), op_id(op) | kOpTag, SONDE_CALLER_SP());
 }
 
 }  // namespace sonde::detail
@@ -94,22 +99,28 @@ extern "C" {
 
 SONDE_API void sonde_end(sonde_op* op) {
   if (g_mode.load(std::memory_order_relaxed) == kModeShutdown) return;
-  probe_exit(RawKind::kExitOp, op_id(op), op_id(op) | kOpTag);
+  // A disabled operation's begin recorded nothing: not an unmatched exit.
+  if (__atomic_load_n(&op->state, __ATOMIC_RELAXED) != op_enabled_tag()) return;
+  probe_exit(RawKind::kExitOp, op_id(op), op_id(op) | kOpTag, SONDE_CALLER_SP());
 }
 
 SONDE_API void sonde_failed(sonde_op* op, const char* cause) {
   if (g_mode.load(std::memory_order_relaxed) == kModeShutdown) return;
   ThreadState& t = t_state;
   // Intern only when this frame is really open: interning takes a lock.
-  if (t.depth == 0 || (t.shadow[t.depth - 1] & ~kDroppedTag) != (op_id(op) | kOpTag)) return;
-  probe_exit(RawKind::kFailOp, op_id(op), op_id(op) | kOpTag, intern_cause(cause));
+  if (t.depth == 0 || (t.shadow[t.depth - 1].key & ~kDroppedTag) != (op_id(op) | kOpTag)) return;
+  probe_exit(RawKind::kFailOp, op_id(op), op_id(op) | kOpTag, SONDE_CALLER_SP(),
+             intern_cause(cause));
 }
 
 // Called by the preload library's longjmp/siglongjmp interposers just before
 // the jump: the frames between here and the setjmp are left without exits.
+// A jump out of a signal handler that interrupted a probe (status "in
+// probe") abandons that probe: the thread must not stay "in probe" for ever,
+// or every later probe would count itself lost.
 SONDE_API void sonde_internal_longjmp(void) {
   ThreadState& t = t_state;
-  if (t.status == kThreadActive) t.status = kThreadResync;
+  if (t.status == kThreadActive || t.status == kThreadInProbe) t.status = kThreadResync;
 }
 
 SONDE_API int sonde_is_enabled(void) {
@@ -157,13 +168,13 @@ SONDE_API sonde_stats sonde_get_stats(void) {
   auto address = reinterpret_cast<uint64_t>(fn);
   const FunctionFilter* filter = g_function_filter.load(std::memory_order_acquire);
   if (filter != nullptr && !filter->allows(address)) return;
-  probe_enter(RawKind::kEnterFn, address, address);
+  probe_enter(RawKind::kEnterFn, address, address, SONDE_CALLER_SP());
 }
 
 [[gnu::no_instrument_function]] SONDE_API void __cyg_profile_func_exit(void* fn, void* /*site*/) {
   if (g_mode.load(std::memory_order_relaxed) == kModeShutdown) return;
   auto address = reinterpret_cast<uint64_t>(fn);
-  probe_exit(RawKind::kExitFn, address, address);
+  probe_exit(RawKind::kExitFn, address, address, SONDE_CALLER_SP());
 }
 
 }  // extern "C"

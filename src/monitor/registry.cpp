@@ -27,6 +27,9 @@ constexpr size_t kMaxCauses = 100000;
 
 }  // namespace
 
+void lock_registry_for_fork() { registry().mu.lock(); }
+void unlock_registry_after_fork() { registry().mu.unlock(); }
+
 void register_operation(sonde_op* op) {
   Registry& r = registry();
   MonitorLock lock(r.mu);

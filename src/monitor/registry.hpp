@@ -27,6 +27,11 @@ void register_operation(sonde_op* op);
 bool lookup_operation(uint32_t id, ManualOperation* out);
 
 uint32_t intern_cause(const char* cause);
+
+// fork(): application threads take the registry's lock when they register an
+// operation; it is held across fork so a child never inherits it locked.
+void lock_registry_for_fork();
+void unlock_registry_after_fork();
 std::string cause_text(uint32_t id);
 
 }  // namespace sonde::monitor

@@ -33,6 +33,12 @@ class WriterCore {
   // the process's mappings.
   void forget_functions(uint64_t begin, uint64_t end);
 
+  // Frames of `thread` opened in the written stream and not yet closed.
+  uint32_t open_frames(uint32_t thread) const {
+    auto it = decode_.find(thread);
+    return it == decode_.end() || !writer_->wants_events() ? 0 : it->second.depth;
+  }
+
   uint64_t events_written() const { return written_ - writer_->events_lost(); }
   uint64_t events_lost() const { return lost_ + writer_->events_lost(); }
   const EventWriter& writer() const { return *writer_; }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "monitor/controller.hpp"
+#include "monitor/function_filter.hpp"
 #include "monitor/probe_busy.hpp"
 #include "monitor/probe_path.hpp"
 #include "monitor/symbolizer.hpp"
@@ -193,26 +194,6 @@ Presence resolve_from_symbols(XrayApi& api) {
 const uint64_t* g_addresses = nullptr;
 uint32_t g_max_id = 0;
 
-// XRay reports no exit for a frame left by unwinding, nor for a frame whose
-// function was unpatched while it ran. When an exit arrives for a frame
-// below the top of the shadow stack, the frames above it are such
-// leftovers: they get their exits now, which keeps the trace balanced.
-[[gnu::noinline]] SONDE_XRAY_NEVER bool close_frames_above(uint64_t key) {
-  ThreadState& t = t_state;
-  uint32_t i = t.depth - 1;
-  while (i > 0 && (t.shadow[i - 1] & ~kDroppedTag) != key) --i;
-  if (i == 0) return false;  // not open: its enter was never recorded
-  while (t.depth > i) {
-    uint64_t top = t.shadow[t.depth - 1] & ~kDroppedTag;
-    if (top & kOpTag) {
-      probe_exit(RawKind::kExitOp, top & ~kOpTag, top);
-    } else {
-      probe_exit(RawKind::kExitFn, top, top);
-    }
-  }
-  return true;
-}
-
 SONDE_XRAY_NEVER void on_sled(int32_t id, XRayEntryType type) {
   auto index = static_cast<uint32_t>(id);
   // Ids beyond the table: other objects' functions (newer runtimes pack an
@@ -230,15 +211,16 @@ SONDE_XRAY_NEVER void on_sled(int32_t id, XRayEntryType type) {
       ensure_started();
       if (g_mode.load(std::memory_order_relaxed) != kModeOn) return;
     }
-    probe_enter(RawKind::kEnterFn, address, address);
+    // No stack pointer: the sled's trampoline stands between the function
+    // and this handler; frames left without an exit are found by key.
+    probe_enter(RawKind::kEnterFn, address, address, 0);
   } else if (type == kXrayExit || type == kXrayTail) {
+    // XRay reports no exit for a frame left by unwinding, nor for a frame
+    // whose function was unpatched while it ran: the probe's slow path
+    // closes such frames (as left without returning) when an exit arrives
+    // for a frame below them, which keeps the trace balanced.
     if (g_mode.load(std::memory_order_relaxed) == kModeShutdown) return;
-    ThreadState& t = t_state;
-    if (t.depth == 0) return;
-    if ((t.shadow[t.depth - 1] & ~kDroppedTag) != address) [[unlikely]] {
-      if (!close_frames_above(address)) return;
-    }
-    probe_exit(RawKind::kExitFn, address, address);
+    probe_exit(RawKind::kExitFn, address, address, 0);
   }
 }
 
@@ -317,7 +299,11 @@ void apply(Xray& x) {
   std::vector<uint8_t> want(n + 1, 0);
   size_t on = 0, changes = 0, unknown = 0;
   for (size_t id = 1; id <= n; ++id) {
-    bool monitored = x.patterns.empty() || x.patterns.monitored(x.names[id]);
+    // Culled functions (cull.hpp) are unpatched too, unless a '+' rule pins them.
+    PatternMatch match =
+        x.patterns.empty() ? PatternMatch::kNone : match_patterns(x.patterns, x.names[id]);
+    bool monitored = match == PatternMatch::kIncluded ||
+                     (match == PatternMatch::kNone && !function_culled(g_addresses[id]));
     want[id] = monitored ? kPatched : kUnpatched;
     on += want[id] == kPatched;
     changes += x.state[id] != want[id];

@@ -1,5 +1,5 @@
 // Real Kieker logs against the output Kieker's own trace-analysis produced
-// from them (shared/testdata/kieker/*/kieker-trace-analysis-output). Every
+// from them (tests/data/kieker/*/kieker-trace-analysis-output). Every
 // expected number is parsed from those golden files, never copied from
 // sonde's output.
 #include <gtest/gtest.h>

@@ -61,7 +61,7 @@ struct ParityRun {
   format::LogReadStats read;
 };
 
-// The outputs of `options` for the log in shared/testdata/kieker/<log>/log.
+// The outputs of `options` for the log in tests/data/kieker/<log>/log.
 inline ParityRun run_parity(const std::string& log, const KiekerOutputOptions& options,
                             std::unordered_set<int64_t> selected = {}) {
   MemoryFiles files;

@@ -223,6 +223,26 @@ TEST_F(DiagnoseRun, SutKilledMidExperimentGivesAnIncompleteReport) {
   EXPECT_EQ(experiment.at("status"), "failed");
 }
 
+// `cd DIR && sonde diagnose --config config.json` with "./bank" as the
+// command: the config's folder must become absolute, or "./bank" becomes
+// "bank", which `sonde run` then looks for on PATH ("cannot execute 'bank'").
+TEST_F(DiagnoseRun, RelativeConfigPathFindsTheProgramBesideIt) {
+  fs::create_symlink(fs::path(SONDE_BINARY_DIR) / "examples" / "shop", dir_ / "bank");
+  const fs::path config = write_config(
+      {{"sut", {{"command", {"./bank", "--port", "{port}", "--products", "300"}}}},
+       {"profile", "profile.json"},
+       {"experiments", json::array({{{"kind", "single_user"}, {"probes", {"response_time"}}}})}});
+  // sonde inherits the test's working directory; restored before TearDown
+  // removes dir_.
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir_);
+  const CliRun r = sonde({"diagnose", "--config", config.filename().string(), "--out", "out"});
+  fs::current_path(cwd);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_json_file(dir_ / "out" / "data" / "run.json").at("status"), "complete");
+  EXPECT_EQ(experiment_ids(dir_ / "out" / "data"), (std::set<std::string>{"single-u1"}));
+}
+
 TEST_F(DiagnoseRun, ConfigOrDataButNotBoth) {
   EXPECT_EQ(sonde({"diagnose", "--out", (dir_ / "o").string()}).exit_code, 2);
   EXPECT_EQ(sonde({"diagnose", "--config", "c.json", "--data", "d", "--out", "o"}).exit_code, 2);

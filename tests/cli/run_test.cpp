@@ -232,7 +232,7 @@ TEST_F(SondeRunTest, SettingsReachTheProgramAsEnvironment) {
   EXPECT_TRUE(fs::is_directory(dir_ / "logs")) << "the output directory was not created";
 }
 
-TEST_F(SondeRunTest, LibsondeIsPrependedToLdPreload) {
+TEST_F(SondeRunTest, LibsondeAndItsPreloadLibraryArePrependedToLdPreload) {
   // Any library that exists and is harmless to preload.
   const std::string existing = kExamples + "/libautoinst_shapes.so";
   ASSERT_TRUE(fs::exists(existing)) << existing;
@@ -240,11 +240,15 @@ TEST_F(SondeRunTest, LibsondeIsPrependedToLdPreload) {
                   "echo \"PRELOAD $LD_PRELOAD\""},
                  {{"LD_PRELOAD", existing}});
   ASSERT_EQ(r.status, 0) << r.output;
-  static const std::regex line("PRELOAD (/\\S*/libsonde\\.so):(\\S+)");
+  // Both named, libsonde too: loaded only as the preload library's
+  // dependency it would come after glibc and its no-op hooks.
+  static const std::regex line(
+      "PRELOAD (/[^:\\s]*)/libsonde-preload\\.so:(/[^:\\s]*)/libsonde\\.so:(\\S+)");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.output, m, line)) << r.output;
-  EXPECT_TRUE(fs::exists(m[1].str())) << m[1];
-  EXPECT_EQ(m[2].str(), existing);
+  EXPECT_TRUE(fs::exists(m[1].str() + "/libsonde-preload.so")) << m[1];
+  EXPECT_EQ(m[1].str(), m[2].str()) << "both from one directory";
+  EXPECT_EQ(m[3].str(), existing);
 }
 
 TEST_F(SondeRunTest, ProgramArgumentsArePassedVerbatim) {

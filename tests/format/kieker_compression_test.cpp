@@ -1,6 +1,6 @@
 // Reading compressed Kieker logs: every variant Kieker's writers produce (and
 // the compound names older writers use), made from the real logs in
-// shared/testdata with the real command-line tools, must read back to
+// tests/data with the real command-line tools, must read back to
 // exactly the records of the uncompressed log. Damaged files must give a
 // warning or an error naming the file, never a crash or invented records.
 #include <zlib.h>

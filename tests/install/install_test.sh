@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs sonde into a scratch prefix and uses only the installed files, as a
 # user would:
-#   1. cmake --install puts the CLI, libsonde, headers, CMake package and
-#      pkg-config file where GNUInstallDirs says;
+#   1. cmake --install puts the CLI, libsonde, libsonde-preload, headers,
+#      CMake package and pkg-config file where GNUInstallDirs says;
 #   2. an out-of-tree C project builds against it with find_package(sonde)
 #      and, separately, with pkg-config and plain cc;
 #   3. both consumers run with SONDE_OUT set, write a log, and the installed
 #      `sonde summary` lists their operation "consumer_work";
-#   4. the installed `sonde run` preloads the installed libsonde (not the
-#      build tree's) into an uninstrumented-at-link-time program.
+#   4. the installed `sonde run` preloads the installed libsonde and
+#      libsonde-preload (not the build tree's) into an
+#      uninstrumented-at-link-time program.
 # Parameters come from tests/install/CMakeLists.txt as IT_* variables. Work
 # files stay in IT_WORK_DIR for inspection after a failure.
 set -euo pipefail
@@ -46,7 +47,8 @@ mkdir -p "$work"
 
 step "install into $prefix"
 logged install "$IT_CMAKE" --install "$IT_BUILD_DIR" --prefix "$prefix"
-for file in "$sonde" "$libdir/libsonde.so" "$prefix/$IT_INCLUDEDIR/sonde/sonde.h" \
+for file in "$sonde" "$libdir/libsonde.so" "$libdir/libsonde-preload.so" \
+  "$prefix/$IT_INCLUDEDIR/sonde/sonde.h" \
   "$prefix/$IT_INCLUDEDIR/sonde/sonde.hpp" "$libdir/cmake/sonde/sondeConfig.cmake" \
   "$libdir/pkgconfig/sonde.pc"; do
   [[ -e $file ]] || fail "cmake --install did not install $file"
@@ -108,5 +110,14 @@ step "installed sonde run preloads the installed libsonde"
   fail "sonde run -- cat /proc/self/maps failed: $(cat "$work/maps.err")"
 grep -q " $(realpath "$libdir")/libsonde\.so" "$work/maps.txt" ||
   fail "the installed sonde run did not preload $libdir/libsonde.so; libsonde mappings: $(grep libsonde "$work/maps.txt" || echo none)"
+grep -q " $(realpath "$libdir")/libsonde-preload\.so" "$work/maps.txt" ||
+  fail "the installed sonde run did not preload $libdir/libsonde-preload.so; libsonde mappings: $(grep libsonde "$work/maps.txt" || echo none)"
+
+# The installed preload library alone finds the installed libsonde ($ORIGIN).
+step "installed libsonde-preload finds the installed libsonde"
+LD_PRELOAD=$libdir/libsonde-preload.so SONDE_ENABLED=false cat /proc/self/maps >"$work/maps-preload.txt" ||
+  fail "LD_PRELOAD=$libdir/libsonde-preload.so cat failed"
+grep -q " $(realpath "$libdir")/libsonde\.so" "$work/maps-preload.txt" ||
+  fail "libsonde-preload did not load $libdir/libsonde.so: $(grep libsonde "$work/maps-preload.txt" || echo none)"
 
 echo "install test passed"

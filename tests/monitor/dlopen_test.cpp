@@ -18,11 +18,12 @@ const std::string kPluginPrograms = SONDE_TEST_PROGRAMS;
 TEST(DlopenDlclose, EveryCallOfAnUnloadedPluginIsRecordedAndNamed) {
   const std::string out = fresh_dir("dlopen");
   const int rounds = 20, calls = 50;
-  RunResult r = run_program({kPluginPrograms + "/test_plugin_host",
-                             kPluginPrograms + "/libtest_plugin.so", std::to_string(rounds),
-                             std::to_string(calls)},
-                            {"SONDE_OUT=" + out, "SONDE_SUMMARY=false",
-                             std::string("LD_PRELOAD=") + SONDE_LIBRARY});
+  RunResult r =
+      run_program({kPluginPrograms + "/test_plugin_host", kPluginPrograms + "/libtest_plugin.so",
+                   std::to_string(rounds), std::to_string(calls)},
+                  {"SONDE_OUT=" + out, "SONDE_SUMMARY=false",
+                   // The preload library holds the dlclose hook.
+                   std::string("LD_PRELOAD=") + SONDE_PRELOAD_LIBRARY + ":" + SONDE_LIBRARY});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   const auto logs = files_with_suffix(out, ".sonde");
   ASSERT_EQ(logs.size(), 1u);

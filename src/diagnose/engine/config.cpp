@@ -249,12 +249,17 @@ EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& bas
              "requirements", "samplers", "database", "broker", "experiments"});
   EnvironmentConfig c;
   c.raw = j;
+  // Absolute, so that the paths below are too: a relative base ("." for a
+  // config in the current folder) would turn "./bank" into "bank", which
+  // execvp then looks for on PATH instead of beside the config.
+  const std::string base =
+      fs::absolute(base_dir.empty() ? "." : base_dir).lexically_normal().string();
   if (!j.contains("sut")) fail("sut", "required");
-  c.sut = parse_sut(j.at("sut"), base_dir);
+  c.sut = parse_sut(j.at("sut"), base);
   if (!j.contains("profile")) fail("profile", "required: the usage profile file");
   c.profile = text(j, "", "profile", "");
   if (fs::path(c.profile).is_relative())
-    c.profile = (fs::path(base_dir) / c.profile).lexically_normal().string();
+    c.profile = (fs::path(base) / c.profile).lexically_normal().string();
   c.max_users = integer(j, "", "max_users", c.max_users, 1);
   c.scaling_steps = integer(j, "", "scaling_steps", 0, 2);
   c.arrival_rate_per_user = number(j, "", "arrival_rate_per_user", c.arrival_rate_per_user, 0);

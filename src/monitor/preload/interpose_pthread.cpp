@@ -11,11 +11,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "monitor/clock.hpp"
-#include "monitor/diagnostic_records.hpp"
-#include "monitor/interpose_common.hpp"
+#include "monitor/preload/interpose_common.hpp"
 
-namespace sonde::monitor {
+namespace sonde::preload {
 namespace {
 
 using MutexFn = int (*)(pthread_mutex_t*);
@@ -24,7 +22,7 @@ std::atomic<MutexFn> g_real_trylock{nullptr};
 
 #if defined(__x86_64__) && defined(__GLIBC__)
 // glibc's own entry points, bound by version so they can never resolve to
-// libsonde: used if dlsym itself should take a mutex while resolving.
+// this library: used if dlsym itself should take a mutex while resolving.
 extern "C" int sonde_glibc_mutex_lock(pthread_mutex_t*);
 extern "C" int sonde_glibc_mutex_trylock(pthread_mutex_t*);
 __asm__(".symver sonde_glibc_mutex_lock, __pthread_mutex_lock@GLIBC_2.2.5");
@@ -46,11 +44,11 @@ MutexFn resolve(std::atomic<MutexFn>& slot, const char* name, MutexFn self, Mute
 }
 
 }  // namespace
-}  // namespace sonde::monitor
+}  // namespace sonde::preload
 
-using namespace sonde::monitor;
+using namespace sonde::preload;
 
-namespace sonde::monitor {
+namespace sonde::preload {
 namespace {
 
 MutexFn real_lock() {
@@ -72,12 +70,13 @@ MutexFn real_trylock() {
 
 // libsonde's own code (load address range), whose locks (buffer hand-off,
 // thread registration, contended by the writer thread) are the monitor's
-// cost, not the program's: they are not recorded.
+// cost, not the program's: they are not recorded. libsonde marks them busy
+// too (MonitorLock); the range covers those it takes without marking.
 struct CodeRange {
   uintptr_t lo = 0, hi = 0;
 };
 
-int find_own_range(dl_phdr_info* info, size_t, void* data) {
+int find_libsonde_range(dl_phdr_info* info, size_t, void* data) {
   auto* range = static_cast<CodeRange*>(data);
   if (info->dlpi_addr != range->lo) return 0;
   uintptr_t lo = UINTPTR_MAX, hi = 0;
@@ -96,9 +95,10 @@ bool inside_libsonde(uintptr_t address) {
   static const CodeRange range = [] {
     CodeRange r;
     Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&find_own_range), &info) == 0) return r;
+    // Any function of libsonde's names its module.
+    if (dladdr(reinterpret_cast<void*>(&sonde_internal_longjmp), &info) == 0) return r;
     r.lo = reinterpret_cast<uintptr_t>(info.dli_fbase);
-    if (dl_iterate_phdr(find_own_range, &r) == 0) r = CodeRange{};
+    if (dl_iterate_phdr(find_libsonde_range, &r) == 0) r = CodeRange{};
     return r;
   }();
   return address >= range.lo && address < range.hi;
@@ -130,12 +130,12 @@ bool inside_libsonde(uintptr_t address) {
 }
 
 }  // namespace
-}  // namespace sonde::monitor
+}  // namespace sonde::preload
 
 SONDE_INTERPOSE int pthread_mutex_lock(pthread_mutex_t* m) {
   MutexFn lock = real_lock();
   if (lock == nullptr)
-    return EINVAL;  // no pthread_mutex_lock after libsonde: cannot happen with glibc
+    return EINVAL;  // no pthread_mutex_lock after this library: cannot happen with glibc
   if (g_probe_switches.lock_wait.load(std::memory_order_relaxed) == 0 || t_probe_busy) {
     return lock(m);
   }

@@ -1,11 +1,11 @@
-#include "monitor/interpose_common.hpp"
+#include "monitor/preload/interpose_common.hpp"
 
 #include <link.h>
 
 #include <string>
 #include <vector>
 
-namespace sonde::monitor {
+namespace sonde::preload {
 namespace {
 
 int collect_names(dl_phdr_info* info, size_t, void* data) {
@@ -30,26 +30,13 @@ void* definition_in_local_objects(const char* name, void* self) {
     dlclose(handle);
     if (p == nullptr || p == self) continue;
     Dl_info where{};
-    if (dladdr(p, &where) != 0 && where.dli_fbase == mine.dli_fbase) continue;  // libsonde's own
+    if (dladdr(p, &where) != 0 && where.dli_fbase == mine.dli_fbase) continue;  // our own
     return p;
   }
   return nullptr;
 }
 
-std::string binding_problem(const char* symbol) {
-  void* bound = dlsym(RTLD_DEFAULT, symbol);
-  if (bound == nullptr) return "";  // the library is not loaded (yet)
-  // Compare modules: the address of libsonde's own definition would go
-  // through the same lookup.
-  Dl_info mine{}, info{};
-  if (dladdr(reinterpret_cast<void*>(&binding_problem), &mine) == 0 || dladdr(bound, &info) == 0 ||
-      info.dli_fbase == mine.dli_fbase) {
-    return "";
-  }
-  const char* where = info.dli_fname != nullptr ? info.dli_fname : "?";
-  return std::string("the program's ") + symbol + " binds to " + where +
-         ", not to libsonde: link libsonde before that library or LD_PRELOAD it; "
-         "its calls will not be recorded";
-}
+}  // namespace sonde::preload
 
-}  // namespace sonde::monitor
+// libsonde looks this up to tell whether the probes are in place.
+extern "C" SONDE_INTERNAL int sonde_internal_preload_marker(void) { return 1; }

@@ -1,15 +1,15 @@
-// dlclose() interposed: before a library's code is unmapped, the writer
-// resolves every address recorded so far (names of static functions come
-// from the library's own symbol table, which is gone afterwards), and
+// dlclose() interposed: before a library's code is unmapped, libsonde's
+// writer resolves every address recorded so far (names of static functions
+// come from the library's own symbol table, which is gone afterwards), and
 // forgets that address range, so a library loaded at the same address later
 // gets its own names instead of the unloaded one's.
 #include <dlfcn.h>
 #include <link.h>
 
+#include <algorithm>
 #include <cstdint>
-#include <cstring>
 
-#include "monitor/controller.hpp"
+#include "monitor/preload/interpose_common.hpp"
 
 namespace {
 
@@ -39,7 +39,7 @@ thread_local bool t_in_dlclose = false;
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int dlclose(void* handle) {
+SONDE_INTERPOSE int dlclose(void* handle) {
   static DlcloseFn real = reinterpret_cast<DlcloseFn>(dlsym(RTLD_NEXT, "dlclose"));
   if (real == nullptr) return -1;
   link_map* map = nullptr;
@@ -49,7 +49,7 @@ extern "C" __attribute__((visibility("default"))) int dlclose(void* handle) {
     Range r;
     r.base = map->l_addr;
     dl_iterate_phdr(find_segments, &r);
-    if (r.begin < r.end) sonde::monitor::before_code_unload(r.begin, r.end);
+    if (r.begin < r.end) sonde_internal_before_code_unload(r.begin, r.end);
     t_in_dlclose = false;
   }
   return real(handle);

@@ -5,23 +5,21 @@
 // Its duration is the time spent inside sqlite3_step (the database's time,
 // not the program's between rows); its SQL is sqlite3_sql (as written) and
 // sqlite3_expanded_sql (with the bound values). sqlite3_exec gives one
-// record for its whole SQL string. libsonde must precede libsqlite3 in the
-// lookup order (link it first, or LD_PRELOAD it): see docs/probes.md.
+// record for its whole SQL string. libsonde-preload must precede libsqlite3
+// in the lookup order (link it first, or LD_PRELOAD it): see docs/probes.md.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include "monitor/clock.hpp"
-#include "monitor/diagnostic_records.hpp"
-#include "monitor/interpose_common.hpp"
+#include "monitor/preload/interpose_common.hpp"
 
 extern "C" {
 struct sqlite3;
 struct sqlite3_stmt;
 }
 
-namespace sonde::monitor {
+namespace sonde::preload {
 namespace {
 
 constexpr int kSqliteRow = 100;
@@ -158,9 +156,9 @@ bool probe_on() {
 }
 
 }  // namespace
-}  // namespace sonde::monitor
+}  // namespace sonde::preload
 
-using namespace sonde::monitor;
+using namespace sonde::preload;
 
 SONDE_INTERPOSE int sqlite3_step(sqlite3_stmt* stmt) {
   StepFn step = next_definition(g_step, "sqlite3_step", &sqlite3_step);

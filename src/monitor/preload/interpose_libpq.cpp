@@ -2,22 +2,20 @@
 // PQexecParams and PQexecPrepared interposed, one DatabaseCall record per
 // call, its duration the whole call (the round trip to the server and the
 // result transfer, as the program waits for it). The asynchronous API
-// (PQsendQuery* / PQgetResult) is not measured. Like SQLite, libsonde must
-// precede libpq in the lookup order (docs/probes.md).
+// (PQsendQuery* / PQgetResult) is not measured. Like SQLite, libsonde-preload
+// must precede libpq in the lookup order (docs/probes.md).
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include "monitor/clock.hpp"
-#include "monitor/diagnostic_records.hpp"
-#include "monitor/interpose_common.hpp"
+#include "monitor/preload/interpose_common.hpp"
 
 extern "C" {
 struct pg_conn;
 struct pg_result;
 }
 
-namespace sonde::monitor {
+namespace sonde::preload {
 namespace {
 
 using Oid = unsigned int;
@@ -92,9 +90,9 @@ pg_result* measured(const pg_conn* conn, const char* sql, bool prepared, Call ca
 }
 
 }  // namespace
-}  // namespace sonde::monitor
+}  // namespace sonde::preload
 
-using namespace sonde::monitor;
+using namespace sonde::preload;
 
 SONDE_INTERPOSE pg_result* PQexec(pg_conn* conn, const char* query) {
   ExecFn exec = next_definition(g_exec, "PQexec", &PQexec);

@@ -1,0 +1,481 @@
+// Call-site patching (callsite_patch.hpp). The hooks record sites in a
+// fixed, lock-free hash table; the writer thread does everything else.
+//
+// Thread safety of the patch itself: the call is replaced by a single
+// atomic store of an aligned 8- or 16-byte block (or a 2-byte jump inside
+// one aligned word), so a thread executing the site sees either the whole
+// call or the whole NOP, never a mix; one that already decoded the call
+// still makes it, and the hooks treat that like any call of an excluded
+// function. A thread inside a hook returns to the return address, which is
+// still the end of the instruction. After each batch, membarrier's
+// SYNC_CORE makes every thread serialise its instruction stream, as
+// cross-modifying code asks for. The bytes around the call (the argument
+// set-up) stay; they only fill two registers the hook would have clobbered.
+//
+// Exit hooks: a function excluded while a thread is inside it recorded its
+// enter; if its exit call were patched before that thread reaches it, the
+// frame would stay open (the probe closes it later as "left without exit",
+// which is balanced but reads as a failure). Culled functions are short, so
+// exit sites are patched only after a grace period since the filter
+// changed, by which time such frames have long returned.
+#include "monitor/callsite_patch.hpp"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "monitor/callsite_code.hpp"
+#include "monitor/clock.hpp"
+#include "monitor/controller.hpp"
+#include "monitor/function_filter.hpp"
+
+extern "C" void __cyg_profile_func_enter(void* fn, void* site);
+extern "C" void __cyg_profile_func_exit(void* fn, void* site);
+
+namespace sonde::monitor {
+namespace {
+
+using namespace callsite;
+
+// ---------------------------------------------------------------------------
+// The request table, shared by the hooks (insert) and the writer (scan).
+
+enum SlotState : uint32_t {
+  kEmpty = 0,        // or claimed and not yet filled in
+  kRequested = 1,    // the hook asked; the writer has not decided yet
+  kPatched = 2,      // the call is a NOP now
+  kUnpatchable = 3,  // no atomic store can replace it: left as it is
+  kRejected = 4,     // not a recognised hook call (or its code is gone)
+  kMonitored = 5,    // its function is monitored (again): a new request re-arms it
+};
+
+struct Slot {
+  std::atomic<uint64_t> site{0};  // the return address: never changes once set
+  std::atomic<uint64_t> fn{0};
+  std::atomic<uint32_t> state{kEmpty};
+};
+
+constexpr size_t kSlots = size_t{1} << 16;  // zero pages until used
+constexpr size_t kMaxProbe = 64;
+Slot g_slots[kSlots];
+std::atomic<uint64_t> g_requests{0};  // bumped after every request the writer must see
+std::atomic<bool> g_off{false};       // patching is off: hooks return at once
+std::atomic<bool> g_table_full{false};
+
+// Counters for the summary (read from any thread).
+std::atomic<uint64_t> g_requested{0};
+std::atomic<uint64_t> g_patched{0};
+std::atomic<uint64_t> g_patched_exits{0};
+std::atomic<uint64_t> g_restored{0};
+std::atomic<uint64_t> g_unpatchable{0};
+std::atomic<uint64_t> g_rejected{0};
+std::atomic<bool> g_mprotect_failed{false};
+
+inline size_t slot_hash(uint64_t site) {
+  return static_cast<size_t>((site * 0x9E3779B97F4A7C15ULL) >> 40);
+}
+
+// ---------------------------------------------------------------------------
+// The writer's side.
+
+// Exit sites wait this long after a filter change (see the file comment).
+constexpr int64_t kExitGraceNs = 100 * 1000000LL;
+
+struct Patch {
+  uint64_t start = 0;
+  uint32_t length = 0;
+  StoreKind kind = StoreKind::kNone;
+  uint8_t original[6] = {};
+  uint8_t written[6] = {};
+  uint32_t count = 0;  // bytes written (length, or 2 for the short jump)
+  std::string object;  // the module it lies in and its base: a restore checks both
+  uint64_t base = 0;
+};
+
+struct Work {
+  size_t slot = 0;
+  uint64_t site = 0;
+  bool restore = false;
+  bool done = false;  // found in a loaded object and handled
+};
+
+struct Writer {
+  // One caller at a time (the writer thread; a second one just returns). A
+  // flag rather than a mutex: a child forked while it was set resets it.
+  std::atomic<bool> busy{false};
+  bool initialised = false;
+  uint64_t hooks[4] = {};  // enter, enter, exit, exit (two ways of finding each)
+  const FunctionFilter* last_filter = nullptr;
+  uint64_t seen_requests = 0;
+  bool deferred = false;                        // exit sites waiting for their grace period
+  std::unordered_map<uint64_t, Patch> patches;  // by site (return address)
+  long page_size = 4096;
+  bool sync_core = false;  // membarrier SYNC_CORE registered
+};
+
+Writer& writer() {
+  static Writer* w = new Writer;  // never destroyed: the writer may run during exit
+  return *w;
+}
+
+void initialise(Writer& w) {
+  w.initialised = true;
+  if (!current_config().patch_call_sites) {
+    g_off.store(true, std::memory_order_relaxed);
+    return;
+  }
+  // The hooks as the program's calls reach them: the global definition
+  // (libsonde's, preloaded or linked ahead of glibc's empty ones).
+  w.hooks[0] = reinterpret_cast<uint64_t>(&__cyg_profile_func_enter);
+  w.hooks[1] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter"));
+  w.hooks[2] = reinterpret_cast<uint64_t>(&__cyg_profile_func_exit);
+  w.hooks[3] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_exit"));
+  w.page_size = sysconf(_SC_PAGESIZE);
+  pthread_atfork(nullptr, nullptr, [] { writer().busy.store(false); });
+  w.sync_core =
+      syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0) == 0;
+}
+
+bool allowed(const FunctionFilter* filter, uint64_t fn) {
+  return filter == nullptr || filter->allows(fn);
+}
+
+enum class Hook { kNone, kEnter, kExit };
+
+Hook hook_at(const Writer& w, uint64_t address) {
+  if (address == 0) return Hook::kNone;
+  if (address == w.hooks[0] || address == w.hooks[1]) return Hook::kEnter;
+  if (address == w.hooks[2] || address == w.hooks[3]) return Hook::kExit;
+  return Hook::kNone;
+}
+
+struct Segment {
+  uint64_t begin, end;  // page-rounded: what is mapped
+  uint32_t flags;
+};
+
+// One loaded object's segments, visited while dl_iterate_phdr holds the
+// loader's lock: no dlclose can unmap them under us.
+struct ObjectView {
+  const char* name;
+  uint64_t base;
+  std::vector<Segment> segments;
+
+  const Segment* segment_of(uint64_t begin, uint64_t end) const {
+    for (const Segment& s : segments) {
+      if (begin >= s.begin && end <= s.end) return &s;
+    }
+    return nullptr;
+  }
+  // Code is only touched where exactly one executable segment maps it.
+  const Segment* code_of(uint64_t begin, uint64_t end) const {
+    const Segment* found = nullptr;
+    for (const Segment& s : segments) {
+      if (end <= s.begin || begin >= s.end) continue;
+      if (found != nullptr || (s.flags & PF_X) == 0 || begin < s.begin || end > s.end) {
+        return nullptr;
+      }
+      found = &s;
+    }
+    return found;
+  }
+};
+
+int protection(uint32_t flags) {
+  return ((flags & PF_R) ? PROT_READ : 0) | ((flags & PF_W) ? PROT_WRITE : 0) |
+         ((flags & PF_X) ? PROT_EXEC : 0);
+}
+
+// The hook a verified call at `ret` reaches, reading only inside `obj`.
+Hook verified_hook(const Writer& w, const ObjectView& obj, const HookCall& c) {
+  uint64_t slot = 0;
+  if (c.form == CallForm::kDirect) {
+    if (Hook h = hook_at(w, c.target); h != Hook::kNone) return h;
+    // A PLT stub of the same object, jumping through its GOT slot.
+    if (obj.code_of(c.target, c.target + 16) == nullptr) return Hook::kNone;
+    uint8_t stub[16];
+    std::memcpy(stub, reinterpret_cast<const void*>(c.target), sizeof stub);
+    slot = plt_slot(stub, c.target);
+  } else if (c.form == CallForm::kIndirect) {
+    slot = c.target;
+  }
+  if (slot == 0 || obj.segment_of(slot, slot + 8) == nullptr) return Hook::kNone;
+  uint64_t value = __atomic_load_n(reinterpret_cast<const uint64_t*>(slot), __ATOMIC_ACQUIRE);
+  return hook_at(w, value);
+}
+
+struct alignas(16) Block16 {
+  uint64_t lo, hi;
+};
+
+bool cas16(uint64_t* block, const uint8_t expected[16], const uint8_t desired[16]) {
+  uint64_t e[2], d[2];
+  std::memcpy(e, expected, 16);
+  std::memcpy(d, desired, 16);
+  bool ok;
+  asm volatile("lock cmpxchg16b %1"
+               : "=@ccz"(ok), "+m"(*reinterpret_cast<Block16*>(block)), "+a"(e[0]), "+d"(e[1])
+               : "b"(d[0]), "c"(d[1])
+               : "memory");
+  return ok;
+}
+
+// Writes `count` bytes of `bytes` at `start` with the one atomic store of
+// `kind`. The page must be writable.
+bool store(StoreKind kind, uint64_t start, const uint8_t* bytes, uint32_t count) {
+  const uint64_t block = store_block(kind, start);
+  const uint32_t size = store_size(kind);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    uint8_t current[16], desired[16];
+    std::memcpy(current, reinterpret_cast<const void*>(block), size);
+    overlay(current, block, size, start, bytes, count, desired);
+    if (size == 8) {
+      uint64_t e, d;
+      std::memcpy(&e, current, 8);
+      std::memcpy(&d, desired, 8);
+      if (__atomic_compare_exchange_n(reinterpret_cast<uint64_t*>(block), &e, d, false,
+                                      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+        return true;
+      }
+    } else if (cas16(reinterpret_cast<uint64_t*>(block), current, desired)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Makes the page of `address` writable for `apply`, then restores `flags`.
+// False (and patching stops for good) if the system refuses.
+template <typename Apply>
+bool with_writable_page(const Writer& w, uint64_t address, uint32_t flags, Apply&& apply) {
+  auto page = reinterpret_cast<void*>(address & ~static_cast<uint64_t>(w.page_size - 1));
+  if (mprotect(page, static_cast<size_t>(w.page_size), PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
+    int err = errno;
+    if (!g_mprotect_failed.exchange(true)) {
+      std::fprintf(stderr,
+                   "sonde: cannot make code writable to patch excluded functions' hook calls "
+                   "(mprotect: %s; a W^X policy?): they keep calling the hooks\n",
+                   std::strerror(err));
+    }
+    g_off.store(true, std::memory_order_relaxed);
+    return false;
+  }
+  apply();
+  mprotect(page, static_cast<size_t>(w.page_size), protection(flags));
+  return true;
+}
+
+struct Batch {
+  Writer* w;
+  std::vector<Work>* work;
+  bool exits_due;
+  size_t patched = 0;
+  size_t restored = 0;
+  bool deferred = false;
+};
+
+// Verifies and patches one requested site of `obj`. Returns the new slot
+// state, or kRequested to try again later.
+uint32_t patch_site(Batch& b, const ObjectView& obj, const Segment& seg, uint64_t ret) {
+  Writer& w = *b.w;
+  if (ret < seg.begin + 6) return kRejected;
+  uint8_t before[6];
+  std::memcpy(before, reinterpret_cast<const void*>(ret - 6), sizeof before);
+  HookCall c = decode_call(before, ret);
+  if (c.form == CallForm::kNone) return kRejected;
+  Hook hook = verified_hook(w, obj, c);
+  if (hook == Hook::kNone) return kRejected;
+  if (hook == Hook::kExit && !b.exits_due) {
+    b.deferred = true;
+    return kRequested;
+  }
+  StoreKind kind = store_kind(c.start, c.length);
+  if (kind == StoreKind::kNone) return kUnpatchable;
+  const uint64_t block = store_block(kind, c.start);
+  const Segment* code = obj.code_of(block, block + store_size(kind));
+  if (code == nullptr) return kUnpatchable;
+  Patch p;
+  p.start = c.start;
+  p.length = c.length;
+  p.kind = kind;
+  std::memcpy(p.original, reinterpret_cast<const void*>(c.start), c.length);
+  p.count = patch_bytes(kind, c.length, p.written);
+  p.object = obj.name;
+  p.base = obj.base;
+  bool stored = false;
+  if (!with_writable_page(w, block, code->flags,
+                          [&] { stored = store(kind, p.start, p.written, p.count); })) {
+    return kRequested;  // patching is off now; the slot just stays as it was
+  }
+  if (!stored) return kUnpatchable;
+  w.patches[ret] = p;
+  ++b.patched;
+  if (hook == Hook::kExit) g_patched_exits.fetch_add(1, std::memory_order_relaxed);
+  return kPatched;
+}
+
+// Puts the original bytes back if they are still what we wrote, in the
+// object we wrote them into (it may have been unloaded and replaced).
+bool restore_site(Batch& b, const ObjectView& obj, uint64_t ret) {
+  Writer& w = *b.w;
+  auto it = w.patches.find(ret);
+  if (it == w.patches.end()) return false;
+  Patch p = it->second;
+  w.patches.erase(it);
+  if (p.object != obj.name || p.base != obj.base) return false;
+  const uint64_t block = store_block(p.kind, p.start);
+  const Segment* code = obj.code_of(block, block + store_size(p.kind));
+  if (code == nullptr) return false;
+  if (std::memcmp(reinterpret_cast<const void*>(p.start), p.written, p.count) != 0) return false;
+  bool stored = false;
+  with_writable_page(w, block, code->flags,
+                     [&] { stored = store(p.kind, p.start, p.original, p.count); });
+  return stored;
+}
+
+int visit_object(dl_phdr_info* info, size_t /*size*/, void* arg) {
+  auto* b = static_cast<Batch*>(arg);
+  ObjectView obj{info->dlpi_name != nullptr ? info->dlpi_name : "", info->dlpi_addr, {}};
+  const auto page = static_cast<uint64_t>(b->w->page_size);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
+    uint64_t begin = info->dlpi_addr + ph.p_vaddr;
+    uint64_t end = begin + ph.p_memsz;
+    obj.segments.push_back({begin & ~(page - 1), (end + page - 1) & ~(page - 1), ph.p_flags});
+  }
+  for (Work& item : *b->work) {
+    if (item.done || g_off.load(std::memory_order_relaxed)) continue;
+    const Segment* seg = obj.code_of(item.site - 1, item.site);
+    if (seg == nullptr) continue;
+    item.done = true;
+    Slot& slot = g_slots[item.slot];
+    if (item.restore) {
+      if (restore_site(*b, obj, item.site)) {
+        g_restored.fetch_add(1, std::memory_order_relaxed);
+        ++b->restored;
+      }
+      slot.state.store(kMonitored, std::memory_order_release);
+      continue;
+    }
+    uint32_t state = patch_site(*b, obj, *seg, item.site);
+    if (state == kPatched) g_patched.fetch_add(1, std::memory_order_relaxed);
+    if (state == kUnpatchable) g_unpatchable.fetch_add(1, std::memory_order_relaxed);
+    if (state == kRejected) g_rejected.fetch_add(1, std::memory_order_relaxed);
+    slot.state.store(state, std::memory_order_release);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void request_callsite_patch(uint64_t fn, uint64_t return_address) {
+  if (g_off.load(std::memory_order_relaxed) || return_address == 0) return;
+  const size_t h = slot_hash(return_address);
+  for (size_t probe = 0; probe < kMaxProbe; ++probe) {
+    Slot& s = g_slots[(h + probe) & (kSlots - 1)];
+    uint64_t site = s.site.load(std::memory_order_acquire);
+    if (site == 0) {
+      if (s.site.compare_exchange_strong(site, return_address, std::memory_order_acq_rel,
+                                         std::memory_order_acquire)) {
+        s.fn.store(fn, std::memory_order_relaxed);
+        s.state.store(kRequested, std::memory_order_release);
+        g_requested.fetch_add(1, std::memory_order_relaxed);
+        g_requests.fetch_add(1, std::memory_order_release);
+        return;
+      }
+      // Another thread claimed the slot meanwhile; `site` now holds its site.
+    }
+    if (site == return_address) {
+      // Known. Only a site whose function was monitored since is asked again.
+      uint32_t state = s.state.load(std::memory_order_relaxed);
+      if (state == kMonitored &&
+          s.state.compare_exchange_strong(state, kRequested, std::memory_order_acq_rel)) {
+        g_requests.fetch_add(1, std::memory_order_release);
+      }
+      return;
+    }
+  }
+  if (!g_table_full.load(std::memory_order_relaxed)) {
+    g_table_full.store(true, std::memory_order_relaxed);
+  }
+}
+
+size_t apply_callsite_patches() {
+  Writer& w = writer();
+  if (w.busy.exchange(true, std::memory_order_acquire)) return 0;
+  struct Release {
+    Writer& w;
+    ~Release() { w.busy.store(false, std::memory_order_release); }
+  } release{w};
+  if (!w.initialised) initialise(w);
+  if (g_off.load(std::memory_order_relaxed)) return 0;
+  const FunctionFilter* filter = g_function_filter.load(std::memory_order_acquire);
+  const uint64_t requests = g_requests.load(std::memory_order_acquire);
+  const bool filter_changed = filter != w.last_filter;
+  if (!filter_changed && requests == w.seen_requests && !w.deferred) return 0;
+  w.last_filter = filter;
+  w.seen_requests = requests;
+  std::vector<Work> work;
+  for (size_t i = 0; i < kSlots; ++i) {
+    Slot& s = g_slots[i];
+    uint32_t state = s.state.load(std::memory_order_acquire);
+    if (state != kRequested && !(state == kPatched && filter_changed)) continue;
+    uint64_t fn = s.fn.load(std::memory_order_relaxed);
+    if (state == kRequested && allowed(filter, fn)) {
+      s.state.store(kMonitored, std::memory_order_release);  // monitored again before we got to it
+    } else if (state == kRequested) {
+      work.push_back({i, s.site.load(std::memory_order_relaxed), false, false});
+    } else if (allowed(filter, fn)) {
+      work.push_back({i, s.site.load(std::memory_order_relaxed), true, false});
+    }
+  }
+  w.deferred = false;
+  if (work.empty()) return 0;
+  std::sort(work.begin(), work.end(), [](const Work& a, const Work& b) { return a.site < b.site; });
+  Batch batch{&w, &work, monotonic_ns_now() - function_filter_published_ns() >= kExitGraceNs,
+              0,  0,     false};
+  dl_iterate_phdr(visit_object, &batch);
+  for (const Work& item : work) {
+    if (item.done || g_off.load(std::memory_order_relaxed)) continue;
+    // No loaded object maps it any more (unloaded since the request).
+    if (item.restore) w.patches.erase(item.site);
+    if (!item.restore) g_rejected.fetch_add(1, std::memory_order_relaxed);
+    g_slots[item.slot].state.store(item.restore ? kMonitored : kRejected,
+                                   std::memory_order_release);
+  }
+  w.deferred = batch.deferred;
+  if (batch.patched + batch.restored != 0 && w.sync_core) {
+    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0);
+  }
+  return batch.patched;
+}
+
+CallsiteStats callsite_patch_stats() {
+  CallsiteStats s;
+  s.requested = g_requested.load();
+  s.patched = g_patched.load();
+  s.patched_exits = g_patched_exits.load();
+  s.restored = g_restored.load();
+  s.unpatchable = g_unpatchable.load();
+  s.rejected = g_rejected.load();
+  s.table_full = g_table_full.load();
+  s.disabled = g_off.load();
+  s.mprotect_failed = g_mprotect_failed.load();
+  return s;
+}
+
+}  // namespace sonde::monitor

@@ -1,0 +1,43 @@
+// Zero-cost exclusion for -finstrument-functions programs: the hook calls
+// of an excluded function are overwritten with NOPs, as XRay unpatches its
+// sleds. An excluded function otherwise still pays two hook calls and a
+// table lookup per call (~4-5 ns, against ~1 ns for glibc's empty hooks),
+// which for tiny helpers called millions of times a second is most of the
+// overhead culling is meant to remove (docs/cull.md).
+//
+// The hooks only say where they were called from; the writer thread
+// verifies that the bytes there are a call to a hook and replaces the call
+// with one atomic store, keeping the original bytes so that a pattern
+// change that monitors the function again can put them back.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sonde::monitor {
+
+// Called by the -finstrument-functions hooks when the filter excludes `fn`;
+// `return_address` is __builtin_return_address(0) inside the hook, i.e.
+// just after the call instruction. Async-signal-safe, lock-free,
+// allocation-free; a site already requested costs one hash and one load.
+void request_callsite_patch(uint64_t fn, uint64_t return_address);
+
+// Writer thread: applies queued patches (verifies the bytes, mprotect,
+// atomic store), and undoes patches of functions a new filter monitors
+// again (pattern reload). Returns the number of sites patched.
+size_t apply_callsite_patches();
+
+struct CallsiteStats {
+  uint64_t requested = 0;      // distinct call sites the hooks asked to patch
+  uint64_t patched = 0;        // sites made NOPs (enter and exit hooks)
+  uint64_t patched_exits = 0;  // of which exit hooks
+  uint64_t restored = 0;       // patches undone because the function is monitored again
+  uint64_t unpatchable = 0;    // sites no single atomic store can replace (left calling the hook)
+  uint64_t rejected = 0;       // sites whose bytes were not a recognised call to a hook
+  bool table_full = false;     // some requests were dropped: the site table was full
+  bool disabled = false;       // patch_call_sites = false, or making code writable failed
+  bool mprotect_failed = false;
+};
+CallsiteStats callsite_patch_stats();
+
+}  // namespace sonde::monitor

@@ -1,0 +1,387 @@
+#include "monitor/cull.hpp"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "monitor/callsite_patch.hpp"
+#include "monitor/channel.hpp"
+#include "monitor/clock.hpp"
+#include "monitor/controller.hpp"
+#include "monitor/cull_rule.hpp"
+#include "monitor/function_filter.hpp"
+#include "monitor/probe_busy.hpp"
+#include "monitor/process_info.hpp"
+#include "monitor/symbolizer.hpp"
+
+namespace sonde::monitor {
+namespace {
+
+// kObserving: windows follow one another, each ending in a decision. kDone:
+// cull_rounds windows are over; only the calls are still counted.
+enum class Phase { kUnstarted, kOff, kObserving, kDone };
+
+struct Frame {
+  uint64_t key;      // function address, or manual operation id | kOpTag
+  uint64_t enter;    // raw timestamp
+  uint64_t callees;  // monitored calls inside it so far
+};
+
+struct Stats {
+  uint64_t calls = 0;
+  uint64_t ticks = 0;  // sum of inclusive durations, raw timer ticks
+  uint64_t callees = 0;
+};
+
+// A raw timestamp and the monotonic clock read together: two of them give
+// the tick length without Calibration's 2-ms busy wait.
+struct ClockPair {
+  uint64_t raw = 0;
+  int64_t mono_ns = 0;
+  static ClockPair now() { return {now_raw(), monotonic_ns_now()}; }
+};
+
+// One observation window: from its first monitored call until
+// cull_phase_calls calls or cull_phase_ms, whichever comes first.
+struct Window {
+  int64_t start_ms = -1;  // monotonic ms of its first call; -1: none yet
+  uint64_t calls = 0;
+  uint64_t first_tick = 0, last_tick = 0;
+  std::unordered_map<uint64_t, Stats> stats;  // by function address
+  struct CacheEntry {
+    uint64_t address = 0;
+    Stats* stats = nullptr;
+  };
+  std::array<CacheEntry, 1024> cache{};
+};
+
+struct Cull {
+  std::mutex mu;
+  Phase phase = Phase::kUnstarted;
+  cull::Thresholds thresholds;
+  uint64_t window_calls = 0;
+  int64_t window_ms = 0;
+  uint32_t max_windows = 0;                                 // 0: for the whole run
+  ClockPair start;                                          // with a later pair: the tick length
+  std::unordered_map<uint32_t, std::vector<Frame>> stacks;  // by ThreadChannel::index
+  std::unique_ptr<Window> window = std::make_unique<Window>();
+  uint32_t windows = 0;  // decided so far
+  // What was decided, over all windows.
+  std::vector<uint64_t> culled;  // sorted addresses
+  std::unordered_set<uint64_t> pinned;
+  std::map<std::string, cull::ReportEntry> culled_by_name, pinned_by_name;
+  cull::Report report;
+  std::string report_path;
+  std::string report_error;
+  bool decided_at_exit = false;  // the first window was still open at exit
+  bool inherited = false;        // a forked child of a process that had culled
+  // Since the last exclusion (measured monitored-call rate).
+  bool excluded_any = false;
+  ClockPair last_change;
+  uint64_t calls_since_change = 0;
+  uint64_t culled_since_change = 0;  // calls of culled functions in flight at the switch
+};
+
+Cull& cull_state() {
+  static Cull* c = new Cull;  // never destroyed: the writer may run during exit
+  return *c;
+}
+
+// Called with c.mu held.
+void start_culling(Cull& c) {
+  const Config& config = current_config();
+  if (!config.cull) {
+    c.phase = Phase::kOff;
+    return;
+  }
+  c.thresholds.min_calls = config.cull_min_calls;
+  c.thresholds.min_rate = config.cull_min_rate;
+  c.thresholds.max_ns = config.cull_max_ns;
+  c.thresholds.probe_ns = config.cull_probe_ns;
+  c.window_calls = config.cull_phase_calls;
+  c.window_ms = config.cull_phase_ms;
+  c.max_windows = config.cull_rounds;
+  c.start = ClockPair::now();
+  c.phase = Phase::kObserving;
+  // A forked child counts its own threads. The lock is free at fork():
+  // every entry point runs with the controller's core_mu held, which the
+  // controller holds across fork().
+  pthread_atfork(nullptr, nullptr, [] {
+    Cull& child = cull_state();
+    child.stacks.clear();
+    child.inherited = child.excluded_any;
+    child.last_change = ClockPair::now();
+    child.calls_since_change = child.culled_since_change = 0;
+  });
+}
+
+Stats& stats_of(Window& w, uint64_t address) {
+  Window::CacheEntry& slot = w.cache[(address >> 4) & (w.cache.size() - 1)];
+  if (slot.address != address) slot = {address, &w.stats[address]};
+  return *slot.stats;
+}
+
+bool is_exit(RawKind k) {
+  return k == RawKind::kExitFn || k == RawKind::kFailFn || k == RawKind::kExitOp ||
+         k == RawKind::kFailOp;
+}
+
+bool is_culled(const Cull& c, uint64_t address) {
+  return std::binary_search(c.culled.begin(), c.culled.end(), address);
+}
+
+// One thread's events: inclusive durations from its own stack of open
+// frames (kept across windows). A frame whose exit never comes (the probe
+// closes frames left by longjmp itself) is dropped when an outer exit arrives.
+void observe(Cull& c, std::vector<Frame>& stack, const RawEvent* begin, const RawEvent* end) {
+  Window& w = *c.window;
+  const bool observing = c.phase == Phase::kObserving;
+  for (const RawEvent* e = begin; e < end; ++e) {
+    const RawKind kind = kind_of(e->b);
+    const uint64_t payload = payload_of(e->b);
+    if (kind == RawKind::kEnterFn || kind == RawKind::kEnterOp) {
+      if (c.excluded_any && e->a >= c.last_change.raw) {
+        ++c.calls_since_change;
+        if (kind == RawKind::kEnterFn && is_culled(c, payload)) ++c.culled_since_change;
+      }
+      if (!observing) continue;
+      stack.push_back({kind == RawKind::kEnterFn ? payload : payload | kOpTag, e->a, 0});
+      if (w.calls++ == 0) {
+        w.start_ms = monotonic_ns_now() / 1000000;
+        w.first_tick = e->a;
+      }
+      w.first_tick = std::min(w.first_tick, e->a);
+      w.last_tick = std::max(w.last_tick, e->a);
+    } else if (observing && is_exit(kind)) {
+      bool fn = kind == RawKind::kExitFn || kind == RawKind::kFailFn;
+      uint64_t key = fn ? payload : payload | kOpTag;
+      size_t i = stack.size();
+      while (i > 0 && stack[i - 1].key != key) --i;
+      if (i == 0) continue;  // an exit without its enter (entered before culling began)
+      Frame f = stack[i - 1];
+      stack.resize(i - 1);
+      if (w.calls != 0) w.last_tick = std::max(w.last_tick, e->a);
+      // Frames entered before this window still count: their calls are
+      // its calls too, and long ones would otherwise never be seen whole.
+      if (fn && e->a >= f.enter) {
+        Stats& s = stats_of(w, key);
+        ++s.calls;
+        s.ticks += e->a - f.enter;
+        s.callees += f.callees;
+      }
+      if (!stack.empty()) stack.back().callees += f.callees + 1;
+    } else if (observing && kind == RawKind::kTraceBegin) {
+      stack.clear();  // a new trace starts at depth 0
+    }
+  }
+}
+
+std::string report_path_for(const Config& config) {
+  ProcessInfo p = describe_process(config);
+  return config.out_dir + "/" + p.application + "-" + std::to_string(p.pid) + ".cull.txt";
+}
+
+// Written under a temporary name and renamed, so that whoever waits for the
+// report (sonde run, a test) never reads half of it.
+void write_report(Cull& c) {
+  const Config& config = current_config();
+  c.report_path = report_path_for(config);
+  c.report_error.clear();
+  std::error_code ec;
+  std::filesystem::create_directories(config.out_dir, ec);
+  std::string tmp = c.report_path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << cull::format_report(c.report);
+    out.close();
+    if (!out) {
+      c.report_error = "cannot write " + tmp + ": " + std::strerror(errno);
+      c.report_path.clear();
+      return;
+    }
+  }
+  if (std::rename(tmp.c_str(), c.report_path.c_str()) != 0) {
+    c.report_error = "cannot rename " + tmp + ": " + std::strerror(errno);
+    c.report_path.clear();
+  }
+}
+
+void merge(std::map<std::string, cull::ReportEntry>& into, const std::string& name,
+           const cull::FunctionSample& f) {
+  cull::ReportEntry& e = into[name];
+  e.name = name;
+  e.sample.calls += f.calls;
+  e.sample.total_ns += f.total_ns;
+  e.sample.callees += f.callees;
+}
+
+std::vector<cull::ReportEntry> sorted_entries(const std::map<std::string, cull::ReportEntry>& m) {
+  std::vector<cull::ReportEntry> out;
+  for (const auto& [name, e] : m) out.push_back(e);
+  cull::sort_by_calls(out);
+  return out;
+}
+
+// Ends the current window: applies the rule to the functions it saw (not
+// culled or pinned yet), names the new ones, excludes them (unless only
+// reporting at exit), and rewrites the report when anything changed.
+void decide(Cull& c, bool at_exit) {
+  Window& w = *c.window;
+  ClockPair now = ClockPair::now();
+  double ns_per_tick = 1.0;
+  if (g_timer == TimerKind::kTsc && now.raw > c.start.raw) {
+    ns_per_tick = static_cast<double>(now.mono_ns - c.start.mono_ns) /
+                  static_cast<double>(now.raw - c.start.raw);
+  }
+  cull::Round round;
+  round.calls = w.calls;
+  round.functions = w.stats.size();
+  round.span_s = w.last_tick > w.first_tick
+                     ? static_cast<double>(w.last_tick - w.first_tick) * ns_per_tick / 1e9
+                     : 0.0;
+  std::vector<std::pair<uint64_t, cull::FunctionSample>> candidates, rest;
+  for (const auto& [address, s] : w.stats) {
+    if (is_culled(c, address) || c.pinned.contains(address)) continue;
+    cull::FunctionSample f{s.calls, static_cast<double>(s.ticks) * ns_per_tick, s.callees};
+    (cull::should_cull(f, round.span_s, c.thresholds) ? candidates : rest).emplace_back(address, f);
+  }
+  const bool first = c.windows++ == 0;
+  std::vector<uint64_t> added;
+  size_t pinned_before = c.pinned.size();
+  std::map<std::string, cull::ReportEntry> kept;
+  if (!candidates.empty() || first) {
+    const PatternSet patterns = current_function_patterns();
+    Symbolizer symbolizer;
+    for (const auto& [address, f] : candidates) {
+      std::string name = symbolizer.resolve(address).name;
+      if (match_patterns(patterns, name) == PatternMatch::kIncluded) {
+        c.pinned.insert(address);
+        merge(c.pinned_by_name, name, f);
+      } else {
+        added.push_back(address);
+        merge(c.culled_by_name, name, f);
+        ++round.culled;
+        round.culled_calls += f.calls;
+      }
+    }
+    // The most called of the kept functions, for the reader of the report.
+    std::sort(rest.begin(), rest.end(),
+              [](const auto& a, const auto& b) { return a.second.calls > b.second.calls; });
+    for (size_t i = 0; i < rest.size() && i < 10; ++i) {
+      merge(kept, symbolizer.resolve(rest[i].first).name, rest[i].second);
+    }
+  }
+  c.window = std::make_unique<Window>();
+  if (c.max_windows != 0 && c.windows >= c.max_windows) c.phase = Phase::kDone;
+  if (!at_exit && !added.empty()) {
+    c.culled.insert(c.culled.end(), added.begin(), added.end());
+    std::sort(c.culled.begin(), c.culled.end());
+    set_culled_functions(c.culled);
+    c.excluded_any = true;
+    c.last_change = ClockPair::now();
+    c.calls_since_change = c.culled_since_change = 0;
+  }
+  if (!first && added.empty() && c.pinned.size() == pinned_before) return;
+  // The report: the first window always, later ones when they decided something.
+  cull::Report& r = c.report;
+  r.thresholds = c.thresholds;
+  r.rounds.push_back(round);
+  r.culled = sorted_entries(c.culled_by_name);
+  r.pinned = sorted_entries(c.pinned_by_name);
+  if (!added.empty() || first) r.kept = sorted_entries(kept);
+  if (first) {
+    ProcessInfo p = describe_process(current_config());
+    r.source = "pid " + std::to_string(p.pid) + " (" + p.executable + ")";
+    r.notes.push_back(
+        at_exit ? "The program ended during the first window: decided on what it recorded, "
+                  "nothing was excluded in this run."
+                : "Windows of " + cull::grouped(c.window_calls) + " monitored calls or " +
+                      std::to_string(c.window_ms) +
+                      " ms (cull_phase_calls, cull_phase_ms), each one a round below if it "
+                      "culled anything.");
+  }
+  c.decided_at_exit = at_exit;
+  write_report(c);
+}
+
+}  // namespace
+
+void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent* end) {
+  Cull& c = cull_state();
+  MonitorLock lock(c.mu);
+  if (c.phase == Phase::kUnstarted) start_culling(c);
+  if (c.phase == Phase::kObserving || c.excluded_any) observe(c, c.stacks[ch.index], begin, end);
+}
+
+void cull_poll(int64_t now_ms) {
+  Cull& c = cull_state();
+  MonitorLock lock(c.mu);
+  if (c.phase == Phase::kUnstarted) start_culling(c);
+  if (c.phase != Phase::kObserving || c.window->start_ms < 0) return;
+  if (c.window->calls < c.window_calls && now_ms - c.window->start_ms < c.window_ms) return;
+  decide(c, /*at_exit=*/false);
+}
+
+void cull_print_summary() {
+  Cull& c = cull_state();
+  MonitorLock lock(c.mu);
+  // A program that ends during its first window still gets the report
+  // (for the next run's patterns_file), if it made any monitored call.
+  if (c.phase == Phase::kObserving && c.windows == 0 && c.window->calls != 0) {
+    decide(c, /*at_exit=*/true);
+  }
+  if (c.windows == 0 || !current_config().summary) return;
+  const cull::Report& r = c.report;
+  const double probe_ns = c.thresholds.probe_ns;
+  if (c.inherited) {
+    std::fprintf(stderr, "sonde: cull: the functions culled before fork() stay excluded\n");
+  }
+  std::fprintf(stderr, "sonde: cull: %zu functions %s (%u windows observed), report: %s\n",
+               r.culled.size(), c.decided_at_exit ? "would be excluded" : "excluded", c.windows,
+               c.report_path.empty() ? c.report_error.c_str() : c.report_path.c_str());
+  for (size_t i = 0; i < r.rounds.size(); ++i) {
+    const cull::Round& round = r.rounds[i];
+    cull::Prediction p = cull::predict(round, probe_ns);
+    std::fprintf(stderr,
+                 "sonde: cull: round %zu: %zu culled, predicted probe cost %.1f -> %.1f ms/s (%s "
+                 "-> %smonitored calls/s x %.0f ns)\n",
+                 i + 1, round.culled, p.cost_ms_per_s_before, p.cost_ms_per_s_after,
+                 cull::si(p.calls_per_s_before).c_str(), cull::si(p.calls_per_s_after).c_str(),
+                 probe_ns);
+  }
+  if (c.excluded_any) {
+    double seconds = static_cast<double>(monotonic_ns_now() - c.last_change.mono_ns) / 1e9;
+    double rate = cull::calls_per_second(c.calls_since_change, seconds);
+    std::fprintf(stderr,
+                 "sonde: cull: measured since the last exclusion: %smonitored calls/s (%.1f ms/s) "
+                 "over %.3f s, %s calls of culled functions recorded after it\n",
+                 cull::si(rate).c_str(), rate * probe_ns / 1e6, seconds,
+                 cull::grouped(c.culled_since_change).c_str());
+  }
+  CallsiteStats s = callsite_patch_stats();
+  std::fprintf(
+      stderr,
+      "sonde: cull: call sites patched: %llu (%llu of them exit hooks, unpatchable "
+      "%llu, unrecognised %llu, restored %llu)%s%s\n",
+      static_cast<unsigned long long>(s.patched), static_cast<unsigned long long>(s.patched_exits),
+      static_cast<unsigned long long>(s.unpatchable), static_cast<unsigned long long>(s.rejected),
+      static_cast<unsigned long long>(s.restored),
+      s.mprotect_failed ? ", patching stopped: code could not be made writable" : "",
+      s.table_full ? ", the site table was full" : "");
+}
+
+}  // namespace sonde::monitor

@@ -1,0 +1,34 @@
+// Automatic overhead culling (cull = auto; docs/cull.md). A first phase
+// observes every monitored call as the writer drains it and measures each
+// function's calls and inclusive durations; when the phase ends (after
+// cull_phase_calls calls or cull_phase_ms, whichever comes first) the
+// functions that are called often and short on their own (cull_rule.hpp)
+// are excluded in addition to the patterns, the filter is rebuilt (and XRay
+// unpatches them), and a report is written next to the log. Afterwards the
+// kept calls are counted, so the exit summary can state the measured
+// monitored-call rate. All three are called by the controller; none is on
+// a probe's path.
+#pragma once
+
+#include <cstdint>
+
+#include "monitor/raw_event.hpp"
+
+namespace sonde::monitor {
+
+struct ThreadChannel;  // monitor/channel.hpp
+
+// Writer thread, core_mu held: one thread's events in order, as drained
+// (drain_full, drain_partial; or the probing thread in mode = sync).
+void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent* end);
+// Writer thread, every loop iteration, core_mu held (the controller holds
+// it across fork(), which keeps this module's own lock free there): ends
+// the first phase when due (builds the exclusion). `now_ms`:
+// monotonic_ns_now() / 1000000.
+void cull_poll(int64_t now_ms);
+// At exit, core_mu held: the culling summary on stderr (what was excluded,
+// predicted and measured cost). A phase still running at exit is decided
+// for the report only.
+void cull_print_summary();
+
+}  // namespace sonde::monitor

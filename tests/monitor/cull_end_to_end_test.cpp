@@ -1,0 +1,235 @@
+// Automatic overhead culling end to end (docs/cull.md): test_cull, built
+// with -finstrument-functions and not linked with sonde, runs under the
+// preloaded libsonde with cull = auto. Its helper (a few ns, a thousand
+// calls per request) must be culled after the first phase and leave no
+// event after it; its request (>= 50 µs) must stay, every call of it; the
+// helper's hook calls must be patched, and the program's result unchanged.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "run_helpers.hpp"
+
+namespace sonde::test {
+namespace {
+
+const std::string kCullProgram = kPrograms + "/test_cull";
+
+struct CullRun {
+  RunResult run;
+  int warmup = -1;
+  int requests = -1;
+  unsigned long result = 0;
+  std::string report;  // the *.cull.txt file's text, "" if none
+  LogContents log;
+  std::vector<const TraceCopy*> by_start;  // traces in the order they began
+};
+
+CullRun run_cull_program(const std::string& name, int requests, std::vector<std::string> env,
+                         const std::string& mode = "wait") {
+  CullRun c;
+  std::string out = fresh_dir("cull_" + name);
+  env.push_back(std::string("LD_PRELOAD=") + SONDE_LIBRARY);
+  env.push_back("SONDE_CULL=auto");
+  c.run = run_program({kCullProgram, std::to_string(requests), mode}, env_for(out, std::move(env)));
+  size_t at = c.run.stderr_text.find("warmup=");
+  if (at != std::string::npos) {
+    std::sscanf(c.run.stderr_text.c_str() + at, "warmup=%d requests=%d result=%lu", &c.warmup,
+                &c.requests, &c.result);
+  }
+  auto reports = files_with_suffix(out, ".cull.txt");
+  if (reports.size() == 1) {
+    std::ifstream in(reports[0]);
+    std::stringstream text;
+    text << in.rdbuf();
+    c.report = text.str();
+  }
+  auto logs = files_with_suffix(out, ".sonde");
+  if (logs.size() == 1) c.log = read_contents(logs[0]);
+  for (const auto& [id, t] : c.log.traces) c.by_start.push_back(&t);
+  std::sort(c.by_start.begin(), c.by_start.end(), [](const TraceCopy* a, const TraceCopy* b) {
+    return a->events.front().time < b->events.front().time;
+  });
+  return c;
+}
+
+// The unmonitored program's result for `requests` requests.
+unsigned long plain_cull_result(int requests) {
+  RunResult r = run_program({kCullProgram, std::to_string(requests), "nowait"}, {});
+  unsigned long result = 0;
+  int warmup = -1, n = -1;
+  size_t at = r.stderr_text.find("warmup=");
+  EXPECT_NE(at, std::string::npos) << r.stderr_text;
+  if (at != std::string::npos) {
+    std::sscanf(r.stderr_text.c_str() + at, "warmup=%d requests=%d result=%lu", &warmup, &n,
+                &result);
+  }
+  return result;
+}
+
+int count_calls(const TraceCopy& t, const std::string& function) {
+  int n = 0;
+  for (const FlowEventCopy& e : t.events) {
+    // Operations read back as Kieker signatures: "test_cull.helper(unsigned int)".
+    n += e.kind == "before" && e.operation.find("." + function + "(") != std::string::npos;
+  }
+  return n;
+}
+
+int count_calls(const LogContents& log, const std::string& function) {
+  int n = 0;
+  for (const auto& [id, t] : log.traces) n += count_calls(t, function);
+  return n;
+}
+
+// "call sites patched: N" from the exit summary, or -1.
+long patched_sites(const std::string& stderr_text) {
+  size_t at = stderr_text.find("call sites patched: ");
+  if (at == std::string::npos) return -1;
+  return std::strtol(stderr_text.c_str() + at + 20, nullptr, 10);
+}
+
+void expect_valid_log(const CullRun& c) {
+  EXPECT_TRUE(c.log.stats.ok) << (c.log.stats.errors.empty() ? "" : c.log.stats.errors[0]);
+  EXPECT_EQ(c.log.stats.lost_reported, 0u);
+  EXPECT_EQ(c.log.before, c.log.after + c.log.failed);
+  for (const auto& [id, t] : c.log.traces) EXPECT_EQ(trace_problem(t), "") << "trace " << id;
+}
+
+TEST(CullEndToEnd, HotHelperIsCulledPatchedAndLeavesNoEventAfterThePhase) {
+  const int requests = 3000;  // ~150 ms: past the exit hooks' grace period too
+  const unsigned long expected = plain_cull_result(requests);
+  CullRun c =
+      run_cull_program("culled", requests, {"SONDE_SUMMARY=true", "SONDE_CULL_PHASE_CALLS=200000"});
+  ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
+  ASSERT_EQ(c.requests, requests) << c.run.stderr_text;
+  EXPECT_EQ(c.result, expected) << "patching changed what the program computes";
+  ASSERT_GE(c.warmup, 1) << c.run.stderr_text;
+  // The report names the helper, as a pattern line, and only the helper.
+  EXPECT_NE(c.report.find("\n-helper(unsigned int)\n"), std::string::npos) << c.report;
+  EXPECT_EQ(c.report.find("\n-request"), std::string::npos) << c.report;
+  EXPECT_NE(c.run.stderr_text.find("sonde: cull: 1 functions excluded ("), std::string::npos)
+      << c.run.stderr_text;
+  EXPECT_GT(patched_sites(c.run.stderr_text), 0) << c.run.stderr_text;
+
+  expect_valid_log(c);
+  // Nothing failed: no frame was left open by a patched exit hook.
+  EXPECT_EQ(c.log.failed, 0);
+  // Every request is in the log; the helper only in the first phase.
+  EXPECT_EQ(count_calls(c.log, "request"), c.warmup + requests);
+  EXPECT_GT(count_calls(c.log, "helper"), 0);
+  ASSERT_GE(c.by_start.size(), static_cast<size_t>(requests));
+  int after_phase_helpers = 0, after_phase_requests = 0;
+  for (size_t i = c.by_start.size() - requests; i < c.by_start.size(); ++i) {
+    after_phase_requests += count_calls(*c.by_start[i], "request");
+    after_phase_helpers += count_calls(*c.by_start[i], "helper");
+    EXPECT_EQ(c.by_start[i]->events.size(), 2u) << "trace " << c.by_start[i]->trace_id;
+  }
+  EXPECT_EQ(after_phase_requests, requests);
+  EXPECT_EQ(after_phase_helpers, 0);
+}
+
+TEST(CullEndToEnd, APlusPatternPinsTheHelperIn) {
+  const int requests = 20;
+  CullRun c = run_cull_program(
+      "pinned", requests,
+      {"SONDE_SUMMARY=true", "SONDE_CULL_PHASE_CALLS=100000", "SONDE_PATTERNS=+helper*"});
+  ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
+  ASSERT_GE(c.warmup, 1) << c.run.stderr_text;
+  EXPECT_NE(c.report.find("# pinned"), std::string::npos) << c.report;
+  EXPECT_NE(c.report.find("helper(unsigned int)"), std::string::npos) << c.report;
+  EXPECT_EQ(c.report.find("\n-helper"), std::string::npos) << c.report;
+  EXPECT_NE(c.run.stderr_text.find("sonde: cull: 0 functions excluded"), std::string::npos)
+      << c.run.stderr_text;
+  EXPECT_EQ(patched_sites(c.run.stderr_text), 0) << c.run.stderr_text;
+  expect_valid_log(c);
+  ASSERT_GE(c.by_start.size(), static_cast<size_t>(requests));
+  for (size_t i = c.by_start.size() - requests; i < c.by_start.size(); ++i) {
+    EXPECT_EQ(count_calls(*c.by_start[i], "request"), 1);
+    EXPECT_EQ(count_calls(*c.by_start[i], "helper"), 1000);
+  }
+}
+
+TEST(CullEndToEnd, WithoutPatchingTheFilterStillExcludesTheHelper) {
+  const int requests = 200;
+  const unsigned long expected = plain_cull_result(requests);
+  CullRun c = run_cull_program(
+      "unpatched", requests,
+      {"SONDE_SUMMARY=true", "SONDE_CULL_PHASE_CALLS=100000", "SONDE_PATCH_CALL_SITES=false"});
+  ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
+  EXPECT_EQ(c.result, expected);
+  EXPECT_EQ(patched_sites(c.run.stderr_text), 0) << c.run.stderr_text;
+  expect_valid_log(c);
+  EXPECT_EQ(count_calls(c.log, "request"), c.warmup + requests);
+  ASSERT_GE(c.by_start.size(), static_cast<size_t>(requests));
+  int after_phase_helpers = 0;
+  for (size_t i = c.by_start.size() - requests; i < c.by_start.size(); ++i) {
+    after_phase_helpers += count_calls(*c.by_start[i], "helper");
+  }
+  EXPECT_EQ(after_phase_helpers, 0);
+}
+
+TEST(CullEndToEnd, AProgramEndingDuringThePhaseStillGetsItsReport) {
+  // 50 requests: 50,000 helper calls, far from the default 1 M-call window.
+  const int requests = 50;
+  CullRun c = run_cull_program("short", requests, {"SONDE_SUMMARY=true"}, "nowait");
+  ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
+  EXPECT_NE(c.report.find("ended during the first window"), std::string::npos) << c.report;
+  EXPECT_NE(c.report.find("\n-helper(unsigned int)\n"), std::string::npos) << c.report;
+  EXPECT_NE(c.run.stderr_text.find("1 functions would be excluded"), std::string::npos)
+      << c.run.stderr_text;
+  // Nothing was excluded in this run.
+  expect_valid_log(c);
+  EXPECT_EQ(count_calls(c.log, "request"), requests);
+  EXPECT_EQ(count_calls(c.log, "helper"), requests * 1000);
+}
+
+// XRay: culled functions are unpatched. test_xray's functions are all tiny
+// (only main is long), so all five of its helpers go after the phase.
+TEST(CullEndToEnd, XrayUnpatchesCulledFunctions) {
+  const std::string program = kPrograms + "/xray/test_xray";
+  if (access(program.c_str(), X_OK) != 0) GTEST_SKIP() << program << " was not built";
+  std::string preload = SONDE_LIBRARY;
+#if defined(__SANITIZE_ADDRESS__)
+  // As xray_mode_test.cpp: the clang-built program does not link the ASan runtime.
+  Dl_info info{};
+  void* asan = dlsym(RTLD_DEFAULT, "__asan_init");
+  if (asan != nullptr && dladdr(asan, &info) != 0 && info.dli_fname != nullptr) {
+    preload = std::string(info.dli_fname) + " " + preload;
+  }
+#endif
+  const std::string out = fresh_dir("cull_xray");
+  const int iterations = 2000000;
+  RunResult r = run_program({program, std::to_string(iterations)},
+                            env_for(out, {"LD_PRELOAD=" + preload, "SONDE_CULL=auto",
+                                          "SONDE_SUMMARY=true", "SONDE_CULL_PHASE_CALLS=50000"}));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("sonde: cull: 5 functions excluded"), std::string::npos)
+      << r.stderr_text;
+  auto reports = files_with_suffix(out, ".cull.txt");
+  ASSERT_EQ(reports.size(), 1u);
+  std::ifstream in(reports[0]);
+  std::stringstream report;
+  report << in.rdbuf();
+  for (const char* line : {"\n-twice(int)\n", "\n-countdown(int)\n", "\n-plus_one(int)\n"}) {
+    EXPECT_NE(report.str().find(line), std::string::npos) << line << report.str();
+  }
+  auto logs = files_with_suffix(out, ".sonde");
+  ASSERT_EQ(logs.size(), 1u);
+  LogContents log = read_contents(logs[0]);
+  EXPECT_TRUE(log.stats.ok);
+  EXPECT_EQ(log.before, log.after + log.failed);
+  // Each iteration calls twice() once: only the phase's calls are in the log.
+  int twice = 0;
+  for (const auto& [id, t] : log.traces) twice += count_calls(t, "twice");
+  EXPECT_GT(twice, 0);
+  EXPECT_LT(twice, iterations / 4);
+}
+
+}  // namespace
+}  // namespace sonde::test

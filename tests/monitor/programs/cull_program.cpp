@@ -1,0 +1,76 @@
+// Built with -finstrument-functions and without sonde, for the culling tests
+// (tests/monitor/cull_end_to_end_test.cpp, tests/cli/cull_test.cpp): a tiny
+// helper called a thousand times per request, and a request that is busy
+// for at least 50 µs on its own, far longer than any culling threshold.
+//
+//   test_cull REQUESTS [wait|nowait]
+//
+// First phase (`wait`, the default when SONDE_OUT is set): requests until
+// libsonde's cull report (*.cull.txt) appears in SONDE_OUT, or for 20 s.
+// Then exactly REQUESTS more. stderr: "warmup=W requests=N result=R", where
+// R is the checksum of the last N requests only: the same with or without
+// sonde, and with or without patched call sites.
+#include <dirent.h>
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+[[gnu::noinline]] unsigned helper(unsigned x) { return x * 2654435761u + 1; }
+
+[[gnu::noinline]] unsigned request(unsigned seed, int helpers) {
+  unsigned h = seed;
+  for (int i = 0; i < helpers; ++i) h = helper(h);
+  timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long elapsed = (now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec);
+    if (elapsed >= 50000) break;
+  }
+  return h;
+}
+
+namespace {
+
+[[gnu::no_instrument_function]] bool report_exists(const char* dir) {
+  DIR* d = opendir(dir);
+  if (d == nullptr) return false;
+  bool found = false;
+  while (dirent* e = readdir(d)) {
+    size_t n = std::strlen(e->d_name);
+    if (n > 9 && std::strcmp(e->d_name + n - 9, ".cull.txt") == 0) found = true;
+  }
+  closedir(d);
+  return found;
+}
+
+[[gnu::no_instrument_function]] double seconds_now() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+}  // namespace
+
+// Not instrumented: every request is its own trace.
+[[gnu::no_instrument_function]] int main(int argc, char** argv) {
+  int requests = argc > 1 ? std::atoi(argv[1]) : 100;
+  const char* out = std::getenv("SONDE_OUT");
+  bool wait = out != nullptr && !(argc > 2 && std::strcmp(argv[2], "nowait") == 0);
+  volatile unsigned sink = 0;
+  int warmup = 0;
+  if (wait) {
+    double deadline = seconds_now() + 20;
+    while (!report_exists(out) && seconds_now() < deadline) {
+      sink = sink + request(static_cast<unsigned>(warmup), 1000);
+      ++warmup;
+    }
+  }
+  unsigned result = 0;
+  for (int i = 0; i < requests; ++i) result = result * 31 + request(static_cast<unsigned>(i), 1000);
+  std::fprintf(stderr, "warmup=%d requests=%d result=%u\n", warmup, requests, result);
+  return 0;
+}

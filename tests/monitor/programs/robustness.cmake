@@ -1,0 +1,23 @@
+# Real-program robustness (issue 23): longjmp over instrumented frames,
+# probes in signal handlers, fork while another thread registers
+# operations, stop signals, trace_start, a stalled writer.
+add_executable(test_longjmp_jumps ${CMAKE_CURRENT_LIST_DIR}/longjmp_jumps.c)
+target_compile_options(test_longjmp_jumps PRIVATE -finstrument-functions -O2)
+
+add_executable(test_signal_probes ${CMAKE_CURRENT_LIST_DIR}/signal_probes.c)
+target_compile_options(test_signal_probes PRIVATE -finstrument-functions -O2)
+
+add_executable(test_fork_register ${CMAKE_CURRENT_LIST_DIR}/fork_register.cpp)
+target_link_libraries(test_fork_register PRIVATE sonde_monitor Threads::Threads)
+target_compile_options(test_fork_register PRIVATE ${SONDE_WARNINGS})
+
+add_executable(test_endless_server ${CMAKE_CURRENT_LIST_DIR}/endless_server.c)
+target_compile_options(test_endless_server PRIVATE -finstrument-functions -O2)
+target_link_libraries(test_endless_server PRIVATE Threads::Threads)
+
+add_executable(test_stalled_writer ${CMAKE_CURRENT_LIST_DIR}/stalled_writer.cpp)
+target_link_libraries(test_stalled_writer PRIVATE sonde_monitor)
+target_compile_options(test_stalled_writer PRIVATE ${SONDE_WARNINGS})
+
+set_property(GLOBAL APPEND PROPERTY SONDE_MONITOR_TEST_PROGRAMS test_longjmp_jumps
+  test_signal_probes test_fork_register test_endless_server test_stalled_writer)

@@ -17,7 +17,9 @@
 #include <thread>
 #include <vector>
 
+#include "monitor/callsite_patch.hpp"
 #include "monitor/channel.hpp"
+#include "monitor/cull.hpp"
 #include "monitor/diagnostic_records.hpp"
 #include "monitor/function_filter.hpp"
 #include "monitor/patterns.hpp"
@@ -452,6 +454,7 @@ void drain_full(State& s) {
     Buffer* next = b->next;
     ThreadChannel* ch = b->channel;
     size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
+    cull_observe(*ch, b->events + from, b->events + b->used);
     s.core->consume(*ch, b->events + from, b->events + b->used);
     ch->partial_buffer = nullptr;
     ch->partial_done = 0;
@@ -481,6 +484,7 @@ void drain_partial(State& s) {
     size_t upto = static_cast<size_t>(cur - b->events);
     size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
     if (upto <= from) continue;
+    cull_observe(*ch, b->events + from, b->events + upto);
     s.core->consume(*ch, b->events + from, b->events + upto);
     s.recorded.fetch_add(upto - from, std::memory_order_relaxed);
     ch->partial_buffer = b;
@@ -711,6 +715,8 @@ void writer_loop() {
         next_clock = t + clock_period;
       }
       sampling.poll(t);
+      cull_poll(t);
+      apply_callsite_patches();
       reap_channels(s);
     }
     poll_patterns_file();
@@ -880,6 +886,7 @@ void shutdown_monitoring() {
     s.core->close();
     s.closed = true;
     print_summary(s);
+    cull_print_summary();
   }
 }
 

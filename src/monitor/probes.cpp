@@ -7,6 +7,7 @@
 #include <exception>
 #include <typeinfo>
 
+#include "monitor/callsite_patch.hpp"
 #include "monitor/controller.hpp"
 #include "monitor/function_filter.hpp"
 #include "monitor/probe_path.hpp"
@@ -167,7 +168,11 @@ SONDE_API sonde_stats sonde_get_stats(void) {
   if (!probes_on()) return;
   auto address = reinterpret_cast<uint64_t>(fn);
   const FunctionFilter* filter = g_function_filter.load(std::memory_order_acquire);
-  if (filter != nullptr && !filter->allows(address)) return;
+  if (filter != nullptr && !filter->allows(address)) [[unlikely]] {
+    // Excluded (patterns, culling): its hook call sites become NOPs.
+    request_callsite_patch(address, reinterpret_cast<uint64_t>(__builtin_return_address(0)));
+    return;
+  }
   probe_enter(RawKind::kEnterFn, address, address, SONDE_CALLER_SP());
 }
 

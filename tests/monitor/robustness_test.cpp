@@ -218,7 +218,6 @@ TEST_P(StopSignal, ClosesTheLogAndDiesByTheSignal) {
   for (const std::string& w : c.stats.warnings)
     EXPECT_EQ(w.find("not closed"), std::string::npos) << w;
   EXPECT_EQ(c.stats.lost_reported, 0u);
-  EXPECT_EQ(read_health(log).records, 1) << "the health record is written at close";
   // trace_start: one trace per request, the worker's endless loop outside.
   ASSERT_GE(c.traces.size(), 100u);
   for (const auto& [id, t] : c.traces) {

@@ -44,6 +44,7 @@ struct RunOptions {
   std::string config;
   std::vector<std::string> sets;
   bool no_preload = false;
+  bool cull = false;  // --cull: cull = auto (docs/cull.md)
   std::vector<std::string> command;
 };
 
@@ -386,6 +387,27 @@ bool names_pid(const std::string& name, pid_t pid) {
   return false;
 }
 
+// cull = auto's reports (<application>-<pid>.cull.txt, docs/cull.md).
+bool is_cull_report(const std::string& name) {
+  const std::string suffix = ".cull.txt";
+  return name.size() > suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Points to the cull reports written during the run: each is a patterns
+// file for the next run.
+void report_cull(const fs::path& dir, const Snapshot& before) {
+  bool any = false;
+  for (const auto& [name, mtime] : snapshot(dir)) {
+    auto old = before.find(name);
+    if (!is_cull_report(name) || (old != before.end() && old->second == mtime)) continue;
+    std::cerr << "sonde: cull report written to " << (dir / name).string()
+              << " (next run: --set patterns_file=" << (dir / name).string() << ")\n";
+    any = true;
+  }
+  if (!any) std::cerr << "sonde: no cull report: the program made no monitored call\n";
+}
+
 // Entries created or modified during the run: the program's own log (named
 // after its pid) and those of processes it forked. Comparing with a snapshot
 // rather than a start time avoids the file system's coarse timestamps.
@@ -395,6 +417,7 @@ void report_logs(const fs::path& dir, const Snapshot& before, pid_t pid, bool pr
   for (const auto& [name, mtime] : snapshot(dir)) {
     auto old = before.find(name);
     if (old != before.end() && old->second == mtime) continue;
+    if (is_cull_report(name)) continue;  // reported by report_cull
     (names_pid(name, pid) ? own : others).push_back((dir / name).string());
   }
   for (const std::string& path : own) std::cerr << "sonde: log written to " << path << "\n";
@@ -429,7 +452,8 @@ int run(const RunOptions& o) {
                            .lexically_normal();
   // tcp and null write no files, so they need no directory.
   const bool writes_files = writer != "tcp" && writer != "null";
-  if (writes_files) prepare_out_dir(out);
+  if (writes_files || o.cull) prepare_out_dir(out);
+  if (o.cull && sets.count("cull") == 0) sets["cull"] = "auto";
 
   if (!o.no_preload) preload(find_monitor_libraries());
   // SONDE_OUT is always set, absolute, so libsonde writes where we look.
@@ -441,7 +465,7 @@ int run(const RunOptions& o) {
     set_env(name, value);
   }
 
-  const Snapshot before = writes_files ? snapshot(out) : Snapshot{};
+  const Snapshot before = writes_files || o.cull ? snapshot(out) : Snapshot{};
   Launch child = launch(o.command);
   const std::string& program = o.command.front();
   if (child.exec_errno != 0) {
@@ -476,6 +500,7 @@ int run(const RunOptions& o) {
     std::cerr << "sonde: writer '" << writer << "' writes no log file"
               << (writer == "tcp" ? " (records went to the TCP receiver)" : "") << "\n";
   }
+  if (o.cull) report_cull(out, before);
   return exit_code;
 }
 
@@ -494,6 +519,10 @@ void setup_run(CLI::App& app, int& exit_code) {
                  "Set one config key for this run (SONDE_<KEY>), e.g. --set buffer_events=4096; "
                  "repeatable")
       ->allow_extra_args(false);
+  app.add_flag("--cull", o->cull,
+               "Cull: after a first phase, stop monitoring the functions called often whose own "
+               "mean duration is under cull_max_ns (2 us), and patch their hook calls to NOPs "
+               "(cull=auto; thresholds: --set cull_max_ns=..., docs/cull.md)");
   app.add_flag("--no-preload", o->no_preload,
                "Do not preload libsonde and libsonde-preload (for programs linked with them)");
   app.add_option("command", o->command, "The program and its arguments")->required();

@@ -74,6 +74,23 @@ TEST_F(SondeCull, PrintsThePatternsWithoutOutAndHonoursKeepAndThresholds) {
   }
 }
 
+// `sonde run --cull` (needs libsonde's culling wired into its writer loop
+// and hooks): the program waits for the report, then runs its requests
+// with the helper culled; sonde points to the report.
+TEST_F(SondeCull, RunCullPointsToTheReport) {
+  const std::string out = (dir_ / "culled").string();
+  const CliRun r = sonde({"run", "--cull", "--set", "cull_phase_calls=100000", "--out", out, "--",
+                          kCullTestProgram, "100"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t at = r.err.find("sonde: cull report written to ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string path = r.err.substr(at + 30, r.err.find(' ', at + 30) - at - 30);
+  EXPECT_NE(slurp(path).find("\n-helper(unsigned int)\n"), std::string::npos) << path;
+  // Listed as the report, not as a log.
+  EXPECT_EQ(r.err.find("log written to " + path), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sonde: cull: 1 functions excluded"), std::string::npos) << r.err;
+}
+
 TEST_F(SondeCull, UsageErrorsAndUnreadableLogs) {
   EXPECT_EQ(sonde({"cull"}).exit_code, 2);
   EXPECT_EQ(sonde({"cull", dir_.string(), "--max-ns", "abc"}).exit_code, 2);

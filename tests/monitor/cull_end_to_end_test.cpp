@@ -30,13 +30,16 @@ struct CullRun {
   std::vector<const TraceCopy*> by_start;  // traces in the order they began
 };
 
+// `mode`: the program's arguments after REQUESTS.
 CullRun run_cull_program(const std::string& name, int requests, std::vector<std::string> env,
-                         const std::string& mode = "wait") {
+                         const std::vector<std::string>& mode = {"wait"}) {
   CullRun c;
   std::string out = fresh_dir("cull_" + name);
   env.push_back(std::string("LD_PRELOAD=") + SONDE_LIBRARY);
   env.push_back("SONDE_CULL=auto");
-  c.run = run_program({kCullProgram, std::to_string(requests), mode}, env_for(out, std::move(env)));
+  std::vector<std::string> argv = {kCullProgram, std::to_string(requests)};
+  argv.insert(argv.end(), mode.begin(), mode.end());
+  c.run = run_program(argv, env_for(out, std::move(env)));
   size_t at = c.run.stderr_text.find("warmup=");
   if (at != std::string::npos) {
     std::sscanf(c.run.stderr_text.c_str() + at, "warmup=%d requests=%d result=%lu", &c.warmup,
@@ -177,7 +180,7 @@ TEST(CullEndToEnd, WithoutPatchingTheFilterStillExcludesTheHelper) {
 TEST(CullEndToEnd, AProgramEndingDuringThePhaseStillGetsItsReport) {
   // 50 requests: 50,000 helper calls, far from the default 1 M-call window.
   const int requests = 50;
-  CullRun c = run_cull_program("short", requests, {"SONDE_SUMMARY=true"}, "nowait");
+  CullRun c = run_cull_program("short", requests, {"SONDE_SUMMARY=true"}, {"nowait"});
   ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
   EXPECT_NE(c.report.find("ended during the first window"), std::string::npos) << c.report;
   EXPECT_NE(c.report.find("\n-helper(unsigned int)\n"), std::string::npos) << c.report;
@@ -187,6 +190,36 @@ TEST(CullEndToEnd, AProgramEndingDuringThePhaseStillGetsItsReport) {
   expect_valid_log(c);
   EXPECT_EQ(count_calls(c.log, "request"), requests);
   EXPECT_EQ(count_calls(c.log, "helper"), requests * 1000);
+}
+
+// "restored N" from the exit summary, or -1.
+long restored_sites(const std::string& stderr_text) {
+  size_t at = stderr_text.find("restored ");
+  return at == std::string::npos ? -1 : std::strtol(stderr_text.c_str() + at + 9, nullptr, 10);
+}
+
+// A pattern change that monitors an excluded (and patched) function again
+// puts its hook calls back: the helper is excluded by patterns_file for the
+// first half of the requests, then pinned in.
+TEST(CullEndToEnd, APatternReloadRestoresPatchedSites) {
+  const int requests = 400;
+  const unsigned long expected = plain_cull_result(requests);
+  const std::string patterns = fresh_dir("cull_restore_patterns") + "/patterns.txt";
+  std::ofstream(patterns) << "-helper*\n";
+  CullRun c = run_cull_program(
+      "restore", requests,
+      {"SONDE_SUMMARY=true", "SONDE_PATTERNS_FILE=" + patterns, "SONDE_PATTERNS_RELOAD_MS=50"},
+      {"repattern", patterns});
+  ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
+  EXPECT_EQ(c.result, expected) << "patching or restoring changed what the program computes";
+  EXPECT_GT(patched_sites(c.run.stderr_text), 0) << c.run.stderr_text;
+  EXPECT_GT(restored_sites(c.run.stderr_text), 0) << c.run.stderr_text;
+  expect_valid_log(c);
+  ASSERT_EQ(c.by_start.size(), static_cast<size_t>(requests));
+  for (int i = 0; i < requests; ++i) {
+    EXPECT_EQ(count_calls(*c.by_start[i], "helper"), i < requests / 2 ? 0 : 1000)
+        << "request " << i;
+  }
 }
 
 // XRay: culled functions are unpatched. test_xray's functions are all tiny

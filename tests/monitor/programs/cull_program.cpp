@@ -4,18 +4,22 @@
 // for at least 50 µs on its own, far longer than any culling threshold.
 //
 //   test_cull REQUESTS [wait|nowait]
+//   test_cull REQUESTS repattern FILE
 //
 // First phase (`wait`, the default when SONDE_OUT is set): requests until
 // libsonde's cull report (*.cull.txt) appears in SONDE_OUT, or for 20 s.
 // Then exactly REQUESTS more. stderr: "warmup=W requests=N result=R", where
 // R is the checksum of the last N requests only: the same with or without
-// sonde, and with or without patched call sites.
+// sonde, and with or without patched call sites. `repattern`: no first
+// phase; after half the requests, FILE (the patterns_file) is rewritten to
+// "+helper*" and the program waits 1 s for libsonde to re-read it.
 #include <dirent.h>
 #include <time.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 [[gnu::noinline]] unsigned helper(unsigned x) { return x * 2654435761u + 1; }
 
@@ -53,13 +57,27 @@ namespace {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
 }
 
+// Written aside and renamed, so libsonde never reads half a file; then a
+// pause far longer than patterns_reload_ms.
+[[gnu::no_instrument_function]] void rewrite_patterns(const char* path, const char* text) {
+  std::string temp = std::string(path) + ".new";
+  if (FILE* f = std::fopen(temp.c_str(), "w")) {
+    std::fputs(text, f);
+    std::fclose(f);
+    std::rename(temp.c_str(), path);
+  }
+  timespec pause{1, 0};
+  nanosleep(&pause, nullptr);
+}
+
 }  // namespace
 
 // Not instrumented: every request is its own trace.
 [[gnu::no_instrument_function]] int main(int argc, char** argv) {
   int requests = argc > 1 ? std::atoi(argv[1]) : 100;
   const char* out = std::getenv("SONDE_OUT");
-  bool wait = out != nullptr && !(argc > 2 && std::strcmp(argv[2], "nowait") == 0);
+  bool wait = out != nullptr && argc <= 2;
+  if (argc > 2 && std::strcmp(argv[2], "wait") == 0) wait = out != nullptr;
   volatile unsigned sink = 0;
   int warmup = 0;
   if (wait) {
@@ -69,8 +87,12 @@ namespace {
       ++warmup;
     }
   }
+  const char* repattern = argc > 3 && std::strcmp(argv[2], "repattern") == 0 ? argv[3] : nullptr;
   unsigned result = 0;
-  for (int i = 0; i < requests; ++i) result = result * 31 + request(static_cast<unsigned>(i), 1000);
+  for (int i = 0; i < requests; ++i) {
+    if (repattern != nullptr && i == requests / 2) rewrite_patterns(repattern, "+helper*\n");
+    result = result * 31 + request(static_cast<unsigned>(i), 1000);
+  }
   std::fprintf(stderr, "warmup=%d requests=%d result=%u\n", warmup, requests, result);
   return 0;
 }

@@ -29,9 +29,10 @@ if [ "${1:-}" = "--quick" ]; then exit 0; fi
 
 echo "== build (ASan + UBSan)"
 # -g1: line tables are all the sanitizers' reports use; full DWARF only
-# lengthens the build.
+# lengthens the build. -O1 (assertions stay on): the suite runs about
+# three times faster under ASan than at -O0, for a slightly longer build.
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSONDE_WERROR=ON \
-  -DSONDE_SANITIZE=address,undefined -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1
+  -DSONDE_SANITIZE=address,undefined -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_C_FLAGS_DEBUG="-O1 -g1"
 cmake --build build/asan
 echo "== tests under ASan + UBSan"
 # Tests LD_PRELOAD libsonde into sanitized programs, so the ASan runtime is

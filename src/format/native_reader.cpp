@@ -4,6 +4,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -36,6 +37,30 @@ struct ClockCalibration {
     // Round half away from zero, as llround, without the libm call per event.
     return epoch_ns + static_cast<int64_t>(d + (d < 0 ? -0.5 : 0.5));
   }
+};
+
+// Every calibration of the log, by timer value: an event is converted with
+// the one whose range it falls in, not the newest one read, since a
+// thread's buffer can reach the log after a newer calibration (the writer
+// starts each one where the previous one is at its timer value, so the
+// conversion is monotonic).
+class ClockSegments {
+ public:
+  bool empty() const { return segments_.empty(); }
+  void add(const ClockCalibration& k) {
+    auto at = std::upper_bound(segments_.begin(), segments_.end(), k.tsc,
+                               [](uint64_t t, const ClockCalibration& s) { return t < s.tsc; });
+    segments_.insert(at, k);
+  }
+  int64_t to_ns(uint64_t t) const {
+    if (t >= segments_.back().tsc || segments_.size() == 1) return segments_.back().to_ns(t);
+    auto at = std::upper_bound(segments_.begin(), segments_.end(), t,
+                               [](uint64_t v, const ClockCalibration& s) { return v < s.tsc; });
+    return (at == segments_.begin() ? *at : *(at - 1)).to_ns(t);
+  }
+
+ private:
+  std::vector<ClockCalibration> segments_;
 };
 
 class Decoder {
@@ -115,13 +140,15 @@ class Decoder {
       case Tag::kEvents:
         return decode_events(c);
       case Tag::kClock: {
-        clock_.tsc = c.varint();
-        clock_.epoch_ns = c.svarint();
-        clock_.ns_per_tick = c.f64();
-        if (c.ok && !(clock_.ns_per_tick > 0 && std::isfinite(clock_.ns_per_tick))) {
+        ClockCalibration k;
+        k.tsc = c.varint();
+        k.epoch_ns = c.svarint();
+        k.ns_per_tick = c.f64();
+        if (!c.ok) return "";
+        if (!(k.ns_per_tick > 0 && std::isfinite(k.ns_per_tick))) {
           return "clock calibration has an invalid tick length";
         }
-        has_clock_ = true;
+        clocks_.add(k);
         return "";
       }
       case Tag::kLoss: {
@@ -226,7 +253,7 @@ class Decoder {
     uint64_t count = c.varint();
     uint64_t tsc = c.varint();
     if (!c.ok) return "";
-    if (!has_clock_) return "events before any clock calibration";
+    if (clocks_.empty()) return "events before any clock calibration";
     // Each event takes at least two bytes; a larger count is corrupt.
     if (count > static_cast<uint64_t>(c.end - c.p)) return "event block count exceeds chunk";
     if (version_ < 2) return decode_events_v1(c, e, count, tsc);
@@ -279,7 +306,7 @@ class Decoder {
   std::string event_fields(ByteCursor& c, NativeEvent& e, uint64_t tsc, uint64_t op) {
     std::string err;
     e.tsc = tsc;
-    e.time_ns = clock_.to_ns(tsc);
+    e.time_ns = clocks_.to_ns(tsc);
     e.cause = {};
     switch (e.kind) {
       case EventKind::kEnter:
@@ -318,8 +345,7 @@ class Decoder {
   std::vector<const RecordSchema*> schemas_;
   std::vector<std::unique_ptr<RecordSchema>> owned_schemas_;
   Record record_;
-  ClockCalibration clock_;
-  bool has_clock_ = false;
+  ClockSegments clocks_;
   uint16_t version_;
   uint64_t block_last_trace_ = 0;  // v2: trace ids are relative within a block
 };

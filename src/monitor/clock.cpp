@@ -2,6 +2,7 @@
 
 #include <cpuid.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace sonde::monitor {
@@ -54,34 +55,39 @@ void Calibration::pair(uint64_t* raw, int64_t* mono_ns, int64_t* epoch_ns) {
 void Calibration::start() {
   int64_t epoch;
   pair(&start_raw_, &start_mono_, &epoch);
-  ref_raw_ = start_raw_;
-  ref_epoch_ns_ = epoch;
-  if (g_timer == TimerKind::kMonotonic) {
-    ns_per_tick_ = 1.0;
-    return;
+  cur_ = Segment{start_raw_, epoch, 1.0};
+  if (g_timer == TimerKind::kTsc) {
+    // A first estimate over 2 ms; refine() improves it as the run goes on.
+    uint64_t raw;
+    int64_t mono;
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    pair(&raw, &mono, &epoch);
+    if (raw > start_raw_) {
+      cur_.ns_per_tick =
+          static_cast<double>(mono - start_mono_) / static_cast<double>(raw - start_raw_);
+    }
   }
-  // A first estimate over 2 ms; refine() improves it as the run goes on.
-  uint64_t raw;
-  int64_t mono;
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
-  while (std::chrono::steady_clock::now() < until) {
-  }
-  pair(&raw, &mono, &epoch);
-  if (raw > start_raw_)
-    ns_per_tick_ = static_cast<double>(mono - start_mono_) / static_cast<double>(raw - start_raw_);
+  prev_ = cur_;
 }
 
 void Calibration::refine() {
   uint64_t raw;
   int64_t mono, epoch;
   pair(&raw, &mono, &epoch);
+  if (static_cast<int64_t>(raw - cur_.raw) <= 0) return;  // no tick since the last pair
+  Segment next = cur_;
   if (g_timer == TimerKind::kTsc && raw > start_raw_) {
-    ns_per_tick_ = static_cast<double>(mono - start_mono_) / static_cast<double>(raw - start_raw_);
+    next.ns_per_tick =
+        static_cast<double>(mono - start_mono_) / static_cast<double>(raw - start_raw_);
   }
-  // Re-anchor at the newest pair: conversions stay continuous to within the
-  // estimate's error, and epoch time follows NTP adjustments.
-  ref_raw_ = raw;
-  ref_epoch_ns_ = epoch;
+  // Re-anchor at the newest pair where the current segment is there, or
+  // later if the wall clock is ahead (NTP steps, the estimate's error).
+  next.raw = raw;
+  next.epoch_ns = std::max(epoch, to_epoch_ns(raw));
+  prev_ = cur_;
+  cur_ = next;
 }
 
 }  // namespace sonde::monitor

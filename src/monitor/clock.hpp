@@ -33,26 +33,38 @@ int64_t monotonic_ns_now();
 
 // Maps raw timer values to epoch ns: a reference pair plus the tick length,
 // re-estimated from pairs taken further and further apart.
+//
+// The mapping stays monotonic across refinements, so that no trace's time
+// goes backwards: a new segment starts where the current one is at its
+// reference tick (or later, to follow the wall clock forward; a backward
+// step of the wall clock is not followed during a run), and timer values
+// from before the newest reference tick (events still in a thread's buffer
+// when the writer refined) are converted with the segment they fall in.
+// Readers of the native format do the same (docs/formats/native.md).
 class Calibration {
  public:
   void start();   // takes the first reference pair
   void refine();  // takes a new pair and updates ns_per_tick
   int64_t to_epoch_ns(uint64_t raw) const {
-    return ref_epoch_ns_ +
-           static_cast<int64_t>(static_cast<double>(static_cast<int64_t>(raw - ref_raw_)) *
-                                ns_per_tick_);
+    const Segment& s = static_cast<int64_t>(raw - cur_.raw) >= 0 ? cur_ : prev_;
+    return s.epoch_ns + static_cast<int64_t>(
+                            static_cast<double>(static_cast<int64_t>(raw - s.raw)) * s.ns_per_tick);
   }
-  uint64_t ref_raw() const { return ref_raw_; }
-  int64_t ref_epoch_ns() const { return ref_epoch_ns_; }
-  double ns_per_tick() const { return ns_per_tick_; }
+  uint64_t ref_raw() const { return cur_.raw; }
+  int64_t ref_epoch_ns() const { return cur_.epoch_ns; }
+  double ns_per_tick() const { return cur_.ns_per_tick; }
 
  private:
+  struct Segment {
+    uint64_t raw = 0;
+    int64_t epoch_ns = 0;
+    double ns_per_tick = 1.0;
+  };
   static void pair(uint64_t* raw, int64_t* mono_ns, int64_t* epoch_ns);
   uint64_t start_raw_ = 0;
   int64_t start_mono_ = 0;
-  uint64_t ref_raw_ = 0;
-  int64_t ref_epoch_ns_ = 0;
-  double ns_per_tick_ = 1.0;
+  Segment cur_;
+  Segment prev_;
 };
 
 }  // namespace sonde::monitor

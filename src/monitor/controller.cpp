@@ -1,8 +1,8 @@
 #include "monitor/controller.hpp"
 
 #include <pthread.h>
-#include <sys/mman.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,8 +91,8 @@ struct State {
   // Block policy: a wait that timed out marks the writer stalled; until it
   // returns a buffer again no probe waits (they drop and count instead).
   std::atomic<bool> writer_stalled{false};
-  std::atomic<uint32_t> burst_taken{0};  // burst buffers handed out (config.burst_buffers)
-  std::atomic<uint64_t> writer_stalls{0};  // block waits that timed out
+  std::atomic<uint32_t> burst_taken{0};      // burst buffers handed out (config.burst_buffers)
+  std::atomic<uint64_t> writer_stalls{0};    // block waits that timed out
   std::atomic<uint64_t> blocked_wait_ns{0};  // time probes spent waiting for buffers
   // A stop signal (SIGTERM, SIGINT, SIGHUP) asks the writer to close the log.
   std::atomic<int> stop_signal{0};
@@ -131,18 +131,21 @@ void on_fork_child();
 void thread_exit(void* arg) {
   auto* ch = static_cast<ThreadChannel*>(arg);
   ThreadState& t = t_state;
-  if ((t.status == kThreadActive || t.status == kThreadResync) && t.channel == ch) {
-    t.status = kThreadInProbe;  // a handler's probe from here on only counts itself
+  // The writer reads live threads' state under channels_mu (drain_partial,
+  // close_open_frames, health): this thread's goes away under it, before
+  // the final hand-off, after which the writer may free the channel.
+  const bool handing_off =
+      (t.status == kThreadActive || t.status == kThreadResync) && t.channel == ch;
+  if (handing_off) t.status = kThreadInProbe;  // a handler's probe from here on only counts itself
+  {
+    MonitorLock lock(state().channels_mu);
+    if (t.channel == ch) ch->state = nullptr;
     add_health(t);
-    hand_off(t, /*final=*/true);
   }
+  if (handing_off) hand_off(t, /*final=*/true);
   // Probes in later thread-exit code see status off (and depth 0) and
-  // return before touching the shadow stack. The writer reads live threads'
-  // state under channels_mu (drain_partial, close_open_frames): this
-  // thread's goes away under it too.
+  // return before touching the shadow stack.
   t.status = kThreadOff;
-  MonitorLock lock(state().channels_mu);
-  if (t.channel == ch) ch->state = nullptr;
   t.depth = 0;
   free_shadow(t);
 }
@@ -181,6 +184,7 @@ void hand_off(ThreadState& t, bool final) {
     MonitorLock lock(s.core_mu);
     if (s.core) {
       size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
+      cull_observe(*ch, b->events + from, b->events + b->used);
       s.core->consume(*ch, b->events + from, b->events + b->used);
     }
     ch->partial_buffer = nullptr;
@@ -721,9 +725,11 @@ void writer_loop() {
       }
       sampling.poll(t);
       cull_poll(t);
-      apply_callsite_patches();
       reap_channels(s);
     }
+    // Outside core_mu: mprotect and code stores need no lock of the
+    // writer's, and synchronous probes wait on core_mu.
+    apply_callsite_patches();
     poll_patterns_file();
     poll_probes_file();
     if (idle) idle_sleep(s, std::min({next_flush, next_clock, sampling.next_due_ms()}) - now_ms());
@@ -1022,6 +1028,7 @@ void close_for_stop_signal(State& s) {
     s.core->close();
     s.closed = true;
     print_summary(s);
+    cull_print_summary();
   }
   s.stop_signal_done.store(true, std::memory_order_release);
 }

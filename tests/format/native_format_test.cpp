@@ -228,6 +228,43 @@ TEST(NativeEventBlocks, TimeGoingBackwardsIsStoredAsZeroDelta) {
   EXPECT_EQ(c.events[1].tsc, 500u);
 }
 
+// A thread's buffer can reach the log after a newer calibration: its events
+// are converted with the calibration whose range they fall in, so a trace
+// split across the two calibrations keeps its order.
+TEST(NativeEventBlocks, EventsAreConvertedWithTheCalibrationTheirTimeFallsIn) {
+  struct Times : NativeVisitor {
+    std::vector<int64_t> ns;
+    void on_event(const NativeEvent& e) override { ns.push_back(e.time_ns); }
+  };
+  StringSink sink;
+  NativeWriter w(sink, {native::Codec::kNone, 1, 1u << 20});
+  ASSERT_TRUE(w.begin());
+  w.clock(0, 1000, 1.0);
+  w.begin_events(0, 100);
+  w.enter(100, 1);  // 1,100 ns
+  w.end_events();
+  // From tick 1,000 on: 2 ns per tick, anchored where the first one is.
+  w.clock(1000, 2000, 2.0);
+  w.begin_events(0, 200);
+  w.exit(200, 1);    // recorded before tick 1,000: the first calibration, 1,200 ns
+  w.enter(1500, 2);  // after: 2,000 + 500 x 2 = 3,000 ns
+  w.end_events();
+  // A calibration read out of order (an older one later in the file) is
+  // put in its place.
+  w.clock(500, 1500, 1.0);
+  w.begin_events(0, 1600);
+  w.exit(1600, 2);  // 2,000 + 600 x 2 = 3,200 ns
+  w.end_events();
+  w.begin_events(1, 600);
+  w.enter(600, 3);  // the out-of-order one's range: 1,500 + 100 = 1,600 ns
+  w.end_events();
+  ASSERT_TRUE(w.finish(5, 0));
+  Times t;
+  NativeReadResult r = read_native_bytes(sink.bytes, t);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(t.ns, (std::vector<int64_t>{1100, 1200, 3000, 3200, 1600}));
+}
+
 // A version 1 file, byte by byte as the version 1 writer laid it out:
 // each event's time delta shifted left by three with its kind, then its op.
 std::string version1_file(const std::vector<Ev>& events) {

@@ -77,6 +77,19 @@ std::map<std::string, std::string> split_bindings(const std::vector<std::string>
   return out;
 }
 
+// In the ASan build the sanitizer runtime is first in every program's link
+// order and intercepts many of the same functions (pthread_mutex_lock,
+// longjmp, __cxa_throw, dlclose): those bind to it whatever sonde does, so
+// only the functions it leaves alone can show sonde's binding there.
+bool bound_to_sanitizer(const std::string& file) {
+#if defined(__SANITIZE_ADDRESS__)
+  return file.rfind("libasan.so", 0) == 0;
+#else
+  (void)file;
+  return false;
+#endif
+}
+
 TEST(PreloadSplit, LibsondeExportsNoInterposerOnlyItsApiAndTheInternalAbi) {
   const std::set<std::string> libsonde = split_dynamic_symbols(SONDE_LIBRARY, "--defined-only");
   ASSERT_TRUE(libsonde.count("sonde_begin")) << "nm read nothing useful from " << SONDE_LIBRARY;
@@ -119,16 +132,22 @@ TEST(PreloadSplit, ProgramLinkedWithLibsondeOnlyKeepsTheRealFunctions) {
     EXPECT_EQ(bound.at(name).find("libsonde"), std::string::npos)
         << name << " binds to " << bound.at(name);
   }
-  EXPECT_EQ(bound.at("pthread_mutex_lock"), "libc.so.6");
-  EXPECT_EQ(bound.at("sqlite3_step"), "libsqlite3.so.0");
-  EXPECT_EQ(bound.at("__cxa_throw"), "libstdc++.so.6");
-  EXPECT_EQ(bound.at("dlclose"), "libc.so.6");
+  auto expect_bound = [&](const std::string& name, const std::string& file) {
+    if (!bound_to_sanitizer(bound.at(name))) {
+      EXPECT_EQ(bound.at(name), file) << name;
+    }
+  };
+  expect_bound("pthread_mutex_lock", "libc.so.6");
+  expect_bound("sqlite3_step", "libsqlite3.so.0");
+  expect_bound("__cxa_throw", "libstdc++.so.6");
+  expect_bound("dlclose", "libc.so.6");
 }
 
 void expect_split_bound_to_preload(const std::map<std::string, std::string>& bound) {
   for (const std::string& name : kSplitInterposed) {
     if (name.rfind("PQ", 0) == 0) continue;
     ASSERT_TRUE(bound.count(name)) << name << " not found";
+    if (bound_to_sanitizer(bound.at(name))) continue;
     EXPECT_EQ(bound.at(name).rfind("libsonde-preload.so", 0), 0u)
         << name << " binds to " << bound.at(name);
   }

@@ -11,14 +11,17 @@ bash scripts/install-deps.sh
 
 jobs=$(nproc)
 export CTEST_OUTPUT_ON_FAILURE=1
+# Each stage's start says how long the run has taken so far, so that a CI
+# log shows where the time goes.
+stage() { echo "== [$((SECONDS / 60))m$((SECONDS % 60))s] $*"; }
 
-echo "== build (RelWithDebInfo, -Werror)"
+stage "build (RelWithDebInfo, -Werror)"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSONDE_WERROR=ON
 cmake --build build/release
-echo "== tests"
+stage "tests"
 ctest --test-dir build/release -j "$jobs" --timeout 600
 
-echo "== scenario subset (short experiments; the full suite: scenarios/README.md)"
+stage "scenario subset (short experiments; the full suite: scenarios/README.md)"
 # After ctest, alone: the diagnosis measures timing, so nothing may run
 # beside it. tc01 (no problem) and tc21 (a clear sync point) must be scored
 # right; run.sh exits 4 on any wrong node.
@@ -27,14 +30,14 @@ bash scenarios/run.sh --quick --only tc01,tc21 --out build/release/scenario-ci
 if [ "${1:-}" = "--quick" ]; then exit 0; fi
 
 
-echo "== build (ASan + UBSan)"
+stage "build (ASan + UBSan)"
 # -g1: line tables are all the sanitizers' reports use; full DWARF only
 # lengthens the build. -O1 (assertions stay on): the suite runs about
 # three times faster under ASan than at -O0, for a slightly longer build.
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSONDE_WERROR=ON \
   -DSONDE_SANITIZE=address,undefined -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_C_FLAGS_DEBUG="-O1 -g1"
 cmake --build build/asan
-echo "== tests under ASan + UBSan"
+stage "tests under ASan + UBSan"
 # Tests LD_PRELOAD libsonde into sanitized programs, so the ASan runtime is
 # not first in the library list; that is fine here, the program links it too.
 # handle_segv=0 leaves SIGSEGV to libsonde's crash flush, which the crash
@@ -50,11 +53,11 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
   ctest --test-dir build/asan -j "$jobs" --timeout 900 --repeat after-timeout:2
 
-echo "== build (TSan, monitor tests)"
+stage "build (TSan, monitor tests)"
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSONDE_WERROR=ON \
   -DSONDE_SANITIZE=thread
 cmake --build build/tsan --target monitor_tests
-echo "== monitor tests under TSan"
+stage "monitor tests under TSan"
 # Excluded: TSan cannot start threads after a multi-threaded fork, and the
 # XRay test program is built by clang without TSan, so it cannot load a
 # TSan-instrumented libsonde. handle_segv=0 leaves SIGSEGV to libsonde.
@@ -62,5 +65,6 @@ TSAN_OPTIONS=halt_on_error=1:handle_segv=0 \
   build/tsan/tests/monitor/monitor_tests \
   --gtest_filter='-XrayMode.*:ProbesEndToEnd.ForkedChildWritesItsOwnLog:Robustness.ForkWhileAnotherThreadRegistersOperations'
 
-echo "== fuzzers (bounded: 10 s each; a long run is bash scripts/fuzz.sh --seconds 3600)"
+stage "fuzzers (bounded: 10 s each; a long run is bash scripts/fuzz.sh --seconds 3600)"
 bash scripts/fuzz.sh --seconds 10
+stage "done"

@@ -23,8 +23,11 @@ namespace sonde::monitor {
 // Slow paths (probe_slow.cpp). Each returns with the status back at
 // kThreadActive, or leaves it as it found it when it records nothing.
 bool enter_slow(ThreadState& t, RawKind kind, uint64_t id, uint64_t key, uint64_t sp);
-void exit_slow(ThreadState& t, RawKind kind, uint64_t id, uint64_t key, uint64_t sp,
-               uint64_t cause);
+void exit_slow(ThreadState& t, RawKind kind, uint64_t id, uint64_t key, uint64_t sp, uint64_t cause,
+               uint64_t site);
+// An exit hook's exit at depth 0 (outside every trace): an excluded
+// function's call site is patched out (callsite_patch.hpp).
+void exit_outside_trace(uint64_t key, uint64_t site);
 
 // `sp` is the probed function's stack pointer at the probe call
 // (__builtin_dwarf_cfa() in the non-inlined entry point); it lets the slow
@@ -62,14 +65,20 @@ void exit_slow(ThreadState& t, RawKind kind, uint64_t id, uint64_t key, uint64_t
 // Records the exit of the innermost open frame if it is `key`. Anything else
 // (a frame left by longjmp below it, an excluded function, an exit without
 // its enter) is sorted out by exit_slow, which keeps every trace balanced.
-[[gnu::always_inline]] inline void probe_exit(RawKind kind, uint64_t id, uint64_t key,
-                                              uint64_t sp, uint64_t cause = 0) {
+// `site`: the -finstrument-functions exit hook's return address (0 for
+// other probes), so that an excluded function's hook call can be patched
+// out; only the slow paths read it.
+[[gnu::always_inline]] inline void probe_exit(RawKind kind, uint64_t id, uint64_t key, uint64_t sp,
+                                              uint64_t cause = 0, uint64_t site = 0) {
   ThreadState& t = t_state;
   // Nothing open: outside every trace. (A handler that runs between this
   // read and the status store leaves the depth as it found it.)
-  if (t.depth == 0) return;
+  if (t.depth == 0) [[unlikely]] {
+    if (site != 0) exit_outside_trace(key, site);
+    return;
+  }
   if (t.status != kThreadActive) [[unlikely]] {
-    exit_slow(t, kind, id, key, sp, cause);
+    exit_slow(t, kind, id, key, sp, cause, site);
     return;
   }
   t.status = kThreadInProbe;
@@ -77,11 +86,11 @@ void exit_slow(ThreadState& t, RawKind kind, uint64_t id, uint64_t key, uint64_t
   // An exit may use the slack but for one slot: it writes at most a lost
   // marker, the exit and (failed exits) the cause.
   RawEvent* p = t.cur.load(std::memory_order_relaxed);
-  if (t.shadow[t.depth - 1].key != key || p >= t.limit + kBufferSlack - 3 ||
-      t.pending_lost != 0 || kind == RawKind::kFailFn || kind == RawKind::kFailOp) [[unlikely]] {
+  if (t.shadow[t.depth - 1].key != key || p >= t.limit + kBufferSlack - 3 || t.pending_lost != 0 ||
+      kind == RawKind::kFailFn || kind == RawKind::kFailOp) [[unlikely]] {
     std::atomic_signal_fence(std::memory_order_seq_cst);
     t.status = kThreadActive;
-    exit_slow(t, kind, id, key, sp, cause);
+    exit_slow(t, kind, id, key, sp, cause, site);
     return;
   }
   pop_frame(t);

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "monitor/callsite_patch.hpp"
 #include "monitor/function_filter.hpp"
 #include "monitor/patterns.hpp"
 #include "monitor/probe_path.hpp"
@@ -204,8 +205,13 @@ bool enter_slow(ThreadState& t, RawKind kind, uint64_t id, uint64_t key, uint64_
   return true;
 }
 
-void exit_slow(ThreadState& t, RawKind kind, uint64_t id, uint64_t key, uint64_t sp,
-               uint64_t cause) {
+void exit_outside_trace(uint64_t key, uint64_t site) {
+  const FunctionFilter* filter = g_function_filter.load(std::memory_order_acquire);
+  if (filter != nullptr && !filter->allows(key)) request_callsite_patch(key, site);
+}
+
+void exit_slow(ThreadState& t, RawKind kind, uint64_t id, uint64_t key, uint64_t sp, uint64_t cause,
+               uint64_t site) {
   const uint8_t status = t.status;
   // Inside a handler that interrupted a probe: counted with its enter.
   if (status == kThreadInProbe || status == kThreadOff) return;
@@ -214,7 +220,11 @@ void exit_slow(ThreadState& t, RawKind kind, uint64_t id, uint64_t key, uint64_t
     // The common mismatch: a function excluded by patterns or culling was
     // never entered on the shadow stack.
     const FunctionFilter* filter = g_function_filter.load(std::memory_order_acquire);
-    if (filter != nullptr && !filter->allows(id)) return;
+    if (filter != nullptr && !filter->allows(id)) {
+      // Its hook call site becomes a NOP (a hook's exit only: site != 0).
+      if (site != 0) request_callsite_patch(id, site);
+      return;
+    }
   }
   ProbeWindow window(t);
   if (status == kThreadNew) {

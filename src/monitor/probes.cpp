@@ -162,28 +162,6 @@ SONDE_API sonde_stats sonde_get_stats(void) {
   return s;
 }
 
-}  // extern "C"
-
-namespace {
-
-// The exit hook's slow path for a function that is not the innermost open
-// frame: excluded (patterns, culling) -> its call site is patched out;
-// anything else (a frame left by longjmp, an exit without its enter) is
-// sorted out by probe_exit's own slow path.
-[[gnu::noinline, gnu::no_instrument_function]] void exit_off_top(uint64_t address, uint64_t site,
-                                                                 uint64_t sp) {
-  const FunctionFilter* filter = g_function_filter.load(std::memory_order_acquire);
-  if (filter != nullptr && !filter->allows(address)) {
-    request_callsite_patch(address, site);
-    return;
-  }
-  probe_exit(RawKind::kExitFn, address, address, sp);
-}
-
-}  // namespace
-
-extern "C" {
-
 // -finstrument-functions hooks. glibc defines no-op versions, so programs
 // built with the flag link without sonde and pick these up via LD_PRELOAD.
 [[gnu::no_instrument_function]] SONDE_API void __cyg_profile_func_enter(void* fn, void* /*site*/) {
@@ -201,16 +179,10 @@ extern "C" {
 [[gnu::no_instrument_function]] SONDE_API void __cyg_profile_func_exit(void* fn, void* /*site*/) {
   if (g_mode.load(std::memory_order_relaxed) == kModeShutdown) return;
   auto address = reinterpret_cast<uint64_t>(fn);
-  const ThreadState& t = t_state;
-  // Not the innermost open frame: most often an excluded function, whose
-  // exit hook call site is patched out like its enter's (the compiler
-  // merges this test with probe_exit's own).
-  if (t.depth == 0 || t.shadow[t.depth - 1].key != address) [[unlikely]] {
-    exit_off_top(address, reinterpret_cast<uint64_t>(__builtin_return_address(0)),
-                 SONDE_CALLER_SP());
-    return;
-  }
-  probe_exit(RawKind::kExitFn, address, address, SONDE_CALLER_SP());
+  // The return address lets an excluded function's exit hook call be
+  // patched out like its enter's; only probe_exit's slow paths read it.
+  probe_exit(RawKind::kExitFn, address, address, SONDE_CALLER_SP(), 0,
+             reinterpret_cast<uint64_t>(__builtin_return_address(0)));
 }
 
 }  // extern "C"

@@ -119,6 +119,13 @@ TEST(CullEndToEnd, HotHelperIsCulledPatchedAndLeavesNoEventAfterThePhase) {
   EXPECT_NE(c.run.stderr_text.find("sonde: cull: 1 functions excluded ("), std::string::npos)
       << c.run.stderr_text;
   EXPECT_GT(patched_sites(c.run.stderr_text), 0) << c.run.stderr_text;
+  // The helper's exit hook call too, not only its enter's.
+  const size_t exits = c.run.stderr_text.find(" of them exit hooks");
+  ASSERT_NE(exits, std::string::npos) << c.run.stderr_text;
+  const size_t open = c.run.stderr_text.rfind('(', exits);
+  ASSERT_NE(open, std::string::npos);
+  EXPECT_GT(std::strtol(c.run.stderr_text.c_str() + open + 1, nullptr, 10), 0)
+      << c.run.stderr_text;
 
   expect_valid_log(c);
   // Nothing failed: no frame was left open by a patched exit hook.

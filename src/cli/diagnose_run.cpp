@@ -30,7 +30,7 @@ int evaluate_experiments(const std::string& data_dir, const std::string& out,
     const DiagnoseConfig config = diagnose_config(hierarchy, requirements);
     const ExperimentData data = load_experiment_data(data_dir);
     const NodeResult root = run_diagnosis(data, config);
-    const ReportMeta meta = report_meta(data);
+    const ReportMeta meta = report_meta(data, config.settings);
     write_report(root, meta, out);
     std::cout << report_summary(root, meta) << "report: " << out << "/report.html\n";
     return meta.complete ? 0 : 3;

@@ -228,6 +228,11 @@ Experiment read_experiment(const fs::path& dir) {
         throw DiagnoseError(path.string() + ": key 'cpu_accounting.other_share' must be a number");
       e.other_cpu_share = cpu.at("other_share").get<double>();
     }
+    const auto busy = cpu.find("busy_core_s");
+    const auto capacity = cpu.find("capacity_core_s");
+    if (busy != cpu.end() && capacity != cpu.end() && busy->is_number() && capacity->is_number() &&
+        capacity->get<double>() > 0)
+      e.busy_cpu_share = busy->get<double>() / capacity->get<double>();
   }
   read_requests(dir / "requests.csv", e);
   read_samples(dir / "samples.csv", e);

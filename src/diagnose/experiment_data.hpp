@@ -61,6 +61,9 @@ struct Experiment {
   // The share of the machine's CPU time other processes took in the stable
   // phase (experiment.json "cpu_accounting"); -1 unknown.
   double other_cpu_share = -1;
+  // The share of the machine's CPU time that was busy in the stable phase
+  // (cpu_accounting busy_core_s / capacity_core_s); -1 unknown.
+  double busy_cpu_share = -1;
   // samples.csv rows inside the stable phase, in file order.
   std::vector<SampledValue> samples;
 

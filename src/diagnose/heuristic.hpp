@@ -82,8 +82,12 @@ class Heuristic {
   virtual std::string title() const = 0;        // "Traffic Jam"
   virtual std::string description() const = 0;  // what it means, for the report
   virtual std::vector<ExperimentNeed> needs() const = 0;
-  // Parameters and their defaults (the thesis values); a config may
-  // override these and only these.
+  // Parameters and their defaults; a config may override these and only
+  // these. Not all are the thesis': where the thesis gives no value, or
+  // its rule was extended, the parameter is sonde's own (e.g. Database
+  // Congestion's min_call_share and min_attributed for embedded databases,
+  // Expensive Database Call's dominant_share). Each heuristic's defaults()
+  // says which; docs/diagnose/heuristics.md lists every value and why.
   virtual std::map<std::string, double> defaults() const = 0;
   // Fills status, reason, evidence, charts. `shared` receives what the
   // node's descendants may use.

@@ -199,6 +199,16 @@ std::string charts_html(const NodeResult& r) {
   return out;
 }
 
+// Evidence rows also record what was checked and found fine; the summary
+// shows only the rows behind the finding.
+bool supports(const Evidence& e) {
+  for (const char* key : {"found", "violated", "significant"}) {
+    if (e.values.contains(key) && e.values[key].is_boolean() && !e.values[key].get<bool>())
+      return false;
+  }
+  return true;
+}
+
 void node_html(const NodeResult& r, std::ostringstream& o, int depth) {
   const char* status = status_name(r.status);
   o << "<details class=\"node " << status << "\"" << (r.status == Status::kDetected ? " open" : "")
@@ -213,7 +223,11 @@ void node_html(const NodeResult& r, std::ostringstream& o, int depth) {
     o << "<table><tr><th>where</th><th>finding</th><th>how "
          "sure</th><th>test</th><th>effect</th><th>data</th></tr>";
     for (const Evidence& e : r.evidence) {
-      o << "<tr><td><code>" << readable(e.location) << "</code></td><td>" << readable(e.detail)
+      // As the served view (web/diagnosis.js): rows that do not support a
+      // finding were checked and found within limits, also on a node that
+      // was not detected, so a reader sees why.
+      o << (supports(e) ? "<tr>" : "<tr class=\"fine\" title=\"checked and found within limits\">")
+        << "<td><code>" << readable(e.location) << "</code></td><td>" << readable(e.detail)
         << "</td><td>" << xml_escape(certainty(e.p_value)) << "</td><td>" << xml_escape(e.test)
         << "</td><td>" << xml_escape(num(e.effect_size)) << " <small>" << xml_escape(e.effect)
         << "</small></td><td><small>" << xml_escape(e.data) << "</small></td></tr>";
@@ -222,16 +236,6 @@ void node_html(const NodeResult& r, std::ostringstream& o, int depth) {
   }
   o << "<div class=\"charts\">" << charts_html(r) << "</div></details>";
   for (const NodeResult& c : r.children) node_html(c, o, depth + 1);
-}
-
-// Evidence rows also record what was checked and found fine; the summary
-// shows only the rows behind the finding.
-bool supports(const Evidence& e) {
-  for (const char* key : {"found", "violated", "significant"}) {
-    if (e.values.contains(key) && e.values[key].is_boolean() && !e.values[key].get<bool>())
-      return false;
-  }
-  return true;
 }
 
 void collect_detected(const NodeResult& r, std::vector<const NodeResult*>& out) {
@@ -254,7 +258,8 @@ std::string report_html(const NodeResult& root, const ReportMeta& meta) {
        ".node{border-left:3px solid #ddd;padding:4px 8px;margin:6px 0}.why{color:#555}"
        "table{border-collapse:collapse;font-size:13px;margin:6px 0}td,th{border:1px solid "
        "#ddd;padding:3px 6px;vertical-align:top}"
-       ".what{font-style:italic;color:#444}.warn{background:#fff3e0;padding:8px;border:1px solid "
+       ".what{font-style:italic;color:#444}tr.fine "
+       "td{color:#777}.warn{background:#fff3e0;padding:8px;border:1px solid "
        "#ef6c00}"
        "</style></head><body><h1>Performance diagnosis</h1>";
   o << "<p>Data: <code>" << xml_escape(meta.data_dir) << "</code>, " << meta.experiments

@@ -1,9 +1,12 @@
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "diagnose/diagnosis.hpp"
 #include "diagnose/engine/cpu_accounting.hpp"
+#include "diagnose/heuristics/common.hpp"
 #include "diagnose/report.hpp"
+#include "diagnose/stats/descriptive.hpp"
 
 namespace sonde::diagnose {
 namespace {
@@ -32,9 +35,88 @@ nlohmann::json node_json(const NodeResult& r) {
           {"charts", r.charts}, {"children", children}};
 }
 
+// Whether the run used a closed workload: its config (run.json) has no
+// positive arrival_rate_per_user. Unknown (no run.json config): false.
+bool closed_workload(const ExperimentData& data) {
+  if (!data.run.is_object() || !data.run.contains("config") || !data.run["config"].is_object())
+    return false;
+  const nlohmann::json& c = data.run["config"];
+  const auto rate = c.find("arrival_rate_per_user");
+  return rate == c.end() || !rate->is_number() || rate->get<double>() <= 0;
+}
+
+// The CPU utilization of an experiment: the CPU sampler's records, else
+// the engine's accounting of the whole machine; -1 unknown.
+double utilization_of(const Experiment& e) {
+  double u = 0;
+  int cores = 0;
+  std::string error;
+  if (heuristics::cpu_utilization(e, &u, &cores, &error)) return u;
+  return e.busy_cpu_share;
+}
+
+// The closed-workload warning (report.hpp): the most striking case, or "".
+std::string hidden_pause_warning(const ExperimentData& data, const Settings& settings) {
+  if (!closed_workload(data)) return "";
+  struct Case {
+    const Experiment* e = nullptr;
+    std::string service;
+    double max_ms = 0, percentile_ms = 0, utilization = 0, percentile = 0;
+  } worst;
+  int cases = 0;
+  for (const Experiment& e : data.experiments) {
+    if (!e.complete()) continue;
+    const double u = utilization_of(e);
+    if (u < 0 || u > kHiddenPauseMaxUtilization) continue;
+    for (const std::string& service : e.services()) {
+      const std::vector<double> rt = e.response_times(service);
+      if (rt.empty()) continue;
+      const Requirement& req = settings.for_service(service);
+      const double p = stats::percentile(rt, req.percentile);
+      const double max = *std::max_element(rt.begin(), rt.end());
+      if (!(p > 0 && max > req.threshold_ms && max >= kHiddenPauseFactor * p)) continue;
+      ++cases;
+      if (worst.e == nullptr || max / p > worst.max_ms / worst.percentile_ms)
+        worst = {&e, service, max, p, u, req.percentile};
+    }
+  }
+  if (worst.e == nullptr) return "";
+  const Experiment& e = *worst.e;
+  const double duration = e.duration_s();
+  const double rate = duration > 0 && e.users > 0
+                          ? static_cast<double>(e.response_times().size()) / duration / e.users
+                          : 0;
+  std::string out_dir = "DIR";
+  if (std::filesystem::path(data.dir).filename() == "data")
+    out_dir = std::filesystem::path(data.dir).parent_path().string();
+  const std::string pct = heuristics::fmt(worst.percentile * 100);
+  const std::string rate_text = heuristics::fmt(rate);
+  return "Pauses may be hidden by the closed workload: in " + e.id + " (" +
+         std::to_string(e.users) + " users) the slowest request of " + worst.service + " took " +
+         heuristics::fmt(worst.max_ms) + " ms, " +
+         heuristics::fmt(worst.max_ms / worst.percentile_ms) + " times its P" + pct + " of " +
+         heuristics::fmt(worst.percentile_ms) + " ms, at " +
+         heuristics::fmt(worst.utilization * 100) + "% CPU utilization" +
+         (cases > 1 ? " (" + std::to_string(cases) + " services x experiments like it)" : "") +
+         ". Queueing at this utilization does not make such a tail: the system under test "
+         "probably paused (garbage collection, a stop-the-world phase, a blocking flush). In a "
+         "closed workload each user is caught once per pause and then waits, so few requests "
+         "see it and the percentile stays low. Rerun with the open workload, where requests keep "
+         "arriving during a pause: set \"arrival_rate_per_user\": " +
+         rate_text +
+         " in the config (the request rate per user measured here) and run `sonde diagnose "
+         "--config CONFIG --out " +
+         out_dir +
+         "` again (for the demo: `sonde demo "
+         "--arrival-rate-per-user " +
+         rate_text + "`).";
+}
+
 }  // namespace
 
-ReportMeta report_meta(const ExperimentData& data) {
+ReportMeta report_meta(const ExperimentData& data) { return report_meta(data, Settings{}); }
+
+ReportMeta report_meta(const ExperimentData& data, const Settings& settings) {
   ReportMeta m;
   m.data_dir = data.dir;
   m.experiments = static_cast<int>(data.experiments.size());
@@ -64,6 +146,8 @@ ReportMeta report_meta(const ExperimentData& data) {
         "system under test (a database or broker this diagnosis did not start), that is "
         "expected; otherwise diagnose again on a quiet machine.");
   }
+  if (std::string w = hidden_pause_warning(data, settings); !w.empty())
+    m.warnings.push_back(std::move(w));
   return m;
 }
 

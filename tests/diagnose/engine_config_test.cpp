@@ -1,18 +1,23 @@
 // The measurement-environment config: defaults, and errors that name the key.
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <stdlib.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "diagnose/engine/config.hpp"
 #include "diagnose/engine/engine.hpp"
+#include "diagnose/heuristic.hpp"
 #include "diagnose/hierarchy.hpp"
 
 namespace sonde::test {
 namespace {
 
 namespace engine = sonde::diagnose::engine;
+namespace fs = std::filesystem;
 using nlohmann::json;
 
 json minimal() { return {{"sut", {{"command", {"/bin/true"}}}}, {"profile", "/p.json"}}; }
@@ -296,6 +301,67 @@ TEST(EngineConfig, RelativePathsAreRelativeToTheConfigFile) {
   const auto c = engine::EnvironmentConfig::parse(j, "/etc/sonde");
   EXPECT_EQ(c.profile, "/etc/sonde/profiles/shop.json");
   EXPECT_EQ(c.sut.command[0], "/etc/build/shop");
+}
+
+// `sonde diagnose --config some/dir/env.json` from anywhere: "./prog"
+// (and a relative sut.sonde) is the config folder's, made absolute, so
+// execvp does not look for "prog" on PATH.
+TEST(EngineConfig, ARelativeConfigPathKeepsItsFolderAsTheBase) {
+  const fs::path cwd = fs::current_path();
+  std::string tmpl = (cwd / "sonde-config-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  const fs::path dir = tmpl;
+  const fs::path relative = fs::relative(dir / "env.json", cwd);
+  ASSERT_TRUE(relative.is_relative());
+  json j = minimal();
+  j["sut"]["command"] = {"./prog", "--port", "{port}", "data/shop.db"};
+  j["sut"]["sonde"] = "bin/sonde";
+  j["profile"] = "profile.json";
+  std::ofstream(dir / "env.json") << j.dump();
+  const auto c = engine::EnvironmentConfig::load(relative.string());
+  fs::remove_all(dir);
+  EXPECT_EQ(c.sut.command[0], (dir / "prog").string());
+  EXPECT_EQ(c.sut.sonde, (dir / "bin/sonde").string());
+  EXPECT_EQ(c.profile, (dir / "profile.json").string());
+  // Other arguments are the program's own: passed unchanged.
+  EXPECT_EQ(c.sut.command[3], "data/shop.db");
+  // A bare name is looked up on PATH, as execvp does.
+  j["sut"]["command"] = {"shop"};
+  j["sut"]["sonde"] = "sonde";
+  const auto bare = engine::EnvironmentConfig::parse(j, "/etc/sonde");
+  EXPECT_EQ(bare.sut.command[0], "shop");
+  EXPECT_EQ(bare.sut.sonde, "sonde");
+}
+
+// A plan that needs the cpu probe (One Lane Bridge's, Database
+// Congestion's scaling series) starts the SUT with the CPU sampler, even
+// when the config lists no samplers; otherwise its experiments would say
+// "cpu" and have no CPU records.
+TEST(EnginePlan, ThePlannedCpuProbeSwitchesTheCpuSamplerOn) {
+  json j = minimal();
+  j["max_users"] = 4;
+  const auto config = engine::EnvironmentConfig::parse(j);
+  ASSERT_TRUE(config.samplers.empty());
+  const auto& olb = *diagnose::heuristic_registry().at("one_lane_bridge");
+  const auto plans = engine::plan_from_needs(config, olb.needs());
+  ASSERT_EQ(plans.size(), 1u);
+  std::vector<const engine::ExperimentSpec*> scaling;
+  for (const auto& phase : plans[0].phases)
+    if (const auto* e = std::get_if<engine::ExperimentSpec>(&phase)) scaling.push_back(e);
+  ASSERT_FALSE(scaling.empty());
+  EXPECT_EQ(engine::sut_samplers(config.samplers, scaling), (std::vector<std::string>{"cpu"}));
+  EXPECT_EQ(engine::sut_samplers({"memory"}, scaling), (std::vector<std::string>{"memory", "cpu"}));
+  EXPECT_EQ(engine::sut_samplers({"all"}, scaling), (std::vector<std::string>{"all"}));
+  EXPECT_EQ(engine::sut_samplers({"cpu"}, scaling), (std::vector<std::string>{"cpu"}));
+  // The Stifle's single-user test needs no CPU records: none added.
+  const auto& stifle = *diagnose::heuristic_registry().at("the_stifle");
+  const auto single = engine::plan_from_needs(config, stifle.needs());
+  ASSERT_EQ(single.size(), 1u);
+  std::vector<const engine::ExperimentSpec*> measured;
+  for (const auto& phase : single[0].phases)
+    if (const auto* e = std::get_if<engine::ExperimentSpec>(&phase)) measured.push_back(e);
+  ASSERT_FALSE(measured.empty());
+  EXPECT_TRUE(engine::sut_samplers(config.samplers, measured).empty());
 }
 
 TEST(EnginePlan, ScalingUsersFollowDynamicSpotter) {

@@ -645,6 +645,17 @@ TEST(TheStifle, NegligibleRepetitionsAreNotReported) {
       [](int, int q) { return "INSERT INTO line VALUES (" + std::to_string(q) + ")"; }, 4, 0.01);
   const NodeResult r = evaluate(d.path(), "the_stifle");
   EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  // The repetition it found stays in the evidence, not as a finding: 20
+  // requests x 4 inserts of 0.01 ms over 20 requests' response times.
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_FALSE(r.evidence[0].values.at("found").get<bool>());
+  EXPECT_EQ(r.evidence[0].values.at("requests"), 20);
+  EXPECT_EQ(r.evidence[0].values.at("max_repetitions"), 4);
+  const ExperimentData written = load_experiment_data(d.path());
+  double total_rt = 0;
+  for (const Request& q : written.experiments.at(0).requests) total_rt += q.response_ms();
+  EXPECT_NEAR(r.evidence[0].effect_size, 20 * 4 * 0.01 / total_rt, 1e-9);
+  EXPECT_NE(r.reason.find("under 1"), std::string::npos) << r.reason;
   const ExperimentData data = load_experiment_data(d.path());
   Settings settings;
   const Heuristic& h = *heuristic_registry().at("the_stifle");

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "diagnose/diagnosis.hpp"
+#include "diagnose/heuristics/common.hpp"
 #include "diagnose/report.hpp"
 #include "diagnose_test_support.hpp"
 
@@ -230,6 +232,120 @@ TEST(DiagnoseReport, ShowsStandardTypesAsTheCodeSpellsThem) {
             std::string::npos);
   EXPECT_EQ(html.find("__cxx11"), std::string::npos);  // the chart's legend too
   EXPECT_EQ(report_json(root, meta)["root"]["evidence"][1]["location"], "lock site " + site);
+}
+
+// A node that was not detected keeps the evidence it computed (here a
+// query checked and found cheap): report.json has it with found false,
+// the HTML shows its row marked as checked, the terminal summary leaves it
+// out.
+TEST(DiagnoseReport, NotDetectedNodesShowTheEvidenceTheyComputed) {
+  NodeResult root;
+  root.id = "performance_problem";
+  root.heuristic = "performance_problem";
+  root.title = "Performance Problem";
+  root.status = Status::kDetected;
+  root.reason = "1 service violates";
+  NodeResult edc;
+  edc.id = "expensive_database_call";
+  edc.heuristic = "expensive_database_call";
+  edc.title = "Expensive Database Call";
+  edc.status = Status::kNotDetected;
+  edc.reason = "no single query takes a large and growing share of a violating service";
+  Evidence checked;
+  checked.location = "SELECT name FROM product WHERE id = ?";
+  checked.effect_size = 0.05;
+  checked.detail = "In GET /search, one call of this query takes 60 ms of 1200 ms: not expensive";
+  checked.values = {{"share_load", 0.05}, {"found", false}};
+  edc.evidence.push_back(checked);
+  root.children.push_back(edc);
+  const ReportMeta meta;
+  const json j = report_json(root, meta);
+  const json& node = j["root"]["children"][0];
+  EXPECT_EQ(node["status"], "not_detected");
+  ASSERT_EQ(node["evidence"].size(), 1u);
+  EXPECT_EQ(node["evidence"][0]["location"], checked.location);
+  EXPECT_EQ(node["evidence"][0]["values"]["found"], false);
+  EXPECT_DOUBLE_EQ(node["evidence"][0]["effect_size"].get<double>(), 0.05);
+  const std::string html = report_html(root, meta);
+  const size_t row = html.find("<tr class=\"fine\" title=\"checked and found within limits\">");
+  ASSERT_NE(row, std::string::npos) << html;
+  EXPECT_NE(html.find("one call of this query takes 60 ms of 1200 ms", row), std::string::npos);
+  EXPECT_EQ(report_summary(root, meta).find("60 ms of 1200 ms"), std::string::npos);
+}
+
+// The closed-workload warning: pauses of 400 ms in a service answering in
+// 8 ms, at 20% CPU, under a closed workload: the report says that pauses
+// may be hidden and how to rerun with the open workload.
+void pause_run(const std::string& root, double pause_ms, double busy_share, double arrival_rate) {
+  nlohmann::json config = {{"max_users", 20}};
+  if (arrival_rate > 0) config["arrival_rate_per_user"] = arrival_rate;
+  std::filesystem::create_directories(root);
+  std::ofstream(root + "/run.json") << nlohmann::json{{"config", config}, {"status", "complete"}};
+  ExperimentSpec s;
+  s.id = "load-u20";
+  s.users = 20;
+  s.requests = 400;
+  s.noise_ms = 0.5;
+  s.response_ms = [pause_ms](int i, const std::string&) { return i % 100 == 50 ? pause_ms : 8.0; };
+  const std::string dir = write_experiment(root, s);
+  json e;
+  std::ifstream(dir + "/experiment.json") >> e;
+  e["cpu_accounting"] = {
+      {"capacity_core_s", 20}, {"busy_core_s", 20 * busy_share}, {"other_share", 0.01}};
+  std::ofstream(dir + "/experiment.json") << e.dump(2);
+}
+
+TEST(DiagnoseReport, AClosedWorkloadWithALongTailRecommendsTheOpenWorkload) {
+  Settings settings;
+  settings.requirement = {10, 0.9};
+  TempDir d;
+  const std::string data_dir = d.path() + "/data";
+  pause_run(data_dir, 400, 0.2, 0);
+  const ExperimentData data = load_experiment_data(data_dir);
+  const ReportMeta meta = report_meta(data, settings);
+  ASSERT_EQ(meta.warnings.size(), 1u);
+  const std::string& w = meta.warnings[0];
+  EXPECT_NE(w.find("Pauses may be hidden by the closed workload"), std::string::npos) << w;
+  EXPECT_NE(w.find("in load-u20 (20 users) the slowest request of GET /product took"),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("at " + heuristics::fmt(20.0) + "% CPU utilization"), std::string::npos) << w;
+  // The rate per user that repeats this run's request rate, and the command.
+  const Experiment& e = data.experiments.at(0);
+  const double rate = static_cast<double>(e.requests.size()) / e.duration_s() / e.users;
+  const std::string rate_text = heuristics::fmt(rate);
+  EXPECT_NE(w.find("\"arrival_rate_per_user\": " + rate_text), std::string::npos) << w;
+  EXPECT_NE(w.find("`sonde diagnose --config CONFIG --out " + d.path() + "`"), std::string::npos)
+      << w;
+  EXPECT_NE(w.find("`sonde demo --arrival-rate-per-user " + rate_text + "`"), std::string::npos)
+      << w;
+  // In both reports, as every warning.
+  NodeResult root;
+  root.title = "Performance Problem";
+  EXPECT_EQ(report_json(root, meta)["warnings"][0], w);
+  EXPECT_NE(report_html(root, meta).find("Pauses may be hidden by the closed workload"),
+            std::string::npos);
+  EXPECT_NE(report_summary(root, meta).find("WARNING: Pauses may be hidden"), std::string::npos);
+
+  // No warning: an open workload, a busy CPU (queueing can make such a
+  // tail), pauses shorter than the requirement, or a tail of 5x.
+  TempDir open, busy, short_pause, mild;
+  pause_run(open.path(), 400, 0.2, 2.0);
+  pause_run(busy.path(), 400, 0.9, 0);
+  pause_run(short_pause.path(), 9.5, 0.2, 0);
+  pause_run(mild.path(), 40, 0.2, 0);
+  for (const TempDir* t : {&open, &busy, &short_pause}) {
+    const ReportMeta m = report_meta(load_experiment_data(t->path()), settings);
+    EXPECT_TRUE(m.warnings.empty()) << t->path() << ": " << m.warnings.front();
+  }
+  // 40 ms against a P90 near 8 ms: a factor of 5, under kHiddenPauseFactor.
+  ASSERT_LT(40.5 / 7.5, kHiddenPauseFactor);
+  EXPECT_TRUE(report_meta(load_experiment_data(mild.path()), settings).warnings.empty());
+  // Without run.json's config the workload is unknown: no warning.
+  TempDir unknown;
+  pause_run(unknown.path(), 400, 0.2, 0);
+  std::filesystem::remove(unknown.path() + "/run.json");
+  EXPECT_TRUE(report_meta(load_experiment_data(unknown.path()), settings).warnings.empty());
 }
 
 }  // namespace

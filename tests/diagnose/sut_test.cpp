@@ -68,5 +68,32 @@ TEST(SystemUnderTest, DiesWithAnEngineKilledOutright) {
   std::filesystem::remove_all(dir);
 }
 
+// After sonde's own SIGINT, ending by it (or `sonde run`'s 130 = 128 +
+// SIGINT, 143 for SIGTERM) is the stop that was asked for, not an error.
+TEST(SystemUnderTest, AStopSondeAskedForReadsAsANormalStop) {
+  EXPECT_EQ(engine::describe_exit(W_EXITCODE(130, 0), SIGINT), "stopped (SIGINT, as asked)");
+  EXPECT_EQ(engine::describe_exit(W_EXITCODE(143, 0), SIGINT), "stopped (SIGTERM, as asked)");
+  EXPECT_EQ(engine::describe_exit(W_EXITCODE(0, SIGINT), SIGINT), "stopped (SIGINT, as asked)");
+  EXPECT_EQ(engine::describe_exit(W_EXITCODE(0, 0), SIGINT), "stopped (exit status 0, as asked)");
+  // Not asked: the same statuses are what happened to it.
+  EXPECT_EQ(engine::describe_exit(W_EXITCODE(130, 0)), "exited with status 130");
+  EXPECT_EQ(engine::describe_exit(W_EXITCODE(0, SIGINT)).rfind("was killed by signal 2 (", 0), 0u);
+  // Asked, but it failed or crashed: still said as it is.
+  EXPECT_EQ(engine::describe_exit(W_EXITCODE(3, 0), SIGINT), "exited with status 3");
+  EXPECT_EQ(engine::describe_exit(W_EXITCODE(0, SIGSEGV), SIGINT)
+                .rfind("was killed by signal " + std::to_string(SIGSEGV), 0),
+            0u);
+
+  // A real one: sleep ends by the SIGINT stop() sends.
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sonde-sut-stop-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    engine::SystemUnderTest sut({"sleep", "60"}, (dir / "sut-output.txt").string());
+    EXPECT_EQ(sut.stop(10), "stopped (SIGINT, as asked)");
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace sonde::test

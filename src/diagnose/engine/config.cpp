@@ -139,6 +139,9 @@ SutConfig parse_sut(const json& j, const std::string& base_dir) {
   s.stop_timeout_s = number(j, p, "stop_timeout_s", s.stop_timeout_s, 0, true);
   s.monitor = boolean(j, p, "monitor", s.monitor);
   s.sonde = text(j, p, "sonde", "");
+  // The same for the sonde binary: a path with a '/' is the config's.
+  if (s.sonde.find('/') != std::string::npos && fs::path(s.sonde).is_relative())
+    s.sonde = (fs::path(base_dir) / s.sonde).lexically_normal().string();
   s.patterns = text(j, p, "patterns", s.patterns);
   if (j.contains("monitor_settings")) {
     const json& m = j.at("monitor_settings");

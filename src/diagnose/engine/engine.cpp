@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -388,6 +389,19 @@ std::vector<pid_t> Engine::cpu_roots() const {
   return roots;
 }
 
+std::vector<std::string> sut_samplers(const std::vector<std::string>& configured,
+                                      const std::vector<const ExperimentSpec*>& experiments) {
+  std::vector<std::string> out = configured;
+  const bool has_cpu = std::any_of(configured.begin(), configured.end(),
+                                   [](const std::string& s) { return s == "cpu" || s == "all"; });
+  const bool needs_cpu =
+      std::any_of(experiments.begin(), experiments.end(), [](const ExperimentSpec* e) {
+        return std::find(e->probes.begin(), e->probes.end(), "cpu") != e->probes.end();
+      });
+  if (needs_cpu && !has_cpu) out.push_back("cpu");
+  return out;
+}
+
 bool Engine::run(const SeriesPlan& plan) {
   if (!failed() && cancel_) fail("cancelled");
   if (failed()) return false;
@@ -439,9 +453,10 @@ bool Engine::run(const SeriesPlan& plan) {
         argv.push_back("--set");
         argv.push_back("probes_file=" + probes_file.string());
       }
-      if (!config_.samplers.empty()) {
+      if (const std::vector<std::string> samplers = sut_samplers(config_.samplers, todo);
+          !samplers.empty()) {
         std::string list;
-        for (const auto& s : config_.samplers) list += (list.empty() ? "" : ",") + s;
+        for (const auto& s : samplers) list += (list.empty() ? "" : ",") + s;
         argv.push_back("--set");
         argv.push_back("samplers=" + list);
       }
@@ -671,7 +686,7 @@ bool Engine::run(const SeriesPlan& plan) {
       if (cancel_ && ok) ok = false, died = died.empty() ? "cancelled" : died;
     }
     const std::string ended = sut->stop(config_.sut.stop_timeout_s);
-    report("system under test stopped: " + ended);
+    report("system under test " + ended);
     for (const auto& dir : sharers) share_log(owner_dir / "log", dir / "log");
     if (!ok) {
       std::string reason = !died.empty() ? died : cancel_ ? "cancelled" : "experiment failed";

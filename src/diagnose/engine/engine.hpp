@@ -82,6 +82,13 @@ std::vector<int> scaling_users(int max_users, int steps);
 
 // The experiments a config's "experiments" list describes, in order.
 std::vector<SeriesPlan> plan_from_config(const EnvironmentConfig& config);
+
+// The libsonde samplers a SUT is started with for `experiments`: the
+// config's `samplers`, plus the CPU sampler when one of the experiments
+// needs the `cpu` probe (One Lane Bridge, Database Congestion and Database
+// OLB read its records), unless the config's list has it ("cpu", "all").
+std::vector<std::string> sut_samplers(const std::vector<std::string>& configured,
+                                      const std::vector<const ExperimentSpec*>& experiments);
 SeriesPlan single_user_plan(std::vector<std::string> probes);
 SeriesPlan load_plan(int users, std::vector<std::string> probes);
 SeriesPlan scaling_plan(int max_users, int steps, std::vector<std::string> probes);

@@ -22,14 +22,6 @@
 namespace sonde::diagnose::engine {
 namespace {
 
-std::string describe(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status))
-    return std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
-           strsignal(WTERMSIG(status)) + ")";
-  return "ended (status " + std::to_string(status) + ")";
-}
-
 bool port_open(const std::string& host, int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
@@ -46,6 +38,22 @@ bool port_open(const std::string& host, int port) {
 }
 
 }  // namespace
+
+std::string describe_exit(int status, int asked) {
+  if (asked != 0) {
+    int sig = 0;
+    if (WIFSIGNALED(status)) sig = WTERMSIG(status);
+    if (WIFEXITED(status) && WEXITSTATUS(status) > 128) sig = WEXITSTATUS(status) - 128;
+    if (sig == SIGINT) return "stopped (SIGINT, as asked)";
+    if (sig == SIGTERM) return "stopped (SIGTERM, as asked)";
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "stopped (exit status 0, as asked)";
+  }
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status))
+    return std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  return "ended (status " + std::to_string(status) + ")";
+}
 
 int free_loopback_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -145,7 +153,7 @@ std::optional<std::string> SystemUnderTest::exited() {
   if (exit_ || pid_ <= 0) return exit_;
   int status = 0;
   if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-    exit_ = describe(status);
+    exit_ = describe_exit(status, stop_signal_);
     ::kill(-pid_, SIGKILL);  // anything it left behind in its group
   }
   return exit_;
@@ -183,6 +191,7 @@ void SystemUnderTest::wait_ready(const std::string& host, int port, double timeo
 
 std::string SystemUnderTest::stop(double timeout_s) {
   if (auto how = exited()) return *how;
+  stop_signal_ = SIGINT;
   ::kill(-pid_, SIGINT);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -192,7 +201,8 @@ std::string SystemUnderTest::stop(double timeout_s) {
   ::kill(-pid_, SIGKILL);
   int status = 0;
   ::waitpid(pid_, &status, 0);
-  exit_ = describe(status) + " (did not stop within " + std::to_string(timeout_s) + " s of SIGINT)";
+  exit_ = describe_exit(status) + " (did not stop within " + std::to_string(timeout_s) +
+          " s of SIGINT)";
   return *exit_;
 }
 

@@ -38,16 +38,26 @@ class SystemUnderTest {
   // Exit description if it has exited ("exited with status 3",
   // "was killed by signal 9 (Killed)"), otherwise nothing.
   std::optional<std::string> exited();
-  // SIGINT to its process group; SIGKILL after `timeout_s`. Returns how it ended.
+  // SIGINT to its process group; SIGKILL after `timeout_s`. Returns how it
+  // ended (describe_exit: "stopped (SIGINT, as asked)" when it obeyed).
   std::string stop(double timeout_s);
   std::string output_tail(std::size_t bytes = 2000) const;
   pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
+  int stop_signal_ = 0;  // the signal stop() sent, 0 before
   std::string output_file_;
   std::optional<std::string> exit_;
 };
+
+// How a process ended, from its wait status: "exited with status 3",
+// "was killed by signal 9 (Killed)". `asked` is the signal sonde sent to
+// stop it (0: none): ending by SIGINT or SIGTERM then, directly or as a
+// wrapper's exit status 128 + N (`sonde run` reports its program's signal
+// so), or with status 0, is the normal stop it asked for:
+// "stopped (SIGINT, as asked)", "stopped (exit status 0, as asked)".
+std::string describe_exit(int wait_status, int asked = 0);
 
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int free_loopback_port();

@@ -73,6 +73,8 @@ void attribute(const Experiment& e, const ExperimentTraces& traces, RequestServi
     request_used[c.request] = true;
     span_used[c.span] = true;
     out.service_of_trace[spans[c.span].trace_id] = requests[c.request]->service;
+    out.request_of_trace[spans[c.span].trace_id] =
+        static_cast<size_t>(requests[c.request] - e.requests.data());
     ++out.matched;
     out.unambiguous += single_candidate[c.request];
   }
@@ -90,6 +92,8 @@ void attribute(const Experiment& e, const ExperimentTraces& traces, RequestServi
     }
     if (auto service = out.service_of_trace.find(root); service != out.service_of_trace.end())
       out.service_of_trace[id] = service->second;
+    if (auto request = out.request_of_trace.find(root); request != out.request_of_trace.end())
+      out.request_of_trace[id] = request->second;
   }
 }
 

@@ -24,6 +24,9 @@ struct RequestServices {
   // trace id -> service; child traces (work handed to another thread) get
   // the service of their root trace.
   std::map<int64_t, std::string> service_of_trace;
+  // trace id -> the request it served: an index into the experiment's
+  // `requests` (file order); child traces map to their root's request.
+  std::map<int64_t, size_t> request_of_trace;
   size_t requests = 0;  // successful requests in the experiment
   size_t matched = 0;   // of them, attributed to a trace
   // Of the matched, those with exactly one trace inside their interval: no

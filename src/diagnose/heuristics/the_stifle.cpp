@@ -67,7 +67,7 @@ class TheStifle : public Heuristic {
     NodeResult r;
     for (const auto& [shape, c] : candidates) {
       const double share = total_rt > 0 ? c.time_ms / total_rt : 0;
-      if (share < ctx.params.at("min_time_share")) continue;
+      const bool found = share >= ctx.params.at("min_time_share");
       Evidence ev;
       ev.location = shape;
       ev.test = "same statement >= " + fmt(ctx.params.at("min_repetitions")) + " times per request";
@@ -77,21 +77,37 @@ class TheStifle : public Heuristic {
       ev.detail = "Repeated " + fmt(c.repetitions / c.requests) +
                   " times per request on average (up to " + std::to_string(c.max_repetitions) +
                   ") in " + std::to_string(c.requests) + " request(s); " + fmt(share * 100) +
-                  "% of the response time";
+                  "% of the response time" +
+                  (found ? ""
+                         : ", under " + fmt(ctx.params.at("min_time_share") * 100) +
+                               "%: too little to matter");
       ev.values = {{"requests", c.requests},
                    {"mean_repetitions", c.repetitions / c.requests},
                    {"max_repetitions", c.max_repetitions},
                    {"time_ms", c.time_ms},
-                   {"time_share", share}};
+                   {"time_share", share},
+                   {"found", found}};
       r.evidence.push_back(std::move(ev));
     }
-    std::stable_sort(
-        r.evidence.begin(), r.evidence.end(),
-        [](const Evidence& a, const Evidence& b) { return a.effect_size > b.effect_size; });
-    r.status = r.evidence.empty() ? Status::kNotDetected : Status::kDetected;
-    r.reason = r.evidence.empty()
-                   ? "no statement repeats within a request"
-                   : std::to_string(r.evidence.size()) + " statement(s) repeat within requests";
+    // Findings first, by share; then the repetitions too small to matter,
+    // kept so that a reader sees what was checked.
+    std::stable_sort(r.evidence.begin(), r.evidence.end(),
+                     [](const Evidence& a, const Evidence& b) {
+                       const bool fa = a.values.at("found").get<bool>();
+                       const bool fb = b.values.at("found").get<bool>();
+                       if (fa != fb) return fa;
+                       return a.effect_size > b.effect_size;
+                     });
+    const auto found = static_cast<size_t>(
+        std::count_if(r.evidence.begin(), r.evidence.end(),
+                      [](const Evidence& ev) { return ev.values.at("found").get<bool>(); }));
+    r.status = found == 0 ? Status::kNotDetected : Status::kDetected;
+    r.reason = found == 0 ? (r.evidence.empty()
+                                 ? "no statement repeats within a request"
+                                 : "statements repeat within requests, but each takes under " +
+                                       fmt(ctx.params.at("min_time_share") * 100) +
+                                       "% of the response time")
+                          : std::to_string(found) + " statement(s) repeat within requests";
     return r;
   }
 };

@@ -77,17 +77,13 @@ std::map<std::string, std::string> split_bindings(const std::vector<std::string>
   return out;
 }
 
-// In the ASan build the sanitizer runtime is first in every program's link
-// order and intercepts many of the same functions (pthread_mutex_lock,
-// longjmp, __cxa_throw, dlclose): those bind to it whatever sonde does, so
-// only the functions it leaves alone can show sonde's binding there.
+// In the sanitizer builds (ASan, TSan) the sanitizer's runtime is first in
+// every program's link order and intercepts many of the same functions
+// (pthread_mutex_lock, longjmp, __cxa_throw, dlclose): those bind to it
+// whatever sonde does, so only the functions it leaves alone can show
+// sonde's binding there. A plain build never loads these runtimes.
 bool bound_to_sanitizer(const std::string& file) {
-#if defined(__SANITIZE_ADDRESS__)
-  return file.rfind("libasan.so", 0) == 0;
-#else
-  (void)file;
-  return false;
-#endif
+  return file.rfind("libasan.so", 0) == 0 || file.rfind("libtsan.so", 0) == 0;
 }
 
 TEST(PreloadSplit, LibsondeExportsNoInterposerOnlyItsApiAndTheInternalAbi) {

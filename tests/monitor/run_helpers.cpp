@@ -1,6 +1,7 @@
 #include "run_helpers.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,10 @@ RunResult run_program(const std::vector<std::string>& argv, const std::vector<st
   if (pid == 0) {
     int fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 2);
+    // The program starts as from an interactive shell: a test run in the
+    // background (`cmd &` without job control) inherits SIGINT and SIGQUIT
+    // ignored, and libsonde leaves ignored stop signals alone.
+    for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
     for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));

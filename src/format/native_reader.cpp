@@ -53,9 +53,10 @@ class ClockSegments {
     segments_.insert(at, k);
   }
   int64_t to_ns(uint64_t t) const {
-    if (t >= segments_.back().tsc || segments_.size() == 1) return segments_.back().to_ns(t);
+    if (t >= segments_.back().tsc) return segments_.back().to_ns(t);  // almost every event
     auto at = std::upper_bound(segments_.begin(), segments_.end(), t,
                                [](uint64_t v, const ClockCalibration& s) { return v < s.tsc; });
+    // Before the first calibration: the first one, extended backwards.
     return (at == segments_.begin() ? *at : *(at - 1)).to_ns(t);
   }
 

@@ -166,7 +166,9 @@ CallTimeResult call_time_rule(const Context& ctx, const std::vector<const Experi
     if (!attributed) continue;
     for (const std::string& v : violating) loads[v].push_back(s);
   }
-  for (const auto& [service, at] : loads) {
+  for (const auto& [service_key, at] : loads) {
+    // A named copy: clang 14 does not let lambdas capture structured bindings.
+    const std::string& service = service_key;
     const std::string name = service.empty() ? "all services" : service;
     static const ServiceCallTime none;
     auto data = [&](size_t s) -> const ServiceCallTime& {

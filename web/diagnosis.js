@@ -112,6 +112,15 @@ function diagnosisCharts(charts, nodeId) {
       hlines: [{ value: 100 * diagNum(cpu[0].threshold), label: 'saturation' }],
     });
   }
+  // Time Outside the Application: inside vs outside per service found.
+  diagArr(charts.time_split).filter((s) => s && s.found === true).forEach((s, i) => {
+    const p = diagArr(s.points);
+    add('time_split', i, {
+      title: `Inside vs outside the application: ${diagStr(s.service)}`, xLabel: 'users', yLabel: 'mean per request [ms]',
+      series: [{ name: 'inside the application', x: p.map((q) => diagNum(q.users)), y: p.map((q) => diagNum(q.inside_ms)) },
+        { name: 'outside (transport, queues, client)', x: p.map((q) => diagNum(q.users)), y: p.map((q) => diagNum(q.outside_ms)), dashed: true }],
+    });
+  });
   const msgs = diagArr(charts.message_throughput).filter(Array.isArray);
   if (msgs.length) {
     add('message_throughput', 0, {

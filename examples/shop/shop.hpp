@@ -52,6 +52,11 @@ struct Options {
   bool moderate_cpu = false;      // every request burns 2 ms of CPU
   bool cascading_loop = false;    // --empty-semi-trucks with the send two calls below the loop
   bool many_queries = false;      // GET /product runs 12 different range statements
+  // Every response goes out as headers and body in two writes on a
+  // keep-alive connection without TCP_NODELAY: Nagle's algorithm holds the
+  // body until the client's delayed ACK (~40 ms on Linux), outside the
+  // handler (issue 22 item 5, scenario tc24).
+  bool split_writes = false;
   int hiccup_period_ms = 2000;
   int hiccup_pause_ms = 300;
   // --ramp: entries per request. Steep enough that a 10 s load test at 12

@@ -193,7 +193,8 @@ SONDE_COMMAND(
                                  "blurred-sync",
                                  "moderate-cpu",
                                  "cascading-loop",
-                                 "many-queries"}));
+                                 "many-queries",
+                                 "split-writes"}));
       app.footer("Exit status: 0 ok, 3 the run was incomplete, 1 error, 2 usage error.");
       app.callback([o, &exit_code] { exit_code = run_demo(*o); });
     });

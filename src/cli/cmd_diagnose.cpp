@@ -4,12 +4,15 @@
 // them. `sonde diagnose --data DIR --out DIR2` evaluates an existing
 // experiment-data directory (docs/diagnose/experiment-data.md). Both write
 // report.json, report.html and a summary against the problem hierarchy.
+#include <cmath>
+#include <fstream>
 #include <iostream>
 
 #include "cli/command.hpp"
 #include "cli/diagnose_run.hpp"
 #include "diagnose/hierarchy.hpp"
 #include "diagnose/scenario_accuracy.hpp"
+#include "diagnose/sensitivity.hpp"
 
 namespace sonde::cli {
 namespace {
@@ -19,7 +22,9 @@ struct DiagnoseOptions {
   std::string data;
   std::string out;
   std::string hierarchy;
-  std::string accuracy;  // scenario cases file
+  std::string accuracy;     // scenario cases file
+  std::string sensitivity;  // scenario cases file
+  std::vector<double> factors = {0.5, 2};
   bool print_default = false;
 };
 
@@ -40,10 +45,53 @@ int print_accuracy(const DiagnoseOptions& o) {
   }
 }
 
+// `--sensitivity CASES --out RESULTS`: every parameter scaled by each
+// factor, the suite re-evaluated from its stored data; the table on stdout,
+// RESULTS/sensitivity.json and RESULTS/sensitivity.svg.
+int print_sensitivity(const DiagnoseOptions& o) {
+  try {
+    const auto cases = diagnose::load_scenario_cases(o.sensitivity);
+    const diagnose::SensitivityTable table =
+        diagnose::parameter_sensitivity(cases, o.out, o.factors);
+    std::cout << diagnose::format_sensitivity(table);
+    for (const auto& [name, text] :
+         {std::pair<std::string, std::string>{"sensitivity.json",
+                                              diagnose::sensitivity_json(table).dump(2) + "\n"},
+          {"sensitivity.svg", diagnose::sensitivity_svg(table)}}) {
+      const std::string path = o.out + "/" + name;
+      std::ofstream f(path);
+      f << text;
+      if (!f.flush()) {
+        std::cerr << "sonde diagnose: cannot write " << path << "\n";
+        return 1;
+      }
+      std::cout << "written: " << path << "\n";
+    }
+    return 0;
+  } catch (const diagnose::DiagnoseError& e) {
+    std::cerr << "sonde diagnose: " << e.what() << "\n";
+    return 1;
+  }
+}
+
 int run_diagnose(const DiagnoseOptions& o) {
   if (o.print_default) {
     std::cout << diagnose::default_config_json().dump(2) << "\n";
     return 0;
+  }
+  if (!o.sensitivity.empty()) {
+    if (o.out.empty() || !o.data.empty() || !o.config.empty() || !o.accuracy.empty()) {
+      std::cerr << "sonde diagnose: --sensitivity CASES needs --out RESULTS (the directory with "
+                   "one stored run per case) and neither --config, --data nor --accuracy\n";
+      return 2;
+    }
+    for (double f : o.factors) {
+      if (!(f > 0) || !std::isfinite(f)) {
+        std::cerr << "sonde diagnose: --factors must be positive numbers\n";
+        return 2;
+      }
+    }
+    return print_sensitivity(o);
   }
   if (!o.accuracy.empty()) {
     if (o.out.empty() || !o.data.empty() || !o.config.empty()) {
@@ -64,24 +112,29 @@ int run_diagnose(const DiagnoseOptions& o) {
 
 }  // namespace
 
-SONDE_COMMAND("diagnose", "Find performance antipatterns in experiment data (see docs/diagnose/)",
-              [](CLI::App& app, int& exit_code) {
-                auto o = std::make_shared<DiagnoseOptions>();
-                app.add_option("--config", o->config,
-                               "measurement-environment config (JSON, docs/diagnose/config.md): "
-                               "run its experiments first, data in OUT/data");
-                app.add_option("--data", o->data,
-                               "experiment-data directory (run.json, experiments/)");
-                app.add_option("--out", o->out, "directory for report.json and report.html");
-                app.add_option(
-                    "--hierarchy", o->hierarchy,
-                    "problem hierarchy / requirements config (JSON, docs/diagnose/hierarchy.md)");
-                app.add_option("--accuracy", o->accuracy,
-                               "scenario cases file (scenarios/cases.txt): print the accuracy "
-                               "table of the diagnoses in OUT/<case>/ (exit 4 if any is wrong)");
-                app.add_flag("--print-default-hierarchy", o->print_default,
-                             "print the built-in configuration and exit");
-                app.callback([o, &exit_code] { exit_code = run_diagnose(*o); });
-              });
+SONDE_COMMAND(
+    "diagnose", "Find performance antipatterns in experiment data (see docs/diagnose/)",
+    [](CLI::App& app, int& exit_code) {
+      auto o = std::make_shared<DiagnoseOptions>();
+      app.add_option("--config", o->config,
+                     "measurement-environment config (JSON, docs/diagnose/config.md): "
+                     "run its experiments first, data in OUT/data");
+      app.add_option("--data", o->data, "experiment-data directory (run.json, experiments/)");
+      app.add_option("--out", o->out, "directory for report.json and report.html");
+      app.add_option("--hierarchy", o->hierarchy,
+                     "problem hierarchy / requirements config (JSON, docs/diagnose/hierarchy.md)");
+      app.add_option("--accuracy", o->accuracy,
+                     "scenario cases file (scenarios/cases.txt): print the accuracy "
+                     "table of the diagnoses in OUT/<case>/ (exit 4 if any is wrong)");
+      app.add_option("--sensitivity", o->sensitivity,
+                     "scenario cases file: re-evaluate the stored runs in OUT/<case>/ "
+                     "with each parameter scaled by --factors (docs/diagnose/"
+                     "parameters.md)");
+      app.add_option("--factors", o->factors, "the factors of --sensitivity (default 0.5 2)")
+          ->delimiter(',');
+      app.add_flag("--print-default-hierarchy", o->print_default,
+                   "print the built-in configuration and exit");
+      app.callback([o, &exit_code] { exit_code = run_diagnose(*o); });
+    });
 
 }  // namespace sonde::cli

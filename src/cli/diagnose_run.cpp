@@ -49,11 +49,7 @@ int diagnose_with_config(const std::string& config, const std::string& out,
   const std::string data_dir = out + "/data";
   try {
     const engine::EnvironmentConfig env = engine::EnvironmentConfig::load(config);
-    if (const auto r = env.raw.find("requirements"); r != env.raw.end() && r->is_object()) {
-      requirements = nlohmann::json::object();
-      if (r->contains("default")) requirements["requirement"] = (*r)["default"];
-      if (r->contains("services")) requirements["services"] = (*r)["services"];
-    }
+    requirements = diagnose::requirements_of_environment(env.raw);
     // The config's own plan runs first, then the diagnosis; without one,
     // the systematic search runs each level's experiments once reached.
     std::vector<engine::SeriesPlan> plans;

@@ -40,6 +40,7 @@ const std::map<std::string, std::unique_ptr<Heuristic>>& heuristic_registry() {
     add(make_database_congestion());
     add(make_the_blob());
     add(make_empty_semi_trucks());
+    add(make_time_outside_application());
     return r;
   }();
   return registry;

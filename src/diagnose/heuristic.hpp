@@ -83,11 +83,14 @@ class Heuristic {
   virtual std::string description() const = 0;  // what it means, for the report
   virtual std::vector<ExperimentNeed> needs() const = 0;
   // Parameters and their defaults; a config may override these and only
-  // these. Not all are the thesis': where the thesis gives no value, or
-  // its rule was extended, the parameter is sonde's own (e.g. Database
-  // Congestion's min_call_share and min_attributed for embedded databases,
-  // Expensive Database Call's dominant_share). Each heuristic's defaults()
-  // says which; docs/diagnose/heuristics.md lists every value and why.
+  // these. Few are the thesis' values: most are sonde's own, where the
+  // thesis gives no value (phi, tau, f_R, epsilon), where sonde departs
+  // from the value it gives (One Lane Bridge's floor 5, not 15), or where
+  // its rule was extended (e.g. Expensive Database Call's dominant_share),
+  // and several were set to make one scenario come out right. The
+  // comments in defaults() do not cover every value:
+  // docs/diagnose/parameters.md lists each parameter with its source and
+  // whether it was set for one case.
   virtual std::map<std::string, double> defaults() const = 0;
   // Fills status, reason, evidence, charts. `shared` receives what the
   // node's descendants may use.

@@ -104,7 +104,7 @@ json node_json(const HierarchyNode& n) {
 HierarchyNode default_hierarchy() {
   return node(
       "performance_problem",
-      {node("application_hiccups"), node("the_ramp"),
+      {node("application_hiccups"), node("the_ramp"), node("time_outside_application"),
        node("continuously_violated_requirements",
             {node(
                 "traffic_jam",
@@ -198,6 +198,16 @@ DiagnoseConfig load_diagnose_config(const std::string& path) {
   } catch (const DiagnoseError& e) {
     throw DiagnoseError(path + ": " + e.what());
   }
+}
+
+nlohmann::json requirements_of_environment(const nlohmann::json& environment) {
+  nlohmann::json out;
+  const auto r = environment.find("requirements");
+  if (r == environment.end() || !r->is_object()) return out;
+  out = nlohmann::json::object();
+  if (r->contains("default")) out["requirement"] = (*r)["default"];
+  if (r->contains("services")) out["services"] = (*r)["services"];
+  return out;
 }
 
 }  // namespace sonde::diagnose

@@ -39,4 +39,9 @@ std::vector<ExperimentNeed> merged_needs(const HierarchyNode& root);
 DiagnoseConfig parse_diagnose_config(const nlohmann::json& config);
 DiagnoseConfig load_diagnose_config(const std::string& path);
 
+// The diagnosis config an environment config implies (config.md,
+// "requirements": its "default" and "services"), for parse_diagnose_config;
+// null when it states no requirements.
+nlohmann::json requirements_of_environment(const nlohmann::json& environment);
+
 }  // namespace sonde::diagnose

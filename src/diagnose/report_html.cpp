@@ -186,6 +186,30 @@ std::string charts_html(const NodeResult& r) {
     ch.hlines.push_back({100 * d(c["database_cpu"][0]["threshold"]), "saturation"});
     out += render_svg(ch);
   }
+  if (c.contains("time_split")) {
+    // Time Outside the Application: per service found, the mean time inside
+    // the application's traces and outside them at each examined load.
+    for (const json& s : c["time_split"]) {
+      if (!s.value("found", false)) continue;
+      Chart ch{"Inside vs outside the application: " + s["service"].get<std::string>(),
+               "users",
+               "mean per request [ms]",
+               {},
+               {},
+               {},
+               {}};
+      ChartSeries in{"inside the application", {}, {}, {}, {}, false};
+      ChartSeries outside{"outside (transport, queues, client)", {}, {}, {}, {}, true};
+      for (const json& p : s["points"]) {
+        in.x.push_back(d(p["users"]));
+        in.y.push_back(d(p["inside_ms"]));
+        outside.x.push_back(d(p["users"]));
+        outside.y.push_back(d(p["outside_ms"]));
+      }
+      ch.series = {in, outside};
+      out += render_svg(ch);
+    }
+  }
   if (c.contains("message_throughput")) {
     Chart ch{"Message throughput vs users", "users", "messages/s", {}, {}, {}, {}};
     ChartSeries m{"messages/s", {}, {}, {}, {}, false};

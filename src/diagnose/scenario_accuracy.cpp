@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -73,8 +74,8 @@ std::vector<ScenarioCase> load_scenario_cases(const std::string& path) {
   return out;
 }
 
-AccuracyTable score_scenarios(const std::vector<ScenarioCase>& cases,
-                              const std::string& results_dir) {
+AccuracyTable score_statuses(const std::vector<ScenarioCase>& cases,
+                             const std::map<std::string, NodeStatuses>& statuses) {
   AccuracyTable table;
   std::map<std::string, size_t> row_of;
   auto row = [&](const std::string& node) -> AccuracyRow& {
@@ -91,22 +92,9 @@ AccuracyTable score_scenarios(const std::vector<ScenarioCase>& cases,
     for (const std::string& n : c.must_not) row(n);
   }
   for (const ScenarioCase& c : cases) {
-    const std::filesystem::path report = std::filesystem::path(results_dir) / c.id / "report.json";
-    std::ifstream in(report);
-    if (!in) {
-      table.missing.push_back(c.id + " (no " + report.string() + ")");
-      continue;
-    }
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      table.missing.push_back(c.id + " (" + report.string() + ": " + e.what() + ")");
-      continue;
-    }
-    if (!j.value("complete", true)) table.incomplete.push_back(c.id);
-    std::map<std::string, std::string> status;
-    collect(j.contains("root") ? j["root"] : j, status);
+    auto found = statuses.find(c.id);
+    if (found == statuses.end()) continue;
+    const NodeStatuses& status = found->second;
     auto status_of = [&](const std::string& n) {
       auto it = status.find(n);
       return it == status.end() ? std::string("absent") : it->second;
@@ -142,6 +130,49 @@ AccuracyTable score_scenarios(const std::vector<ScenarioCase>& cases,
     }
   }
   return table;
+}
+
+AccuracyTable score_scenarios(const std::vector<ScenarioCase>& cases,
+                              const std::string& results_dir) {
+  std::map<std::string, NodeStatuses> statuses;
+  std::vector<std::string> missing, incomplete;
+  for (const ScenarioCase& c : cases) {
+    const std::filesystem::path report = std::filesystem::path(results_dir) / c.id / "report.json";
+    std::ifstream in(report);
+    if (!in) {
+      missing.push_back(c.id + " (no " + report.string() + ")");
+      continue;
+    }
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      missing.push_back(c.id + " (" + report.string() + ": " + e.what() + ")");
+      continue;
+    }
+    if (!j.value("complete", true)) incomplete.push_back(c.id);
+    collect(j.contains("root") ? j["root"] : j, statuses[c.id]);
+  }
+  AccuracyTable table = score_statuses(cases, statuses);
+  table.missing = std::move(missing);
+  table.incomplete = std::move(incomplete);
+  return table;
+}
+
+NodeStatuses node_statuses(const NodeResult& root) {
+  NodeStatuses out;
+  std::function<void(const NodeResult&)> walk = [&](const NodeResult& n) {
+    out[n.id] = status_name(n.status);
+    for (const NodeResult& c : n.children) walk(c);
+  };
+  walk(root);
+  return out;
+}
+
+int wrong_labels(const AccuracyTable& table) {
+  int n = 0;
+  for (const AccuracyRow& r : table.rows) n += static_cast<int>(r.wrong.size());
+  return n;
 }
 
 std::string format_accuracy(const AccuracyTable& table) {

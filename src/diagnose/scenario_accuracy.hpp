@@ -5,11 +5,13 @@
 // accuracy a = (1 + r_tp - r_fp) / 2.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "diagnose/experiment_data.hpp"
+#include "diagnose/heuristic.hpp"
 
 namespace sonde::diagnose {
 
@@ -40,6 +42,17 @@ struct AccuracyTable {
   std::vector<std::string> missing;     // cases without a readable report.json (named, with why)
   std::vector<std::string> incomplete;  // cases whose run was incomplete
 };
+
+// Node id -> status name ("detected", "not_detected", ...), whole tree.
+using NodeStatuses = std::map<std::string, std::string>;
+NodeStatuses node_statuses(const NodeResult& root);
+
+// Scores the cases that have statuses (case id -> its tree's statuses).
+AccuracyTable score_statuses(const std::vector<ScenarioCase>& cases,
+                             const std::map<std::string, NodeStatuses>& statuses);
+
+// Wrong labels over the table: misses plus false alarms.
+int wrong_labels(const AccuracyTable& table);
 
 // Scores every case whose `results_dir/<id>/report.json` exists.
 AccuracyTable score_scenarios(const std::vector<ScenarioCase>& cases,

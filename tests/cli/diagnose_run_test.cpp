@@ -78,7 +78,7 @@ TEST_F(DiagnoseRun, RunsTheExperimentsThenReportsEveryNode) {
   std::map<std::string, int> statuses;
   int nodes = 0;
   count_nodes(root, statuses, nodes);
-  EXPECT_EQ(nodes, 14);
+  EXPECT_EQ(nodes, 15);
   for (const auto& [status, n] : statuses)
     EXPECT_TRUE(status == "detected" || status == "not_detected" || status == "skipped" ||
                 status == "not_evaluated")

@@ -171,13 +171,15 @@ inline const format::RecordSchema& message_send_schema() {
 // that sends or queries).
 class TraceWriter {
  public:
-  // `parent`: the trace that handed this one its work (-1: a root trace).
-  TraceWriter(format::RecordSink& sink, int64_t trace, int64_t start, int64_t parent = -1)
+  // `parent`: the trace that handed this one its work (-1: a root trace);
+  // `thread`: the thread id it ran on.
+  TraceWriter(format::RecordSink& sink, int64_t trace, int64_t start, int64_t parent = -1,
+              int64_t thread = 1)
       : sink_(sink), trace_(trace), now_(start) {
     format::Record r;
     format::reset_to_defaults(r, format::find_builtin_schema(format::kieker_class::kTraceMetadata));
     r.values[0] = trace;
-    r.values[1] = int64_t{1};
+    r.values[1] = thread;
     r.values[4] = parent < 0 ? trace : parent;
     r.values[5] = int64_t{parent < 0 ? -1 : 0};
     r.logging_timestamp = start;

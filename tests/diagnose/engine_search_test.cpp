@@ -54,7 +54,8 @@ TEST_F(SearchNeeds, NoProblemNoFurtherExperiments) {
 
 TEST_F(SearchNeeds, ADetectedProblemReachesTheNextLevelOnly) {
   // Performance problem detected; its children that the load test serves
-  // are decided, the Ramp waits for its windows. Traffic Jam sits below
+  // are decided, the Ramp waits for its windows and Time Outside the
+  // Application for its single-user test. Traffic Jam sits below
   // Continuously Violated Requirements, which was not detected.
   const auto next =
       needs_to_run(root_,
@@ -62,7 +63,7 @@ TEST_F(SearchNeeds, ADetectedProblemReachesTheNextLevelOnly) {
                                      {"application_hiccups", Status::kNotDetected},
                                      {"continuously_violated_requirements", Status::kNotDetected}}),
                    merged_, {ran("load")});
-  EXPECT_EQ(series_of(next), (std::vector<std::string>{"custom:ramp"}));
+  EXPECT_EQ(series_of(next), (std::vector<std::string>{"custom:ramp", "single_user:"}));
 }
 
 TEST_F(SearchNeeds, OneRunOfASeriesCarriesEveryProbeBelowIt) {
@@ -70,7 +71,7 @@ TEST_F(SearchNeeds, OneRunOfASeriesCarriesEveryProbeBelowIt) {
       needs_to_run(root_,
                    result_of(root_, {{"performance_problem", Status::kDetected},
                                      {"continuously_violated_requirements", Status::kDetected}}),
-                   merged_, {ran("load"), ran("custom", "ramp")});
+                   merged_, {ran("load"), ran("custom", "ramp"), ran("single_user")});
   ASSERT_EQ(series_of(next), (std::vector<std::string>{"scaling:scaling"}));
   // Traffic Jam asks for response times only; the series also serves One
   // Lane Bridge, Dispensable Synchronization, Excessive Messaging, ...
@@ -83,6 +84,10 @@ TEST_F(SearchNeeds, ANodeNotEvaluatedFromItsDataDoesNotHideItsChildren) {
   // Database Congestion ran (scaling) but could not be evaluated, e.g. its
   // sampler failed: the Stifle and Expensive Database Call still get their
   // single-user test. Before the scaling series ran, they would not.
+  // (Without Time Outside the Application, whose single-user test runs at
+  // the level below Performance Problem anyway.)
+  std::erase_if(root_.children,
+                [](const HierarchyNode& c) { return c.id == "time_outside_application"; });
   const std::map<std::string, Status> statuses = {
       {"performance_problem", Status::kDetected},
       {"continuously_violated_requirements", Status::kDetected},

@@ -65,7 +65,7 @@ async function checkDiagnosis(page, url, check, shot, apiJson) {
   const walk = (n) => { nodes.push(n); n.children.forEach(walk); };
   walk(report.root);
   const total = Object.values(report.counts).reduce((a, b) => a + b, 0);
-  check(nodes.length === total && total === 14, `the report's 14 nodes are counted (${nodes.length}, counts ${total})`);
+  check(nodes.length === total && total === 15, `the default hierarchy's 15 nodes are counted (${nodes.length}, counts ${total})`);
   for (const status of Object.keys(report.counts)) {
     const shown = await page.textContent(`#diag-counts [data-status=${status}] .stat-value`);
     check(shown === String(report.counts[status]), `summary count "${status}" is ${report.counts[status]} (shown ${shown})`);

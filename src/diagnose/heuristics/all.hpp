@@ -22,5 +22,6 @@ std::unique_ptr<Heuristic> make_excessive_messaging();
 std::unique_ptr<Heuristic> make_database_congestion();
 std::unique_ptr<Heuristic> make_the_blob();
 std::unique_ptr<Heuristic> make_empty_semi_trucks();
+std::unique_ptr<Heuristic> make_time_outside_application();
 
 }  // namespace sonde::diagnose::heuristics

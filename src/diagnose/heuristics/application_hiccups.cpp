@@ -24,8 +24,10 @@
 // 1226 times above the typical level.
 //
 // And hiccups recur: the thesis defines them as violations in periodic
-// time frames (frequency, amplitude, duration). One violating period in a
-// load test is a blip, not a period: `min_hiccups` 2. Scenario tc15 (a
+// time frames (frequency, amplitude, duration; Sec. 4.4.2), although its
+// Alg. 3 accepts a single hiccup (DynamicSpotter's code asks for more
+// than one). One violating period in a load test is a blip, not a
+// period: `min_hiccups` 2, sonde's. Scenario tc15 (a
 // table lock, run sc19): GET /orders had one bucket of 22 at 14.5 ms
 // against a typical 3.8 ms; the hiccup cases tc03-tc05 have 3 to 5 per
 // service.
@@ -64,7 +66,10 @@ class ApplicationHiccups : public Heuristic {
     return {{"load", "", 1, {"response_time"}}};
   }
   std::map<std::string, double> defaults() const override {
-    // phi: the thesis gives no value; 0.5 follows its nopCommerce remark.
+    // phi (max_hiccup_share): the thesis gives no value; 0.5 is sonde's
+    // (less than half of the run). Its nopCommerce remark (Sec. 7.3.2: no
+    // hiccups where violations exceed 50% of the requests) concerns
+    // requests, not hiccup time.
     return {{"bucket_factor", 50}, {"bucket_cap_s", 5},    {"max_hiccup_share", 0.5},
             {"max_trend", 0.6},    {"min_peak_factor", 3}, {"min_hiccups", 2}};
   }

@@ -4,7 +4,8 @@
 //  1. CPU: the database's CPU utilization reaches the utilization at which
 //     an M/M/c queue's response time grows by `saturation_rt_factor` over
 //     its service demand (inverse Erlang C, c = CPU cores; the thesis'
-//     utilizationForRTFactor with DynamicSpotter's f_R role).
+//     utilizationForRTFactor, Alg. 17, whose f_R it leaves open:
+//     DynamicSpotter's code uses 3 and 0.9 of the utilization, sonde 2).
 //  2. Locks: the waiting time per lock wait grows significantly into every
 //     violating load (Welch t-test between neighbouring loads, s = |I|),
 //     to at least min_lock_wait_ms per wait there.

@@ -20,7 +20,9 @@
 //    message instead of nu saves nu - 1 messages' overhead (thesis:
 //    (nu - 1)(sigma - beta), total size minus payload). The probe records
 //    the payload only, so the per-message overhead is the parameter
-//    message_overhead_bytes (default 160 B, the TPC-W JMS overhead).
+//    message_overhead_bytes (default 160 B: the overhead per JMS message
+//    the thesis measured in its TPC-W case study, Sec. 7.2.3; a property
+//    of that system, not a parameter of the thesis).
 #include <algorithm>
 #include <functional>
 #include <set>

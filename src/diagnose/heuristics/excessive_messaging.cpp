@@ -1,10 +1,13 @@
 // Excessive Messaging (thesis H10, Sec. 6.3.10), two of the thesis' tests:
 //
-// - message throughput (Strategy C, as the prose defines it, not the
-//   inverted pseudo-code of Alg. 22/23): MessageSend records per second
-//   rise by less than epsilon (relative) at every violating load step;
-// - queue analysis (Alg. 21, Strategy A's test when the network threshold
-//   is not reached): the messaging layer's queues grow significantly into
+// - message throughput (the Message Throughput strategy, the digest's
+//   Strategy C, as the prose defines it, not the inverted pseudo-code of
+//   Alg. 22/23): MessageSend records per second rise by less than epsilon
+//   at every violating load step. epsilon is relative and sonde's 0.05
+//   (as in DynamicSpotter's code); the thesis' is absolute (mu < mu_p +
+//   epsilon) and has no value;
+// - queue analysis (Alg. 21, which Alg. 20, 22 and 23 all apply):
+//   the messaging layer's queues grow significantly into
 //   every violating load. A bounded queue that is full shows as senders
 //   waiting for space, so the measure is the MessageSend records' duration
 //   per destination: it must grow significantly (Welch, alpha; and by at
@@ -23,7 +26,7 @@
 //
 // With a message broker sampled ("broker" in the config, e.g. Redis), the
 // thesis' own data replaces the probe's where it can: the throughput is
-// the broker's message count (Strategy C as the thesis ran it), a third
+// the broker's message count (Message Throughput as the thesis ran it), a third
 // test is Alg. 21 on the broker's queue lengths (a queue grows
 // significantly into every violating load, to at least min_queue_length),
 // and messaging is busy also when its queues hold min_queue_length

@@ -1,4 +1,4 @@
-// One Lane Bridge (thesis H6, queueing-theory strategy, Alg. 14-15): the
+// One Lane Bridge (thesis H6, queueing-theory strategy, Alg. 15): the
 // mean response time at a load exceeds what CPU queueing explains
 // (M/M/c, Erlang C, c = CPU cores, not nodes as in the thesis'
 // pseudo-code): tolerance x (rho_s / c) x C(c, U) / (1 - U) + rho_s, with
@@ -118,10 +118,11 @@ class OneLaneBridge : public Heuristic {
   }
   std::map<std::string, double> defaults() const override {
     // network_check: 1 = apply the digest 6.4 fix below, 0 = thesis behaviour.
-    // single_user_floor_ms: the thesis' 15 (ms, for TPC-W's servlets) hid
-    // the shop's 4 ms service that waited 17 ms for a table lock at 12
-    // users (scenario tc15); 0, 2 and 5 give the same results on the whole
-    // scenario suite, 10 misses tc15.
+    // single_user_floor_ms: sonde's 5, not the thesis' 15 (Alg. 15:
+    // max(mean, 15), no unit given, tied to no system; ms, the unit of its
+    // response times). 15 hid the shop's 4 ms service that waited 17 ms
+    // for a table lock at 12 users (scenario tc15); 0, 2 and 5 give the
+    // same results on the whole scenario suite, 10 misses tc15.
     return {{"tolerance", 1.1},         {"single_user_floor_ms", 5},
             {"network_check", 1},       {"messaging_epsilon", 0.05},
             {"messaging_busy_ms", 0.1}, {"max_model_utilization", 0.8}};

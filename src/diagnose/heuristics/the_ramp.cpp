@@ -1,4 +1,4 @@
-// The Ramp (thesis H3, time-window strategy, Alg. 6-8): a custom series of
+// The Ramp (thesis H3, time-window strategy, Alg. 8): a custom series of
 // single-user tests separated by load phases that are not measured (series
 // "ramp", steps 1..windows). Detected for a service when its response time
 // increases significantly from every window to the next.

@@ -1,11 +1,13 @@
 // The Stifle (thesis H8, Alg. 18): in a single-user test, a request issues
 // the same statement (same structure, other parameter values) again and
 // again instead of once for all rows. Improvements over the thesis (digest
-// 6.4): a minimum repetition count (default 3: TPC-W's "repeated twice"
-// was noise), ranking by the statement's share of the response time, and
+// 6.4): a minimum repetition count (default 3, sonde's; the thesis reports
+// any repetition, Alg. 18, and its TPC-W study found a statement repeated
+// twice that was not the root cause, Sec. 7.2.2), ranking by the
+// statement's share of the response time, and
 // a minimum share (default 1%): a few inserts per order line that cost
 // 0.4% of the response time are real repetitions but nothing to fix first
-// (docs/diagnose/walkthrough.md, step 2).
+// (the shop's order lines).
 // Requests are identified by the DatabaseCall's traceId.
 #include <algorithm>
 

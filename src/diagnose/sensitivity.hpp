@@ -1,0 +1,55 @@
+// Parameter sensitivity (issue 22, docs/diagnose/parameters.md): the
+// scenario suite's accuracy when one parameter of one node is scaled (by
+// default to 0.5x and 2x of its value), every other parameter at its value.
+// It re-evaluates the stored experiment data of each case
+// (RESULTS/<id>/data, the requirements of RESULTS/<id>/config.json), so it
+// measures the decision rules, not new runs: a re-evaluation of stored
+// data, labelled as such wherever it is reported.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "diagnose/scenario_accuracy.hpp"
+
+namespace sonde::diagnose {
+
+struct SensitivityPoint {
+  double factor = 1;
+  double value = 0;                  // the parameter's value at this factor
+  int wrong = 0;                     // wrong labels over the suite
+  double mean_accuracy = 0;          // mean balanced accuracy of the labelled nodes
+  std::vector<std::string> changed;  // labels wrong here and right at 1x, or the reverse ("+"/"-")
+};
+
+struct SensitivityRow {
+  std::string node;        // hierarchy node id; "*" for a setting of every node
+  std::string parameter;   // as defaults() or Settings spell it
+  double value = 0;        // at 1x
+  std::string not_scaled;  // why it is not varied (plan size, switch, zero); empty: varied
+  std::vector<SensitivityPoint> points;
+};
+
+struct SensitivityTable {
+  std::vector<double> factors;
+  int baseline_wrong = 0;
+  double baseline_accuracy = 0;
+  std::vector<std::string> baseline_wrong_labels;
+  int cases = 0;                     // scored
+  std::vector<std::string> missing;  // cases without data (named, with why)
+  std::vector<SensitivityRow> rows;
+};
+
+// Loads each case's stored data once and re-evaluates the whole hierarchy
+// for every parameter and factor. Throws DiagnoseError when no case has data.
+SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
+                                       const std::string& results_dir,
+                                       const std::vector<double>& factors);
+
+std::string format_sensitivity(const SensitivityTable& table);
+nlohmann::json sensitivity_json(const SensitivityTable& table);
+// A heat map of the wrong labels per parameter and factor (SVG).
+std::string sensitivity_svg(const SensitivityTable& table);
+
+}  // namespace sonde::diagnose

@@ -1,0 +1,105 @@
+// Parameter sensitivity on two stored runs: a service that violates its
+// requirement in 6 of 8 time buckets (Continuously Violated Requirements
+// found at min_violating_share 0.5, missed when it is doubled to 1.0) and
+// a service that meets it.
+#include "diagnose/sensitivity.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "diagnose_test_support.hpp"
+
+namespace sonde::diagnose::test {
+namespace {
+
+// RESULTS/<id>/config.json (10 ms at P90) and RESULTS/<id>/data with one
+// load test of 400 requests 20 ms apart: the first `slow` at 12 ms, the
+// rest at 8 ms.
+void stored_case(const std::string& results, const std::string& id, int slow) {
+  const std::string dir = results + "/" + id;
+  std::filesystem::create_directories(dir + "/data");
+  std::ofstream(dir + "/config.json")
+      << R"({"requirements": {"default": {"threshold_ms": 10, "percentile": 0.9}}})";
+  ExperimentSpec s;
+  s.id = "load-u20";
+  s.users = 20;
+  s.noise_ms = 0.2;
+  s.response_ms = [slow](int i, const std::string&) { return i < slow ? 12.0 : 8.0; };
+  write_experiment(dir + "/data", s);
+}
+
+const SensitivityRow* row_of(const SensitivityTable& t, const std::string& node,
+                             const std::string& parameter) {
+  for (const SensitivityRow& r : t.rows)
+    if (r.node == node && r.parameter == parameter) return &r;
+  return nullptr;
+}
+
+TEST(ParameterSensitivity, DoublingAThresholdThatDecidesACaseCountsItsWrongLabel) {
+  TempDir results;
+  stored_case(results.path(), "slow", 300);
+  stored_case(results.path(), "fine", 0);
+  const std::string cases_file = results.path() + "/cases.txt";
+  std::ofstream(cases_file) << "slow | slow most of the time | - | performance_problem "
+                               "continuously_violated_requirements | -\n"
+                               "fine | no problem | - | - | performance_problem\n"
+                               "gone | never run | - | performance_problem | -\n";
+  const std::vector<ScenarioCase> cases = load_scenario_cases(cases_file);
+  const SensitivityTable t = parameter_sensitivity(cases, results.path(), {0.5, 2});
+
+  EXPECT_EQ(t.cases, 2);
+  ASSERT_EQ(t.missing.size(), 1u);
+  EXPECT_NE(t.missing[0].find("gone"), std::string::npos) << t.missing[0];
+  EXPECT_EQ(t.baseline_wrong, 0) << format_sensitivity(t);
+
+  const SensitivityRow* cvr =
+      row_of(t, "continuously_violated_requirements", "min_violating_share");
+  ASSERT_NE(cvr, nullptr);
+  EXPECT_TRUE(cvr->not_scaled.empty());
+  ASSERT_EQ(cvr->points.size(), 2u);
+  EXPECT_DOUBLE_EQ(cvr->points[0].value, 0.25);
+  EXPECT_EQ(cvr->points[0].wrong, 0) << format_sensitivity(t);
+  EXPECT_DOUBLE_EQ(cvr->points[1].value, 1.0);
+  EXPECT_EQ(cvr->points[1].wrong, 1) << format_sensitivity(t);
+  ASSERT_EQ(cvr->points[1].changed.size(), 1u);
+  EXPECT_EQ(cvr->points[1].changed[0],
+            "+continuously_violated_requirements: slow (missed: not_detected)");
+
+  // The shared significance level is varied too; plan sizes and switches
+  // are listed with the reason they are not.
+  const SensitivityRow* alpha = row_of(t, "*", "alpha");
+  ASSERT_NE(alpha, nullptr);
+  EXPECT_EQ(alpha->points.size(), 2u);
+  const SensitivityRow* steps = row_of(t, "traffic_jam", "steps");
+  ASSERT_NE(steps, nullptr);
+  EXPECT_TRUE(steps->points.empty());
+  EXPECT_NE(steps->not_scaled.find("plan"), std::string::npos);
+
+  const nlohmann::json j = sensitivity_json(t);
+  EXPECT_EQ(j["kind"], "re-evaluation of stored data");
+  EXPECT_EQ(j["rows"].size(), t.rows.size());
+  // The heat map: a row of cells (0.5x, 1x, 2x) per varied parameter.
+  size_t varied = 0;
+  for (const SensitivityRow& r : t.rows) varied += r.not_scaled.empty();
+  const std::string svg = sensitivity_svg(t);
+  size_t rects = 0;
+  for (size_t at = svg.find("<rect"); at != std::string::npos; at = svg.find("<rect", at + 1))
+    ++rects;
+  EXPECT_EQ(rects, 3 * varied);
+}
+
+TEST(ParameterSensitivity, NoStoredRunIsAnErrorNamingTheFolder) {
+  TempDir results;
+  const std::string cases_file = results.path() + "/cases.txt";
+  std::ofstream(cases_file) << "tc01 | none | - | - | performance_problem\n";
+  try {
+    parameter_sensitivity(load_scenario_cases(cases_file), results.path(), {2});
+    FAIL() << "no error";
+  } catch (const DiagnoseError& e) {
+    EXPECT_NE(std::string(e.what()).find(results.path()), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sonde::diagnose::test

@@ -5,6 +5,7 @@
 // experiment-data directory (docs/diagnose/experiment-data.md). Both write
 // report.json, report.html and a summary against the problem hierarchy.
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -25,6 +26,7 @@ struct DiagnoseOptions {
   std::string accuracy;     // scenario cases file
   std::string sensitivity;  // scenario cases file
   std::vector<double> factors = {0.5, 2};
+  bool repetitions = false;  // --accuracy over OUT/rep1..N
   bool print_default = false;
 };
 
@@ -34,9 +36,29 @@ struct DiagnoseOptions {
 int print_accuracy(const DiagnoseOptions& o) {
   try {
     const auto cases = diagnose::load_scenario_cases(o.accuracy);
+    bool perfect = true;
+    if (o.repetitions) {
+      // OUT/rep1, OUT/rep2, ... (scenarios/run.sh --repeat N).
+      std::vector<std::string> names;
+      for (int k = 1; std::filesystem::is_directory(o.out + "/rep" + std::to_string(k)); ++k)
+        names.push_back("rep" + std::to_string(k));
+      if (names.empty()) {
+        std::cerr << "sonde diagnose: --repetitions: no " << o.out << "/rep1 (scenarios/run.sh "
+                  << "--repeat N writes one folder per repetition)\n";
+        return 1;
+      }
+      std::vector<diagnose::AccuracyTable> tables;
+      for (const std::string& n : names) {
+        tables.push_back(diagnose::score_scenarios(cases, o.out + "/" + n));
+        perfect =
+            perfect && tables.back().missing.empty() && diagnose::wrong_labels(tables.back()) == 0;
+      }
+      std::cout << diagnose::format_repeated_accuracy(names, tables);
+      return perfect ? 0 : 4;
+    }
     const diagnose::AccuracyTable table = diagnose::score_scenarios(cases, o.out);
     std::cout << diagnose::format_accuracy(table);
-    bool perfect = table.missing.empty();
+    perfect = table.missing.empty();
     for (const auto& row : table.rows) perfect = perfect && row.wrong.empty();
     return perfect ? 0 : 4;
   } catch (const diagnose::DiagnoseError& e) {

@@ -200,4 +200,52 @@ std::string format_accuracy(const AccuracyTable& table) {
   return out.str();
 }
 
+std::string format_repeated_accuracy(const std::vector<std::string>& names,
+                                     const std::vector<AccuracyTable>& tables) {
+  std::ostringstream out;
+  out << "Repeated fresh runs: " << tables.size() << " (";
+  for (size_t k = 0; k < names.size(); ++k) out << (k ? ", " : "") << names[k];
+  out << ")\n";
+  out << std::left << std::setw(36) << "node" << std::right << std::setw(8) << "mean a"
+      << std::setw(9) << "worst a"
+      << "  wrong per repetition\n";
+  // Rows in the first table's order; a node absent from a repetition's
+  // table (never labelled) does not count there.
+  std::vector<std::string> nodes;
+  for (const AccuracyTable& t : tables)
+    for (const AccuracyRow& r : t.rows)
+      if (std::find(nodes.begin(), nodes.end(), r.node) == nodes.end()) nodes.push_back(r.node);
+  for (const std::string& node : nodes) {
+    double sum = 0, worst = NAN;
+    int n = 0;
+    std::string wrong;
+    for (size_t k = 0; k < tables.size(); ++k) {
+      for (const AccuracyRow& r : tables[k].rows) {
+        if (r.node != node) continue;
+        if (!std::isnan(r.accuracy)) {
+          sum += r.accuracy;
+          ++n;
+          worst = std::isnan(worst) ? r.accuracy : std::min(worst, r.accuracy);
+        }
+        for (const std::string& w : r.wrong)
+          wrong += (wrong.empty() ? "" : ", ") + names[k] + ": " + w;
+      }
+    }
+    std::ostringstream mean;
+    if (n > 0) mean << std::fixed << std::setprecision(3) << sum / n;
+    std::ostringstream low;
+    if (!std::isnan(worst)) low << std::fixed << std::setprecision(3) << worst;
+    out << std::left << std::setw(36) << node << std::right << std::setw(8)
+        << (n > 0 ? mean.str() : "-") << std::setw(9) << (n > 0 ? low.str() : "-") << "  " << wrong
+        << "\n";
+  }
+  for (size_t k = 0; k < tables.size(); ++k) {
+    for (const std::string& m : tables[k].missing)
+      out << "not scored: " << names[k] << ": " << m << "\n";
+    for (const std::string& m : tables[k].incomplete)
+      out << "incomplete run: " << names[k] << ": " << m << "\n";
+  }
+  return out.str();
+}
+
 }  // namespace sonde::diagnose

@@ -61,4 +61,10 @@ AccuracyTable score_scenarios(const std::vector<ScenarioCase>& cases,
 // The table as text, thesis style.
 std::string format_accuracy(const AccuracyTable& table);
 
+// Repeated fresh runs of the suite (scenarios/run.sh --repeat N: one
+// results folder per repetition): per node the mean and the worst balanced
+// accuracy over the repetitions and the wrong labels of each, as text.
+std::string format_repeated_accuracy(const std::vector<std::string>& names,
+                                     const std::vector<AccuracyTable>& tables);
+
 }  // namespace sonde::diagnose

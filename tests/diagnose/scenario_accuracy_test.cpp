@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include "diagnose_test_support.hpp"
 
@@ -74,6 +76,43 @@ TEST(ScenarioAccuracy, ThesisRatesFromLabelledReports) {
   const std::string text = format_accuracy(t);
   EXPECT_NE(text.find("the_blob"), std::string::npos) << text;
   EXPECT_NE(text.find("0.750"), std::string::npos) << text;
+}
+
+// Two fresh runs of one suite: the Blob right in both, Empty Semi Trucks
+// missed in the second; per node the mean and the worst balanced accuracy.
+TEST(ScenarioAccuracy, RepeatedRunsGiveTheMeanAndTheWorstPerNode) {
+  TempDir d;
+  const std::string cases = d.path() + "/cases.txt";
+  sa_write(cases,
+           "tc17 | Clear Blob | blob | the_blob | empty_semi_trucks\n"
+           "tc19 | Direct loop | empty-semi-trucks | empty_semi_trucks | the_blob\n");
+  const auto parsed = load_scenario_cases(cases);
+  sa_report(d.path() + "/rep1/tc17",
+            {{"the_blob", "detected"}, {"empty_semi_trucks", "not_detected"}});
+  sa_report(d.path() + "/rep1/tc19",
+            {{"the_blob", "not_detected"}, {"empty_semi_trucks", "detected"}});
+  sa_report(d.path() + "/rep2/tc17",
+            {{"the_blob", "detected"}, {"empty_semi_trucks", "not_detected"}});
+  sa_report(d.path() + "/rep2/tc19",
+            {{"the_blob", "not_detected"}, {"empty_semi_trucks", "not_detected"}});
+  const std::vector<AccuracyTable> tables = {score_scenarios(parsed, d.path() + "/rep1"),
+                                             score_scenarios(parsed, d.path() + "/rep2")};
+  EXPECT_EQ(wrong_labels(tables[0]), 0);
+  EXPECT_EQ(wrong_labels(tables[1]), 1);
+  const std::string text = format_repeated_accuracy({"rep1", "rep2"}, tables);
+  std::istringstream lines(text);
+  std::map<std::string, std::string> row;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string node;
+    words >> node;
+    row[node] = line;
+  }
+  // The Blob: 1.0 both times. EST: 1.0, then (1 + 0 - 0) / 2 = 0.5.
+  EXPECT_NE(row["the_blob"].find("1.000    1.000"), std::string::npos) << text;
+  EXPECT_NE(row["empty_semi_trucks"].find("0.750    0.500"), std::string::npos) << text;
+  EXPECT_NE(row["empty_semi_trucks"].find("rep2: tc19 (missed: not_detected)"), std::string::npos)
+      << text;
 }
 
 TEST(ScenarioAccuracy, BadCasesFileNamesTheLine) {

@@ -19,7 +19,9 @@ packages=(
   # The shop's messages through Redis (--redis), the broker sampler, and the
   # throw-away broker the diagnosis and its tests start (redis-cli comes along).
   redis-server libhiredis-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # The tests. (The micro-benchmarks in bench/ time with their own loops and
+  # two clock reads, as MooBench does: Google Benchmark is not used.)
+  libgtest-dev libgmock-dev
   graphviz
   # `sonde serve`: HTTP server library; the browser tests drive Debian's Chromium.
   libcpp-httplib-dev chromium

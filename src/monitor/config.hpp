@@ -76,8 +76,8 @@ struct Config {
   // monitored call, then functions called often whose own mean duration is
   // short next to the probe's cost are excluded for the rest of the run.
   bool cull = false;                    // cull = off | auto
-  uint32_t cull_phase_calls = 1000000;  // the phase ends after this many monitored calls…
-  uint32_t cull_phase_ms = 2000;        // …or this long, whichever comes first
+  uint32_t cull_phase_calls = 100000;   // the phase ends after this many monitored calls…
+  uint32_t cull_phase_ms = 500;         // …or this long, whichever comes first
   uint32_t cull_rounds = 0;             // windows like it to decide in; 0: for the whole run
   uint32_t cull_min_calls = 100;        // culled only with at least this many calls in the phase
   uint32_t cull_min_rate = 1000;        // … and at least this many calls per second

@@ -80,6 +80,14 @@ struct Cull {
   std::unordered_map<uint32_t, std::vector<Frame>> stacks;  // by ThreadChannel::index
   std::unique_ptr<Window> window = std::make_unique<Window>();
   uint32_t windows = 0;  // decided so far
+  // After a window that culled nothing new, observation pauses (no
+  // per-event work but the call count) for a while that doubles with each
+  // such window, up to kMaxPauseWindows windows' length: a program whose
+  // hot helpers are gone costs the writer next to nothing, and one that
+  // gets new hot functions later is still caught. A window that culls
+  // something ends the pauses.
+  int64_t pause_ms = 0;
+  int64_t resume_ms = 0;  // monotonic ms; observation paused before it
   // What was decided, over all windows.
   std::vector<uint64_t> culled;  // sorted addresses
   std::unordered_set<uint64_t> pinned;
@@ -95,6 +103,9 @@ struct Cull {
   uint64_t calls_since_change = 0;
   uint64_t culled_since_change = 0;  // calls of culled functions in flight at the switch
 };
+
+// The longest pause, in windows (cull_phase_ms) of observation.
+constexpr int64_t kMaxPauseWindows = 16;
 
 Cull& cull_state() {
   static Cull* c = new Cull;  // never destroyed: the writer may run during exit
@@ -147,17 +158,17 @@ bool is_culled(const Cull& c, uint64_t address) {
 // One thread's events: inclusive durations from its own stack of open
 // frames (kept across windows). A frame whose exit never comes (the probe
 // closes frames left by longjmp itself) is dropped when an outer exit arrives.
-void observe(Cull& c, std::vector<Frame>& stack, const RawEvent* begin, const RawEvent* end) {
+void observe(Cull& c, std::vector<Frame>& stack, const RawEvent* begin, const RawEvent* end,
+             bool observing) {
   Window& w = *c.window;
-  const bool observing = c.phase == Phase::kObserving;
   for (const RawEvent* e = begin; e < end; ++e) {
     const RawKind kind = kind_of(e->b);
     const uint64_t payload = payload_of(e->b);
     if (kind == RawKind::kEnterFn || kind == RawKind::kEnterOp) {
-      if (c.excluded_any && e->a >= c.last_change.raw) {
-        ++c.calls_since_change;
-        if (kind == RawKind::kEnterFn && is_culled(c, payload)) ++c.culled_since_change;
-      }
+      // Calls of culled functions after the change are counted per window
+      // from its statistics (decide()), not here: a search per event cost
+      // the writer more than the rest of the observation.
+      if (c.excluded_any && e->a >= c.last_change.raw) ++c.calls_since_change;
       if (!observing) continue;
       stack.push_back({kind == RawKind::kEnterFn ? payload : payload | kOpTag, e->a, 0});
       if (w.calls++ == 0) {
@@ -255,7 +266,11 @@ void decide(Cull& c, bool at_exit) {
                      : 0.0;
   std::vector<std::pair<uint64_t, cull::FunctionSample>> candidates, rest;
   for (const auto& [address, s] : w.stats) {
-    if (is_culled(c, address) || c.pinned.contains(address)) continue;
+    if (is_culled(c, address)) {
+      c.culled_since_change += s.calls;  // in flight at the switch, or not patched
+      continue;
+    }
+    if (c.pinned.contains(address)) continue;
     cull::FunctionSample f{s.calls, static_cast<double>(s.ticks) * ns_per_tick, s.callees};
     (cull::should_cull(f, round.span_s, c.thresholds) ? candidates : rest).emplace_back(address, f);
   }
@@ -287,6 +302,17 @@ void decide(Cull& c, bool at_exit) {
   }
   c.window = std::make_unique<Window>();
   if (c.max_windows != 0 && c.windows >= c.max_windows) c.phase = Phase::kDone;
+  if (!at_exit) {
+    c.pause_ms = candidates.empty()
+                     ? std::min(std::max<int64_t>(c.window_ms, 2 * c.pause_ms),
+                                kMaxPauseWindows * c.window_ms)
+                     : 0;
+    c.resume_ms = monotonic_ns_now() / 1000000 + c.pause_ms;
+    // Frames entered before the pause are not seen to their end: a later
+    // exit must not match a stale frame.
+    if (c.pause_ms > 0)
+      for (auto& [index, stack] : c.stacks) stack.clear();
+  }
   if (!at_exit && !added.empty()) {
     c.culled.insert(c.culled.end(), added.begin(), added.end());
     std::sort(c.culled.begin(), c.culled.end());
@@ -324,7 +350,11 @@ void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent
   Cull& c = cull_state();
   MonitorLock lock(c.mu);
   if (c.phase == Phase::kUnstarted) start_culling(c);
-  if (c.phase == Phase::kObserving || c.excluded_any) observe(c, c.stacks[ch.index], begin, end);
+  if (c.phase != Phase::kObserving && !c.excluded_any) return;
+  const bool observing = c.phase == Phase::kObserving &&
+                         (c.resume_ms == 0 || monotonic_ns_now() / 1000000 >= c.resume_ms);
+  if (!observing && !c.excluded_any) return;
+  observe(c, c.stacks[ch.index], begin, end, observing);
 }
 
 void cull_poll(int64_t now_ms) {
@@ -364,6 +394,10 @@ void cull_print_summary() {
                  probe_ns);
   }
   if (c.excluded_any) {
+    for (const auto& [address, st] : c.window->stats)
+      if (is_culled(c, address)) c.culled_since_change += st.calls;
+    c.window->stats.clear();  // counted once, should the summary run again
+    c.window->cache = {};
     double seconds = static_cast<double>(monotonic_ns_now() - c.last_change.mono_ns) / 1e9;
     double rate = cull::calls_per_second(c.calls_since_change, seconds);
     std::fprintf(stderr,

@@ -185,7 +185,7 @@ TEST(CullEndToEnd, WithoutPatchingTheFilterStillExcludesTheHelper) {
 }
 
 TEST(CullEndToEnd, AProgramEndingDuringThePhaseStillGetsItsReport) {
-  // 50 requests: 50,000 helper calls, far from the default 1 M-call window.
+  // 50 requests: 50,000 helper calls, half the default 100,000-call window.
   const int requests = 50;
   CullRun c = run_cull_program("short", requests, {"SONDE_SUMMARY=true"}, {"nowait"});
   ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;

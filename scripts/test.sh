@@ -21,11 +21,15 @@ cmake --build build/release
 stage "tests"
 ctest --test-dir build/release -j "$jobs" --timeout 600
 
-stage "scenario subset (short experiments; the full suite: scenarios/README.md)"
+stage "scenario subsets of both systems (short experiments; the full suites: scenarios/README.md)"
 # After ctest, alone: the diagnosis measures timing, so nothing may run
 # beside it. tc01 (no problem) and tc21 (a clear sync point) must be scored
 # right; run.sh exits 4 on any wrong node.
 bash scenarios/run.sh --quick --only tc01,tc21 --out build/release/scenario-ci
+# The second system under test, which shares no code with the shop
+# (examples/ledger, scenarios/ledger/README.md): no problem, and a global
+# lock (One Lane Bridge, Dispensable Synchronization).
+bash scenarios/run.sh --quick --system ledger --only l01,l07 --out build/release/scenario-ci-ledger
 
 if [ "${1:-}" = "--quick" ]; then exit 0; fi
 

@@ -27,9 +27,11 @@ stage "scenario subsets of both systems (short experiments; the full suites: sce
 # right; run.sh exits 4 on any wrong node.
 bash scenarios/run.sh --quick --only tc01,tc21 --out build/release/scenario-ci
 # The second system under test, which shares no code with the shop
-# (examples/ledger, scenarios/ledger/README.md): no problem, and a global
-# lock (One Lane Bridge, Dispensable Synchronization).
-bash scenarios/run.sh --quick --system ledger --only l01,l07 --out build/release/scenario-ci-ledger
+# (examples/ledger, scenarios/ledger/README.md): no problem, and the
+# transport stall (Time Outside the Application). Not l07, the global lock:
+# with --quick's 6 users its service's P90 was 25 ms in one run and 17.4 ms
+# in the next against 20 ms required (2026-11-28), too close to gate on.
+bash scenarios/run.sh --quick --system ledger --only l01,l11 --out build/release/scenario-ci-ledger
 
 if [ "${1:-}" = "--quick" ]; then exit 0; fi
 

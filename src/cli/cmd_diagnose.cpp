@@ -148,6 +148,9 @@ SONDE_COMMAND(
       app.add_option("--accuracy", o->accuracy,
                      "scenario cases file (scenarios/cases.txt): print the accuracy "
                      "table of the diagnoses in OUT/<case>/ (exit 4 if any is wrong)");
+      app.add_flag("--repetitions", o->repetitions,
+                   "with --accuracy: OUT holds one results folder per repetition (rep1, rep2, "
+                   "...; scenarios/run.sh --repeat N): mean and worst accuracy per node");
       app.add_option("--sensitivity", o->sensitivity,
                      "scenario cases file: re-evaluate the stored runs in OUT/<case>/ "
                      "with each parameter scaled by --factors (docs/diagnose/"

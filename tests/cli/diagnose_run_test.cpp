@@ -243,6 +243,31 @@ TEST_F(DiagnoseRun, RelativeConfigPathFindsTheProgramBesideIt) {
   EXPECT_EQ(experiment_ids(dir_ / "out" / "data"), (std::set<std::string>{"single-u1"}));
 }
 
+// scenarios/run.sh --repeat N leaves OUT/rep1..N; --accuracy --repetitions
+// scores each and gives the mean and the worst per node (exit 4: a wrong
+// label in some repetition).
+TEST_F(DiagnoseRun, AccuracyOverRepetitionsGivesTheWorstPerNode) {
+  const fs::path cases = dir_ / "cases.txt";
+  std::ofstream(cases) << "tc01 | No problem | none | - | performance_problem\n";
+  auto report = [&](const std::string& rep, const std::string& status) {
+    fs::create_directories(dir_ / "reps" / rep / "tc01");
+    std::ofstream(dir_ / "reps" / rep / "tc01" / "report.json")
+        << R"({"complete": true, "root": {"id": "performance_problem", "status": ")" << status
+        << R"(", "children": []}})";
+  };
+  report("rep1", "not_detected");
+  report("rep2", "detected");
+  const CliRun r = sonde({"diagnose", "--accuracy", cases.string(), "--out",
+                          (dir_ / "reps").string(), "--repetitions"});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.out.find("Repeated fresh runs: 2 (rep1, rep2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0.500    0.000  rep2: tc01 (false alarm)"), std::string::npos) << r.out;
+  const CliRun none = sonde({"diagnose", "--accuracy", cases.string(), "--out",
+                             (dir_ / "nothing").string(), "--repetitions"});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("rep1"), std::string::npos) << none.err;
+}
+
 TEST_F(DiagnoseRun, ConfigOrDataButNotBoth) {
   EXPECT_EQ(sonde({"diagnose", "--out", (dir_ / "o").string()}).exit_code, 2);
   EXPECT_EQ(sonde({"diagnose", "--config", "c.json", "--data", "d", "--out", "o"}).exit_code, 2);

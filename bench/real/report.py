@@ -13,7 +13,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-CONFIGS = ["plain", "noop", "sonde-null", "sonde", "sonde-cull", "uftrace", "lttng"]
+CONFIGS = ["plain", "noop", "sonde-null", "sonde", "sonde-cull", "sonde-profile", "uftrace", "lttng"]
 BASE = "noop"
 # program -> [(metric key, column title, higher is better, unit)]
 METRICS = {
@@ -64,6 +64,10 @@ def main():
         rd = csv.DictReader(f, delimiter="\t")
         for row in rd:
             key = (int(row["round"]), row["program"], row["config"])
+            # Round 0: the profiling run of sonde-profile, not a measurement
+            # (its errors still count).
+            if key[0] == 0 and row["key"] not in ("error", "warning"):
+                continue
             if row["key"] == "error":
                 errors.append({"round": key[0], "program": key[1], "config": key[2],
                                "error": row["value"]})
@@ -137,7 +141,7 @@ def main():
     # The sonde log checks.
     checks = {}
     for p in programs:
-        for c in ("sonde-null", "sonde", "sonde-cull"):
+        for c in ("sonde-null", "sonde", "sonde-cull", "sonde-profile"):
             if c in skip:
                 continue
             written = per_run(p, c, "events_written")

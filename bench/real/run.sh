@@ -314,18 +314,20 @@ find_library() {
   return 1
 }
 LTTNG_LIB="$(find_library liblttng-ust-cyg-profile-fast.so || true)"
-CONFIGS=(plain noop sonde-null sonde sonde-cull uftrace lttng)
+CONFIGS=(plain noop sonde-null sonde sonde-cull sonde-profile uftrace lttng)
 declare -A LABEL=(
   [plain]="uninstrumented"
   [noop]="no-op hooks ($INSTR, glibc's empty hooks)"
   [sonde-null]="sonde run --writer null"
   [sonde]="sonde run (native writer, defaults)"
   [sonde-cull]="sonde run --cull"
+  [sonde-profile]="sonde run, culled from the start (patterns_file: a --cull run's report)"
   [uftrace]="uftrace record --no-libcall"
   [lttng]="LTTng-UST cyg-profile-fast"
 )
 declare -A SKIP=()
 [ $HAVE_CULL = 1 ] || SKIP[sonde-cull]="not available: this sonde has no 'run --cull'"
+[ $HAVE_CULL = 1 ] || SKIP[sonde-profile]="not available: this sonde has no 'run --cull'"
 command -v uftrace >/dev/null 2>&1 || SKIP[uftrace]="uftrace not installed (Debian package uftrace)"
 if ! command -v lttng >/dev/null 2>&1 || ! command -v lttng-sessiond >/dev/null 2>&1; then
   SKIP[lttng]="lttng not installed (Debian package lttng-tools)"
@@ -413,6 +415,9 @@ set_wrap() {  # config trace-dir
     sonde-null) WRAP=("$SONDE" run --writer null --out "$t" --) ;;
     sonde) WRAP=("$SONDE" run --out "$t" --) ;;
     sonde-cull) WRAP=("$SONDE" run --cull --out "$t" --) ;;
+    # The documented second run (docs/cull.md): the report a --cull run
+    # wrote, as the patterns file, excludes its functions from the first call.
+    sonde-profile) WRAP=("$SONDE" run --set "patterns_file=$PROFILES/$PROFILE_OF.txt" --out "$t" --) ;;
     uftrace) WRAP=(uftrace record --no-libcall -d "$t/uftrace.data") ;;
     lttng) WRAP=(env "LD_PRELOAD=$LTTNG_LIB") ;;
   esac
@@ -503,6 +508,7 @@ run_one() {  # round program config
   local r=$1 p=$2 c=$3 d="$SCRATCH/run/$2-$3-$1" rc=0 t0 t1
   local t="$d/trace" data="$d/data"
   rm -rf "$d" && mkdir -p "$data" "$t"
+  PROFILE_OF=$p
   set_wrap "$c" "$t"
   if [ "$c" = lttng ]; then
     lttng_begin "$t" || { fail "$r" "$p" "$c" "lttng create/enable-event/start failed: $(tail -1 "$t.lttng.txt")"; return; }
@@ -597,10 +603,10 @@ run_one() {  # round program config
     return
   fi
   case $c in
-    sonde|sonde-cull|sonde-null) sonde_exit_line "$r" "$p" "$c" "$d/err.txt" ;;
+    sonde|sonde-cull|sonde-profile|sonde-null) sonde_exit_line "$r" "$p" "$c" "$d/err.txt" ;;
   esac
   case $c in
-    sonde|sonde-cull|lttng) [ -d "$t" ] && rec "$r" "$p" "$c" log_bytes "$(du -sb "$t" | cut -f1)" ;;
+    sonde|sonde-cull|sonde-profile|lttng) [ -d "$t" ] && rec "$r" "$p" "$c" log_bytes "$(du -sb "$t" | cut -f1)" ;;
     uftrace)
       if [ -d "$t/uftrace.data" ]; then
         rec "$r" "$p" "$c" log_bytes "$(du -sb "$t/uftrace.data" | cut -f1)"
@@ -609,7 +615,14 @@ run_one() {  # round program config
         grep -qiE 'lost' "$d/err.txt" && rec "$r" "$p" "$c" uftrace_lost "$(grep -iE 'lost' "$d/err.txt" | head -1)"
       fi ;;
   esac
-  if [ "$r" = 1 ] && { [ "$c" = sonde ] || [ "$c" = sonde-cull ]; }; then check_log "$p" "$c" "$t"; fi
+  if [ "$r" = 1 ] && { [ "$c" = sonde ] || [ "$c" = sonde-cull ] || [ "$c" = sonde-profile ]; }; then
+    check_log "$p" "$c" "$t"
+  fi
+  # Round 0 is the profiling run of sonde-profile: its report is kept.
+  if [ "$r" = 0 ]; then
+    local report; report="$(ls "$t"/*.cull.txt 2>/dev/null | head -1 || true)"
+    if [ -n "$report" ]; then cp "$report" "$PROFILES/$p.txt"; else fail 0 "$p" "$c" "the profiling run wrote no cull report"; fi
+  fi
   if [ ${#ERRORS[@]} != "$nerr" ] || [ ${#WARNINGS[@]} != "$nwarn" ]; then
     mkdir -p "$kept" && cp "$d"/*.txt "$kept"/ 2>/dev/null || true
     cp "$t"/*.txt "$kept"/ 2>/dev/null || true
@@ -660,6 +673,16 @@ for p in leveldb sqlite redis; do want $p && PROGS+=("$p"); done
 say "measuring ${PROGS[*]} x ${#ACTIVE[@]} configurations x $ROUNDS rounds (leveldb --num=$LEVELDB_NUM, sqlite --size $SQLITE_SIZE, redis -n $REDIS_N)"
 for c in "${CONFIGS[@]}"; do [ -z "${SKIP[$c]:-}" ] || say "  ${LABEL[$c]}: ${SKIP[$c]}"; done
 T_START=$(date +%s)
+# sonde-profile's patterns: one --cull run per program before the rounds
+# (round 0; report.py leaves it out of the figures).
+PROFILES="$SCRATCH/profiles"
+mkdir -p "$PROFILES"
+if [ -z "${SKIP[sonde-profile]:-}" ]; then
+  for p in "${PROGS[@]}"; do
+    say "profiling run: $p, ${LABEL[sonde-cull]}"
+    run_one 0 "$p" sonde-cull
+  done
+fi
 for ((r = 1; r <= ROUNDS; r++)); do
   for p in "${PROGS[@]}"; do
     # Interleaved: every round runs each configuration once, starting at a

@@ -10,19 +10,29 @@
 
 namespace sonde::monitor {
 
+namespace {
+
+// The Buffer header sits at the start of its own mapping, the events after
+// it (at a cache-line boundary): one mmap and no operator new, so that a
+// probe in a signal handler that needs a fresh buffer calls nothing that is
+// unsafe in a signal handler (malloc may be what the signal interrupted).
+constexpr size_t kHeaderBytes = (sizeof(Buffer) + 63) / 64 * 64;
+
+size_t mapping_bytes(size_t capacity_events) {
+  return kHeaderBytes + capacity_events * sizeof(RawEvent);
+}
+
+}  // namespace
+
 Buffer* allocate_buffer(size_t capacity_events) {
-  size_t bytes = capacity_events * sizeof(RawEvent);
+  const size_t bytes = mapping_bytes(capacity_events);
   // MAP_POPULATE faults every page in now: a first-touch fault costs about as
   // much as 500 events on a VM, and it must not happen inside a probe.
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (mem == MAP_FAILED) return nullptr;
-  auto* b = new (std::nothrow) Buffer;
-  if (b == nullptr) {
-    munmap(mem, bytes);
-    return nullptr;
-  }
-  b->events = static_cast<RawEvent*>(mem);
+  auto* b = new (mem) Buffer;
+  b->events = reinterpret_cast<RawEvent*>(static_cast<char*>(mem) + kHeaderBytes);
   b->capacity = capacity_events;
   return b;
 }
@@ -65,8 +75,9 @@ void WriterDoorbell::wake() { futex_wake_one(rings_); }
 
 void free_buffer(Buffer* b) {
   if (b == nullptr) return;
-  munmap(b->events, b->capacity * sizeof(RawEvent));
-  delete b;
+  const size_t bytes = mapping_bytes(b->capacity);
+  b->~Buffer();
+  munmap(b, bytes);
 }
 
 }  // namespace sonde::monitor

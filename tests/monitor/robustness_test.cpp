@@ -81,8 +81,8 @@ bool has_operation(const TraceCopy& t, const std::string& name) {
 TEST(Robustness, LongjmpOverInstrumentedFramesKeepsOneTracePerRequest) {
   std::string out = fresh_dir("longjmp");
   const int rounds = 300;
-  RunResult r =
-      run_program({kPrograms + "/test_longjmp_jumps", std::to_string(rounds)}, env_for(out, {preload_env()}));
+  RunResult r = run_program({kPrograms + "/test_longjmp_jumps", std::to_string(rounds)},
+                            env_for(out, {preload_env()}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   std::string log = only_log(out);
   ASSERT_FALSE(log.empty());
@@ -113,8 +113,8 @@ TEST(Robustness, LongjmpOverInstrumentedFramesKeepsOneTracePerRequest) {
 
 TEST(Robustness, ProbesInSignalHandlersAreRecordedOrCountedExactly) {
   std::string out = fresh_dir("signals");
-  RunResult r = run_program({kPrograms + "/test_signal_probes", "400000"},
-                            env_for(out, {preload_env()}));
+  RunResult r =
+      run_program({kPrograms + "/test_signal_probes", "400000"}, env_for(out, {preload_env()}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   // The program's own count of its instrumented calls (stdout is inherited,
   // so it is read back from the log's counts instead): main calls are 9 per
@@ -182,9 +182,20 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
   args.push_back(nullptr);
   for (const std::string& e : all_env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
+  // Default stop signals, as from an interactive shell: a test run in the
+  // background (`cmd &`, nohup) would pass SIGINT/SIGHUP on ignored, and
+  // libsonde leaves ignored stop signals alone (run_helpers.cpp does the same).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
-  if (posix_spawn(&pid, argv[0].c_str(), nullptr, nullptr, args.data(), envp.data()) != 0) return -1;
-  return pid;
+  const int rc = posix_spawn(&pid, argv[0].c_str(), nullptr, &attr, args.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  return rc == 0 ? pid : -1;
 }
 
 bool wait_for_file(const std::string& path, int seconds) {
@@ -255,11 +266,11 @@ TEST(Robustness, ThreadsThatNeverReturnLeaveCompleteTracesAtStop) {
 TEST(Robustness, AStalledWriterCostsOneBoundedWaitThenCountedLosses) {
   std::string out = fresh_dir("stalled_writer");
   const long calls = 200000;
-  RunResult r = run_program(
-      {kPrograms + "/test_stalled_writer", std::to_string(calls)},
-      env_for(out, {"SONDE_FAULT_WRITER_STALL_MS=3000", "SONDE_BUFFER_EVENTS=256",
-                    "SONDE_BUFFERS_PER_THREAD=2", "SONDE_BURST_BUFFERS=0", "SONDE_BLOCK_TIMEOUT_MS=300",
-                    "SONDE_SUMMARY=true"}));
+  RunResult r =
+      run_program({kPrograms + "/test_stalled_writer", std::to_string(calls)},
+                  env_for(out, {"SONDE_FAULT_WRITER_STALL_MS=3000", "SONDE_BUFFER_EVENTS=256",
+                                "SONDE_BUFFERS_PER_THREAD=2", "SONDE_BURST_BUFFERS=0",
+                                "SONDE_BLOCK_TIMEOUT_MS=300", "SONDE_SUMMARY=true"}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   std::string log = only_log(out);
   LogContents c = read_contents(log);
@@ -272,7 +283,8 @@ TEST(Robustness, AStalledWriterCostsOneBoundedWaitThenCountedLosses) {
   // until the writer caught up (each would have been an episode of its own).
   EXPECT_EQ(h.writer_stalls, 1);
   size_t warnings = 0;
-  for (size_t at = 0; (at = r.stderr_text.find("returned no buffer", at)) != std::string::npos; ++at)
+  for (size_t at = 0; (at = r.stderr_text.find("returned no buffer", at)) != std::string::npos;
+       ++at)
     ++warnings;
   EXPECT_EQ(warnings, 1u) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("writer health"), std::string::npos) << r.stderr_text;

@@ -204,9 +204,25 @@ void HttpServer::run() {
   for (auto& [number, t] : threads) t.join();
 }
 
+namespace {
+
+// Appends what the connection has (at least one byte); false at its end or
+// on an error. Retries a receive a signal interrupted.
+bool receive_more(int fd, std::string& buffer) {
+  char chunk[16384];
+  for (;;) {
+    const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    buffer.append(chunk, static_cast<size_t>(n));
+    return true;
+  }
+}
+
+}  // namespace
+
 void HttpServer::serve_connection(int fd, uint64_t number) {
   std::string buffer;
-  char chunk[16384];
   uint64_t sequence = 0;
   bool keep_alive = true;
   while (keep_alive) {
@@ -217,13 +233,10 @@ void HttpServer::serve_connection(int fd, uint64_t number) {
         keep_alive = false;
         break;
       }
-      const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
+      if (!receive_more(fd, buffer)) {
         keep_alive = false;
         break;
       }
-      buffer.append(chunk, static_cast<size_t>(n));
     }
     if (!keep_alive) break;
     Request request;
@@ -272,13 +285,10 @@ void HttpServer::serve_connection(int fd, uint64_t number) {
       keep_alive = false;
     } else {
       while (buffer.size() < content_length) {
-        const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
+        if (!receive_more(fd, buffer)) {
           keep_alive = false;
           break;
         }
-        buffer.append(chunk, static_cast<size_t>(n));
       }
       if (buffer.size() < content_length) break;
       request.body = buffer.substr(0, content_length);

@@ -303,10 +303,9 @@ void decide(Cull& c, bool at_exit) {
   c.window = std::make_unique<Window>();
   if (c.max_windows != 0 && c.windows >= c.max_windows) c.phase = Phase::kDone;
   if (!at_exit) {
-    c.pause_ms = candidates.empty()
-                     ? std::min(std::max<int64_t>(c.window_ms, 2 * c.pause_ms),
-                                kMaxPauseWindows * c.window_ms)
-                     : 0;
+    c.pause_ms = added.empty() ? std::min(std::max<int64_t>(c.window_ms, 2 * c.pause_ms),
+                                          kMaxPauseWindows * c.window_ms)
+                               : 0;
     c.resume_ms = monotonic_ns_now() / 1000000 + c.pause_ms;
     // Frames entered before the pause are not seen to their end: a later
     // exit must not match a stale frame.
@@ -350,9 +349,8 @@ void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent
   Cull& c = cull_state();
   MonitorLock lock(c.mu);
   if (c.phase == Phase::kUnstarted) start_culling(c);
-  if (c.phase != Phase::kObserving && !c.excluded_any) return;
-  const bool observing = c.phase == Phase::kObserving &&
-                         (c.resume_ms == 0 || monotonic_ns_now() / 1000000 >= c.resume_ms);
+  const bool observing =
+      c.phase == Phase::kObserving && monotonic_ns_now() / 1000000 >= c.resume_ms;
   if (!observing && !c.excluded_any) return;
   observe(c, c.stacks[ch.index], begin, end, observing);
 }
@@ -400,11 +398,12 @@ void cull_print_summary() {
     c.window->cache = {};
     double seconds = static_cast<double>(monotonic_ns_now() - c.last_change.mono_ns) / 1e9;
     double rate = cull::calls_per_second(c.calls_since_change, seconds);
-    std::fprintf(stderr,
-                 "sonde: cull: measured since the last exclusion: %smonitored calls/s (%.1f ms/s) "
-                 "over %.3f s, %s calls of culled functions recorded after it\n",
-                 cull::si(rate).c_str(), rate * probe_ns / 1e6, seconds,
-                 cull::grouped(c.culled_since_change).c_str());
+    std::fprintf(
+        stderr,
+        "sonde: cull: measured since the last exclusion: %smonitored calls/s (%.1f ms/s) "
+        "over %.3f s, %s calls of culled functions seen in the windows observed after it\n",
+        cull::si(rate).c_str(), rate * probe_ns / 1e6, seconds,
+        cull::grouped(c.culled_since_change).c_str());
   }
   CallsiteStats s = callsite_patch_stats();
   std::fprintf(

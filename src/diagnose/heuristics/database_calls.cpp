@@ -1,8 +1,8 @@
 #include "diagnose/heuristics/database_calls.hpp"
 
 #include <algorithm>
-#include <mutex>
 
+#include "diagnose/heuristics/experiment_cache.hpp"
 #include "diagnose/heuristics/request_services.hpp"
 
 namespace sonde::diagnose::heuristics {
@@ -17,45 +17,39 @@ bool database_in_process(const Experiment& e, const LogRecords& calls) {
 }
 
 const DatabaseCallTime& database_call_time(const Experiment& e) {
-  static std::mutex mutex;
-  static std::map<std::string, DatabaseCallTime> cache;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = cache.find(e.dir);
-    if (it != cache.end()) return it->second;
-  }
-  DatabaseCallTime out;
-  const LogRecords& calls = log_records(e, "sonde.record.DatabaseCall");
-  const RequestServices& services = request_services(e);
-  if (!calls.error.empty()) {
-    out.error = calls.error;
-  } else if (!services.error.empty()) {
-    out.error = services.error;
-  } else {
-    out.total_requests = services.requests;
-    // One entry per attributed request, in request order.
-    std::map<size_t, size_t> entry_of_request;
-    for (const auto& [trace, request] : services.request_of_trace) {
-      if (entry_of_request.count(request)) continue;
-      entry_of_request[request] = out.requests.size();
-      const Request& r = e.requests.at(request);
-      out.requests.push_back({r.service, r.response_ms(), 0, 0});
-    }
-    for (const LogRecord& c : calls.records) {
-      const double ms = std::max(0.0, c.number("duration")) / 1e6;
-      out.all_calls_ms += ms;
-      auto request = services.request_of_trace.find(c.trace_id);
-      if (request == services.request_of_trace.end()) {
-        out.unattributed_ms += ms;
-        continue;
+  return per_experiment<DatabaseCallTime>(e, [&e] {
+    DatabaseCallTime out;
+    const LogRecords& calls = log_records(e, "sonde.record.DatabaseCall");
+    const RequestServices& services = request_services(e);
+    if (!calls.error.empty()) {
+      out.error = calls.error;
+    } else if (!services.error.empty()) {
+      out.error = services.error;
+    } else {
+      out.total_requests = services.requests;
+      // One entry per attributed request, in request order.
+      std::map<size_t, size_t> entry_of_request;
+      for (const auto& [trace, request] : services.request_of_trace) {
+        if (entry_of_request.count(request)) continue;
+        entry_of_request[request] = out.requests.size();
+        const Request& r = e.requests.at(request);
+        out.requests.push_back({r.service, r.response_ms(), 0, 0});
       }
-      RequestDatabaseTime& t = out.requests[entry_of_request.at(request->second)];
-      t.database_ms += ms;
-      ++t.calls;
+      for (const LogRecord& c : calls.records) {
+        const double ms = std::max(0.0, c.number("duration")) / 1e6;
+        out.all_calls_ms += ms;
+        auto request = services.request_of_trace.find(c.trace_id);
+        if (request == services.request_of_trace.end()) {
+          out.unattributed_ms += ms;
+          continue;
+        }
+        RequestDatabaseTime& t = out.requests[entry_of_request.at(request->second)];
+        t.database_ms += ms;
+        ++t.calls;
+      }
     }
-  }
-  std::lock_guard<std::mutex> lock(mutex);
-  return cache.try_emplace(e.dir, std::move(out)).first->second;
+    return out;
+  });
 }
 
 }  // namespace sonde::diagnose::heuristics

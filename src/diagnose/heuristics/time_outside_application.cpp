@@ -28,11 +28,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <mutex>
 #include <set>
 
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/common.hpp"
+#include "diagnose/heuristics/experiment_cache.hpp"
 #include "diagnose/heuristics/experiment_traces.hpp"
 #include "diagnose/heuristics/request_services.hpp"
 #include "diagnose/stats/descriptive.hpp"
@@ -201,38 +201,33 @@ std::map<size_t, const analysis::Trace*> request_traces(const Experiment& e,
 // Per request: inside = the span of the root trace that served it, outside
 // = its response time minus that. Cached per experiment.
 const ExperimentSplit& experiment_split(const Experiment& e) {
-  static std::mutex mutex;
-  static std::map<std::string, ExperimentSplit> cache;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = cache.find(e.dir);
-    if (it != cache.end()) return it->second;
-  }
-  ExperimentSplit out;
-  const RequestServices& rs = request_services(e);
-  const ExperimentTraces& traces = experiment_traces(e);
-  if (!rs.error.empty()) {
-    out.error = rs.error;
-  } else if (!traces.error.empty()) {
-    out.error = traces.error;
-  } else {
-    out.requests = rs.requests;
-    out.unambiguous = rs.unambiguous;
-    for (const auto& [request, trace] : request_traces(e, rs, traces, &out.by_connection)) {
-      const Request& r = e.requests.at(request);
-      const double response = r.response_ms();
-      if (response <= 0) continue;
-      const double inside = std::clamp(static_cast<double>(trace->duration()) / 1e6, 0.0, response);
-      ServiceSplit& s = out.services[r.service];
-      s.response_ms.push_back(response);
-      s.inside_ms.push_back(inside);
-      s.outside_ms.push_back(response - inside);
-      s.outside_share.push_back((response - inside) / response);
-      ++out.matched;
+  return per_experiment<ExperimentSplit>(e, [&e] {
+    ExperimentSplit out;
+    const RequestServices& rs = request_services(e);
+    const ExperimentTraces& traces = experiment_traces(e);
+    if (!rs.error.empty()) {
+      out.error = rs.error;
+    } else if (!traces.error.empty()) {
+      out.error = traces.error;
+    } else {
+      out.requests = rs.requests;
+      out.unambiguous = rs.unambiguous;
+      for (const auto& [request, trace] : request_traces(e, rs, traces, &out.by_connection)) {
+        const Request& r = e.requests.at(request);
+        const double response = r.response_ms();
+        if (response <= 0) continue;
+        const double inside =
+            std::clamp(static_cast<double>(trace->duration()) / 1e6, 0.0, response);
+        ServiceSplit& s = out.services[r.service];
+        s.response_ms.push_back(response);
+        s.inside_ms.push_back(inside);
+        s.outside_ms.push_back(response - inside);
+        s.outside_share.push_back((response - inside) / response);
+        ++out.matched;
+      }
     }
-  }
-  std::lock_guard<std::mutex> lock(mutex);
-  return cache.try_emplace(e.dir, std::move(out)).first->second;
+    return out;
+  });
 }
 
 double split_mean(const std::vector<double>& v) { return v.empty() ? 0 : stats::mean(v); }

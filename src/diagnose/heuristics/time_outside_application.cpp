@@ -149,8 +149,9 @@ std::map<size_t, const analysis::Trace*> request_traces(const Experiment& e,
   for (const auto& [thread, users] : users_of_thread) {
     if (users.size() != 1) continue;
     const std::vector<const analysis::Trace*>& list = on_thread[thread];
+    const int only_user = users.front();  // clang 14 cannot capture a structured binding
     const auto in = std::count_if(list.begin(), list.end(), [&](const analysis::Trace* t) {
-      return inside_user(users.front(), t);
+      return inside_user(only_user, t);
     });
     if (static_cast<double>(in) < kConnectionThreadShare * static_cast<double>(list.size()))
       continue;

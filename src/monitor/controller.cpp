@@ -132,7 +132,7 @@ void thread_exit(void* arg) {
   auto* ch = static_cast<ThreadChannel*>(arg);
   ThreadState& t = t_state;
   // The writer reads live threads' state under channels_mu (drain_partial,
-  // close_open_frames, health): this thread's goes away under it, before
+  // the loss counts, health): this thread's goes away under it, before
   // the final hand-off, after which the writer may free the channel.
   const bool handing_off =
       (t.status == kThreadActive || t.status == kThreadResync) && t.channel == ch;
@@ -520,39 +520,13 @@ void report_thread_losses(State& s) {
 
 uint32_t g_still_running_cause = 0;
 
-// At close, frames still open on live threads (a server's event loop, a
-// thread that never returns, exit() called from deep inside) get failed
-// exits whose cause says so, so every trace in the log is complete. The
-// probes have stopped (shutdown mode); a thread caught inside a probe, whose
-// shadow stack and written stream disagree, is left as it is.
-void close_open_frames(State& s) {
-  MonitorLock lock(s.channels_mu);
-  std::vector<RawEvent> events;
-  std::vector<uint64_t> keys;
-  for (ThreadChannel* ch : s.channels) {
-    if (ch->exited.load(std::memory_order_acquire) || ch->state == nullptr) continue;
-    const uint32_t open = s.core->open_frames(ch->index);
-    if (open == 0) continue;
-    const ThreadState& t = *ch->state;
-    const uint32_t depth = __atomic_load_n(&t.depth, __ATOMIC_ACQUIRE);
-    if (t.shadow == nullptr || depth > t.shadow_capacity) continue;
-    keys.clear();
-    for (uint32_t i = 0; i < depth; ++i) {
-      const uint64_t key = __atomic_load_n(&t.shadow[i].key, __ATOMIC_RELAXED);
-      if ((key & kDroppedTag) == 0) keys.push_back(key);
-    }
-    if (keys.size() != open) continue;
-    events.clear();
-    const uint64_t now = now_raw();
-    for (auto key = keys.rbegin(); key != keys.rend(); ++key) {
-      const bool op = (*key & kOpTag) != 0;
-      events.push_back(
-          {now, pack(op ? RawKind::kFailOp : RawKind::kFailFn, op ? *key & ~kOpTag : *key)});
-      events.push_back({g_still_running_cause, pack(RawKind::kCause, 0)});
-    }
-    s.core->consume(*ch, events.data(), events.data() + events.size());
-  }
-}
+// At close, frames still open (a server's event loop, a thread that never
+// returns, exit() called from deep inside, a thread that returned or ended
+// while the log was being closed, whose exits the probes no longer record)
+// get failed exits whose cause says so, so every trace in the log is
+// complete. The writer core closes them from the stream it wrote: a
+// thread's own shadow stack may have moved on since the last drain.
+void close_open_frames(State& s) { s.core->close_open_frames(g_still_running_cause, now_raw()); }
 
 struct Health {
   uint64_t unwound_frames = 0;

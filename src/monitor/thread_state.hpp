@@ -91,8 +91,8 @@ struct ThreadState {
 static_assert(std::is_trivially_default_constructible_v<ThreadState>);
 
 // Shadow-stack updates by the owning thread. Relaxed atomic stores are
-// plain moves on x86; they make the writer's reads at close
-// (close_open_frames, while the thread may still run) well-defined.
+// plain moves on x86; they keep a reader on another thread well-defined
+// (none reads the frames today: the log is closed from the written stream).
 inline void push_frame(ThreadState& t, uint64_t key, uint64_t sp) {
   ShadowFrame* f = t.shadow + t.depth;
   __atomic_store_n(&f->key, key, __ATOMIC_RELAXED);

@@ -1,5 +1,6 @@
 #include "monitor/writer_core.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "monitor/registry.hpp"
@@ -94,11 +95,15 @@ void WriterCore::consume(ThreadChannel& ch, const RawEvent* begin, const RawEven
     return;
   }
   announce(ch);
-  Decode& d = decode_[ch.index];
+  consume_decoded(ch.index, decode_[ch.index], begin, end);
+}
+
+void WriterCore::consume_decoded(uint32_t thread, Decode& d, const RawEvent* begin,
+                                 const RawEvent* end) {
   bool failed_before = writer_->failed();
   uint64_t probe_events = 0;
   if (format::NativeWriter* native = writer_->native_encoder()) {
-    probe_events = encode_native(*native, ch.index, d, begin, end);
+    probe_events = encode_native(*native, thread, d, begin, end);
     if (failed_before) {
       native->discard_events();
     } else {
@@ -107,7 +112,7 @@ void WriterCore::consume(ThreadChannel& ch, const RawEvent* begin, const RawEven
     }
   } else {
     probe_events = decode(d, begin, end);
-    if (!failed_before) writer_->events(ch.index, scratch_.data(), scratch_.size());
+    if (!failed_before) writer_->events(thread, scratch_.data(), scratch_.size());
   }
   if (failed_before || writer_->failed()) {
     lost_ += probe_events;
@@ -137,6 +142,7 @@ uint64_t WriterCore::decode(Decode& d, const RawEvent* begin, const RawEvent* en
         out.kind = EventKind::kEnter;
         out.time = e->a;
         out.op = kind == RawKind::kEnterFn ? function_op(payload) : manual_op(payload);
+        (d.depth < d.open.size() ? d.open.data() : grow_open(d, d.depth))[d.depth] = e->b;
         ++d.depth;
         ++probe_events;
         break;
@@ -214,6 +220,8 @@ uint64_t WriterCore::encode_native(format::NativeWriter& w, uint32_t thread, Dec
   // the loop's registers.
   uint64_t markers = 0;
   uint32_t depth = d.depth;
+  uint64_t* open = d.open.data();
+  auto open_capacity = static_cast<uint32_t>(d.open.size());
   // The last operation looked up: a buffer is mostly the same few
   // operations, and a register compare is cheaper than the cache lookup.
   // Keyed by the raw word with its kind made the exit's (see below).
@@ -240,6 +248,14 @@ uint64_t WriterCore::encode_native(format::NativeWriter& w, uint32_t thread, Dec
         depth = 0;
         continue;
       }
+      // The open frame's word: an enter's lands at its new frame (depth - 1);
+      // an exit's lands in the slot it just freed (depth), which nothing
+      // reads, so no branch on the kind.
+      if (depth >= open_capacity) [[unlikely]] {
+        open = grow_open(d, depth);
+        open_capacity = static_cast<uint32_t>(d.open.size());
+      }
+      open[depth - 1 + is_exit] = b;
       // The enter's word with kind 1 or 3 made 2 or 4: equal for an
       // operation's enter and exit, different for functions and manual ops.
       uint64_t key = b + (b & (uint64_t{1} << kKindShift));
@@ -299,6 +315,27 @@ uint64_t WriterCore::encode_native(format::NativeWriter& w, uint32_t thread, Dec
   d.depth = depth;
   w.commit_block(c);
   return c.count() - markers;
+}
+
+uint64_t* WriterCore::grow_open(Decode& d, uint32_t depth) {
+  d.open.resize(std::max<size_t>({64, 2 * d.open.size(), size_t{depth} + 1}));
+  return d.open.data();
+}
+
+void WriterCore::close_open_frames(uint32_t cause, uint64_t now) {
+  if (!writer_->wants_events()) return;
+  std::vector<RawEvent> events;
+  for (auto& [thread, d] : decode_) {
+    if (d.depth == 0) continue;
+    events.clear();
+    for (uint32_t i = d.depth; i-- > 0;) {
+      const bool op = kind_of(d.open[i]) == RawKind::kEnterOp;
+      events.push_back(
+          {now, pack(op ? RawKind::kFailOp : RawKind::kFailFn, payload_of(d.open[i]))});
+      events.push_back({cause, pack(RawKind::kCause, 0)});
+    }
+    consume_decoded(thread, d, events.data(), events.data() + events.size());
+  }
 }
 
 void WriterCore::count_only(const RawEvent* begin, const RawEvent* end) {

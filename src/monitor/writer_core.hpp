@@ -33,11 +33,12 @@ class WriterCore {
   // the process's mappings.
   void forget_functions(uint64_t begin, uint64_t end);
 
-  // Frames of `thread` opened in the written stream and not yet closed.
-  uint32_t open_frames(uint32_t thread) const {
-    auto it = decode_.find(thread);
-    return it == decode_.end() || !writer_->wants_events() ? 0 : it->second.depth;
-  }
+  // Writes a failed exit with `cause` for every frame that the written
+  // stream opened and did not close, innermost first, on every thread, so
+  // that each trace in the log is complete. Works from the stream alone: a
+  // thread that is still running, returned after the last drain or has
+  // exited cannot make it disagree with what was written.
+  void close_open_frames(uint32_t cause, uint64_t now);
 
   uint64_t events_written() const { return written_ - writer_->events_lost(); }
   uint64_t events_lost() const { return lost_ + writer_->events_lost(); }
@@ -47,7 +48,13 @@ class WriterCore {
   struct Decode {
     uint32_t depth = 0;
     bool in_trace = false;
+    // The enter word of each open frame (open[0 .. depth-1]); slots above
+    // depth hold stale words. Kept so the log can be closed from the stream.
+    std::vector<uint64_t> open;
   };
+  // Makes room for a frame at index `depth` (rarely: doubling).
+  static uint64_t* grow_open(Decode& d, uint32_t depth);
+  void consume_decoded(uint32_t thread, Decode& d, const RawEvent* begin, const RawEvent* end);
   void count_only(const RawEvent* begin, const RawEvent* end);
   // Decodes into scratch_ for EventWriter::events(); returns the probe events.
   uint64_t decode(Decode& d, const RawEvent* begin, const RawEvent* end);

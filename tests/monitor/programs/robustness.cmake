@@ -1,6 +1,7 @@
 # Real-program robustness (issue 23): longjmp over instrumented frames,
 # probes in signal handlers, fork while another thread registers
-# operations, stop signals, trace_start, a stalled writer.
+# operations, stop signals, trace_start, a thread that ends while the log
+# closes, a stalled writer.
 add_executable(test_longjmp_jumps ${CMAKE_CURRENT_LIST_DIR}/longjmp_jumps.c)
 target_compile_options(test_longjmp_jumps PRIVATE -finstrument-functions -O2)
 
@@ -15,9 +16,14 @@ add_executable(test_endless_server ${CMAKE_CURRENT_LIST_DIR}/endless_server.c)
 target_compile_options(test_endless_server PRIVATE -finstrument-functions -O2)
 target_link_libraries(test_endless_server PRIVATE Threads::Threads)
 
+add_executable(test_returns_at_close ${CMAKE_CURRENT_LIST_DIR}/returns_at_close.c)
+target_compile_options(test_returns_at_close PRIVATE -finstrument-functions -O2)
+target_link_libraries(test_returns_at_close PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+
 add_executable(test_stalled_writer ${CMAKE_CURRENT_LIST_DIR}/stalled_writer.cpp)
 target_link_libraries(test_stalled_writer PRIVATE sonde_monitor)
 target_compile_options(test_stalled_writer PRIVATE ${SONDE_WARNINGS})
 
 set_property(GLOBAL APPEND PROPERTY SONDE_MONITOR_TEST_PROGRAMS test_longjmp_jumps
-  test_signal_probes test_fork_register test_endless_server test_stalled_writer)
+  test_signal_probes test_fork_register test_endless_server test_returns_at_close
+  test_stalled_writer)

@@ -149,21 +149,42 @@ void for_each_csv_row(const fs::path& path, const std::vector<std::string>& colu
   }
 }
 
+// requests.csv's header: the five columns of the first format, or those
+// and sent_ns (the driver's send time, since 2026-11-28).
+std::vector<std::string> requests_columns(const fs::path& path) {
+  std::vector<std::string> columns = {"start_ns", "end_ns", "user", "service", "status"};
+  std::ifstream in(path);
+  std::string header;
+  if (in && std::getline(in, header) && split_csv(header).size() == 6) {
+    if (split_csv(header)[5] != "sent_ns")
+      throw DiagnoseError(path.string() + ":1: the sixth column must be sent_ns, found '" +
+                          split_csv(header)[5] + "'");
+    columns.push_back("sent_ns");
+  }
+  return columns;
+}
+
 void read_requests(const fs::path& path, Experiment& e) {
-  for_each_csv_row(path, {"start_ns", "end_ns", "user", "service", "status"},
-                   [&](const std::vector<std::string>& cells, size_t number) {
-                     Request r;
-                     r.start_ns = to_int(cells[0], path, number, "start_ns");
-                     r.end_ns = to_int(cells[1], path, number, "end_ns");
-                     r.user = static_cast<int>(to_int(cells[2], path, number, "user"));
-                     r.service = cells[3];
-                     r.status = static_cast<int>(to_int(cells[4], path, number, "status"));
-                     if (r.end_ns < r.start_ns) {
-                       throw DiagnoseError(path.string() + ":" + std::to_string(number) +
-                                           ": end_ns is before start_ns");
-                     }
-                     e.requests.push_back(std::move(r));
-                   });
+  const std::vector<std::string> columns = requests_columns(path);
+  for_each_csv_row(path, columns, [&](const std::vector<std::string>& cells, size_t number) {
+    Request r;
+    r.start_ns = to_int(cells[0], path, number, "start_ns");
+    r.end_ns = to_int(cells[1], path, number, "end_ns");
+    r.user = static_cast<int>(to_int(cells[2], path, number, "user"));
+    r.service = cells[3];
+    r.status = static_cast<int>(to_int(cells[4], path, number, "status"));
+    if (r.end_ns < r.start_ns) {
+      throw DiagnoseError(path.string() + ":" + std::to_string(number) +
+                          ": end_ns is before start_ns");
+    }
+    if (cells.size() == 6) {
+      r.sent_ns = to_int(cells[5], path, number, "sent_ns");
+      if (r.sent_ns < r.start_ns || r.sent_ns > r.end_ns)
+        throw DiagnoseError(path.string() + ":" + std::to_string(number) +
+                            ": sent_ns is outside [start_ns, end_ns]");
+    }
+    e.requests.push_back(std::move(r));
+  });
 }
 
 // samples.csv (time_ns,source,metric,key,value); rows outside the stable

@@ -25,7 +25,14 @@ struct Request {
   int user = 0;
   std::string service;
   int status = 0;
+  // When the driver wrote the request (requests.csv's optional sent_ns; 0
+  // in files without it): later than start_ns when an open workload's
+  // arrival waited for a free connection.
+  int64_t sent_ns = 0;
   double response_ms() const { return static_cast<double>(end_ns - start_ns) / 1e6; }
+  int64_t sent() const { return sent_ns > 0 ? sent_ns : start_ns; }
+  // Time the request waited in the load driver before it was sent.
+  double driver_wait_ms() const { return static_cast<double>(sent() - start_ns) / 1e6; }
   bool ok() const { return status > 0 && status < 500; }
 };
 

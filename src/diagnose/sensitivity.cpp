@@ -29,7 +29,7 @@ std::string not_scalable(const std::string& parameter, double value) {
   static const std::set<std::string> switches = {"network_check", "rank_test", "busy_check"};
   if (plan_sizes.count(parameter))
     return "sets the experiment plan (stored data keeps the plan it ran)";
-  if (switches.count(parameter)) return "a switch (0 or 1)";
+  if (switches.count(parameter)) return "a switch (selects a rule)";
   if (value == 0) return "0 (scaling leaves it 0)";
   return "";
 }

@@ -128,13 +128,13 @@ TEST(EngineRun, TinyScalingSeriesWritesTheContractLayout) {
     // requests.csv: exactly the counted requests, all inside the stable phase, from `users` users.
     const auto lines = read_lines(exp / "requests.csv");
     ASSERT_GE(lines.size(), 2u);
-    EXPECT_EQ(lines[0], "start_ns,end_ns,user,service,status");
+    EXPECT_EQ(lines[0], "start_ns,end_ns,user,service,status,sent_ns");
     EXPECT_EQ(lines.size() - 1, ej["requests"].get<std::size_t>());
     EXPECT_EQ(ej["errors"], 0);
     std::set<std::string> users;
     for (std::size_t l = 1; l < lines.size(); ++l) {
       const auto f = split_csv(lines[l]);
-      ASSERT_EQ(f.size(), 5u);
+      ASSERT_EQ(f.size(), 6u);
       EXPECT_GE(std::stoll(f[1]), start);
       EXPECT_LE(std::stoll(f[1]), end);
       users.insert(f[2]);

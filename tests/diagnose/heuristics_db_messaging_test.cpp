@@ -661,10 +661,14 @@ TEST(ExcessiveMessaging, ThroughputStagnatesWhileLoadRises) {
   write_scaling(stagnant, {100, 300, 700, 1200, 2000}, probes);
   write_scaling(scaling, {100, 300, 700, 1200, 2000}, probes);
   write_scaling(no_probe, {100, 300, 700, 1200, 2000}, {"response_time"});
+  // Flat from the second step on, while the sends slow down from 0.2 ms to
+  // 150 ms, about 40% of the response time: messaging is busy. (They stop
+  // slowing down after 25 users, so no queue fills at every step when
+  // every step counts.)
+  const double stagnant_waits_us[] = {200, 60000, 150000, 150000, 150000};
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    // Flat from the second step on; each send takes 0.2 ms: messaging is busy.
-    write_message_log(exp_dir(stagnant, id), k == 0 ? 100 : 1000, 200);
+    write_message_log(exp_dir(stagnant, id), k == 0 ? 100 : 1000, stagnant_waits_us[k]);
     write_message_log(exp_dir(scaling, id), 100 + 1000 * k, 200);
   }
   EXPECT_EQ(evaluate(stagnant.path(), "excessive_messaging").status, Status::kNotDetected)
@@ -682,6 +686,17 @@ TEST(ExcessiveMessaging, ThroughputStagnatesWhileLoadRises) {
   Context ctx2{grows, settings, h.defaults(), ancestors};
   EXPECT_EQ(h.evaluate(ctx2, shared).status, Status::kNotDetected);
   EXPECT_EQ(evaluate(no_probe.path(), "excessive_messaging").status, Status::kNotEvaluated);
+}
+
+// Excessive Messaging where Traffic Jam found 37 and 50 users violating.
+NodeResult evaluate_under_traffic_jam(const TempDir& d) {
+  const ExperimentData data = load_experiment_data(d.path());
+  Settings settings;
+  const std::map<std::string, nlohmann::json> ancestors = {
+      {"traffic_jam", {{"violating_users", {37, 50}}}}};
+  const Heuristic& h = *heuristic_registry().at("excessive_messaging");
+  nlohmann::json shared;
+  return h.evaluate({data, settings, h.defaults(), ancestors}, shared);
 }
 
 // Something else saturates the system (a ramp's lock, the CPU): the
@@ -710,6 +725,35 @@ TEST(ExcessiveMessaging, StagnationWhileMessagingIsIdleIsNotExcessive) {
   EXPECT_EQ(h.evaluate(ctx, shared).status, Status::kDetected);
 }
 
+// Busy is decided from the data, not from a send time in ms: sends that
+// take 40% of the response time but no longer than with one user are the
+// service's own demand, not a queue; sends that slow down 5-fold but stay
+// a sliver of the response time are slowed by something else (a saturated
+// CPU, scenario tc23). Neither makes a flat message throughput messaging's.
+TEST(ExcessiveMessaging, BusyMeansSlowerThanAtTheLowestLoadAndAMaterialShare) {
+  TempDir constant, sliver;
+  for (const TempDir* d : {&constant, &sliver})
+    write_scaling(*d, {100, 300, 700, 1200, 2000}, {"response_time", "messaging"});
+  const double sliver_waits_us[] = {60, 100, 200, 300, 300};
+  for (int k = 0; k < 5; ++k) {
+    const std::string id = "scaling-s" + std::to_string(k);
+    write_message_log(exp_dir(constant, id), k == 0 ? 100 : 1000, 150000);
+    write_message_log(exp_dir(sliver, id), k == 0 ? 100 : 1000, sliver_waits_us[k]);
+  }
+  for (const TempDir* d : {&constant, &sliver}) {
+    const NodeResult r = evaluate_under_traffic_jam(*d);
+    EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+    ASSERT_FALSE(r.evidence.empty());
+    EXPECT_EQ(r.evidence[0].values["busy"], false) << r.evidence[0].detail;
+  }
+  const NodeResult c = evaluate_under_traffic_jam(constant);
+  EXPECT_GT(c.evidence[0].values["send_share"].get<double>(), 0.3) << c.evidence[0].detail;
+  EXPECT_GT(c.evidence[0].values["send_p_greater"].get<double>(), 0.05) << c.evidence[0].detail;
+  const NodeResult s = evaluate_under_traffic_jam(sliver);
+  EXPECT_LT(s.evidence[0].values["send_share"].get<double>(), 0.01) << s.evidence[0].detail;
+  EXPECT_LT(s.evidence[0].values["send_p_greater"].get<double>(), 0.05) << s.evidence[0].detail;
+}
+
 // Alg. 21's queue analysis with bounded queues: the throughput still grows
 // into the first violating load (the queue saturates there), but the
 // senders' waits for queue space rise at every violating load.
@@ -728,7 +772,7 @@ TEST(ExcessiveMessaging, AQueueThatFillsAtEveryViolatingLoadIsFound) {
     write_message_log(exp_dir(diluted, id), sends[k], full_waits_us[k], "orders>notification");
     // Something else limits the system: sends stagnate, nobody waits.
     write_message_log(exp_dir(cpu_bound, id), sends[k], 3, "orders>notification");
-    // Waits grow significantly but stay far below one delivery.
+    // Waits grow significantly but stay a sliver of the response time.
     write_message_log(exp_dir(tiny_waits, id), sends[k], 2 + 4.0 * k, "orders>notification");
   }
   const Heuristic& h = *heuristic_registry().at("excessive_messaging");
@@ -770,16 +814,6 @@ void write_broker_samples(const std::string& exp, double messages, const std::st
       rows.push_back({at, "", "queue_length", queue, length * (0.9 + 0.05 * (t % 5))});
   }
   if (reason.empty()) database::write_samples_csv(exp + "/samples.csv", "redis", rows);
-}
-
-NodeResult evaluate_under_traffic_jam(const TempDir& d) {
-  const ExperimentData data = load_experiment_data(d.path());
-  Settings settings;
-  const std::map<std::string, nlohmann::json> ancestors = {
-      {"traffic_jam", {{"violating_users", {37, 50}}}}};
-  const Heuristic& h = *heuristic_registry().at("excessive_messaging");
-  nlohmann::json shared;
-  return h.evaluate({data, settings, h.defaults(), ancestors}, shared);
 }
 
 // With a broker sampled, its own message count is the throughput (the

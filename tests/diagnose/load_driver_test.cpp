@@ -173,7 +173,7 @@ TEST(LoadDriver, RequestsCsvIsWellFormed) {
   load::write_requests_csv(csv.string(), result.requests);
   const auto lines = read_lines(csv);
   ASSERT_EQ(lines.size(), 51u);
-  EXPECT_EQ(lines[0], "start_ns,end_ns,user,service,status");
+  EXPECT_EQ(lines[0], "start_ns,end_ns,user,service,status,sent_ns");
   std::set<std::string> services;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     std::string line = lines[i];
@@ -182,9 +182,10 @@ TEST(LoadDriver, RequestsCsvIsWellFormed) {
     if (line.find(quoted) != std::string::npos)
       line.replace(line.find(quoted), quoted.size(), "search by word");
     const auto f = split_csv(line);
-    ASSERT_EQ(f.size(), 5u) << lines[i];
+    ASSERT_EQ(f.size(), 6u) << lines[i];
     const long long start = std::stoll(f[0]), end = std::stoll(f[1]);
     EXPECT_LE(start, end);
+    EXPECT_EQ(f[5], f[0]) << "closed workload: sent when it starts";
     EXPECT_TRUE(f[2] == "0" || f[2] == "1");
     services.insert(f[3]);
     // An unknown product is the shop's 400, everything else 200.
@@ -212,6 +213,11 @@ TEST(LoadDriver, OpenWorkloadSendsThePoissonArrivals) {
   const auto result = load::run_load(profile, o);
   EXPECT_EQ(result.requests.size(), expected) << result.first_error;
   EXPECT_EQ(load::count_errors(result.requests), 0u);
+  // An arrival is sent once a connection is free: never before it arrives.
+  for (const auto& r : result.requests) {
+    EXPECT_LE(r.start_ns, r.sent_ns);
+    EXPECT_LE(r.sent_ns, r.end_ns);
+  }
 }
 
 TEST(LoadDriver, ConnectionErrorsAreRecordedWithStatusZero) {

@@ -256,6 +256,37 @@ double mean_duration_ms(const LogRecords& recs) {
   return timed > 0 ? total_ns / static_cast<double>(timed) / 1e6 : 0;
 }
 
+std::vector<double> durations_ms(const LogRecords& recs) {
+  std::vector<double> out;
+  out.reserve(recs.records.size());
+  for (const LogRecord& rec : recs.records) {
+    const double ns = rec.number("duration", -1);
+    if (ns >= 0) out.push_back(ns / 1e6);
+  }
+  return out;
+}
+
+MessagingBusy messaging_busy(const Experiment& lowest, const Experiment& step, double alpha,
+                             double min_share) {
+  MessagingBusy b;
+  const LogRecords& at_lowest = log_records(lowest, "sonde.record.MessageSend");
+  const LogRecords& at_step = log_records(step, "sonde.record.MessageSend");
+  if (!at_lowest.error.empty() || !at_step.error.empty()) {
+    b.error = !at_step.error.empty() ? at_step.error : at_lowest.error;
+    return b;
+  }
+  const std::vector<double> before = durations_ms(at_lowest), after = durations_ms(at_step);
+  double sent = 0, responses = 0;
+  for (double ms : after) sent += ms;
+  for (double ms : step.response_times()) responses += ms;
+  b.send_ms = after.empty() ? 0 : sent / static_cast<double>(after.size());
+  b.share = responses > 0 ? sent / responses : 0;
+  const Increase inc = test_increase(before, after, alpha, 0);
+  b.p_greater = inc.test.p_greater;
+  b.busy = b.share >= min_share && inc.significant;
+  return b;
+}
+
 std::string fmt(double v, int precision) {
   // Readable for people: 2034 not 2.03e+03; 0.0012 keeps its significant digits.
   if (!std::isfinite(v)) return std::isnan(v) ? "n/a" : (v > 0 ? "inf" : "-inf");

@@ -110,6 +110,26 @@ std::vector<std::string> violating_services(const Experiment& e, const Settings&
 // Mean of the records' "duration" field in ms (records without one are
 // skipped); 0 when none has one. E.g. how long a MessageSend took.
 double mean_duration_ms(const LogRecords& recs);
+// The records' "duration" fields in ms (records without one are skipped).
+std::vector<double> durations_ms(const LogRecords& recs);
+
+// Whether messaging is busy at a load step, decided from the data rather
+// than an absolute send time (which was set for one case): the sends of
+// `step` take at least `min_share` of the summed response time of its
+// requests, and they take significantly longer than at the lowest load
+// (`lowest`; one-sided Welch, alpha). A lock or a saturated CPU that
+// flattens every throughput leaves sends a sliver of the response time
+// (tc21: 0.011 ms per send; tc23: 0.4%); a full queue makes them the bulk
+// (tc19, tc20: 49-94%).
+struct MessagingBusy {
+  bool busy = false;
+  double send_ms = 0;    // mean send time at the step
+  double share = 0;      // sends' share of the summed response time
+  double p_greater = 1;  // Welch's one-sided p, step against the lowest load
+  std::string error;     // the records could not be read
+};
+MessagingBusy messaging_busy(const Experiment& lowest, const Experiment& step, double alpha,
+                             double min_share);
 
 std::string fmt(double v, int precision = 3);
 

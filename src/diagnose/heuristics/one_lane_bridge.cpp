@@ -36,23 +36,26 @@ namespace {
 // "" when the messaging throughput kept growing (or was not measured),
 // else a description of where it stagnated.
 std::string network_bound(const std::vector<const Experiment*>& steps, const std::set<size_t>& over,
-                          double epsilon, double busy_ms) {
-  std::vector<double> throughput, send_ms;
+                          double epsilon, double alpha, double busy_share) {
+  std::vector<double> throughput;
+  std::vector<bool> busy;
   for (const Experiment* e : steps) {
     if (!e->has_probe("messaging")) return "";
     const LogRecords& recs = log_records(*e, "sonde.record.MessageSend");
     const double d = e->duration_s();
     if (!recs.error.empty() || d <= 0) return "";
     throughput.push_back(static_cast<double>(recs.records.size()) / d);
-    send_ms.push_back(mean_duration_ms(recs));
+    const MessagingBusy b = messaging_busy(*steps.front(), *e, alpha, busy_share);
+    if (!b.error.empty()) return "";
+    busy.push_back(b.busy);
   }
   if (over.empty() || throughput.back() <= 0) return "";
   // The network saturates somewhere and from there on the throughput stops
   // growing: a tail of the series, up to the highest load, where no step
   // exceeds the best throughput before the tail by epsilon or more while
-  // messaging is busy, as Excessive Messaging asks (a bridge that holds
-  // every request flattens the message throughput too, while each send
-  // takes microseconds: scenario tc21 with short experiments). Against
+  // messaging is busy, as Excessive Messaging asks (messaging_busy: a
+  // bridge that holds every request flattens the message throughput too,
+  // while each send takes microseconds, scenario tc21). Against
   // the best before, not the step before: a saturated broker's throughput
   // wanders (tc20: 1953, 1682, 1474, 1936 messages/s). The steps before
   // the tail may still grow into saturation (tc19: +11% from 3 to 6 users,
@@ -65,7 +68,7 @@ std::string network_bound(const std::vector<const Experiment*>& steps, const std
     best_before = std::max(best_before, throughput[k - 1]);
     bool flat = true;
     for (size_t t = k; t < throughput.size() && flat; ++t)
-      flat = throughput[t] < best_before * (1 + epsilon) && send_ms[t] >= busy_ms;
+      flat = throughput[t] < best_before * (1 + epsilon) && busy[t];
     if (flat) {
       tail = k;
       break;
@@ -123,9 +126,12 @@ class OneLaneBridge : public Heuristic {
     // response times). 15 hid the shop's 4 ms service that waited 17 ms
     // for a table lock at 12 users (scenario tc15); 0, 2 and 5 give the
     // same results on the whole scenario suite, 10 misses tc15.
-    return {{"tolerance", 1.1},         {"single_user_floor_ms", 5},
-            {"network_check", 1},       {"messaging_epsilon", 0.05},
-            {"messaging_busy_ms", 0.1}, {"max_model_utilization", 0.8}};
+    return {{"tolerance", 1.1},
+            {"single_user_floor_ms", 5},
+            {"network_check", 1},
+            {"messaging_epsilon", 0.05},
+            {"messaging_busy_share", 0.05},
+            {"max_model_utilization", 0.8}};
   }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
@@ -266,8 +272,9 @@ class OneLaneBridge : public Heuristic {
       // rule fires although no lock is to blame. When the series measured
       // messaging and the message throughput stops growing at the load
       // steps that exceed the threshold, the limit is the network.
-      if (std::string why = network_bound(steps, over_steps, ctx.params.at("messaging_epsilon"),
-                                          ctx.params.at("messaging_busy_ms"));
+      if (std::string why =
+              network_bound(steps, over_steps, ctx.params.at("messaging_epsilon"),
+                            ctx.settings.alpha, ctx.params.at("messaging_busy_share"));
           !why.empty()) {
         r.status = Status::kNotDetected;
         r.reason = "response times exceed the CPU queueing threshold, but " + why +

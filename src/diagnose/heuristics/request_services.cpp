@@ -47,11 +47,12 @@ void attribute(const Experiment& e, const ExperimentTraces& traces, RequestServi
   for (size_t i = 0; i < requests.size(); ++i) {
     const Request& r = *requests[i];
     mine.clear();
-    auto it = std::lower_bound(spans.begin(), spans.end(), r.start_ns,
+    // From the send: an open workload's arrival may wait in the driver first.
+    auto it = std::lower_bound(spans.begin(), spans.end(), r.sent(),
                                [](const TraceSpan& s, int64_t t) { return s.start < t; });
     for (; it != spans.end() && it->start <= r.end_ns; ++it) {
       if (it->end > r.end_ns) continue;
-      const int64_t gap = (it->start - r.start_ns) + (r.end_ns - it->end);
+      const int64_t gap = (it->start - r.sent()) + (r.end_ns - it->end);
       mine.push_back({gap, i, static_cast<size_t>(it - spans.begin())});
     }
     single_candidate[i] = mine.size() == 1;

@@ -83,6 +83,7 @@ RequestRecord send_one(HttpConnection& connection, ProfileWalker& walker, int us
   r.service = t.name;
   std::string error;
   r.start_ns = epoch_ns();
+  r.sent_ns = r.start_ns;
   r.status = connection.request(t.method, target, body, error);
   r.end_ns = epoch_ns();
   if (r.status == 0) shared.error(error);
@@ -307,10 +308,10 @@ LoadResult run_load(const UsageProfile& profile, const LoadOptions& o) {
 void write_requests_csv(const std::string& path, const std::vector<RequestRecord>& requests) {
   std::ofstream out(path, std::ios::trunc);
   if (!out) throw std::runtime_error("cannot write " + path);
-  out << "start_ns,end_ns,user,service,status\n";
+  out << "start_ns,end_ns,user,service,status,sent_ns\n";
   for (const auto& r : requests)
     out << r.start_ns << ',' << r.end_ns << ',' << r.user << ',' << csv_field(r.service) << ','
-        << r.status << '\n';
+        << r.status << ',' << r.sent_ns << '\n';
   out.flush();
   if (!out) throw std::runtime_error("error writing " + path);
 }

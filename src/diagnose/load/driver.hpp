@@ -49,7 +49,11 @@ struct LoadOptions {
 };
 
 struct RequestRecord {
-  std::int64_t start_ns = 0;  // epoch ns, client side
+  std::int64_t start_ns = 0;  // epoch ns, client side (open workload: the scheduled arrival)
+  // When the request was written to its connection: start_ns in the closed
+  // workload; in the open workload later by the time the arrival waited
+  // for a free connection in the driver.
+  std::int64_t sent_ns = 0;
   std::int64_t end_ns = 0;
   int user = 0;
   std::string service;  // the profile's request name
@@ -81,7 +85,7 @@ std::int64_t epoch_ns();
 LoadResult run_load(const UsageProfile& profile, const LoadOptions& options);
 
 // requests.csv of docs/diagnose/experiment-data.md: header, then
-// start_ns,end_ns,user,service,status. Throws std::runtime_error on I/O failure.
+// start_ns,end_ns,user,service,status,sent_ns. Throws std::runtime_error on I/O failure.
 void write_requests_csv(const std::string& path, const std::vector<RequestRecord>& requests);
 
 // Counts requests that failed (status 0 or >= 500).

@@ -338,6 +338,29 @@ TEST(TrafficJam, AServiceSlowAloneThatGrowsWithLoadIsJammed) {
 // Scenario tc20: a saturated message loop; the response time rises into
 // 9 users and then stays on a plateau (276 -> 263 ms), so the t-test chain
 // breaks at the last step; the slope over the users still finds the jam.
+// The ledger's l11 with --quick: every request waits ~42 ms for a delayed
+// ACK, alone and under load; the means rise by a sliver from step to step
+// (41.8 -> 42.5 -> 43.3 ms), significant because a stall varies little.
+// A service that violates alone is judged by its slope and its minimum
+// (1 ms per user), not by the chain, which has no effect-size floor.
+TEST(TrafficJam, AFlatStallThatViolatesAloneIsNoJamThoughItsMeansCreepUp) {
+  TempDir creep;
+  write_scaling(creep.path(), {41.8, 42.1, 42.5, 42.9, 43.3}, {"response_time"}, 0.4);
+  Settings settings;
+  settings.requirement = {15, 0.9};
+  const ExperimentData data = load_experiment_data(creep.path());
+  const Heuristic& h = *heuristic_registry().at("traffic_jam");
+  std::map<std::string, nlohmann::json> ancestors;
+  nlohmann::json shared = nlohmann::json::object();
+  const NodeResult r = h.evaluate({data, settings, h.defaults(), ancestors}, shared);
+  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  int significant_steps = 0;  // the chain would have held
+  for (const Evidence& ev : r.evidence)
+    if (ev.test.find("slope") == std::string::npos && ev.values.value("significant", false))
+      ++significant_steps;
+  EXPECT_EQ(significant_steps, 4);
+}
+
 TEST(TrafficJam, ASaturatedPlateauAtTheTopIsStillAJam) {
   TempDir plateau;
   write_scaling(plateau.path(), {100, 1100, 2000, 2800, 2700});

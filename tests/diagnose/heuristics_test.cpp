@@ -57,35 +57,6 @@ TEST(PerformanceProblem, DetectsViolatedPercentile) {
   EXPECT_EQ(evaluate(none.path(), "performance_problem").status, Status::kNotEvaluated);
 }
 
-TEST(TheRamp, APauseInOneWindowDoesNotHideTheRamp) {
-  // Medians 5, 6, 7, 8 ms; window 3 catches two 300-ms pauses, so its mean
-  // (about 10 ms) is above window 4's: a test on means sees no increase
-  // from 3 to 4, the rank test does (scenario tc07, a blurred ramp).
-  TempDir d;
-  for (int w = 1; w <= 4; ++w) {
-    ExperimentSpec s;
-    s.id = "ramp-w" + std::to_string(w);
-    s.kind = "custom";
-    s.series = "ramp";
-    s.step = w;
-    s.users = 1;
-    s.requests = 200;
-    s.response_ms = [w](int i, const std::string&) {
-      if (w == 3 && (i == 50 || i == 150)) return 300.0;
-      return 4.0 + w + (i % 10) * 0.1;
-    };
-    write_experiment(d.path(), s, static_cast<uint64_t>(w));
-  }
-  const NodeResult r = evaluate(d.path(), "the_ramp");
-  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
-  ASSERT_EQ(r.evidence.size(), 3u);
-  EXPECT_EQ(r.evidence[2].test, "Mann-Whitney U or Welch's t-test (one-sided, increase)");
-  EXPECT_LT(r.evidence[2].p_value, 0.05);
-  EXPECT_GT(r.evidence[2].values["welch_p"].get<double>(), 0.05) << "the mean fell";
-  // The thesis' test on means misses it.
-  EXPECT_EQ(evaluate_with(d.path(), "the_ramp", {{"rank_test", 0}}).status, Status::kNotDetected);
-}
-
 // Windows of response times for the Ramp: window w's request i takes
 // ms(w, i).
 void write_ramp_windows(const TempDir& d, const std::function<double(int w, int i)>& ms) {
@@ -101,6 +72,25 @@ void write_ramp_windows(const TempDir& d, const std::function<double(int w, int 
     s.response_ms = [w, ms](int i, const std::string&) { return ms(w, i); };
     write_experiment(d.path(), s, static_cast<uint64_t>(w));
   }
+}
+
+TEST(TheRamp, APauseInOneWindowDoesNotHideTheRamp) {
+  // Medians 5, 6, 7, 8 ms; window 3 catches two 300-ms pauses, so its mean
+  // (about 10 ms) is above window 4's: a test on means sees no increase
+  // from 3 to 4, the rank test does (scenario tc07, a blurred ramp).
+  TempDir d;
+  write_ramp_windows(d, [](int w, int i) {
+    if (w == 3 && (i == 50 || i == 150)) return 300.0;
+    return 4.0 + w + (i % 10) * 0.1;
+  });
+  const NodeResult r = evaluate(d.path(), "the_ramp");
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 3u);
+  EXPECT_EQ(r.evidence[2].test, "Mann-Whitney U or Welch's t-test (one-sided, increase)");
+  EXPECT_LT(r.evidence[2].p_value, 0.05);
+  EXPECT_GT(r.evidence[2].values["welch_p"].get<double>(), 0.05) << "the mean fell";
+  // The thesis' test on means misses it.
+  EXPECT_EQ(evaluate_with(d.path(), "the_ramp", {{"rank_test", 0}}).status, Status::kNotDetected);
 }
 
 // A ramp whose growth is uneven at short time scales (the ledger's l04:

@@ -246,16 +246,6 @@ std::vector<std::string> violating_services(const Experiment& e, const Settings&
   return out;
 }
 
-double mean_duration_ms(const LogRecords& recs) {
-  double total_ns = 0;
-  size_t timed = 0;
-  for (const LogRecord& rec : recs.records) {
-    const double ns = rec.number("duration", -1);
-    if (ns >= 0) total_ns += ns, ++timed;
-  }
-  return timed > 0 ? total_ns / static_cast<double>(timed) / 1e6 : 0;
-}
-
 std::vector<double> durations_ms(const LogRecords& recs) {
   std::vector<double> out;
   out.reserve(recs.records.size());

@@ -107,9 +107,6 @@ BrokerSamples broker_samples(const Experiment& e);
 // Services that violate their requirement in `e`.
 std::vector<std::string> violating_services(const Experiment& e, const Settings& s);
 
-// Mean of the records' "duration" field in ms (records without one are
-// skipped); 0 when none has one. E.g. how long a MessageSend took.
-double mean_duration_ms(const LogRecords& recs);
 // The records' "duration" fields in ms (records without one are skipped).
 std::vector<double> durations_ms(const LogRecords& recs);
 

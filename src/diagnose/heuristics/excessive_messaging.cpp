@@ -270,19 +270,6 @@ class ExcessiveMessaging : public Heuristic {
     return strongest_growth(queues, critical, at, r);
   }
 
-  // The time all sends of a step took, as a share of all its requests'
-  // response times: waits that are a sliver of the response time (a CPU
-  // queue slowing every thread down, scenario tc23: 0.3 ms per send, 0.4%)
-  // do not make messaging the limit.
-  static double wait_share(const Experiment& e,
-                           const std::map<std::string, std::vector<double>>& sends_ms) {
-    double sent = 0, responses = 0;
-    for (const auto& entry : sends_ms)
-      for (double ms : entry.second) sent += ms;
-    for (double ms : e.response_times()) responses += ms;
-    return responses > 0 ? sent / responses : 0;
-  }
-
   // Alg. 21 with the senders' waits as the fill of bounded queues: the
   // destination whose waits grow most, or "" when none does at every
   // violating step.
@@ -308,7 +295,10 @@ class ExcessiveMessaging : public Heuristic {
       const Increase inc =
           test_increase(va, vb, ctx.settings.alpha, ctx.params.at("min_wait_increase"));
       const double wait = vb.empty() ? 0 : stats::mean(vb);
-      const double share = wait_share(*steps[s], ks.per_step[s]);
+      // All sends' share of the step's response time (messaging_busy's):
+      // waits that are a sliver of it (a CPU queue slowing every thread
+      // down, tc23: 0.4%) do not make messaging the limit.
+      const double share = messaging_busy(*steps.front(), *steps[s], ctx.settings.alpha, 0).share;
       StepGrowth g;
       g.grows = inc.significant && share >= ctx.params.at("min_wait_share");
       g.relative = inc.relative;

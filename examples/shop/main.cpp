@@ -243,17 +243,22 @@ int run(const Options& options) {
       // program did not create, such as libsonde's writer, may take the
       // signal); this thread turns it into a clean server stop.
       std::atomic<bool> listening{true};
+      // A stop asked before the server runs is repeated until it takes:
+      // httplib's stop() does nothing until listen_after_bind has started.
       std::thread stopper([&server, &listening] {
         while (listening && !g_stop_requested)
           std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        server.stop();
+        while (listening) {
+          server.stop();
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
       });
       // The pid file lets a test or a supervisor find this process even
       // when it runs under a wrapper (sonde run).
       if (!options.pid_file.empty()) std::ofstream(options.pid_file) << getpid() << "\n";
       std::printf("shop: listening on 127.0.0.1:%d\n", port);
       std::fflush(stdout);
-      server.listen_after_bind();
+      if (!g_stop_requested) server.listen_after_bind();
       listening = false;
       stopper.join();
       if (!options.pid_file.empty()) fs::remove(options.pid_file);

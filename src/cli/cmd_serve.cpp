@@ -140,6 +140,7 @@ int run_serve(const ServeCliOptions& o) {
   std::mutex mutex;
   std::condition_variable wake;
   bool stopping = false;
+  std::atomic<bool> served{false};
   std::thread signals([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
@@ -149,7 +150,12 @@ int run_serve(const ServeCliOptions& o) {
       stopping = true;
     }
     wake.notify_all();
-    server.stop();
+    // Repeated until it takes: a signal that came before server.run() began
+    // listening would otherwise be lost (httplib's stop() does nothing then).
+    while (!served) {
+      server.stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   });
   std::thread refresher([&] {
     if (o.refresh_seconds == 0 || !memory) return;
@@ -165,6 +171,7 @@ int run_serve(const ServeCliOptions& o) {
     }
   });
   server.run();
+  served = true;
   {
     std::lock_guard lock(mutex);
     if (!stopping) {

@@ -267,26 +267,42 @@ TEST(EngineRun, SutDyingMidExperimentStopsTheRun) {
   EXPECT_NE(ej["reason"].get<std::string>().find("during the experiment"), std::string::npos);
 }
 
+// Runs the one-experiment load plan and sends this process a real SIGINT,
+// as from Ctrl-C, once a progress line contains `cue` (the SUT has its own
+// process group, so only the engine's handler sees it).
+void cancel_when(engine::Engine& e, const std::string& cue) {
+  std::atomic<bool> cued{false};
+  e.set_progress([&](const std::string& line) {
+    if (line.find(cue) != std::string::npos) cued = true;
+  });
+  engine::cancel_on_signals(e);
+  std::thread canceller([&] {
+    while (!cued) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ::kill(::getpid(), SIGINT);
+  });
+  EXPECT_FALSE(e.run(engine::load_plan(2, {"response_time"})));
+  cued = true;  // a run that failed before the cue must not leave the thread waiting
+  canceller.join();
+}
+
+// The SUT was stopped, not killed: libsonde finished its log at exit and
+// printed its summary line.
+void expect_sut_stopped_cleanly(const fs::path& run) {
+  const auto output = read_lines(run / "experiments" / "load-u2" / "sut-output.txt");
+  bool summary = false;
+  for (const auto& line : output) summary |= line.find("events written") != std::string::npos;
+  EXPECT_TRUE(summary) << "SUT output has no libsonde summary";
+}
+
 TEST(EngineRun, CancelStopsTheSutAndMarksTheRunIncomplete) {
   const ScratchDir scratch("engine");
   json raw = shop_config(scratch.path, {});
   raw["durations"]["stable_s"] = 30;
   const auto config = engine::EnvironmentConfig::parse(raw);
   engine::Engine e(config, scratch.path / "run");
-  bool stable_seen = false;
-  e.set_progress(
-      [&](const std::string& line) { stable_seen |= line.find("load-u2") != std::string::npos; });
-  // A real SIGINT to this process, as from Ctrl-C (the SUT has its own
-  // process group, so only the engine's handler sees it).
-  engine::cancel_on_signals(e);
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    ::kill(::getpid(), SIGINT);
-  });
   const auto before = std::chrono::steady_clock::now();
-  EXPECT_FALSE(e.run(engine::load_plan(2, {"response_time"})));
-  canceller.join();
-  EXPECT_TRUE(stable_seen);
+  cancel_when(e, "] load-u2: 2 users");  // the experiment's load has begun
   EXPECT_EQ(e.reason(), "cancelled");
   // Far less than the 30 s stable phase: the run did not wait it out.
   EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(20));
@@ -294,13 +310,23 @@ TEST(EngineRun, CancelStopsTheSutAndMarksTheRunIncomplete) {
   const json run = read_json(scratch.path / "run" / "run.json");
   EXPECT_EQ(run["status"], "incomplete");
   EXPECT_EQ(run["reason"], "cancelled");
-  // The SUT was stopped, not killed: libsonde finished its log at exit and
-  // printed its summary line.
-  const auto output =
-      read_lines(scratch.path / "run" / "experiments" / "load-u2" / "sut-output.txt");
-  bool summary = false;
-  for (const auto& line : output) summary |= line.find("events written") != std::string::npos;
-  EXPECT_TRUE(summary) << "SUT output has no libsonde summary";
+  expect_sut_stopped_cleanly(scratch.path / "run");
+}
+
+// Ctrl-C while the SUT is still starting (CI once cancelled there): the SUT
+// takes the SIGINT before it listens and must still stop within the
+// engine's wait, not run on until it is killed.
+TEST(EngineRun, CancelWhileTheSutStartsStopsItCleanly) {
+  const ScratchDir scratch("engine");
+  json raw = shop_config(scratch.path, {});
+  raw["sut"]["command"] = {kShopBinary.string(), "--port", "{port}", "--products", "20000"};
+  const auto config = engine::EnvironmentConfig::parse(raw);
+  engine::Engine e(config, scratch.path / "run");
+  cancel_when(e, "starting the system under test");
+  EXPECT_EQ(e.reason(), "cancelled");
+  e.finish();
+  EXPECT_EQ(read_json(scratch.path / "run" / "run.json")["status"], "incomplete");
+  expect_sut_stopped_cleanly(scratch.path / "run");
 }
 
 // "broker": {"start": true}: the engine starts Redis, gives the shop its

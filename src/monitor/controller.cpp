@@ -184,7 +184,7 @@ void hand_off(ThreadState& t, bool final) {
     MonitorLock lock(s.core_mu);
     if (s.core) {
       size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
-      cull_observe(*ch, b->events + from, b->events + b->used);
+      cull_observe(*ch, b->events + from, b->events + b->used, s.core->functions_seen());
       s.core->consume(*ch, b->events + from, b->events + b->used);
     }
     ch->partial_buffer = nullptr;
@@ -458,7 +458,7 @@ void drain_full(State& s) {
     Buffer* next = b->next;
     ThreadChannel* ch = b->channel;
     size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
-    cull_observe(*ch, b->events + from, b->events + b->used);
+    cull_observe(*ch, b->events + from, b->events + b->used, s.core->functions_seen());
     s.core->consume(*ch, b->events + from, b->events + b->used);
     ch->partial_buffer = nullptr;
     ch->partial_done = 0;
@@ -488,7 +488,7 @@ void drain_partial(State& s) {
     size_t upto = static_cast<size_t>(cur - b->events);
     size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
     if (upto <= from) continue;
-    cull_observe(*ch, b->events + from, b->events + upto);
+    cull_observe(*ch, b->events + from, b->events + upto, s.core->functions_seen());
     s.core->consume(*ch, b->events + from, b->events + upto);
     s.recorded.fetch_add(upto - from, std::memory_order_relaxed);
     ch->partial_buffer = b;

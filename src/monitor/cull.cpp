@@ -86,8 +86,15 @@ struct Cull {
   // hot helpers are gone costs the writer next to nothing, and one that
   // gets new hot functions later is still caught. A window that culls
   // something ends the pauses.
+  // A pause also ends as soon as the writer meets a function it had not
+  // seen when the pause began: new code runs (leveldb's db_bench moves from
+  // building its test data to fillseq's helpers), and its hot helpers would
+  // otherwise be traced in full until the pause ran out.
   int64_t pause_ms = 0;
   int64_t resume_ms = 0;  // monotonic ms; observation paused before it
+  uint64_t functions_at_pause = 0;
+  uint64_t functions_seen = 0;  // as of the last cull_observe
+  uint32_t pauses_cut = 0;      // pauses ended early by new functions
   // What was decided, over all windows.
   std::vector<uint64_t> culled;  // sorted addresses
   std::unordered_set<uint64_t> pinned;
@@ -307,6 +314,7 @@ void decide(Cull& c, bool at_exit) {
                                           kMaxPauseWindows * c.window_ms)
                                : 0;
     c.resume_ms = monotonic_ns_now() / 1000000 + c.pause_ms;
+    c.functions_at_pause = c.functions_seen;
     // Frames entered before the pause are not seen to their end: a later
     // exit must not match a stale frame.
     if (c.pause_ms > 0)
@@ -345,12 +353,21 @@ void decide(Cull& c, bool at_exit) {
 
 }  // namespace
 
-void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent* end) {
+void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent* end,
+                  uint64_t functions_seen) {
   Cull& c = cull_state();
   MonitorLock lock(c.mu);
   if (c.phase == Phase::kUnstarted) start_culling(c);
-  const bool observing =
-      c.phase == Phase::kObserving && monotonic_ns_now() / 1000000 >= c.resume_ms;
+  c.functions_seen = functions_seen;
+  bool observing = c.phase == Phase::kObserving;
+  if (observing && c.resume_ms != 0 && monotonic_ns_now() / 1000000 < c.resume_ms) {
+    if (functions_seen > c.functions_at_pause) {
+      c.resume_ms = 0;  // new functions: observe from here on
+      ++c.pauses_cut;
+    } else {
+      observing = false;
+    }
+  }
   if (!observing && !c.excluded_any) return;
   observe(c, c.stacks[ch.index], begin, end, observing);
 }
@@ -378,8 +395,11 @@ void cull_print_summary() {
   if (c.inherited) {
     std::fprintf(stderr, "sonde: cull: the functions culled before fork() stay excluded\n");
   }
-  std::fprintf(stderr, "sonde: cull: %zu functions %s (%u windows observed), report: %s\n",
+  std::fprintf(stderr,
+               "sonde: cull: %zu functions %s (%u windows observed, %u pause(s) ended early by "
+               "new functions), report: %s\n",
                r.culled.size(), c.decided_at_exit ? "would be excluded" : "excluded", c.windows,
+               c.pauses_cut,
                c.report_path.empty() ? c.report_error.c_str() : c.report_path.c_str());
   for (size_t i = 0; i < r.rounds.size(); ++i) {
     const cull::Round& round = r.rounds[i];

@@ -20,7 +20,10 @@ struct ThreadChannel;  // monitor/channel.hpp
 
 // Writer thread, core_mu held: one thread's events in order, as drained
 // (drain_full, drain_partial; or the probing thread in mode = sync).
-void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent* end);
+// `functions_seen`: WriterCore::functions_seen(); a pause in observation
+// ends when it has grown since the pause began.
+void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent* end,
+                  uint64_t functions_seen);
 // Writer thread, every loop iteration, core_mu held (the controller holds
 // it across fork(), which keeps this module's own lock free there): ends
 // the first phase when due (builds the exclusion). `now_ms`:

@@ -41,6 +41,9 @@ class WriterCore {
   void close_open_frames(uint32_t cause, uint64_t now);
 
   uint64_t events_written() const { return written_ - writer_->events_lost(); }
+  // Functions seen for the first time so far: culling ends a pause when this
+  // grows (new code is running, perhaps new hot helpers).
+  uint64_t functions_seen() const { return function_ops_.size(); }
   uint64_t events_lost() const { return lost_ + writer_->events_lost(); }
   const EventWriter& writer() const { return *writer_; }
 

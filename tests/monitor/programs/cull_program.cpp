@@ -5,6 +5,7 @@
 //
 //   test_cull REQUESTS [wait|nowait]
 //   test_cull REQUESTS repattern FILE
+//   test_cull REQUESTS phases
 //
 // First phase (`wait`, the default when SONDE_OUT is set): requests until
 // libsonde's cull report (*.cull.txt) appears in SONDE_OUT, or for 20 s.
@@ -13,6 +14,10 @@
 // sonde, and with or without patched call sites. `repattern`: no first
 // phase; after half the requests, FILE (the patterns_file) is rewritten to
 // "+helper*" and the program waits 1 s for libsonde to re-read it.
+// `phases`: after the first phase, 400 ms more of the same requests (the
+// next window culls nothing, so observation pauses), then the REQUESTS
+// run code not seen before: other_request, calling other_helper, which a
+// pause must not leave traced in full.
 #include <dirent.h>
 #include <time.h>
 
@@ -34,6 +39,14 @@
     long elapsed = (now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec);
     if (elapsed >= 50000) break;
   }
+  return h;
+}
+
+[[gnu::noinline]] unsigned other_helper(unsigned x) { return x * 40503u + 7; }
+
+[[gnu::noinline]] unsigned other_request(unsigned seed) {
+  unsigned h = seed;
+  for (int i = 0; i < 1000; ++i) h = other_helper(h);
   return h;
 }
 
@@ -77,7 +90,8 @@ namespace {
   int requests = argc > 1 ? std::atoi(argv[1]) : 100;
   const char* out = std::getenv("SONDE_OUT");
   bool wait = out != nullptr && argc <= 2;
-  if (argc > 2 && std::strcmp(argv[2], "wait") == 0) wait = out != nullptr;
+  const bool phases = argc > 2 && std::strcmp(argv[2], "phases") == 0;
+  if ((argc > 2 && std::strcmp(argv[2], "wait") == 0) || phases) wait = out != nullptr;
   volatile unsigned sink = 0;
   int warmup = 0;
   if (wait) {
@@ -87,11 +101,16 @@ namespace {
       ++warmup;
     }
   }
+  if (phases) {
+    for (double until = seconds_now() + 0.4; seconds_now() < until; ++warmup)
+      sink = sink + request(static_cast<unsigned>(warmup), 1000);
+  }
   const char* repattern = argc > 3 && std::strcmp(argv[2], "repattern") == 0 ? argv[3] : nullptr;
   unsigned result = 0;
   for (int i = 0; i < requests; ++i) {
     if (repattern != nullptr && i == requests / 2) rewrite_patterns(repattern, "+helper*\n");
-    result = result * 31 + request(static_cast<unsigned>(i), 1000);
+    result = result * 31 + (phases ? other_request(static_cast<unsigned>(i))
+                                   : request(static_cast<unsigned>(i), 1000));
   }
   std::fprintf(stderr, "warmup=%d requests=%d result=%u\n", warmup, requests, result);
   return 0;

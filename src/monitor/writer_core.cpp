@@ -33,6 +33,7 @@ uint32_t WriterCore::function_op_slow(uint64_t address) {
   auto [it, inserted] = function_ops_.try_emplace(address, next_op_);
   if (!inserted) return it->second;
   ++next_op_;
+  ++functions_seen_;
   if (!symbolizer_) symbolizer_ = std::make_unique<Symbolizer>();
   Symbol s = symbolizer_->resolve(address);
   OperationInfo op;

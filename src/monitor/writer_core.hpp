@@ -43,7 +43,8 @@ class WriterCore {
   uint64_t events_written() const { return written_ - writer_->events_lost(); }
   // Functions seen for the first time so far: culling ends a pause when this
   // grows (new code is running, perhaps new hot helpers).
-  uint64_t functions_seen() const { return function_ops_.size(); }
+  // Monotonic: functions forgotten at dlclose do not lower it.
+  uint64_t functions_seen() const { return functions_seen_; }
   uint64_t events_lost() const { return lost_ + writer_->events_lost(); }
   const EventWriter& writer() const { return *writer_; }
 
@@ -85,6 +86,7 @@ class WriterCore {
   std::unordered_map<uint64_t, uint32_t> function_ops_;
   std::unordered_map<uint64_t, uint32_t> manual_ops_;
   uint32_t next_op_ = 0;
+  uint64_t functions_seen_ = 0;
   std::unordered_map<uint32_t, Decode> decode_;
   std::vector<DecodedEvent> scratch_;
   uint64_t written_ = 0;

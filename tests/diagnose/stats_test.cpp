@@ -6,6 +6,7 @@
 
 #include "diagnose/stats/descriptive.hpp"
 #include "diagnose/stats/erlang.hpp"
+#include "diagnose/stats/position_test.hpp"
 #include "diagnose/stats/regression.hpp"
 #include "diagnose/stats/t_test.hpp"
 
@@ -128,6 +129,39 @@ TEST(BatchMeans, SplitsIntoEqualBatches) {
   ASSERT_EQ(m.size(), 3u);
   EXPECT_DOUBLE_EQ(m[0], 1.5);
   EXPECT_DOUBLE_EQ(m[2], 5.5);
+}
+
+// Two marks of ten at the end: exactly 2 of the C(10,2) = 45 placements
+// are as far off-centre ({8, 9} and {0, 1}), so the exact p is 2/45.
+TEST(PositionTest, MatchesTheExactPermutationPValue) {
+  std::vector<bool> marked(10, false);
+  marked[8] = marked[9] = true;
+  const PositionTest t = position_test(marked);
+  ASSERT_TRUE(t.valid);
+  EXPECT_NEAR(t.p_value, 2.0 / 45.0, 0.01);
+  EXPECT_DOUBLE_EQ(t.mean_position, 8.5 / 9.0);
+  // The same placement at the start is as far off-centre.
+  std::vector<bool> first(10, false);
+  first[0] = first[1] = true;
+  EXPECT_NEAR(position_test(first).p_value, t.p_value, 0.01);
+  EXPECT_DOUBLE_EQ(position_test(first).mean_position, 0.5 / 9.0);
+}
+
+TEST(PositionTest, MarksPiledAtOneEndAreATrendSpreadOnesAreNot) {
+  std::vector<bool> late(40, false), spread(40, false);
+  for (int i = 33; i < 40; ++i) late[i] = true;
+  for (int i = 3; i < 40; i += 6) spread[i] = true;
+  EXPECT_LT(position_test(late).p_value, 0.001);
+  EXPECT_GT(position_test(spread).p_value, 0.5);
+  // Reproducible: a fixed seed.
+  EXPECT_EQ(position_test(spread).p_value, position_test(spread).p_value);
+}
+
+TEST(PositionTest, NoMarkOrOnlyMarksIsNoTest) {
+  EXPECT_FALSE(position_test(std::vector<bool>(5, false)).valid);
+  EXPECT_FALSE(position_test(std::vector<bool>(5, true)).valid);
+  EXPECT_FALSE(position_test({}).valid);
+  EXPECT_EQ(position_test(std::vector<bool>(5, true)).p_value, 1.0);
 }
 
 }  // namespace

@@ -8,12 +8,14 @@
 // are a trend, not hiccups. A ramp that crosses the threshold late in the
 // load test flickers around it (scenario tc06: bucket P90s rising from 1 to
 // 16 ms made 7 "hiccups" covering 48% of the time), although the thesis
-// counts its ramp cases as hiccup negatives. The test is Spearman's rho
-// between time and whether a bucket violates: |rho| >= max_trend means the
-// violations follow a trend. It asks where the violations are, not whether
-// the level drifts, so pauses on a slowly rising baseline stay hiccups. In
-// the scenarios' data (2026-11-27) the hiccup cases have |rho| <= 0.17 and
-// the ramps 0.74-0.80.
+// counts its ramp cases as hiccup negatives. The test (`trend_test` 1) is a
+// permutation test on the mean position of the violating buckets among the
+// non-empty ones (stats/position_test.hpp): the violations follow a trend
+// when they sit off-centre with p < alpha. It asks where the violations
+// are, not whether the level drifts, so pauses on a slowly rising baseline
+// stay hiccups. Until 2026-11-28 the rule was Spearman |rho| >= 0.6, a
+// threshold placed between the scenarios' hiccup cases (|rho| <= 0.17) and
+// ramps (0.74-0.80); rho is still reported (`trend_rho`).
 //
 // Also beyond the thesis: a hiccup stands out. Its worst bucket must reach
 // min_peak_factor times the typical (median) percentile of the compliant
@@ -36,6 +38,7 @@
 
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/common.hpp"
+#include "diagnose/stats/position_test.hpp"
 #include "diagnose/stats/regression.hpp"
 
 namespace sonde::diagnose::heuristics {
@@ -71,7 +74,7 @@ class ApplicationHiccups : public Heuristic {
     // hiccups where violations exceed 50% of the requests) concerns
     // requests, not hiccup time.
     return {{"bucket_factor", 50}, {"bucket_cap_s", 5},    {"max_hiccup_share", 0.5},
-            {"max_trend", 0.6},    {"min_peak_factor", 3}, {"min_hiccups", 2}};
+            {"trend_test", 1},     {"min_peak_factor", 3}, {"min_hiccups", 2}};
   }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
@@ -113,14 +116,17 @@ class ApplicationHiccups : public Heuristic {
       const int64_t span = buckets.back().end_ns - buckets.front().start_ns;
       const double share = span > 0 ? static_cast<double>(total) / static_cast<double>(span) : 0;
       std::vector<double> at, violates;
+      std::vector<bool> marked;
       for (const Bucket& b : buckets) {
         if (b.count == 0) continue;
         at.push_back(static_cast<double>(b.start_ns));
         violates.push_back(b.violating ? 1 : 0);
+        marked.push_back(b.violating);
       }
       const double trend = stats::spearman_rho(at, violates);
-      const double max_trend = ctx.params.at("max_trend");
-      const bool trending = max_trend > 0 && std::abs(trend) >= max_trend;
+      const stats::PositionTest position = stats::position_test(marked);
+      const bool trending = ctx.params.at("trend_test") != 0 && position.valid &&
+                            position.p_value < ctx.settings.alpha;
       const bool recurring =
           static_cast<double>(hiccups.size()) >= std::max(1.0, ctx.params.at("min_hiccups"));
       const bool found = recurring && share < ctx.params.at("max_hiccup_share") && !trending;
@@ -144,13 +150,21 @@ class ApplicationHiccups : public Heuristic {
                             fmt(typical) + " ms: noise around the threshold, not hiccups)"
                       : std::string(" (no violating period)"))
            : trending ? std::string(" (the violations pile up towards the ") +
-                            (trend > 0 ? "end" : "start") + " of the run, Spearman rho " +
-                            fmt(trend) + ": a trend, not hiccups)"
+                            (position.mean_position > 0.5 ? "end" : "start") +
+                            " of the run: mean position " + fmt(position.mean_position) +
+                            " of the buckets, p " + fmt(position.p_value) +
+                            " against random placement; a trend, not hiccups)"
            : !recurring ? " (fewer than " + fmt(ctx.params.at("min_hiccups")) +
                               ": a single blip, hiccups recur)"
                         : " (violations are continuous, not hiccups)");
-      ev.values = {{"hiccups", hiccups},    {"share", share},       {"trend_rho", trend},
-                   {"typical_ms", typical}, {"flickers", flickers}, {"found", found}};
+      ev.values = {{"hiccups", hiccups},
+                   {"share", share},
+                   {"trend_rho", trend},
+                   {"trend_position", position.mean_position},
+                   {"trend_p", position.p_value},
+                   {"typical_ms", typical},
+                   {"flickers", flickers},
+                   {"found", found}};
       r.evidence.push_back(std::move(ev));
       nlohmann::json points = nlohmann::json::array();
       for (const Bucket& b : buckets) {

@@ -198,6 +198,9 @@ int run(const Options& options) {
   {
     std::unique_ptr<Database> db =
         options.postgres.empty() ? open_sqlite(db_path) : open_postgres(options.postgres);
+    // Stop signals are handled from here on (main installed the handler);
+    // a test that stops the shop while it starts waits for this line.
+    std::fprintf(stderr, "shop: seeding %d products\n", options.products);
     db->seed(options.products);
     MessageBus bus(options.redis);
     Shop shop(options, *db, bus);

@@ -2,7 +2,10 @@
 // scaling series produces the layout of docs/diagnose/experiment-data.md
 // with logs the project's reader reads; failures leave run.json incomplete
 // with the reason.
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
@@ -12,6 +15,8 @@
 #include "format/log_reader.hpp"
 #include "format/record.hpp"
 #include "load_test_support.hpp"
+
+extern char** environ;
 
 namespace sonde::test {
 namespace {
@@ -269,8 +274,10 @@ TEST(EngineRun, SutDyingMidExperimentStopsTheRun) {
 
 // Runs the one-experiment load plan and sends this process a real SIGINT,
 // as from Ctrl-C, once a progress line contains `cue` (the SUT has its own
-// process group, so only the engine's handler sees it).
-void cancel_when(engine::Engine& e, const std::string& cue) {
+// process group, so only the engine's handler sees it) and, if given, the
+// SUT's output file `output` contains `output_cue`; else 300 ms later.
+void cancel_when(engine::Engine& e, const std::string& cue, const fs::path& output = {},
+                 const std::string& output_cue = "") {
   std::atomic<bool> cued{false};
   e.set_progress([&](const std::string& line) {
     if (line.find(cue) != std::string::npos) cued = true;
@@ -278,7 +285,17 @@ void cancel_when(engine::Engine& e, const std::string& cue) {
   engine::cancel_on_signals(e);
   std::thread canceller([&] {
     while (!cued) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (output_cue.empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    } else {
+      for (int i = 0; i < 2000; ++i) {
+        std::ifstream in(output);
+        std::stringstream text;
+        text << in.rdbuf();
+        if (text.str().find(output_cue) != std::string::npos) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
     ::kill(::getpid(), SIGINT);
   });
   EXPECT_FALSE(e.run(engine::load_plan(2, {"response_time"})));
@@ -322,11 +339,55 @@ TEST(EngineRun, CancelWhileTheSutStartsStopsItCleanly) {
   raw["sut"]["command"] = {kShopBinary.string(), "--port", "{port}", "--products", "20000"};
   const auto config = engine::EnvironmentConfig::parse(raw);
   engine::Engine e(config, scratch.path / "run");
-  cancel_when(e, "starting the system under test");
+  // The SIGINT comes once the shop handles stop signals (its "seeding"
+  // line) and before it listens (it seeds 20,000 products first).
+  cancel_when(e, "starting the system under test",
+              scratch.path / "run" / "experiments" / "load-u2" / "sut-output.txt", "shop: seeding");
   EXPECT_EQ(e.reason(), "cancelled");
   e.finish();
   EXPECT_EQ(read_json(scratch.path / "run" / "run.json")["status"], "incomplete");
   expect_sut_stopped_cleanly(scratch.path / "run");
+}
+
+// The shop alone: SIGINT while it seeds its database, before it listens.
+// It must still stop by itself (the old shop called httplib's stop() once,
+// before the server ran, and then listened until killed).
+TEST(EngineRun, TheShopStoppedBeforeItListensExitsByItself) {
+  const ScratchDir scratch("shop-stop");
+  const fs::path err = scratch.path / "shop.err";
+  std::vector<std::string> args = {kShopBinary.string(), "--port", "0", "--products", "20000"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  bool seeding = false;
+  for (int i = 0; i < 4000 && !seeding; ++i) {
+    std::ifstream in(err);
+    std::stringstream text;
+    text << in.rdbuf();
+    seeding = text.str().find("shop: seeding") != std::string::npos;
+    if (!seeding) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(seeding);
+  ::kill(pid, SIGINT);
+  int status = 0;
+  bool exited = false;
+  for (int i = 0; i < 2000 && !exited; ++i) {  // up to 20 s
+    exited = ::waitpid(pid, &status, WNOHANG) == pid;
+    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!exited) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  EXPECT_TRUE(exited) << "the shop ignored a SIGINT that came before it listened";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 // "broker": {"start": true}: the engine starts Redis, gives the shop its

@@ -18,44 +18,18 @@
 #include <vector>
 
 #include "monitor/channel.hpp"
-#include "monitor/config.hpp"
-#include "monitor/controller.hpp"
-#include "monitor/writer_core.hpp"
-#include "monitor/writers/writer_factories.hpp"
-
-// registry.cpp asks the controller whether an operation is monitored; the
-// benchmark has no controller.
-namespace sonde::monitor {
-bool operation_monitored(std::string_view) { return true; }
-std::atomic<uint8_t> g_op_tag{2};
-}  // namespace sonde::monitor
+#include "writer_bench.hpp"
 
 using namespace sonde::monitor;
-
-static double now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
 
 int main(int argc, char** argv) {
   double millions = argc > 1 ? std::atof(argv[1]) : 40;
   int depth = argc > 2 ? std::atoi(argv[2]) : 10;
   Config config;
-  if (std::string err = load_config(config); !err.empty()) {
-    std::fprintf(stderr, "%s\n", err.c_str());
-    return 2;
-  }
+  std::unique_ptr<WriterCore> opened = sonde::bench::open_writer_core(config, "writer_cost");
+  if (!opened) return 2;
+  WriterCore& core = *opened;
   auto events_total = static_cast<uint64_t>(millions * 1e6);
-  ProcessInfo info;
-  info.application = "writer_cost";
-  info.pid = 1;
-  info.timer = "tsc";
-  WriterCore core(config, make_event_writer(config), info);
-  if (std::string err = core.open(); !err.empty()) {
-    std::fprintf(stderr, "%s\n", err.c_str());
-    return 2;
-  }
   ThreadChannel ch;
   ch.name = "main";
   const size_t capacity = config.buffer_events;
@@ -83,13 +57,13 @@ int main(int argc, char** argv) {
       }
       ++produced;
     }
-    double t0 = now_ns();
+    double t0 = sonde::bench::thread_cpu_ns();
     core.consume(ch, buffer.data(), buffer.data() + n);
-    spent += now_ns() - t0;
+    spent += sonde::bench::thread_cpu_ns() - t0;
   }
-  double t0 = now_ns();
+  double t0 = sonde::bench::thread_cpu_ns();
   core.close();
-  spent += now_ns() - t0;
+  spent += sonde::bench::thread_cpu_ns() - t0;
   uint64_t bytes = core.writer().bytes_written();
   std::printf("%.3f ns/event  %.3f bytes/event  %llu events written  %s\n",
               spent / static_cast<double>(probe_events),

@@ -23,28 +23,12 @@
 
 #include "format/native_reader.hpp"
 #include "monitor/channel.hpp"
-#include "monitor/config.hpp"
-#include "monitor/controller.hpp"
-#include "monitor/writer_core.hpp"
-#include "monitor/writers/writer_factories.hpp"
-
-// registry.cpp asks the controller whether an operation is monitored; the
-// benchmark has no controller.
-namespace sonde::monitor {
-bool operation_monitored(std::string_view) { return true; }
-std::atomic<uint8_t> g_op_tag{2};
-}  // namespace sonde::monitor
+#include "writer_bench.hpp"
 
 using namespace sonde::monitor;
 namespace native = sonde::format::native;
 
 namespace {
-
-double thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
 
 // The raw events of every thread of the log, as probes wrote them.
 struct Capture : sonde::format::NativeVisitor {
@@ -132,19 +116,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   Config config;
-  if (std::string err = load_config(config); !err.empty()) {
-    std::fprintf(stderr, "%s\n", err.c_str());
-    return 2;
-  }
-  ProcessInfo info;
-  info.application = "writer_replay";
-  info.pid = 1;
-  info.timer = "tsc";
-  WriterCore core(config, make_event_writer(config), info);
-  if (std::string err = core.open(); !err.empty()) {
-    std::fprintf(stderr, "%s\n", err.c_str());
-    return 2;
-  }
+  std::unique_ptr<WriterCore> opened = sonde::bench::open_writer_core(config, "writer_replay");
+  if (!opened) return 2;
+  WriterCore& core = *opened;
   ThreadChannel ch;
   ch.name = "main";
   const size_t capacity = config.buffer_events;
@@ -161,9 +135,9 @@ int main(int argc, char** argv) {
     for (size_t at = 0; at < total;) {
       size_t n = fill(buffer, at);
       at += n;
-      double t0 = thread_cpu_ns();
+      double t0 = sonde::bench::thread_cpu_ns();
       core.consume(ch, buffer.data(), buffer.data() + n);
-      spent += thread_cpu_ns() - t0;
+      spent += sonde::bench::thread_cpu_ns() - t0;
     }
   } else {
     constexpr size_t kRing = 8;
@@ -184,17 +158,17 @@ int main(int argc, char** argv) {
       Slot& s = ring[k];
       size_t n;
       while ((n = s.filled.load(std::memory_order_acquire)) == 0) __builtin_ia32_pause();
-      double t0 = thread_cpu_ns();
+      double t0 = sonde::bench::thread_cpu_ns();
       core.consume(ch, s.events.data(), s.events.data() + n);
-      spent += thread_cpu_ns() - t0;
+      spent += sonde::bench::thread_cpu_ns() - t0;
       done += n;
       s.filled.store(0, std::memory_order_release);
     }
     filler.join();
   }
-  double t0 = thread_cpu_ns();
+  double t0 = sonde::bench::thread_cpu_ns();
   core.close();
-  spent += thread_cpu_ns() - t0;
+  spent += sonde::bench::thread_cpu_ns() - t0;
   const auto written = core.events_written();
   std::printf("%.3f ns/event  %.3f bytes/event  %llu events written of %zu  %s%s\n",
               spent / static_cast<double>(written),

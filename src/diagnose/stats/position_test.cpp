@@ -43,7 +43,7 @@ PositionTest position_test(const std::vector<bool>& marked, int resamples, uint6
   if (k == 0 || k == n) return t;
   t.valid = true;
   const double middle = static_cast<double>(k) * static_cast<double>(n - 1) / 2;
-  t.mean_position = n > 1 ? sum / static_cast<double>(k) / static_cast<double>(n - 1) : 0.5;
+  t.mean_position = sum / static_cast<double>(k) / static_cast<double>(n - 1);  // n >= 2 here
   const double observed = std::abs(sum - middle);
   // Mark k of the n positions at random (a partial Fisher-Yates shuffle)
   // and count the placements at least as far off-centre. Drawing the

@@ -29,6 +29,8 @@ packages=(
   gzip xz-utils bzip2 zip unzip
   # The collector's ClickHouse store: HTTP client, and the server the tests start.
   libcpp-httplib-dev clickhouse-server
+  # scenarios/reevaluate.py: stored scenario runs judged again.
+  python3
 )
 
 # --bench: the peers `sonde bench` measures side by side (docs/bench.md);

@@ -27,7 +27,7 @@ struct LoadedCase {
 std::string not_scalable(const std::string& parameter, double value) {
   static const std::set<std::string> plan_sizes = {"steps", "windows"};
   static const std::set<std::string> switches = {"network_check", "rank_test", "busy_check",
-                                                 "trend_test"};
+                                                 "trend_test", "noise_test"};
   if (plan_sizes.count(parameter))
     return "sets the experiment plan (stored data keeps the plan it ran)";
   if (switches.count(parameter)) return "a switch (selects a rule)";

@@ -168,10 +168,10 @@ TEST(ApplicationHiccups, AResponseTimeThatRisesSteadilyIsATrendNotHiccups) {
   EXPECT_NE(r.evidence[0].detail.find("towards the end"), std::string::npos)
       << r.evidence[0].detail;
   // With both checks off the thesis' rule calls it hiccups.
-  EXPECT_EQ(evaluate_with(ramp.path(), "application_hiccups",
-                          {{"trend_test", 0}, {"min_peak_factor", 0}})
-                .status,
-            Status::kDetected);
+  EXPECT_EQ(
+      evaluate_with(ramp.path(), "application_hiccups", {{"trend_test", 0}, {"min_peak_factor", 0}})
+          .status,
+      Status::kDetected);
   EXPECT_EQ(evaluate(ramp.path(), "application_hiccups").status, Status::kNotDetected);
   // Pauses on a baseline that drifts up (100 -> 500 ms): the level has a
   // trend, the violations do not; still hiccups.
@@ -526,7 +526,7 @@ TEST(OneLaneBridge, OnlyASignificantExcessOnAnUnsaturatedNodeIsABridge) {
 
 // Scenario tc15: a service of 4 ms alone that waits 17 ms at 12 users for a
 // table lock, the CPU at a quarter. The thesis' floor of 15 ms for the
-// single-user time hid it; the floor is 5 ms.
+// single-user time hid it; sonde has no floor.
 TEST(OneLaneBridge, AShortServiceThatWaitsFourTimesLongerIsABridge) {
   TempDir d;
   write_scaling(d.path(), {4.4, 5, 6, 10.7, 16.9}, {"response_time", "cpu"});
@@ -535,6 +535,46 @@ TEST(OneLaneBridge, AShortServiceThatWaitsFourTimesLongerIsABridge) {
   EXPECT_EQ(evaluate(d.path(), "one_lane_bridge").status, Status::kDetected);
   EXPECT_EQ(evaluate_with(d.path(), "one_lane_bridge", {{"single_user_floor_ms", 15}}).status,
             Status::kNotDetected);
+}
+
+// Run shop-full-1's tc10 and tc15 (2026-11-28). tc10: a CPU-bound service
+// 6% above the threshold at 3 users, with small per-request errors, while
+// its single-user mean varied by 0.33 ms between the run's single-user
+// experiments: no bridge, as the threshold itself is that uncertain. tc15:
+// a 2.8-ms service waiting for a table lock, 7.05 ms at 12 users against
+// 3.8 ms that queueing explains: a bridge however the single-user mean
+// varies. Both carry the same run-to-run noise (six single-user
+// experiments, 6.0-6.8 ms); the per-request test alone (noise_test 0)
+// calls the first a bridge too.
+TEST(OneLaneBridge, AnExcessWithinTheSingleUserMeansNoiseIsNoBridge) {
+  for (const bool lock : {false, true}) {
+    TempDir d;
+    const std::vector<double> loaded = lock ? std::vector<double>{6.06, 6.2, 7.0, 10.0, 13.0}
+                                            : std::vector<double>{6.06, 6.79, 7.34, 8.07, 9.38};
+    write_scaling(d.path(), loaded, {"response_time", "cpu"}, 0.6);
+    const double utilization[] = {0.1, 0.22, 0.37, 0.5, 0.64};
+    for (int k = 0; k < 5; ++k)
+      write_cpu(experiment_dir(d.path(), "scaling-s" + std::to_string(k)), utilization[k], 2);
+    // Five more single-user experiments (the Ramp's windows and the
+    // single-user test): means 6.0 to 6.83 ms.
+    const double repeats[] = {6.0, 6.57, 6.27, 6.83, 6.08};
+    for (int w = 0; w < 5; ++w) {
+      ExperimentSpec s;
+      s.id = "ramp-w" + std::to_string(w + 1);
+      s.kind = "custom";
+      s.series = "ramp";
+      s.step = w + 1;
+      s.users = 1;
+      s.requests = 130;
+      s.noise_ms = 0.6;
+      s.response_ms = [&](int, const std::string&) { return repeats[w]; };
+      write_experiment(d.path(), s, 500 + static_cast<uint64_t>(w));
+    }
+    const NodeResult r = evaluate(d.path(), "one_lane_bridge");
+    EXPECT_EQ(r.status, lock ? Status::kDetected : Status::kNotDetected) << r.reason;
+    EXPECT_EQ(evaluate_with(d.path(), "one_lane_bridge", {{"noise_test", 0}}).status,
+              Status::kDetected);
+  }
 }
 
 TEST(OneLaneBridge, NetworkBoundSystemIsNotAnOlb) {

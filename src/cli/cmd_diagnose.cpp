@@ -68,7 +68,8 @@ int print_accuracy(const DiagnoseOptions& o) {
 }
 
 // `--sensitivity CASES --out RESULTS`: every parameter scaled by each
-// factor, the suite re-evaluated from its stored data; the table on stdout,
+// factor (a share's odds, so it stays in (0, 1)), the suite re-evaluated
+// from its stored data; the table on stdout,
 // RESULTS/sensitivity.json and RESULTS/sensitivity.svg.
 int print_sensitivity(const DiagnoseOptions& o) {
   try {
@@ -153,8 +154,8 @@ SONDE_COMMAND(
                    "...; scenarios/run.sh --repeat N): mean and worst accuracy per node");
       app.add_option("--sensitivity", o->sensitivity,
                      "scenario cases file: re-evaluate the stored runs in OUT/<case>/ "
-                     "with each parameter scaled by --factors (docs/diagnose/"
-                     "parameters.md)");
+                     "with each parameter scaled by --factors (shares: their odds; docs/"
+                     "diagnose/parameters.md)");
       app.add_option("--factors", o->factors, "the factors of --sensitivity (default 0.5 2)")
           ->delimiter(',');
       app.add_flag("--print-default-hierarchy", o->print_default,

@@ -26,13 +26,30 @@ struct LoadedCase {
 // A switch turns a check on or off: 0.5x and 2x of 1 are not settings.
 std::string not_scalable(const std::string& parameter, double value) {
   static const std::set<std::string> plan_sizes = {"steps", "windows"};
-  static const std::set<std::string> switches = {"network_check", "rank_test", "busy_check",
-                                                 "trend_test", "noise_test"};
+  static const std::set<std::string> switches = {
+      "network_check", "rank_test", "busy_check", "trend_test", "noise_test", "utilization_bound"};
   if (plan_sizes.count(parameter))
     return "sets the experiment plan (stored data keeps the plan it ran)";
   if (switches.count(parameter)) return "a switch (selects a rule)";
   if (value == 0) return "0 (scaling leaves it 0)";
   return "";
+}
+
+// A share lives in (0, 1): doubling 0.5 gives 1.0, a value no data can
+// exceed, which measures the bound, not the threshold's distance from the
+// data. Shares are scaled on the odds scale instead, x/(1-x) times the
+// factor: 0.5 -> 1/3 and 2/3, 0.05 -> 0.026 and 0.095. Parameters named
+// *_share and min_attributed (the share of requests that found their
+// trace) are shares.
+bool is_share(const std::string& parameter, double value) {
+  const bool named =
+      parameter == "min_attributed" || (parameter.size() > 6 && parameter.ends_with("_share"));
+  return named && value > 0 && value < 1;
+}
+
+double scaled(double value, double factor, bool odds) {
+  if (!odds) return value * factor;
+  return factor * value / (1 - value + factor * value);
 }
 
 double mean_accuracy(const AccuracyTable& t) {
@@ -125,10 +142,11 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
   auto vary = [&](SensitivityRow& row, const std::function<Change(double)>& at) {
     row.not_scaled = not_scalable(row.parameter, row.value);
     if (!row.not_scaled.empty()) return;
+    row.odds = is_share(row.parameter, row.value);
     for (double f : factors) {
       SensitivityPoint p;
       p.factor = f;
-      p.value = row.value * f;
+      p.value = scaled(row.value, f, row.odds);
       const AccuracyTable t = evaluate(at(p.value));
       p.wrong = wrong_labels(t);
       p.mean_accuracy = mean_accuracy(t);
@@ -189,7 +207,7 @@ std::string format_sensitivity(const SensitivityTable& t) {
   out << "  labels that change\n";
   for (const SensitivityRow& r : t.rows) {
     out << std::left << std::setw(36) << r.node << std::setw(26) << r.parameter << std::right
-        << std::setw(10) << num(r.value);
+        << std::setw(10) << (r.odds ? num(r.value) + "*" : num(r.value));
     if (!r.not_scaled.empty()) {
       out << "  not varied: " << r.not_scaled << "\n";
       continue;
@@ -202,6 +220,7 @@ std::string format_sensitivity(const SensitivityTable& t) {
     }
     out << "  " << changes << "\n";
   }
+  out << "* a share: the factor scales its odds x/(1-x), so it stays in (0, 1)\n";
   for (const std::string& m : t.missing) out << "not scored: " << m << "\n";
   return out.str();
 }
@@ -220,6 +239,7 @@ nlohmann::json sensitivity_json(const SensitivityTable& t) {
                     {"parameter", r.parameter},
                     {"value", r.value},
                     {"not_scaled", r.not_scaled},
+                    {"odds", r.odds},
                     {"points", points}});
   }
   return {{"kind", "re-evaluation of stored data"},

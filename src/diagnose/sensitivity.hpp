@@ -28,6 +28,7 @@ struct SensitivityRow {
   std::string parameter;   // as defaults() or Settings spell it
   double value = 0;        // at 1x
   std::string not_scaled;  // why it is not varied (plan size, switch, zero); empty: varied
+  bool odds = false;       // a share in (0, 1): the factor scales its odds, x/(1-x)
   std::vector<SensitivityPoint> points;
 };
 

@@ -103,6 +103,7 @@ struct Patch {
   uint32_t count = 0;  // bytes written (length, or 2 for the short jump)
   std::string object;  // the module it lies in and its base: a restore checks both
   uint64_t base = 0;
+  bool exit_hook = false;  // restored before the enter hooks (apply_callsite_patches)
 };
 
 struct Work {
@@ -110,6 +111,7 @@ struct Work {
   uint64_t site = 0;
   bool restore = false;
   bool done = false;  // found in a loaded object and handled
+  bool exit_restore = false;  // restores an exit hook's call: in the first pass
 };
 
 struct Writer {
@@ -294,6 +296,7 @@ struct Batch {
   size_t patched = 0;
   size_t restored = 0;
   bool deferred = false;
+  bool exit_restores_only = false;  // the first pass: exit hooks come back first
 };
 
 // Verifies and patches one requested site of `obj`. Returns the new slot
@@ -330,6 +333,7 @@ uint32_t patch_site(Batch& b, const ObjectView& obj, const Segment& seg, uint64_
     return kRequested;  // patching is off now; the slot just stays as it was
   }
   if (!stored) return kUnpatchable;
+  p.exit_hook = hook == Hook::kExit;
   w.patches[ret] = p;
   ++b.patched;
   if (hook == Hook::kExit) g_patched_exits.fetch_add(1, std::memory_order_relaxed);
@@ -368,6 +372,7 @@ int visit_object(dl_phdr_info* info, size_t /*size*/, void* arg) {
   }
   for (Work& item : *b->work) {
     if (item.done || g_off.load(std::memory_order_relaxed)) continue;
+    if (b->exit_restores_only && !item.exit_restore) continue;
     const Segment* seg = obj.code_of(item.site - 1, item.site);
     if (seg == nullptr) continue;
     item.done = true;
@@ -455,6 +460,28 @@ size_t apply_callsite_patches() {
   w.deferred = false;
   if (work.empty()) return 0;
   std::sort(work.begin(), work.end(), [](const Work& a, const Work& b) { return a.site < b.site; });
+  // Sites that come back come back exits first: a function whose enter
+  // call works again while its exit is still a NOP opens a frame that never
+  // closes (a pattern switch from "-*" restored a request handler's enter
+  // first; every later request of that thread joined its trace). With the
+  // exits back (and every core serialised) before any enter, each recorded
+  // enter finds its exit. An exit without its enter is harmless.
+  size_t exit_restores = 0;
+  for (Work& item : work) {
+    if (!item.restore) continue;
+    auto it = w.patches.find(item.site);
+    item.exit_restore = it != w.patches.end() && it->second.exit_hook;
+    exit_restores += item.exit_restore;
+  }
+  size_t restored_first = 0;
+  if (exit_restores != 0) {
+    Batch exits{&w, &work, false, 0, 0, false, true};
+    dl_iterate_phdr(visit_object, &exits);
+    restored_first = exits.restored;
+    if (restored_first != 0 && w.sync_core) {
+      syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0);
+    }
+  }
   Batch batch{&w, &work, monotonic_ns_now() - function_filter_published_ns() >= kExitGraceNs,
               0,  0,     false};
   dl_iterate_phdr(visit_object, &batch);

@@ -108,6 +108,25 @@ RawEvent* pop_jumped_over(ThreadState& t, RawEvent* p, uint64_t key, uint64_t sp
   return p;
 }
 
+// Before an exit whose enter was never recorded: the open frames entered
+// deeper on this stack than the exiting function returned before it did,
+// whether or not their exits were seen. Seen in a real run: a pattern
+// switch restored a request handler's enter call site before its exit's,
+// so the handler's frame stayed open, and every later request of that
+// thread joined one 10-s trace (its caller's exit came, unmatched, at
+// the end of every request). Closing them there ends the trace.
+RawEvent* close_returned_below(ThreadState& t, RawEvent* p, uint64_t sp) {
+  if (!on_this_stack(t, sp)) return p;
+  while (t.depth > 0) {
+    const ShadowFrame& top = t.shadow[t.depth - 1];
+    // At the same stack pointer: opened by the exiting function itself (or
+    // a sibling called before it from the same place), returned as well.
+    if (!on_this_stack(t, top.sp) || top.sp > sp) break;
+    p = close_unwound(t, p);
+  }
+  return p;
+}
+
 // The open frame an exit of `key` at `sp` belongs to, or -1: the nearest
 // frame of that key at the same stack pointer, else the nearest of that key.
 int64_t frame_of_exit(const ThreadState& t, uint64_t key, uint64_t sp) {
@@ -240,8 +259,11 @@ void exit_slow(ThreadState& t, RawKind kind, uint64_t id, uint64_t key, uint64_t
   if (!top_matches) {
     int64_t frame = frame_of_exit(t, key, sp);
     if (frame < 0) {
-      // An exit without its enter: ignored, and counted.
+      // An exit without its enter: ignored, and counted; what it proves
+      // returned is closed.
       __atomic_store_n(&t.unmatched_exits, t.unmatched_exits + 1, __ATOMIC_RELAXED);
+      RawEvent* closed = close_returned_below(t, p, sp);
+      if (closed != nullptr && closed != p) t.cur.store(closed, std::memory_order_release);
       return;
     }
     // The frames above it were left without their exits (longjmp over

@@ -6,6 +6,7 @@
 // CPU sampler's aggregate "all" record not counted as a core.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -32,14 +33,15 @@ std::string cbe_dir(const TempDir& d, const std::string& id) {
   return d.path() + "/experiments/" + id;
 }
 
-void cbe_scaling(const TempDir& d, const std::vector<std::string>& probes) {
-  const std::vector<double> rt = {100, 300, 700, 1200, 2000};  // violating from 37 users
+void cbe_scaling(const TempDir& d, const std::vector<std::string>& probes,
+                 const std::vector<double>& rt = {100, 300, 700, 1200, 2000}) {
   for (int k = 0; k < 5; ++k) {
     ExperimentSpec s = scaling_step(k, probes);
     s.requests = kCbeRequests;
     s.inter_request_ns = kCbeInterNs;
     const double v = rt[static_cast<size_t>(k)];
     s.response_ms = [v](int, const std::string&) { return v; };
+    s.noise_ms = std::min(5.0, 0.05 * v);  // +- 5 ms, less for fast services
     write_experiment(d.path(), s, 7 + static_cast<uint64_t>(k));
   }
 }
@@ -261,8 +263,12 @@ TEST(DatabaseCongestion, LockWaitsPerLockGrowWithLoad) {
   cbe_scaling(no_probe, {"response_time", "cpu"});
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
+    // One wait per request, a third to a half of its response time
+    // (100, 300, 700, 1200, 2000 ms).
     cbe_db_cpu_log(cbe_dir(locking, id),
-                   {{"BEGIN IMMEDIATE", 200, 1 + 20.0 * k}, {"UPDATE stock SET n = 3", 200, 1}},
+                   {{"BEGIN IMMEDIATE", 300,
+                     std::vector<double>{1, 100, 300, 550, 950}[static_cast<size_t>(k)]},
+                    {"UPDATE stock SET n = 3", 300, 1}},
                    0.15, 2);
     cbe_db_cpu_log(cbe_dir(flat, id),
                    {{"BEGIN IMMEDIATE", 200, 1}, {"SELECT name FROM product WHERE id = 4", 200, 1}},
@@ -355,9 +361,32 @@ TEST(DatabaseCongestion, LockWaitsTooShortToMatterAreNotCongestion) {
   Settings settings;
   const Heuristic& h = *heuristic_registry().at("database_congestion");
   Context ctx{data, settings, h.defaults(), {}};
-  ctx.params["min_lock_wait_ms"] = 0;
+  ctx.params["min_lock_wait_share"] = 0;
   nlohmann::json shared;
   EXPECT_EQ(h.evaluate(ctx, shared).status, Status::kDetected) << "the thesis' rule alone";
+}
+
+// What matters is the share of the requests' time the lock takes, not how
+// long one wait is: a fast service (1.2 -> 3 ms) whose every request waits
+// 0.1 -> 0.45 ms for the lock spends 8-15% of its time there, which the
+// 0.5-ms floor that stood here until 2026-11-28 (set for tc18) ignored.
+// Waits growing the same way behind ten times slower requests are 0.8-1.5%.
+TEST(DatabaseCongestion, ShortWaitsThatTakeMuchOfTheRequestsTimeAreCongestion) {
+  TempDir fast, slow;
+  cbe_scaling(fast, {"response_time", "database", "cpu"}, {1, 1.2, 1.5, 2, 3});
+  cbe_scaling(slow, {"response_time", "database", "cpu"}, {10, 12, 15, 20, 30});
+  const double wait_ms[] = {0.05, 0.1, 0.2, 0.3, 0.45};
+  for (int k = 0; k < 5; ++k) {
+    const std::string id = "scaling-s" + std::to_string(k);
+    for (const TempDir* d : {&fast, &slow})
+      cbe_db_cpu_log(cbe_dir(*d, id), {{"BEGIN IMMEDIATE", 300, wait_ms[k]}}, 0.15, 2);
+  }
+  const NodeResult r = evaluate(fast.path(), "database_congestion");
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  const std::vector<Evidence> found = cbe_found(r);
+  ASSERT_FALSE(found.empty());
+  EXPECT_GT(found.back().values.value("wait_share", 0.0), 0.05);
+  EXPECT_EQ(evaluate(slow.path(), "database_congestion").status, Status::kNotDetected);
 }
 
 TEST(DatabaseCongestion, ServerLockWaitersGrowingWithLoadAreDetected) {

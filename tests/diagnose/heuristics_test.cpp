@@ -492,10 +492,31 @@ TEST(OneLaneBridge, TheDatabaseDemandIsTheServicesOwn) {
   }
 }
 
+// Per-instant CPU records (one "all" record per instant, 100 ms apart).
+void write_cpu_series(const std::string& dir, const std::vector<double>& per_instant) {
+  write_log(dir, [&](format::RecordSink& sink) {
+    const format::RecordSchema* schema =
+        format::find_builtin_schema("kieker.common.record.system.CPUUtilizationRecord");
+    for (size_t t = 0; t < per_instant.size(); ++t) {
+      for (const std::string id : {"all", "cpu0", "cpu1"}) {
+        format::Record r;
+        format::reset_to_defaults(r, schema);
+        r.values[static_cast<size_t>(schema->field_index("timestamp"))] =
+            kT0 + static_cast<int64_t>(t) * 100 * kMs;
+        r.values[static_cast<size_t>(schema->field_index("hostname"))] = std::string_view("node1");
+        r.values[static_cast<size_t>(schema->field_index("cpuID"))] = std::string_view(id);
+        r.values[static_cast<size_t>(schema->field_index("totalUtilization"))] = per_instant[t];
+        sink.on_record(r);
+      }
+    }
+  });
+}
+
 // Scenario tc10: a CPU-bound service a hair above the threshold (noise) is
-// no bridge; the same service far above it is. And a CPU at 85% explains
-// any wait (600 ms against M/M/c's 386 ms): the model is too sensitive to
-// the measured U there.
+// no bridge; the same service far above it is. And a CPU at 85% on average
+// that ran at 70% and 100% in turns (its mean's upper bound 94%) explains
+// 600 ms (M/M/2 allows 935 ms at 94%, 386 ms at 85%): near saturation the
+// model is too sensitive to U for its error to be ignored.
 TEST(OneLaneBridge, OnlyASignificantExcessOnAnUnsaturatedNodeIsABridge) {
   TempDir hair, far, busy;
   // 2 cores at 20%: the threshold is about 104.6 ms over 100 ms alone; the
@@ -503,11 +524,13 @@ TEST(OneLaneBridge, OnlyASignificantExcessOnAnUnsaturatedNodeIsABridge) {
   write_scaling(hair.path(), {100, 106, 106, 106, 106}, {"response_time", "cpu"}, 40);
   write_scaling(far.path(), {100, 160, 160, 160, 160}, {"response_time", "cpu"});
   write_scaling(busy.path(), {100, 600, 600, 600, 600}, {"response_time", "cpu"});
+  std::vector<double> busy_cpu(100);
+  for (size_t t = 0; t < busy_cpu.size(); ++t) busy_cpu[t] = t < 50 ? 0.7 : 1.0;
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
     write_cpu(experiment_dir(hair.path(), id), 0.2, 2);
     write_cpu(experiment_dir(far.path(), id), 0.2, 2);
-    write_cpu(experiment_dir(busy.path(), id), 0.85, 2);
+    write_cpu_series(experiment_dir(busy.path(), id), busy_cpu);
   }
   const NodeResult noise = evaluate(hair.path(), "one_lane_bridge");
   EXPECT_EQ(noise.status, Status::kNotDetected);
@@ -520,8 +543,35 @@ TEST(OneLaneBridge, OnlyASignificantExcessOnAnUnsaturatedNodeIsABridge) {
   ASSERT_FALSE(bridge.evidence.empty());
   EXPECT_LT(bridge.evidence[0].p_value, 0.05);
   EXPECT_EQ(evaluate(busy.path(), "one_lane_bridge").status, Status::kNotDetected);
-  EXPECT_EQ(evaluate_with(busy.path(), "one_lane_bridge", {{"max_model_utilization", 1.01}}).status,
+  EXPECT_EQ(evaluate_with(busy.path(), "one_lane_bridge", {{"utilization_bound", 0}}).status,
             Status::kDetected);
+}
+
+// The threshold rises steeply with U near saturation, so U's own error
+// must widen it (utilization_bound). Two CPUs at 70% on average: 240 ms
+// against 100 ms alone exceeds the 206 ms that M/M/2 explains at 70%. When
+// the CPU ran at 55% for the first half of each step and 85% for the
+// second, the mean's error is large (its 10 batch means spread from 0.55
+// to 0.85) and its upper bound (79%) explains 285 ms: not a bridge. The
+// same mean from instants that alternate (no autocorrelation, batch means
+// all 0.7) is as certain as it looks: a bridge.
+TEST(OneLaneBridge, AnUncertainUtilizationWidensTheThreshold) {
+  for (const bool blocks : {true, false}) {
+    TempDir d;
+    write_scaling(d.path(), {100, 240, 240, 240, 240}, {"response_time", "cpu"});
+    std::vector<double> series(100);
+    for (size_t t = 0; t < series.size(); ++t)
+      series[t] = (blocks ? t < 50 : t % 2 == 0) ? 0.55 : 0.85;
+    for (int k = 0; k < 5; ++k)
+      write_cpu_series(experiment_dir(d.path(), "scaling-s" + std::to_string(k)), series);
+    const NodeResult r = evaluate(d.path(), "one_lane_bridge");
+    EXPECT_EQ(r.status, blocks ? Status::kNotDetected : Status::kDetected) << r.reason;
+    const auto& point = r.charts["queueing"][0]["points"][0];
+    EXPECT_NEAR(point["utilization"].get<double>(), 0.7, 1e-9);
+    EXPECT_NEAR(point["utilization_bound"].get<double>(), blocks ? 0.79 : 0.7, 0.01);
+    EXPECT_EQ(evaluate_with(d.path(), "one_lane_bridge", {{"utilization_bound", 0}}).status,
+              Status::kDetected);
+  }
 }
 
 // Scenario tc15: a service of 4 ms alone that waits 17 ms at 12 users for a

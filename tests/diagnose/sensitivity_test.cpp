@@ -1,7 +1,7 @@
 // Parameter sensitivity on two stored runs: a service that violates its
-// requirement in 6 of 8 time buckets (Continuously Violated Requirements
-// found at min_violating_share 0.5, missed when it is doubled to 1.0) and
-// a service that meets it.
+// requirement in 5 of 8 time buckets (Continuously Violated Requirements
+// found at min_violating_share 0.5, missed when its odds are doubled, at
+// 2/3) and a service that meets it.
 #include "diagnose/sensitivity.hpp"
 
 #include <gtest/gtest.h>
@@ -38,7 +38,7 @@ const SensitivityRow* row_of(const SensitivityTable& t, const std::string& node,
 
 TEST(ParameterSensitivity, DoublingAThresholdThatDecidesACaseCountsItsWrongLabel) {
   TempDir results;
-  stored_case(results.path(), "slow", 300);
+  stored_case(results.path(), "slow", 250);
   stored_case(results.path(), "fine", 0);
   const std::string cases_file = results.path() + "/cases.txt";
   std::ofstream(cases_file) << "slow | slow most of the time | - | performance_problem "
@@ -58,9 +58,12 @@ TEST(ParameterSensitivity, DoublingAThresholdThatDecidesACaseCountsItsWrongLabel
   ASSERT_NE(cvr, nullptr);
   EXPECT_TRUE(cvr->not_scaled.empty());
   ASSERT_EQ(cvr->points.size(), 2u);
-  EXPECT_DOUBLE_EQ(cvr->points[0].value, 0.25);
+  // A share: its odds are scaled (0.5 -> 1/3 and 2/3), not the value
+  // (0.25 and 1.0, which no share can exceed).
+  EXPECT_TRUE(cvr->odds);
+  EXPECT_DOUBLE_EQ(cvr->points[0].value, 1.0 / 3);
   EXPECT_EQ(cvr->points[0].wrong, 0) << format_sensitivity(t);
-  EXPECT_DOUBLE_EQ(cvr->points[1].value, 1.0);
+  EXPECT_DOUBLE_EQ(cvr->points[1].value, 2.0 / 3);
   EXPECT_EQ(cvr->points[1].wrong, 1) << format_sensitivity(t);
   ASSERT_EQ(cvr->points[1].changed.size(), 1u);
   EXPECT_EQ(cvr->points[1].changed[0],
@@ -71,6 +74,8 @@ TEST(ParameterSensitivity, DoublingAThresholdThatDecidesACaseCountsItsWrongLabel
   const SensitivityRow* alpha = row_of(t, "*", "alpha");
   ASSERT_NE(alpha, nullptr);
   EXPECT_EQ(alpha->points.size(), 2u);
+  EXPECT_FALSE(alpha->odds);
+  EXPECT_DOUBLE_EQ(alpha->points[1].value, 0.1);
   const SensitivityRow* steps = row_of(t, "traffic_jam", "steps");
   ASSERT_NE(steps, nullptr);
   EXPECT_TRUE(steps->points.empty());

@@ -111,6 +111,40 @@ TEST(Robustness, LongjmpOverInstrumentedFramesKeepsOneTracePerRequest) {
   EXPECT_EQ(h.unmatched, 0);
 }
 
+// A frame at the bottom of a trace whose exit never comes (a pattern
+// switch brought a request handler's enter call back before its exit's;
+// every later request of that thread joined one 10-s trace). An exit
+// whose enter was not recorded proves that the frames opened deeper on the
+// stack returned: they are closed as left, and the trace ends there.
+TEST(Robustness, AnExitWithoutItsEnterClosesTheFramesThatReturnedBelowIt) {
+  std::string out = fresh_dir("missed_exit");
+  const int rounds = 200;
+  RunResult r = run_program({kPrograms + "/test_missed_exit", std::to_string(rounds)},
+                            env_for(out, {}));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::string log = only_log(out);
+  ASSERT_FALSE(log.empty()) << r.stderr_text;
+  LogContents c = read_contents(log);
+  ASSERT_TRUE(c.stats.ok) << (c.stats.errors.empty() ? "" : c.stats.errors[0]);
+  EXPECT_EQ(c.stats.lost_reported, 0u);
+  // The left operation's trace, then one per request (each request -> work).
+  ASSERT_EQ(static_cast<int64_t>(c.traces.size()), int64_t{rounds} + 1);
+  int64_t requests = 0;
+  for (const auto& [id, t] : c.traces) {
+    ASSERT_EQ(trace_problem(t), "") << "trace " << id;
+    ASSERT_FALSE(t.events.empty());
+    const std::string& root = t.events.front().operation;
+    if (root.find("missed.stuck") != std::string::npos) continue;
+    EXPECT_NE(root.find("request"), std::string::npos) << root;
+    ++requests;
+  }
+  EXPECT_EQ(requests, rounds);
+  EXPECT_EQ(count_with_cause(c, kUnwoundCause), 1);
+  HealthCounts h = read_health(log);
+  EXPECT_EQ(h.unwound, 1);
+  EXPECT_EQ(h.unmatched, 1);  // handler's exit
+}
+
 TEST(Robustness, ProbesInSignalHandlersAreRecordedOrCountedExactly) {
   std::string out = fresh_dir("signals");
   RunResult r =

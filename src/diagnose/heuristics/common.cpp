@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "analysis/stats_rank_test.hpp"
 #include "diagnose/stats/descriptive.hpp"
+#include "diagnose/stats/t_test.hpp"
 
 namespace sonde::diagnose::heuristics {
 
@@ -158,6 +160,38 @@ bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::
   return true;
 }
 
+std::vector<double> cpu_utilization_series(const Experiment& e) {
+  std::vector<double> out;
+  if (!e.has_probe("cpu")) return out;
+  const LogRecords& recs = log_records(e, "kieker.common.record.system.CPUUtilizationRecord");
+  if (!recs.error.empty()) return out;
+  std::set<std::string> pinned;
+  for (int c : e.sut_cpus) pinned.insert("cpu" + std::to_string(c));
+  // instant -> {sum, n} of the aggregate and of the cores
+  std::map<int64_t, std::pair<double, int>> all, cores;
+  for (const LogRecord& r : recs.records) {
+    const std::string id = r.text("cpuID");
+    if (!pinned.empty() && !pinned.count(id)) continue;
+    auto& slot = (id == "all" ? all : cores)[r.timestamp];
+    slot.first += r.number("totalUtilization");
+    ++slot.second;
+  }
+  for (const auto& [instant, sum] : all.empty() ? cores : all)
+    out.push_back(std::clamp(sum.first / sum.second, 0.0, 1.0));
+  return out;
+}
+
+double utilization_upper_bound(const std::vector<double>& series, double mean, double alpha) {
+  constexpr int kBoundBatches = 10;
+  if (series.size() < 2 * static_cast<size_t>(kBoundBatches)) return mean;
+  const double series_mean = stats::mean(series);
+  if (series_mean <= 0) return mean;
+  const std::vector<double> batches = stats::batch_means(series, kBoundBatches);
+  const double se = stats::stddev(batches) / std::sqrt(static_cast<double>(kBoundBatches));
+  const double t = stats::student_t_quantile(1 - alpha, kBoundBatches - 1);
+  return std::min(1.0, mean * (series_mean + t * se) / series_mean);
+}
+
 DatabaseServerSamples database_server_samples(const Experiment& e) {
   DatabaseServerSamples out;
   const auto status = e.samplers.find("postgresql");
@@ -169,16 +203,18 @@ DatabaseServerSamples database_server_samples(const Experiment& e) {
   }
   std::map<int64_t, std::map<std::string, double>> waiting;  // instant -> lock -> backends
   std::set<std::string> locks;
+  std::map<int64_t, double> cpu_at;
   double cpu = 0;
   bool cpu_seen = false;
   for (const SampledValue& v : e.samples) {
     if (v.source != "postgresql") continue;
     if (v.metric == "active") waiting[v.time_ns];  // every instant has an "active" row
-    if (v.metric == "cpu_s") cpu += v.value, cpu_seen = true;
+    if (v.metric == "cpu_s") cpu += v.value, cpu_seen = true, cpu_at[v.time_ns] += v.value;
     if (v.metric == "lock_waiting") waiting[v.time_ns][v.key] = v.value, locks.insert(v.key);
   }
   if (status->value("cpu", false) && cpu_seen) {
     out.cpu_s = cpu;
+    for (const auto& [instant, seconds] : cpu_at) out.cpu_per_instant.push_back(seconds);
   } else {
     out.cpu_reason = status->value("cpu_reason", std::string());
     if (out.cpu_reason.empty()) out.cpu_reason = "no CPU samples in the stable phase";

@@ -71,6 +71,18 @@ KeyedSeries keyed_series(const std::vector<const Experiment*>& series, const std
 // servers_for() picks the queueing models' server count from it.
 bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::string* error);
 
+// The utilization behind cpu_utilization's mean, per sampling instant in
+// time order (the aggregate "all" where it was sampled and no CPUs are
+// pinned, else the mean over the counted cores). Empty without records.
+std::vector<double> cpu_utilization_series(const Experiment& e);
+
+// Upper (1 - alpha) confidence bound of a mean utilization measured at
+// sampling instants: the series' mean plus t(1 - alpha, 9) times the
+// standard error of its 10 batch means (consecutive instants are
+// autocorrelated), scaled to `mean` (the measured utilization the series
+// stands for) and capped at 1. `mean` itself with fewer than 20 instants.
+double utilization_upper_bound(const std::vector<double>& series, double mean, double alpha);
+
 // Servers of the queueing models: the config's `cores`, else the cores the
 // CPU sampler saw, else run.json's `cores` (the measuring machine), else 1.
 int servers_for(const Context& ctx, int sampled_cores);
@@ -84,6 +96,7 @@ struct DatabaseServerSamples {
   std::string cpu_reason;  // why cpu_s is unknown
   size_t samples = 0;      // sampling instants
   int cpus = 0;            // CPUs the server may run on (its affinity); 0: unknown
+  std::vector<double> cpu_per_instant;  // the server's CPU seconds per instant, in time order
   // Locked object -> backends waiting for it at each sampling instant (0
   // where nobody waited), so every lock has `samples` values.
   std::map<std::string, std::vector<double>> lock_waiting;

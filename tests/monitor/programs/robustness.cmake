@@ -24,6 +24,12 @@ add_executable(test_stalled_writer ${CMAKE_CURRENT_LIST_DIR}/stalled_writer.cpp)
 target_link_libraries(test_stalled_writer PRIVATE sonde_monitor)
 target_compile_options(test_stalled_writer PRIVATE ${SONDE_WARNINGS})
 
+# Linked with libsonde (it switches monitoring with the C API) and
+# instrumented, so its hooks are libsonde's.
+add_executable(test_missed_exit ${CMAKE_CURRENT_LIST_DIR}/missed_exit.c)
+target_compile_options(test_missed_exit PRIVATE -finstrument-functions -O2)
+target_link_libraries(test_missed_exit PRIVATE sonde_monitor)
+
 set_property(GLOBAL APPEND PROPERTY SONDE_MONITOR_TEST_PROGRAMS test_longjmp_jumps
   test_signal_probes test_fork_register test_endless_server test_returns_at_close
-  test_stalled_writer)
+  test_stalled_writer test_missed_exit)

@@ -110,7 +110,7 @@ struct Work {
   size_t slot = 0;
   uint64_t site = 0;
   bool restore = false;
-  bool done = false;  // found in a loaded object and handled
+  bool done = false;          // found in a loaded object and handled
   bool exit_restore = false;  // restores an exit hook's call: in the first pass
 };
 
@@ -466,19 +466,18 @@ size_t apply_callsite_patches() {
   // first; every later request of that thread joined its trace). With the
   // exits back (and every core serialised) before any enter, each recorded
   // enter finds its exit. An exit without its enter is harmless.
-  size_t exit_restores = 0;
+  bool exits_to_restore = false;
   for (Work& item : work) {
     if (!item.restore) continue;
     auto it = w.patches.find(item.site);
     item.exit_restore = it != w.patches.end() && it->second.exit_hook;
-    exit_restores += item.exit_restore;
+    exits_to_restore = exits_to_restore || item.exit_restore;
   }
-  size_t restored_first = 0;
-  if (exit_restores != 0) {
-    Batch exits{&w, &work, false, 0, 0, false, true};
+  if (exits_to_restore) {
+    Batch exits{&w, &work, false};
+    exits.exit_restores_only = true;
     dl_iterate_phdr(visit_object, &exits);
-    restored_first = exits.restored;
-    if (restored_first != 0 && w.sync_core) {
+    if (exits.restored != 0 && w.sync_core) {
       syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0);
     }
   }

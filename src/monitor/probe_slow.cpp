@@ -91,40 +91,41 @@ RawEvent* close_unwound(ThreadState& t, RawEvent* p) {
   return p + 1;
 }
 
-// After a longjmp: the frames entered deeper than the probed function's
-// stack pointer, or an earlier call of the same function at the same stack
-// position, have been left. Only frames on this thread's own stack are
-// compared (a handler on an alternate stack or a coroutine's stack is not).
-RawEvent* pop_jumped_over(ThreadState& t, RawEvent* p, uint64_t key, uint64_t sp) {
+// Closes the open frames that have provably returned, innermost first:
+// those entered deeper on this thread's own stack than `sp`, and those at
+// `sp` itself that `returned_at_sp` says are gone. Only frames on this
+// thread's stack are compared (a handler on an alternate stack or a
+// coroutine's stack is not).
+template <typename ReturnedAtSp>
+RawEvent* close_frames_below(ThreadState& t, RawEvent* p, uint64_t sp,
+                             ReturnedAtSp returned_at_sp) {
   if (!on_this_stack(t, sp)) return p;
   while (t.depth > 0) {
     const ShadowFrame& top = t.shadow[t.depth - 1];
     if (!on_this_stack(t, top.sp)) break;
-    bool deeper = top.sp < sp;
-    bool same_call_again = top.sp == sp && (top.key & ~kDroppedTag) == key;
-    if (!deeper && !same_call_again) break;
+    if (top.sp > sp || (top.sp == sp && !returned_at_sp(top))) break;
     p = close_unwound(t, p);
   }
   return p;
 }
 
-// Before an exit whose enter was never recorded: the open frames entered
-// deeper on this stack than the exiting function returned before it did,
-// whether or not their exits were seen. Seen in a real run: a pattern
-// switch restored a request handler's enter call site before its exit's,
-// so the handler's frame stayed open, and every later request of that
-// thread joined one 10-s trace (its caller's exit came, unmatched, at
-// the end of every request). Closing them there ends the trace.
+// After a longjmp: the frames entered deeper than the probed function's
+// stack pointer, or an earlier call of the same function at the same stack
+// position, have been left.
+RawEvent* pop_jumped_over(ThreadState& t, RawEvent* p, uint64_t key, uint64_t sp) {
+  return close_frames_below(t, p, sp,
+                            [key](const ShadowFrame& f) { return (f.key & ~kDroppedTag) == key; });
+}
+
+// Before an exit whose enter was never recorded: every frame opened at or
+// below the exiting function's stack pointer returned before it did,
+// whether or not its exit was seen (at the same stack pointer: opened by
+// the exiting function itself, or by a sibling called before it from the
+// same place). Seen in a real run: a request handler's enter was recorded
+// and its exit not, and every later request of that thread joined one 10-s
+// trace; its caller's exit came, unmatched, at the end of every request.
 RawEvent* close_returned_below(ThreadState& t, RawEvent* p, uint64_t sp) {
-  if (!on_this_stack(t, sp)) return p;
-  while (t.depth > 0) {
-    const ShadowFrame& top = t.shadow[t.depth - 1];
-    // At the same stack pointer: opened by the exiting function itself (or
-    // a sibling called before it from the same place), returned as well.
-    if (!on_this_stack(t, top.sp) || top.sp > sp) break;
-    p = close_unwound(t, p);
-  }
-  return p;
+  return close_frames_below(t, p, sp, [](const ShadowFrame&) { return true; });
 }
 
 // The open frame an exit of `key` at `sp` belongs to, or -1: the nearest
@@ -262,8 +263,8 @@ void exit_slow(ThreadState& t, RawKind kind, uint64_t id, uint64_t key, uint64_t
       // An exit without its enter: ignored, and counted; what it proves
       // returned is closed.
       __atomic_store_n(&t.unmatched_exits, t.unmatched_exits + 1, __ATOMIC_RELAXED);
-      RawEvent* closed = close_returned_below(t, p, sp);
-      if (closed != nullptr && closed != p) t.cur.store(closed, std::memory_order_release);
+      p = close_returned_below(t, p, sp);
+      if (p != nullptr) t.cur.store(p, std::memory_order_release);
       return;
     }
     // The frames above it were left without their exits (longjmp over

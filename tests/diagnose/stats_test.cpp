@@ -131,6 +131,20 @@ TEST(BatchMeans, SplitsIntoEqualBatches) {
   EXPECT_DOUBLE_EQ(m[2], 5.5);
 }
 
+// Ten batches of two whose means alternate 0 and 2: their standard
+// deviation is sqrt(10/9), so the mean's error is sqrt(10/9)/sqrt(10) = 1/3
+// with 9 degrees of freedom. Fewer than two values per batch: no batch
+// error.
+TEST(BatchMeans, ErrorOfTheMeanFromTheBatches) {
+  std::vector<double> x;
+  for (int b = 0; b < 10; ++b) x.insert(x.end(), 2, b % 2 == 0 ? 0.0 : 2.0);
+  const MeanError e = batch_mean_error(x);
+  EXPECT_NEAR(e.se, 1.0 / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(e.df, 9);
+  x.pop_back();
+  EXPECT_DOUBLE_EQ(batch_mean_error(x).df, 0);
+}
+
 // Two marks of ten at the end: exactly 2 of the C(10,2) = 45 placements
 // are as far off-centre ({8, 9} and {0, 1}), so the exact p is 2/45.
 TEST(PositionTest, MatchesTheExactPermutationPValue) {

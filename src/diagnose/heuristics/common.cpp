@@ -112,7 +112,8 @@ KeyedSeries keyed_series(const std::vector<const Experiment*>& series, const std
   return out;
 }
 
-bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::string* error) {
+bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::string* error,
+                     std::vector<double>* per_instant) {
   if (!e.has_probe("cpu")) {
     *error = "experiment '" + e.id + "' ran without the cpu sampler";
     return false;
@@ -132,6 +133,8 @@ bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::
   std::set<std::string> ids;
   double core_sum = 0, all_sum = 0;
   size_t core_n = 0, all_n = 0;
+  // instant -> {sum, n}, of the aggregate and of the cores (per_instant)
+  std::map<int64_t, std::pair<double, int>> all_at, cores_at;
   for (const LogRecord& r : recs.records) {
     const double u = r.number("totalUtilization");
     const std::string id = r.text("cpuID");
@@ -144,6 +147,16 @@ bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::
       core_sum += u;
       ++core_n;
     }
+    if (per_instant != nullptr) {
+      auto& slot = (id == "all" ? all_at : cores_at)[r.timestamp];
+      slot.first += u;
+      ++slot.second;
+    }
+  }
+  if (per_instant != nullptr) {
+    per_instant->clear();
+    for (const auto& [instant, sum] : all_n > 0 ? all_at : cores_at)
+      per_instant->push_back(std::clamp(sum.first / sum.second, 0.0, 1.0));
   }
   if (recs.records.empty()) {
     *error = "experiment '" + e.id + "' has no CPUUtilizationRecord in its log";
@@ -160,36 +173,12 @@ bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::
   return true;
 }
 
-std::vector<double> cpu_utilization_series(const Experiment& e) {
-  std::vector<double> out;
-  if (!e.has_probe("cpu")) return out;
-  const LogRecords& recs = log_records(e, "kieker.common.record.system.CPUUtilizationRecord");
-  if (!recs.error.empty()) return out;
-  std::set<std::string> pinned;
-  for (int c : e.sut_cpus) pinned.insert("cpu" + std::to_string(c));
-  // instant -> {sum, n} of the aggregate and of the cores
-  std::map<int64_t, std::pair<double, int>> all, cores;
-  for (const LogRecord& r : recs.records) {
-    const std::string id = r.text("cpuID");
-    if (!pinned.empty() && !pinned.count(id)) continue;
-    auto& slot = (id == "all" ? all : cores)[r.timestamp];
-    slot.first += r.number("totalUtilization");
-    ++slot.second;
-  }
-  for (const auto& [instant, sum] : all.empty() ? cores : all)
-    out.push_back(std::clamp(sum.first / sum.second, 0.0, 1.0));
-  return out;
-}
-
 double utilization_upper_bound(const std::vector<double>& series, double mean, double alpha) {
-  constexpr int kBoundBatches = 10;
-  if (series.size() < 2 * static_cast<size_t>(kBoundBatches)) return mean;
+  const stats::MeanError error = stats::batch_mean_error(series);
   const double series_mean = stats::mean(series);
-  if (series_mean <= 0) return mean;
-  const std::vector<double> batches = stats::batch_means(series, kBoundBatches);
-  const double se = stats::stddev(batches) / std::sqrt(static_cast<double>(kBoundBatches));
-  const double t = stats::student_t_quantile(1 - alpha, kBoundBatches - 1);
-  return std::min(1.0, mean * (series_mean + t * se) / series_mean);
+  if (error.df <= 0 || series_mean <= 0) return mean;
+  const double t = stats::student_t_quantile(1 - alpha, error.df);
+  return std::min(1.0, mean * (series_mean + t * error.se) / series_mean);
 }
 
 DatabaseServerSamples database_server_samples(const Experiment& e) {

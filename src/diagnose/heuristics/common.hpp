@@ -69,18 +69,17 @@ KeyedSeries keyed_series(const std::vector<const Experiment*>& series, const std
 // and the number of cores: distinct cpuIDs other than the aggregate "all"
 // (0 when only "all" was sampled); false when there are no records.
 // servers_for() picks the queueing models' server count from it.
-bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::string* error);
-
-// The utilization behind cpu_utilization's mean, per sampling instant in
-// time order (the aggregate "all" where it was sampled and no CPUs are
-// pinned, else the mean over the counted cores). Empty without records.
-std::vector<double> cpu_utilization_series(const Experiment& e);
+// With `per_instant`, also the utilization at each sampling instant, in
+// time order (of the records the mean counts: the aggregate where it was
+// sampled, else the mean over the counted cores).
+bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::string* error,
+                     std::vector<double>* per_instant = nullptr);
 
 // Upper (1 - alpha) confidence bound of a mean utilization measured at
-// sampling instants: the series' mean plus t(1 - alpha, 9) times the
-// standard error of its 10 batch means (consecutive instants are
-// autocorrelated), scaled to `mean` (the measured utilization the series
-// stands for) and capped at 1. `mean` itself with fewer than 20 instants.
+// sampling instants: the series' mean plus t(1 - alpha, df) times its
+// batch-means error (stats::batch_mean_error), scaled to `mean` (the
+// measured utilization the series stands for) and capped at 1. `mean`
+// itself when the series is too short for batch means.
 double utilization_upper_bound(const std::vector<double>& series, double mean, double alpha);
 
 // Servers of the queueing models: the config's `cores`, else the cores the

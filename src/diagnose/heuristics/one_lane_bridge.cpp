@@ -109,22 +109,13 @@ std::map<std::string, double> database_demand_per_service(const Experiment& e, d
   return out;
 }
 
-// The standard error of a mean response time from batch means (10
-// consecutive batches, 9 degrees of freedom): consecutive requests share
-// the machine's state and are autocorrelated, so the per-request standard
-// error understates the noise of an experiment's mean (tc15's cart at 12
-// users: 0.071 ms per request, 0.188 ms from batch means). With fewer than
-// two requests per batch, the per-request error.
-struct MeanError {
-  double se = 0;
-  double df = 0;
-};
-constexpr int kBatches = 10;
-MeanError mean_error(const std::vector<double>& rt) {
-  if (rt.size() >= 2 * static_cast<size_t>(kBatches)) {
-    const std::vector<double> means = stats::batch_means(rt, kBatches);
-    return {stats::stddev(means) / std::sqrt(static_cast<double>(kBatches)), kBatches - 1.0};
-  }
+// The standard error of a mean response time: from batch means
+// (consecutive requests share the machine's state and are autocorrelated,
+// so the per-request error understates the noise of an experiment's mean:
+// tc15's cart at 12 users, 0.071 ms per request, 0.188 ms from batch
+// means), else, with too few requests for batches, per request.
+stats::MeanError mean_error(const std::vector<double>& rt) {
+  if (stats::MeanError e = stats::batch_mean_error(rt); e.df > 0) return e;
   if (rt.size() < 2) return {};
   return {stats::stddev(rt) / std::sqrt(static_cast<double>(rt.size())),
           static_cast<double>(rt.size() - 1)};
@@ -138,8 +129,8 @@ MeanError mean_error(const std::vector<double>& rt) {
 // 6.57, 6.27, 6.83, 6.08, 6.06 ms in six experiments of one run, while
 // each mean's own error was 0.05-0.33 ms). With one such experiment, its
 // own mean's error.
-MeanError demand_noise(const ExperimentData& data, const std::string& service,
-                       const std::vector<double>& single) {
+stats::MeanError demand_noise(const ExperimentData& data, const std::string& service,
+                              const std::vector<double>& single) {
   std::vector<double> means;
   for (const Experiment& e : data.experiments) {
     if (!e.complete() || e.users != 1) continue;
@@ -154,8 +145,8 @@ MeanError demand_noise(const ExperimentData& data, const std::string& service,
 // errors: the step mean's (batch means) and the threshold's, which moves
 // by `slope` ms per ms of the single-user mean. Welch-Satterthwaite
 // degrees of freedom. Returns P(excess this large | no excess).
-double p_above(double measured, double threshold, const MeanError& step, double slope,
-               const MeanError& demand) {
+double p_above(double measured, double threshold, const stats::MeanError& step, double slope,
+               const stats::MeanError& demand) {
   const double a = step.se * step.se;
   const double b = slope * slope * demand.se * demand.se;
   const double var = a + b;
@@ -209,6 +200,7 @@ class OneLaneBridge : public Heuristic {
     std::vector<double> util_model(steps.size());
     std::vector<double> db_util_model(steps.size(), -1);
     const bool bound = ctx.params.at("utilization_bound") != 0;
+    const bool noise_test = ctx.params.at("noise_test") != 0;
     std::vector<double> db_demand(steps.size(), 0);  // its CPU ms per request, all services
     // Per service, where the database calls could be attributed.
     std::vector<std::map<std::string, double>> db_demand_of(steps.size());
@@ -218,10 +210,11 @@ class OneLaneBridge : public Heuristic {
     for (size_t s = 0; s < steps.size(); ++s) {
       std::string error;
       int seen = 0;
-      if (!cpu_utilization(*steps[s], &util[s], &seen, &error)) return not_evaluated(error);
-      util_model[s] = bound ? utilization_upper_bound(cpu_utilization_series(*steps[s]), util[s],
-                                                      ctx.settings.alpha)
-                            : util[s];
+      std::vector<double> per_instant;
+      if (!cpu_utilization(*steps[s], &util[s], &seen, &error, bound ? &per_instant : nullptr))
+        return not_evaluated(error);
+      util_model[s] =
+          bound ? utilization_upper_bound(per_instant, util[s], ctx.settings.alpha) : util[s];
       sampled = std::max(sampled, seen);
       const DatabaseServerSamples db = database_server_samples(*steps[s]);
       if (!db.error.empty())
@@ -260,12 +253,12 @@ class OneLaneBridge : public Heuristic {
     for (const std::string& service : services) {
       const std::vector<double> base = single->response_times(service);
       if (base.empty()) continue;
-      const double rho_s = std::max(stats::mean(base), ctx.params.at("single_user_floor_ms"));
+      const double base_mean = stats::mean(base);
+      const double rho_s = std::max(base_mean, ctx.params.at("single_user_floor_ms"));
       // A floored demand is a constant and carries no noise.
-      const bool floored = rho_s > stats::mean(base);
-      const bool noise_test = ctx.params.at("noise_test") != 0;
-      const MeanError noise =
-          noise_test && !floored ? demand_noise(ctx.data, service, base) : MeanError{};
+      const bool floored = rho_s > base_mean;
+      const stats::MeanError noise =
+          noise_test && !floored ? demand_noise(ctx.data, service, base) : stats::MeanError{};
       bool found = false;
       nlohmann::json points = nlohmann::json::array();
       for (size_t s = 0; s < steps.size(); ++s) {

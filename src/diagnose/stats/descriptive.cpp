@@ -91,4 +91,10 @@ std::vector<double> batch_means(std::span<const double> series, int batches) {
   return out;
 }
 
+MeanError batch_mean_error(std::span<const double> series, int batches) {
+  if (batches < 2 || series.size() < 2 * static_cast<size_t>(batches)) return {};
+  const std::vector<double> means = batch_means(series, batches);
+  return {stddev(means) / std::sqrt(static_cast<double>(batches)), batches - 1.0};
+}
+
 }  // namespace sonde::diagnose::stats

@@ -42,4 +42,15 @@ std::vector<double> bootstrap_means(std::span<const double> values, int resample
 // response times are autocorrelated; batch means are nearly independent.
 std::vector<double> batch_means(std::span<const double> series, int batches);
 
+// The standard error of a series' mean from its batch means, with their
+// degrees of freedom (batches - 1): the error of an autocorrelated series
+// (response times, utilization samples), which the per-value error
+// understates. {0, 0} with fewer than two values per batch.
+struct MeanError {
+  double se = 0;
+  double df = 0;
+};
+inline constexpr int kBatchMeans = 10;  // the textbook count, 9 degrees of freedom
+MeanError batch_mean_error(std::span<const double> series, int batches = kBatchMeans);
+
 }  // namespace sonde::diagnose::stats

@@ -12,7 +12,8 @@ NODE.PARAM=VALUE overrides a heuristic parameter for this evaluation
 the default hierarchy and the requirements its run was made with. Prints
 `sonde diagnose --accuracy`'s table and exits with its status (4: some
 label wrong). A figure from this is a re-evaluation of stored data, not a
-fresh run (scenarios/README.md).
+fresh run (scenarios/README.md). The sonde binary is build/release's, or
+the one the environment variable SONDE names.
 """
 import concurrent.futures
 import json

@@ -145,6 +145,31 @@ TEST(BatchMeans, ErrorOfTheMeanFromTheBatches) {
   EXPECT_DOUBLE_EQ(batch_mean_error(x).df, 0);
 }
 
+// Too short for batch means (fewer than two values per batch): the error
+// of independent values, s / sqrt(n) with n - 1 degrees of freedom.
+TEST(BatchMeans, AShortSeriesFallsBackToTheErrorOfItsValues) {
+  const std::vector<double> x = {1, 2, 3};
+  const MeanError e = series_mean_error(x);
+  EXPECT_NEAR(e.se, 1 / std::sqrt(3.0), 1e-12);
+  EXPECT_DOUBLE_EQ(e.df, 2);
+  EXPECT_DOUBLE_EQ(series_mean_error(std::vector<double>{1}).df, 0);
+}
+
+// Two means with errors of 1 on 9 degrees of freedom each: the difference
+// has an error of sqrt(2) on 18 degrees of freedom (Welch-Satterthwaite:
+// 2^2 / (1/9 + 1/9)), and t(0.975, 18) = 2.1009 (tables), so a difference
+// of 2.1009 sqrt(2) has a one-sided p of 0.025. Equal means: 0.5. The two
+// directions add to 1. No error at all: the means decide.
+TEST(WelchFromErrors, CombinesTheErrorsAndTheirDegreesOfFreedom) {
+  const MeanError e{1, 9};
+  EXPECT_NEAR(p_greater(0, e, 2.1009 * std::sqrt(2.0), e), 0.025, 1e-4);
+  EXPECT_NEAR(p_greater(3, e, 3, e), 0.5, 1e-12);
+  const MeanError wide{2, 4};
+  EXPECT_NEAR(p_greater(1, e, 2.5, wide) + p_greater(2.5, wide, 1, e), 1, 1e-12);
+  EXPECT_DOUBLE_EQ(p_greater(1, {}, 2, {}), 0);
+  EXPECT_DOUBLE_EQ(p_greater(2, {}, 1, {}), 1);
+}
+
 // Two marks of ten at the end: exactly 2 of the C(10,2) = 45 placements
 // are as far off-centre ({8, 9} and {0, 1}), so the exact p is 2/45.
 TEST(PositionTest, MatchesTheExactPermutationPValue) {

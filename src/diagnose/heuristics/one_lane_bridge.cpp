@@ -109,18 +109,6 @@ std::map<std::string, double> database_demand_per_service(const Experiment& e, d
   return out;
 }
 
-// The standard error of a mean response time: from batch means
-// (consecutive requests share the machine's state and are autocorrelated,
-// so the per-request error understates the noise of an experiment's mean:
-// tc15's cart at 12 users, 0.071 ms per request, 0.188 ms from batch
-// means), else, with too few requests for batches, per request.
-stats::MeanError mean_error(const std::vector<double>& rt) {
-  if (stats::MeanError e = stats::batch_mean_error(rt); e.df > 0) return e;
-  if (rt.size() < 2) return {};
-  return {stats::stddev(rt) / std::sqrt(static_cast<double>(rt.size())),
-          static_cast<double>(rt.size() - 1)};
-}
-
 // How much one experiment's single-user mean of a service varies from
 // experiment to experiment: the standard deviation of its means over the
 // run's single-user experiments (the single-user test, a scaling series'
@@ -138,24 +126,16 @@ stats::MeanError demand_noise(const ExperimentData& data, const std::string& ser
     if (rt.size() >= 2) means.push_back(stats::mean(rt));
   }
   if (means.size() >= 2) return {stats::stddev(means), static_cast<double>(means.size() - 1)};
-  return mean_error(single);
+  return stats::series_mean_error(single);
 }
 
 // One-sided test that a step's mean lies above the threshold, with both
 // errors: the step mean's (batch means) and the threshold's, which moves
-// by `slope` ms per ms of the single-user mean. Welch-Satterthwaite
-// degrees of freedom. Returns P(excess this large | no excess).
+// by `slope` ms per ms of the single-user mean. Returns P(excess this
+// large | no excess).
 double p_above(double measured, double threshold, const stats::MeanError& step, double slope,
                const stats::MeanError& demand) {
-  const double a = step.se * step.se;
-  const double b = slope * slope * demand.se * demand.se;
-  const double var = a + b;
-  if (var <= 0) return measured > threshold ? 0 : 1;
-  double denominator = 0;
-  if (a > 0 && step.df > 0) denominator += a * a / step.df;
-  if (b > 0 && demand.df > 0) denominator += b * b / demand.df;
-  const double df = denominator > 0 ? var * var / denominator : 1;
-  return 1 - stats::student_t_cdf((measured - threshold) / std::sqrt(var), df);
+  return stats::p_greater(threshold, {slope * demand.se, demand.df}, measured, step);
 }
 
 class OneLaneBridge : public Heuristic {
@@ -303,7 +283,7 @@ class OneLaneBridge : public Heuristic {
             const double slope = floored                         ? 0
                                  : sut_threshold >= db_threshold ? sut_threshold / rho_s
                                                                  : 1;
-            p_over = p_above(measured, threshold, mean_error(rt), slope, noise);
+            p_over = p_above(measured, threshold, stats::series_mean_error(rt), slope, noise);
           } else {
             const double se = stats::stddev(rt) / std::sqrt(static_cast<double>(rt.size()));
             p_over = se > 0 ? 1 - stats::student_t_cdf((measured - threshold) / se,

@@ -97,4 +97,23 @@ MeanError batch_mean_error(std::span<const double> series, int batches) {
   return {stddev(means) / std::sqrt(static_cast<double>(batches)), batches - 1.0};
 }
 
+MeanError series_mean_error(std::span<const double> series) {
+  if (const MeanError e = batch_mean_error(series); e.df > 0) return e;
+  if (series.size() < 2) return {};
+  return {stddev(series) / std::sqrt(static_cast<double>(series.size())),
+          static_cast<double>(series.size() - 1)};
+}
+
+double p_greater(double mean_a, const MeanError& a, double mean_b, const MeanError& b) {
+  const double va = a.se * a.se;
+  const double vb = b.se * b.se;
+  const double var = va + vb;
+  if (var <= 0) return mean_b > mean_a ? 0 : 1;
+  double denominator = 0;
+  if (va > 0 && a.df > 0) denominator += va * va / a.df;
+  if (vb > 0 && b.df > 0) denominator += vb * vb / b.df;
+  const double df = denominator > 0 ? var * var / denominator : 1;
+  return 1 - student_t_cdf((mean_b - mean_a) / std::sqrt(var), df);
+}
+
 }  // namespace sonde::diagnose::stats

@@ -33,6 +33,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -497,6 +498,51 @@ size_t apply_callsite_patches() {
     syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0);
   }
   return batch.patched;
+}
+
+void publish_filter_after_exit_restore(const FunctionFilter* next, void (*publish)(void*),
+                                       void* arg) {
+  Writer& w = writer();
+  bool held = false;
+  for (int wait = 0; wait < 1000; ++wait) {
+    if (!w.busy.exchange(true, std::memory_order_acquire)) {
+      held = true;
+      break;
+    }
+    struct timespec pause {
+      0, 100'000
+    };
+    nanosleep(&pause, nullptr);
+  }
+  if (held && w.initialised && !g_off.load(std::memory_order_relaxed)) {
+    std::vector<Work> work;
+    for (size_t i = 0; i < kSlots; ++i) {
+      Slot& s = g_slots[i];
+      if (s.state.load(std::memory_order_acquire) != kPatched) continue;
+      if (!allowed(next, s.fn.load(std::memory_order_relaxed))) continue;
+      const uint64_t site = s.site.load(std::memory_order_relaxed);
+      auto it = w.patches.find(site);
+      if (it == w.patches.end() || !it->second.exit_hook) continue;
+      work.push_back({i, site, true, false, true});
+    }
+    if (!work.empty()) {
+      std::sort(work.begin(), work.end(),
+                [](const Work& a, const Work& b) { return a.site < b.site; });
+      Batch exits{&w, &work, false};
+      exits.exit_restores_only = true;
+      dl_iterate_phdr(visit_object, &exits);
+      for (const Work& item : work) {
+        if (item.done) continue;  // no loaded object maps it any more
+        w.patches.erase(item.site);
+        g_slots[item.slot].state.store(kMonitored, std::memory_order_release);
+      }
+      if (exits.restored != 0 && w.sync_core) {
+        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0);
+      }
+    }
+  }
+  publish(arg);
+  if (held) w.busy.store(false, std::memory_order_release);
 }
 
 CallsiteStats callsite_patch_stats() {

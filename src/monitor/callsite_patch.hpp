@@ -27,6 +27,20 @@ void request_callsite_patch(uint64_t fn, uint64_t return_address);
 // again (pattern reload). Returns the number of sites patched.
 size_t apply_callsite_patches();
 
+// Publishes a new function filter (`publish` stores it) after putting back
+// the exit hook calls of the functions it monitors again, and with the
+// patcher held meanwhile, so that no exit site is patched out between the
+// two. A function's enter call that could not be patched (about 1 in 16
+// sites) keeps calling the hook while the function is excluded, and records
+// as soon as the filter allows it; with its exits still NOPs that frame
+// never closed, and every later call on that thread nested under it (the
+// shop's request handler in run shop-full-3: one 10-s trace per test).
+// Any thread. If the patcher stays busy for 100 ms (a caller holding the
+// loader's lock while the writer waits for it), it publishes without.
+struct FunctionFilter;
+void publish_filter_after_exit_restore(const FunctionFilter* next, void (*publish)(void*),
+                                       void* arg);
+
 struct CallsiteStats {
   uint64_t requested = 0;      // distinct call sites the hooks asked to patch
   uint64_t patched = 0;        // sites made NOPs (enter and exit hooks)

@@ -6,17 +6,21 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <mutex>
 #include <unordered_set>
 #include <vector>
 
+#include "monitor/callsite_patch.hpp"
 #include "monitor/clock.hpp"
 #include "monitor/controller.hpp"
 #include "monitor/probe_busy.hpp"
 #include "monitor/symbolizer.hpp"
 #include "monitor/xray_mode.hpp"
+
+extern "C" void __cyg_profile_func_enter(void* fn, void* site);
 
 namespace sonde::monitor {
 
@@ -52,10 +56,42 @@ struct Collect {
   std::unordered_set<uint64_t>* culled_named;  // culled addresses that have a symbol
 };
 
+// Whether a module's code can reach the probes: it imports the enter hook
+// (an undefined symbol: -finstrument-functions code calling a shared
+// hook), it holds the hook that runs (libsonde, or a program that links
+// it statically), or it carries XRay's runtime (its sleds call sonde's
+// handler; XRay mode unpatches excluded functions, and the table keeps
+// them excluded in between). The other modules (libc, which defines glibc's empty
+// hooks, libstdc++, libdw, ...) never call a probe, so their functions need
+// no decision: skipping them spares demangling and matching thousands of
+// symbols on every rebuild, and the first rebuild runs at start-up.
+// `name` is `symbol`, or `symbol@VERSION` (a versioned import in .symtab:
+// glibc's __cyg_profile_func_enter@GLIBC_2.2.5 in a program linked without
+// libsonde).
+bool names(const char* name, const char* symbol) {
+  const size_t n = std::strlen(symbol);
+  return std::strncmp(name, symbol, n) == 0 && (name[n] == '\0' || name[n] == '@');
+}
+
+bool reaches_the_probes(Dwfl_Module* mod, int symbols) {
+  const auto ours = reinterpret_cast<uint64_t>(&__cyg_profile_func_enter);
+  for (int i = 0; i < symbols; ++i) {
+    GElf_Sym sym;
+    GElf_Addr addr = 0;
+    const char* name = dwfl_module_getsym_info(mod, i, &sym, &addr, nullptr, nullptr, nullptr);
+    if (name == nullptr) continue;
+    if (names(name, "__xray_FunctionEntry")) return true;
+    if (!names(name, "__cyg_profile_func_enter")) continue;
+    if (sym.st_shndx == SHN_UNDEF || addr == ours) return true;
+  }
+  return false;
+}
+
 int collect_module(Dwfl_Module* mod, void** /*userdata*/, const char* /*name*/, Dwarf_Addr /*base*/,
                    void* arg) {
   auto* ctx = static_cast<Collect*>(arg);
   int n = dwfl_module_getsymtab(mod);
+  if (n <= 0 || !reaches_the_probes(mod, n)) return DWARF_CB_OK;
   for (int i = 0; i < n; ++i) {
     GElf_Sym sym;
     GElf_Addr addr = 0;
@@ -117,22 +153,31 @@ const FunctionFilter* build_table(const std::vector<uint64_t>& excluded) {
 
 // Called with in.mu held.
 void rebuild_locked(FilterInputs& in) {
-  const FunctionFilter* filter = build_table(excluded_functions(in.patterns, in.culled));
-  if (const FunctionFilter* old = g_function_filter.exchange(filter, std::memory_order_acq_rel)) {
-    in.retired.push_back(old);
-  }
-  in.published_ns.store(monotonic_ns_now(), std::memory_order_release);
+  struct Publish {
+    FilterInputs* in;
+    const FunctionFilter* filter;
+  } next{&in, build_table(excluded_functions(in.patterns, in.culled))};
+  // Exit hook calls come back before the filter lets their enters record
+  // (callsite_patch.hpp).
+  publish_filter_after_exit_restore(
+      next.filter,
+      [](void* arg) {
+        auto* p = static_cast<Publish*>(arg);
+        if (const FunctionFilter* old =
+                g_function_filter.exchange(p->filter, std::memory_order_acq_rel)) {
+          p->in->retired.push_back(old);
+        }
+        p->in->published_ns.store(monotonic_ns_now(), std::memory_order_release);
+      },
+      &next);
 }
 
 }  // namespace
 
 PatternMatch match_patterns(const PatternSet& patterns, std::string_view name) {
-  PatternMatch result = PatternMatch::kNone;
-  for (const PatternRule& r : patterns.rules()) {
-    if (glob_match(r.glob, name))
-      result = r.include ? PatternMatch::kIncluded : PatternMatch::kExcluded;
-  }
-  return result;
+  const PatternRule* r = patterns.deciding_rule(name);
+  if (r == nullptr) return PatternMatch::kNone;
+  return r->include ? PatternMatch::kIncluded : PatternMatch::kExcluded;
 }
 
 void rebuild_function_filter(const PatternSet& patterns) {

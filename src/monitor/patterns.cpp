@@ -47,15 +47,35 @@ std::string PatternSet::parse(std::string_view text) {
     rules.push_back({line.front() == '+', std::string(glob)});
   }
   rules_ = std::move(rules);
+  exact_.clear();
+  wildcard_.clear();
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    if (rules_[i].glob.find_first_of("*?") == std::string::npos)
+      exact_[rules_[i].glob] = i;  // a later rule for the same name replaces the index
+    else
+      wildcard_.push_back(i);
+  }
   return "";
 }
 
-bool PatternSet::monitored(std::string_view name) const {
-  bool result = true;
-  for (const PatternRule& r : rules_) {
-    if (glob_match(r.glob, name)) result = r.include;
+const PatternRule* PatternSet::deciding_rule(std::string_view name) const {
+  constexpr size_t kNone = static_cast<size_t>(-1);
+  size_t last = kNone;
+  if (auto it = exact_.find(name); it != exact_.end()) last = it->second;
+  // The last wildcard rule that matches, if it comes after the exact one.
+  for (auto k = wildcard_.rbegin(); k != wildcard_.rend(); ++k) {
+    if (last != kNone && *k < last) break;
+    if (glob_match(rules_[*k].glob, name)) {
+      last = *k;
+      break;
+    }
   }
-  return result;
+  return last == kNone ? nullptr : &rules_[last];
+}
+
+bool PatternSet::monitored(std::string_view name) const {
+  const PatternRule* r = deciding_rule(name);
+  return r == nullptr || r->include;
 }
 
 }  // namespace sonde::monitor

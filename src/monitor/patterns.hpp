@@ -4,8 +4,11 @@
 // last matching rule wins; a name no rule matches is monitored.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace sonde::monitor {
@@ -21,11 +24,25 @@ class PatternSet {
   // the bad line; on error the set is unchanged.
   std::string parse(std::string_view text);
   bool monitored(std::string_view name) const;
+  // The rule that decides `name`: the last one that matches it; nullptr
+  // when none does.
+  const PatternRule* deciding_rule(std::string_view name) const;
   bool empty() const { return rules_.empty(); }
   const std::vector<PatternRule>& rules() const { return rules_; }
 
  private:
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   std::vector<PatternRule> rules_;
+  // A rule without '*' or '?' matches one name, so it is looked up by that
+  // name (the index of the last such rule per name): a culling report's
+  // thousands of "-name" lines cost one lookup per function instead of one
+  // comparison per rule. Every function symbol of the process is matched
+  // on each rebuild of the function filter, the first at start-up.
+  std::unordered_map<std::string, size_t, NameHash, std::equal_to<>> exact_;
+  std::vector<size_t> wildcard_;  // indices of the other rules, in order
 };
 
 bool glob_match(std::string_view glob, std::string_view text);

@@ -33,3 +33,16 @@ target_link_libraries(test_missed_exit PRIVATE sonde_monitor)
 set_property(GLOBAL APPEND PROPERTY SONDE_MONITOR_TEST_PROGRAMS test_longjmp_jumps
   test_signal_probes test_fork_register test_endless_server test_returns_at_close
   test_stalled_writer test_missed_exit)
+
+# A function whose enter hook call cannot be patched out, in assembly for
+# its layout (x86-64 only, as call-site patching is), called across a
+# pattern switch; linked with libsonde, which it switches with the C API.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  enable_language(ASM)
+  add_executable(test_unpatchable_enter ${CMAKE_CURRENT_LIST_DIR}/unpatchable_enter.c
+    ${CMAKE_CURRENT_LIST_DIR}/unpatchable_enter.S)
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/unpatchable_enter.c PROPERTIES
+    COMPILE_OPTIONS "-finstrument-functions;-O2")
+  target_link_libraries(test_unpatchable_enter PRIVATE sonde_monitor Threads::Threads)
+  set_property(GLOBAL APPEND PROPERTY SONDE_MONITOR_TEST_PROGRAMS test_unpatchable_enter)
+endif()

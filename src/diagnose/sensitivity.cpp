@@ -79,7 +79,7 @@ HierarchyNode* find_node(HierarchyNode& n, const std::string& id) {
   return nullptr;
 }
 
-std::string num(double v) {
+std::string short_number(double v) {
   std::ostringstream s;
   s << std::setprecision(4) << v;
   return s.str();
@@ -201,14 +201,14 @@ std::string format_sensitivity(const SensitivityTable& t) {
   std::ostringstream out;
   out << "Parameter sensitivity: re-evaluation of stored data (" << t.cases
       << " cases), wrong labels (misses + false alarms) at each factor; at 1x: " << t.baseline_wrong
-      << " wrong, mean balanced accuracy " << num(t.baseline_accuracy) << "\n";
+      << " wrong, mean balanced accuracy " << short_number(t.baseline_accuracy) << "\n";
   out << std::left << std::setw(36) << "node" << std::setw(26) << "parameter" << std::right
       << std::setw(10) << "value";
-  for (double f : t.factors) out << std::setw(10) << (num(f) + "x");
+  for (double f : t.factors) out << std::setw(10) << (short_number(f) + "x");
   out << "  labels that change\n";
   for (const SensitivityRow& r : t.rows) {
     out << std::left << std::setw(36) << r.node << std::setw(26) << r.parameter << std::right
-        << std::setw(10) << (r.odds ? num(r.value) + "*" : num(r.value));
+        << std::setw(10) << (r.odds ? short_number(r.value) + "*" : short_number(r.value));
     if (!r.not_scaled.empty()) {
       out << "  not varied: " << r.not_scaled << "\n";
       continue;
@@ -217,7 +217,7 @@ std::string format_sensitivity(const SensitivityTable& t) {
     for (const SensitivityPoint& p : r.points) {
       out << std::setw(10) << p.wrong;
       for (const std::string& c : p.changed)
-        changes += (changes.empty() ? "" : "; ") + num(p.factor) + "x " + c;
+        changes += (changes.empty() ? "" : "; ") + short_number(p.factor) + "x " + c;
     }
     out << "  " << changes << "\n";
   }
@@ -289,12 +289,12 @@ std::string sensitivity_svg(const SensitivityTable& t) {
       << t.cases << " cases; 1x: " << t.baseline_wrong << ")</text>\n";
   for (size_t c = 0; c < columns.size(); ++c)
     svg << "<text x=\"" << label_w + static_cast<int>(c) * cell_w + cell_w / 2 << "\" y=\""
-        << top - 8 << "\" text-anchor=\"middle\">" << num(columns[c]) << "x</text>\n";
+        << top - 8 << "\" text-anchor=\"middle\">" << short_number(columns[c]) << "x</text>\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     const SensitivityRow& r = *rows[i];
     const int y = top + static_cast<int>(i) * cell_h;
     svg << "<text x=\"8\" y=\"" << y + 13 << "\">" << esc(r.node + " · " + r.parameter) << " ("
-        << num(r.value) << ")</text>\n";
+        << short_number(r.value) << ")</text>\n";
     for (size_t c = 0; c < columns.size(); ++c) {
       int wrong = t.baseline_wrong;
       for (const SensitivityPoint& p : r.points)

@@ -27,6 +27,7 @@
 #include "diagnose/database/postgres_server.hpp"
 #include "diagnose/engine/config.hpp"
 #include "diagnose/heuristic.hpp"
+#include "diagnose/load/driver.hpp"
 #include "diagnose/load/profile.hpp"
 
 namespace sonde::diagnose::engine {
@@ -135,7 +136,23 @@ class Engine {
   void expect_total(const std::vector<SeriesPlan>& plans, bool at_most = false);
 
  private:
+  // One SUT process and what the experiments it serves share (engine_run.cpp).
   struct RunningSut;
+  // Consecutive phases of `plan` on one SUT: started, driven, measured, stopped.
+  bool run_segment(const SeriesPlan& plan, const std::vector<std::size_t>& segment);
+  // The SUT's command line: under `sonde run` when monitored, the config's
+  // command with {port}, {database} and {broker} filled in.
+  std::vector<std::string> sut_command(const RunningSut& sut,
+                                       const std::vector<const ExperimentSpec*>& todo) const;
+  // Starts it and waits until it accepts connections; false (after fail(),
+  // with the first experiment recorded as failed) when it cannot.
+  bool start_sut(RunningSut& sut, const std::vector<const ExperimentSpec*>& todo);
+  // Drives load against it while watching it and the cancel flag.
+  load::LoadResult drive(RunningSut& sut, int users, double ramp_up, double stable,
+                         double cool_down, bool settle, load::LoadOptions::Callback begin,
+                         load::LoadOptions::Callback end);
+  // Runs and stores one experiment; false when it is incomplete.
+  bool measure(RunningSut& sut, const ExperimentSpec& spec);
   double planned_seconds(const SeriesPlan& plan) const;
   void write_run_json();
   void write_experiment_json(const ExperimentResult& r);

@@ -4,6 +4,7 @@
 // follows from the planted parameters, not from the seeded noise.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 
 #include "diagnose/diagnosis.hpp"
@@ -81,6 +82,12 @@ std::map<std::string, double> neighbour_rule(double rank_test) {
   return {{"window_rule", 0}, {"min_growth_share", 0}, {"rank_test", rank_test}};
 }
 
+// Windows 1-4 at the given levels (ms), each with the same jitter of
+// 0-0.45 ms (mean 0.225 ms).
+void write_ramp_levels(const TempDir& d, std::array<double, 4> levels) {
+  write_ramp_windows(d, [levels](int w, int i) { return levels[w - 1] + (i % 10) * 0.05; });
+}
+
 TEST(TheRamp, APauseInOneWindowDoesNotHideTheRampFromTheRankTest) {
   // Medians 5, 6, 7, 8 ms; window 3 catches two 300-ms pauses, so its mean
   // (about 10 ms) is above window 4's: a test on means sees no increase
@@ -144,8 +151,7 @@ TEST(TheRamp, WindowsThatFallOnceByBothTestsAreNoRamp) {
 // sees the ramp; the thesis' neighbour rule does not.
 TEST(TheRamp, ARampWhoseLastWindowDipsIsStillARamp) {
   TempDir d;
-  const double level[] = {0, 1.0, 5.2, 7.0, 6.1};
-  write_ramp_windows(d, [&level](int w, int i) { return level[w] + (i % 10) * 0.05; });
+  write_ramp_levels(d, {1.0, 5.2, 7.0, 6.1});
   const NodeResult r = evaluate(d.path(), "the_ramp");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
   ASSERT_EQ(r.evidence.size(), 4u);  // windows 2, 3, 4 against window 1, then the growth
@@ -158,8 +164,7 @@ TEST(TheRamp, ARampWhoseLastWindowDipsIsStillARamp) {
 // state that accumulates does not go away.
 TEST(TheRamp, AWindowBackAtTheStartIsNoRamp) {
   TempDir d;
-  const double level[] = {0, 1.0, 6.0, 1.0, 7.0};
-  write_ramp_windows(d, [&level](int w, int i) { return level[w] + (i % 10) * 0.05; });
+  write_ramp_levels(d, {1.0, 6.0, 1.0, 7.0});
   const NodeResult r = evaluate(d.path(), "the_ramp");
   EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
   ASSERT_EQ(r.evidence.size(), 4u);
@@ -174,8 +179,7 @@ TEST(TheRamp, AWindowBackAtTheStartIsNoRamp) {
 // what makes the service miss its requirement.
 TEST(TheRamp, ADriftOfAFewPerCentIsNoRamp) {
   TempDir d;
-  const double level[] = {0, 5.0, 5.4, 6.1, 6.9};
-  write_ramp_windows(d, [&level](int w, int i) { return level[w] + (i % 10) * 0.05; });
+  write_ramp_levels(d, {5.0, 5.4, 6.1, 6.9});
   const NodeResult r = evaluate(d.path(), "the_ramp");
   EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
   ASSERT_EQ(r.evidence.size(), 4u);

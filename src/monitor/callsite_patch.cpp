@@ -395,6 +395,18 @@ int visit_object(dl_phdr_info* info, size_t /*size*/, void* arg) {
   return 0;
 }
 
+// The first pass of a restore: the exit hook calls among `work` (those
+// marked exit_restore) come back, then every core is serialised, before
+// any enter call can come back or record.
+void restore_exit_sites(Writer& w, std::vector<Work>& work) {
+  Batch exits{&w, &work, false};
+  exits.exit_restores_only = true;
+  dl_iterate_phdr(visit_object, &exits);
+  if (exits.restored != 0 && w.sync_core) {
+    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0);
+  }
+}
+
 }  // namespace
 
 void request_callsite_patch(uint64_t fn, uint64_t return_address) {
@@ -474,14 +486,7 @@ size_t apply_callsite_patches() {
     item.exit_restore = it != w.patches.end() && it->second.exit_hook;
     exits_to_restore = exits_to_restore || item.exit_restore;
   }
-  if (exits_to_restore) {
-    Batch exits{&w, &work, false};
-    exits.exit_restores_only = true;
-    dl_iterate_phdr(visit_object, &exits);
-    if (exits.restored != 0 && w.sync_core) {
-      syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0);
-    }
-  }
+  if (exits_to_restore) restore_exit_sites(w, work);
   Batch batch{&w, &work, monotonic_ns_now() - function_filter_published_ns() >= kExitGraceNs,
               0,  0,     false};
   dl_iterate_phdr(visit_object, &batch);
@@ -528,16 +533,11 @@ void publish_filter_after_exit_restore(const FunctionFilter* next, void (*publis
     if (!work.empty()) {
       std::sort(work.begin(), work.end(),
                 [](const Work& a, const Work& b) { return a.site < b.site; });
-      Batch exits{&w, &work, false};
-      exits.exit_restores_only = true;
-      dl_iterate_phdr(visit_object, &exits);
+      restore_exit_sites(w, work);
       for (const Work& item : work) {
         if (item.done) continue;  // no loaded object maps it any more
         w.patches.erase(item.site);
         g_slots[item.slot].state.store(kMonitored, std::memory_order_release);
-      }
-      if (exits.restored != 0 && w.sync_core) {
-        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0);
       }
     }
   }

@@ -56,6 +56,14 @@ struct Collect {
   std::unordered_set<uint64_t>* culled_named;  // culled addresses that have a symbol
 };
 
+// `name` is `symbol`, or `symbol@VERSION` (a versioned import in .symtab:
+// glibc's __cyg_profile_func_enter@GLIBC_2.2.5 in a program linked without
+// libsonde).
+bool names(const char* name, const char* symbol) {
+  const size_t n = std::strlen(symbol);
+  return std::strncmp(name, symbol, n) == 0 && (name[n] == '\0' || name[n] == '@');
+}
+
 // Whether a module's code can reach the probes: it imports the enter hook
 // (an undefined symbol: -finstrument-functions code calling a shared
 // hook), it holds the hook that runs (libsonde, or a program that links
@@ -65,14 +73,6 @@ struct Collect {
 // hooks, libstdc++, libdw, ...) never call a probe, so their functions need
 // no decision: skipping them spares demangling and matching thousands of
 // symbols on every rebuild, and the first rebuild runs at start-up.
-// `name` is `symbol`, or `symbol@VERSION` (a versioned import in .symtab:
-// glibc's __cyg_profile_func_enter@GLIBC_2.2.5 in a program linked without
-// libsonde).
-bool names(const char* name, const char* symbol) {
-  const size_t n = std::strlen(symbol);
-  return std::strncmp(name, symbol, n) == 0 && (name[n] == '\0' || name[n] == '@');
-}
-
 bool reaches_the_probes(Dwfl_Module* mod, int symbols) {
   const auto ours = reinterpret_cast<uint64_t>(&__cyg_profile_func_enter);
   for (int i = 0; i < symbols; ++i) {

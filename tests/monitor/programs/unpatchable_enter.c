@@ -19,8 +19,8 @@ void unpatchable_enter(void);
 extern const unsigned char unpatchable_enter_enter_call[];
 extern const unsigned char unpatchable_enter_exit_call[];
 
-static volatile int g_stop;
-static volatile long g_calls;
+static int g_stop;            /* read and written with __atomic builtins */
+static volatile long g_calls; /* the caller's only; read after the join */
 
 __attribute__((noinline)) static void outer(void) {
   unpatchable_enter();
@@ -29,7 +29,7 @@ __attribute__((noinline)) static void outer(void) {
 
 __attribute__((no_instrument_function)) static void* caller(void* arg) {
   (void)arg;
-  while (!g_stop) outer();
+  while (!__atomic_load_n(&g_stop, __ATOMIC_RELAXED)) outer();
   return NULL;
 }
 
@@ -66,7 +66,7 @@ __attribute__((no_instrument_function)) int main(int argc, char** argv) {
   fprintf(stderr, "exit hook call back when the patterns returned: %s\n",
           is_call(unpatchable_enter_exit_call) ? "yes" : "no");
   sleep_ms(monitored_ms);
-  g_stop = 1;
+  __atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);
   pthread_join(thread, NULL);
   printf("%ld\n", (long)g_calls);
   return 0;

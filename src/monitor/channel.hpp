@@ -21,6 +21,13 @@ struct ThreadChannel {
   std::atomic<Buffer*> current{nullptr};  // the buffer being filled, for partial flushes
   std::atomic<uint64_t> handed_off{0};    // buffers pushed by the thread
   std::atomic<bool> exited{false};
+  // Set by the thread's exit handler before its final hand-off, with the
+  // events its last buffer holds then: the closing writer waits for that
+  // hand-off (it may come after the final drains) and, if it never
+  // arrives, reports those events as lost.
+  std::atomic<bool> ending{false};
+  Buffer* ending_buffer = nullptr;
+  size_t ending_used = 0;
   // Writer side.
   uint64_t processed = 0;            // buffers the writer has consumed
   Buffer* partial_buffer = nullptr;  // buffer whose prefix was already written

@@ -139,6 +139,14 @@ void thread_exit(void* arg) {
   if (handing_off) t.status = kThreadInProbe;  // a handler's probe from here on only counts itself
   {
     MonitorLock lock(state().channels_mu);
+    if (handing_off) {
+      ch->ending_buffer = t.buffer;
+      RawEvent* cur = t.cur.load(std::memory_order_relaxed);
+      ch->ending_used = t.buffer != nullptr && cur >= t.buffer->events
+                            ? static_cast<size_t>(cur - t.buffer->events)
+                            : 0;
+      ch->ending.store(true, std::memory_order_release);
+    }
     if (t.channel == ch) ch->state = nullptr;
     add_health(t);
   }
@@ -576,11 +584,50 @@ void write_health_record(State& s, const Health& h) {
   s.core->record(b.take());
 }
 
+// A thread ending while the log closes hands off its final buffer from its
+// exit handler. drain_partial skips it once its state is gone, so when that
+// hand-off lands after drain_full its events would never be written (seen
+// under ASan: a worker that unwinds when monitoring stops lost its whole
+// trace). The closing writer waits for such hand-offs, bounded; one that
+// never arrives is reported as lost. Called with core_mu held.
+bool ending_hand_off_pending(State& s, bool report) {
+  MonitorLock lock(s.channels_mu);
+  bool pending = false;
+  for (ThreadChannel* ch : s.channels) {
+    if (!ch->ending.load(std::memory_order_acquire)) continue;
+    if (ch->exited.load(std::memory_order_acquire) &&
+        ch->handed_off.load(std::memory_order_acquire) == ch->processed)
+      continue;
+    pending = true;
+    if (report) {
+      size_t done = ch->partial_buffer == ch->ending_buffer ? ch->partial_done : 0;
+      if (ch->ending_used > done)
+        s.core->report_loss(ch->index, ch->ending_used - done,
+                            "thread ending at close: final buffer not received in time");
+    }
+  }
+  return pending;
+}
+
+void drain_ending_threads(State& s) {
+  constexpr int kSteps = 2000;  // 100 us each: 200 ms at most
+  for (int i = 0; i < kSteps; ++i) {
+    drain_full(s);
+    if (!ending_hand_off_pending(s, /*report=*/false)) return;
+    timespec nap{0, 100000};
+    nanosleep(&nap, nullptr);
+  }
+  drain_full(s);
+  ending_hand_off_pending(s, /*report=*/true);
+}
+
 void final_drain(State& s, bool closing) {
   MonitorLock lock(s.core_mu);
   if (!s.core || s.closed) return;
   drain_full(s);
   drain_partial(s);
+  // (In synchronous mode a hand-off writes under core_mu itself: no wait.)
+  if (closing && !s.config.synchronous) drain_ending_threads(s);
   report_thread_losses(s);
   drain_diagnostics(*s.core);
   if (closing) {

@@ -9,6 +9,8 @@ packages=(
   libzstd-dev liblz4-dev zlib1g-dev
   liblzma-dev libbz2-dev
   libdw-dev libelf-dev
+  # Culling decodes functions to find exit hook calls compiled as tail jumps.
+  libcapstone-dev
   nlohmann-json3-dev libcli11-dev
   libsqlite3-dev sqlite3
   # The database probe's libpq test (tests/monitor/interpose_libpq_test.cpp)

@@ -34,14 +34,18 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "monitor/callsite_code.hpp"
 #include "monitor/clock.hpp"
 #include "monitor/controller.hpp"
 #include "monitor/function_filter.hpp"
+#include "monitor/symbolizer.hpp"
+#include "monitor/tail_exits.hpp"
 
 extern "C" void __cyg_profile_func_enter(void* fn, void* site);
 extern "C" void __cyg_profile_func_exit(void* fn, void* site);
@@ -61,6 +65,7 @@ enum SlotState : uint32_t {
   kUnpatchable = 3,  // no atomic store can replace it: left as it is
   kRejected = 4,     // not a recognised hook call (or its code is gone)
   kMonitored = 5,    // its function is monitored (again): a new request re-arms it
+  kCovered = 6,      // a tail exit whose function's tail jumps another site's patch made `ret`
 };
 
 struct Slot {
@@ -80,6 +85,7 @@ std::atomic<bool> g_table_full{false};
 std::atomic<uint64_t> g_requested{0};
 std::atomic<uint64_t> g_patched{0};
 std::atomic<uint64_t> g_patched_exits{0};
+std::atomic<uint64_t> g_patched_tails{0};
 std::atomic<uint64_t> g_restored{0};
 std::atomic<uint64_t> g_unpatchable{0};
 std::atomic<uint64_t> g_rejected{0};
@@ -105,6 +111,15 @@ struct Patch {
   std::string object;  // the module it lies in and its base: a restore checks both
   uint64_t base = 0;
   bool exit_hook = false;  // restored before the enter hooks (apply_callsite_patches)
+  // A tail exit (tail_exits.hpp): the site is a caller's return address;
+  // what was patched is every `jmp` to the exit hook in function `fn`, each
+  // one's first byte now `ret` (length 0 above: nothing at `start`).
+  struct TailJumpPatch {
+    uint64_t address;
+    uint8_t original;
+  };
+  std::vector<TailJumpPatch> tails;
+  uint64_t fn = 0;
 };
 
 struct Work {
@@ -125,6 +140,11 @@ struct Writer {
   uint64_t seen_requests = 0;
   bool deferred = false;                        // exit sites waiting for their grace period
   std::unordered_map<uint64_t, Patch> patches;  // by site (return address)
+  // Tail exits: the site whose patch holds each function's tail jumps, and
+  // the functions found to have none (not decoded again).
+  std::unordered_map<uint64_t, uint64_t> tail_owner;
+  std::unordered_set<uint64_t> no_tail_jumps;
+  std::unique_ptr<Symbolizer> symbols;  // function sizes, for decoding
   long page_size = 4096;
   bool sync_core = false;  // membarrier SYNC_CORE registered
 };
@@ -302,15 +322,19 @@ struct Batch {
 
 // Verifies and patches one requested site of `obj`. Returns the new slot
 // state, or kRequested to try again later.
-uint32_t patch_site(Batch& b, const ObjectView& obj, const Segment& seg, uint64_t ret) {
+uint32_t patch_tail_exits(Batch& b, const ObjectView& obj, uint64_t fn, uint64_t ret);
+
+uint32_t patch_site(Batch& b, const ObjectView& obj, const Segment& seg, uint64_t ret,
+                    uint64_t fn) {
   Writer& w = *b.w;
   if (ret < seg.begin + 6) return kRejected;
   uint8_t before[6];
   std::memcpy(before, reinterpret_cast<const void*>(ret - 6), sizeof before);
   HookCall c = decode_call(before, ret);
-  if (c.form == CallForm::kNone) return kRejected;
-  Hook hook = verified_hook(w, obj, c);
-  if (hook == Hook::kNone) return kRejected;
+  Hook hook = c.form == CallForm::kNone ? Hook::kNone : verified_hook(w, obj, c);
+  // Not a hook call: the site may be a caller of `fn` whose exit hook call
+  // was compiled as a tail jump (tail_exits.hpp).
+  if (hook == Hook::kNone) return patch_tail_exits(b, obj, fn, ret);
   if (hook == Hook::kExit && !b.exits_due) {
     b.deferred = true;
     return kRequested;
@@ -341,6 +365,72 @@ uint32_t patch_site(Batch& b, const ObjectView& obj, const Segment& seg, uint64_
   return kPatched;
 }
 
+// Makes every jump of `fn` (in `obj`) to the exit hook a `ret`, after the
+// grace period for exits. Only a function in the caller's own object: the
+// restore finds a patch through its site's object. Returns the site's state.
+uint32_t patch_tail_exits(Batch& b, const ObjectView& obj, uint64_t fn, uint64_t ret) {
+  Writer& w = *b.w;
+  if (fn == 0 || w.no_tail_jumps.contains(fn)) return kRejected;
+  if (w.tail_owner.contains(fn)) return kCovered;
+  if (!b.exits_due) {
+    b.deferred = true;
+    return kRequested;
+  }
+  if (!w.symbols) w.symbols = std::make_unique<Symbolizer>();
+  const uint64_t size = w.symbols->function_size(fn);
+  const Segment* code = size == 0 ? nullptr : obj.code_of(fn, fn + size);
+  if (code == nullptr) {
+    w.no_tail_jumps.insert(fn);
+    return kRejected;
+  }
+  std::vector<uint8_t> bytes(size);
+  std::memcpy(bytes.data(), reinterpret_cast<const void*>(fn), size);
+  Patch p;
+  p.object = obj.name;
+  p.base = obj.base;
+  p.exit_hook = true;
+  p.fn = fn;
+  for (const TailJump& j : find_tail_jumps(bytes.data(), size, fn)) {
+    HookCall c{j.indirect ? CallForm::kIndirect : CallForm::kDirect, j.address, j.length, j.target};
+    if (verified_hook(w, obj, c) != Hook::kExit) continue;
+    const uint8_t ret_op = 0xc3;
+    bool stored = false;
+    if (!with_writable_page(w, j.address, code->flags,
+                            [&] { stored = store(StoreKind::kCas8, j.address, &ret_op, 1); })) {
+      break;  // patching is off now
+    }
+    if (stored) p.tails.push_back({j.address, bytes[j.address - fn]});
+  }
+  if (p.tails.empty()) {
+    w.no_tail_jumps.insert(fn);
+    return kRejected;
+  }
+  g_patched_exits.fetch_add(1, std::memory_order_relaxed);
+  g_patched_tails.fetch_add(p.tails.size(), std::memory_order_relaxed);
+  w.tail_owner[fn] = ret;
+  w.patches[ret] = std::move(p);
+  ++b.patched;
+  return kPatched;
+}
+
+// A tail exit's jumps back, each where it is still the `ret` we wrote.
+bool restore_tail_exits(Writer& w, const ObjectView& obj, const Patch& p) {
+  w.tail_owner.erase(p.fn);
+  bool all = true;
+  for (const Patch::TailJumpPatch& t : p.tails) {
+    const Segment* code = obj.code_of(t.address, t.address + 1);
+    if (code == nullptr || *reinterpret_cast<const uint8_t*>(t.address) != 0xc3) {
+      all = false;
+      continue;
+    }
+    bool stored = false;
+    with_writable_page(w, t.address, code->flags,
+                       [&] { stored = store(StoreKind::kCas8, t.address, &t.original, 1); });
+    all = all && stored;
+  }
+  return all;
+}
+
 // Puts the original bytes back if they are still what we wrote, in the
 // object we wrote them into (it may have been unloaded and replaced).
 bool restore_site(Batch& b, const ObjectView& obj, uint64_t ret) {
@@ -349,7 +439,9 @@ bool restore_site(Batch& b, const ObjectView& obj, uint64_t ret) {
   if (it == w.patches.end()) return false;
   Patch p = it->second;
   w.patches.erase(it);
+  if (!p.tails.empty()) w.tail_owner.erase(p.fn);
   if (p.object != obj.name || p.base != obj.base) return false;
+  if (!p.tails.empty()) return restore_tail_exits(w, obj, p);
   const uint64_t block = store_block(p.kind, p.start);
   const Segment* code = obj.code_of(block, block + store_size(p.kind));
   if (code == nullptr) return false;
@@ -386,7 +478,7 @@ int visit_object(dl_phdr_info* info, size_t /*size*/, void* arg) {
       slot.state.store(kMonitored, std::memory_order_release);
       continue;
     }
-    uint32_t state = patch_site(*b, obj, *seg, item.site);
+    uint32_t state = patch_site(*b, obj, *seg, item.site, slot.fn.load(std::memory_order_relaxed));
     if (state == kPatched) g_patched.fetch_add(1, std::memory_order_relaxed);
     if (state == kUnpatchable) g_unpatchable.fetch_add(1, std::memory_order_relaxed);
     if (state == kRejected) g_rejected.fetch_add(1, std::memory_order_relaxed);
@@ -460,6 +552,10 @@ size_t apply_callsite_patches() {
   for (size_t i = 0; i < kSlots; ++i) {
     Slot& s = g_slots[i];
     uint32_t state = s.state.load(std::memory_order_acquire);
+    if (state == kCovered && filter_changed && allowed(filter, s.fn.load())) {
+      s.state.store(kMonitored, std::memory_order_release);  // its function's owner site restores
+      continue;
+    }
     if (state != kRequested && !(state == kPatched && filter_changed)) continue;
     uint64_t fn = s.fn.load(std::memory_order_relaxed);
     if (state == kRequested && allowed(filter, fn)) {
@@ -550,6 +646,7 @@ CallsiteStats callsite_patch_stats() {
   s.requested = g_requested.load();
   s.patched = g_patched.load();
   s.patched_exits = g_patched_exits.load();
+  s.patched_tail_jumps = g_patched_tails.load();
   s.restored = g_restored.load();
   s.unpatchable = g_unpatchable.load();
   s.rejected = g_rejected.load();

@@ -745,7 +745,7 @@ void writer_loop() {
         next_clock = t + clock_period;
       }
       sampling.poll(t);
-      cull_poll(t);
+      cull_poll(t, [&s](uint64_t a) { return s.core->function_name(a); });
       reap_channels(s);
     }
     // Outside core_mu: mprotect and code stores need no lock of the
@@ -918,7 +918,7 @@ void shutdown_monitoring() {
     s.core->close();
     s.closed = true;
     print_summary(s);
-    cull_print_summary();
+    cull_print_summary([&s](uint64_t a) { return s.core->function_name(a); });
   }
 }
 
@@ -1049,7 +1049,7 @@ void close_for_stop_signal(State& s) {
     s.core->close();
     s.closed = true;
     print_summary(s);
-    cull_print_summary();
+    cull_print_summary([&s](uint64_t a) { return s.core->function_name(a); });
   }
   s.stop_signal_done.store(true, std::memory_order_release);
 }

@@ -104,6 +104,8 @@ struct Cull {
   std::string report_error;
   bool decided_at_exit = false;  // the first window was still open at exit
   bool inherited = false;        // a forked child of a process that had culled
+  // Names functions the log has not named (the null writer names nothing).
+  std::unique_ptr<Symbolizer> symbolizer;
   // Since the last exclusion (measured monitored-call rate).
   bool excluded_any = false;
   ClockPair last_change;
@@ -257,7 +259,7 @@ std::vector<cull::ReportEntry> sorted_entries(const std::map<std::string, cull::
 // Ends the current window: applies the rule to the functions it saw (not
 // culled or pinned yet), names the new ones, excludes them (unless only
 // reporting at exit), and rewrites the report when anything changed.
-void decide(Cull& c, bool at_exit) {
+void decide(Cull& c, bool at_exit, const FunctionNames& names) {
   Window& w = *c.window;
   ClockPair now = ClockPair::now();
   double ns_per_tick = 1.0;
@@ -287,9 +289,13 @@ void decide(Cull& c, bool at_exit) {
   std::map<std::string, cull::ReportEntry> kept;
   if (!candidates.empty() || first) {
     const PatternSet patterns = current_function_patterns();
-    Symbolizer symbolizer;
+    auto name_of = [&](uint64_t address) -> std::string {
+      if (const std::string* known = names ? names(address) : nullptr) return *known;
+      if (!c.symbolizer) c.symbolizer = std::make_unique<Symbolizer>();
+      return c.symbolizer->resolve(address).name;
+    };
     for (const auto& [address, f] : candidates) {
-      std::string name = symbolizer.resolve(address).name;
+      std::string name = name_of(address);
       if (match_patterns(patterns, name) == PatternMatch::kIncluded) {
         c.pinned.insert(address);
         merge(c.pinned_by_name, name, f);
@@ -304,7 +310,7 @@ void decide(Cull& c, bool at_exit) {
     std::sort(rest.begin(), rest.end(),
               [](const auto& a, const auto& b) { return a.second.calls > b.second.calls; });
     for (size_t i = 0; i < rest.size() && i < 10; ++i) {
-      merge(kept, symbolizer.resolve(rest[i].first).name, rest[i].second);
+      merge(kept, name_of(rest[i].first), rest[i].second);
     }
   }
   c.window = std::make_unique<Window>();
@@ -372,22 +378,22 @@ void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent
   observe(c, c.stacks[ch.index], begin, end, observing);
 }
 
-void cull_poll(int64_t now_ms) {
+void cull_poll(int64_t now_ms, const FunctionNames& names) {
   Cull& c = cull_state();
   MonitorLock lock(c.mu);
   if (c.phase == Phase::kUnstarted) start_culling(c);
   if (c.phase != Phase::kObserving || c.window->start_ms < 0) return;
   if (c.window->calls < c.window_calls && now_ms - c.window->start_ms < c.window_ms) return;
-  decide(c, /*at_exit=*/false);
+  decide(c, /*at_exit=*/false, names);
 }
 
-void cull_print_summary() {
+void cull_print_summary(const FunctionNames& names) {
   Cull& c = cull_state();
   MonitorLock lock(c.mu);
   // A program that ends during its first window still gets the report
   // (for the next run's patterns_file), if it made any monitored call.
   if (c.phase == Phase::kObserving && c.windows == 0 && c.window->calls != 0) {
-    decide(c, /*at_exit=*/true);
+    decide(c, /*at_exit=*/true, names);
   }
   if (c.windows == 0 || !current_config().summary) return;
   const cull::Report& r = c.report;
@@ -428,9 +434,10 @@ void cull_print_summary() {
   CallsiteStats s = callsite_patch_stats();
   std::fprintf(
       stderr,
-      "sonde: cull: call sites patched: %llu (%llu of them exit hooks, unpatchable "
-      "%llu, unrecognised %llu, restored %llu)%s%s\n",
+      "sonde: cull: call sites patched: %llu (%llu of them exit hooks, %llu tail jumps made "
+      "ret; unpatchable %llu, unrecognised %llu, restored %llu)%s%s\n",
       static_cast<unsigned long long>(s.patched), static_cast<unsigned long long>(s.patched_exits),
+      static_cast<unsigned long long>(s.patched_tail_jumps),
       static_cast<unsigned long long>(s.unpatchable), static_cast<unsigned long long>(s.rejected),
       static_cast<unsigned long long>(s.restored),
       s.mprotect_failed ? ", patching stopped: code could not be made writable" : "",

@@ -11,12 +11,20 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 
 #include "monitor/raw_event.hpp"
 
 namespace sonde::monitor {
 
 struct ThreadChannel;  // monitor/channel.hpp
+
+// The name the log already gave a function (WriterCore::function_name), or
+// null. Deciding a window names its candidates (to apply the patterns'
+// pins); symbolizing them again cost 8-40 ms per window in db_bench, time
+// in which the writer drained nothing and the program waited for buffers.
+using FunctionNames = std::function<const std::string*(uint64_t address)>;
 
 // Writer thread, core_mu held: one thread's events in order, as drained
 // (drain_full, drain_partial; or the probing thread in mode = sync).
@@ -28,10 +36,10 @@ void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent
 // it across fork(), which keeps this module's own lock free there): ends
 // the first phase when due (builds the exclusion). `now_ms`:
 // monotonic_ns_now() / 1000000.
-void cull_poll(int64_t now_ms);
+void cull_poll(int64_t now_ms, const FunctionNames& names);
 // At exit, core_mu held: the culling summary on stderr (what was excluded,
 // predicted and measured cost). A phase still running at exit is decided
 // for the report only.
-void cull_print_summary();
+void cull_print_summary(const FunctionNames& names);
 
 }  // namespace sonde::monitor

@@ -77,4 +77,15 @@ Symbol Symbolizer::resolve(uint64_t address) {
   return s;
 }
 
+uint64_t Symbolizer::function_size(uint64_t address) {
+  Dwfl_Module* mod = impl_->dwfl != nullptr ? dwfl_addrmodule(impl_->dwfl, address) : nullptr;
+  if (mod == nullptr && report()) mod = dwfl_addrmodule(impl_->dwfl, address);
+  if (mod == nullptr) return 0;
+  GElf_Sym sym{};
+  GElf_Off offset = 0;
+  const char* name = dwfl_module_addrinfo(mod, address, &offset, &sym, nullptr, nullptr, nullptr);
+  if (name == nullptr || offset != 0 || GELF_ST_TYPE(sym.st_info) != STT_FUNC) return 0;
+  return sym.st_size;
+}
+
 }  // namespace sonde::monitor

@@ -26,6 +26,9 @@ class Symbolizer {
   Symbolizer& operator=(const Symbolizer&) = delete;
 
   Symbol resolve(uint64_t address);
+  // The size of the function symbol that starts exactly at `address`, or 0
+  // if no sized symbol (.symtab or .dynsym) starts there.
+  uint64_t function_size(uint64_t address);
 
  private:
   bool report();

@@ -45,11 +45,19 @@ uint32_t WriterCore::function_op_slow(uint64_t address) {
   op.file = s.file;
   op.line = s.line;
   writer_->operation(op);
+  function_names_.emplace(address, std::move(op.name));
   return op.id;
 }
 
+const std::string* WriterCore::function_name(uint64_t address) const {
+  auto it = function_names_.find(address);
+  return it == function_names_.end() ? nullptr : &it->second;
+}
+
 void WriterCore::forget_functions(uint64_t begin, uint64_t end) {
-  std::erase_if(function_ops_, [&](const auto& kv) { return kv.first >= begin && kv.first < end; });
+  auto unloaded = [&](const auto& kv) { return kv.first >= begin && kv.first < end; };
+  std::erase_if(function_ops_, unloaded);
+  std::erase_if(function_names_, unloaded);
   for (OpCacheEntry& slot : fn_cache_)
     if (slot.key >= begin && slot.key < end) slot = {};
   symbolizer_.reset();

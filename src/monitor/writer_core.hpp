@@ -45,6 +45,10 @@ class WriterCore {
   // grows (new code is running, perhaps new hot helpers).
   // Monotonic: functions forgotten at dlclose do not lower it.
   uint64_t functions_seen() const { return functions_seen_; }
+  // The name the log gave the function at `address` (its first event), or
+  // null if none was written (or its code was unloaded since). Culling
+  // names its candidates with it instead of symbolizing them again.
+  const std::string* function_name(uint64_t address) const;
   uint64_t events_lost() const { return lost_ + writer_->events_lost(); }
   const EventWriter& writer() const { return *writer_; }
 
@@ -84,6 +88,7 @@ class WriterCore {
   OpCacheEntry fn_cache_[kOpCacheSize];
   OpCacheEntry manual_cache_[kOpCacheSize];
   std::unordered_map<uint64_t, uint32_t> function_ops_;
+  std::unordered_map<uint64_t, std::string> function_names_;
   std::unordered_map<uint64_t, uint32_t> manual_ops_;
   uint32_t next_op_ = 0;
   uint64_t functions_seen_ = 0;

@@ -62,8 +62,10 @@ CullRun run_cull_program(const std::string& name, int requests, std::vector<std:
 }
 
 // The unmonitored program's result for `requests` requests.
-unsigned long plain_cull_result(int requests) {
-  RunResult r = run_program({kCullProgram, std::to_string(requests), "nowait"}, {});
+unsigned long plain_cull_result(int requests, bool tail = false) {
+  std::vector<std::string> argv = {kCullProgram, std::to_string(requests), "nowait"};
+  if (tail) argv.push_back("tail");
+  RunResult r = run_program(argv, {});
   unsigned long result = 0;
   int warmup = -1, n = -1;
   size_t at = r.stderr_text.find("warmup=");
@@ -247,6 +249,62 @@ TEST(CullEndToEnd, APatternReloadRestoresPatchedSites) {
   ASSERT_EQ(c.by_start.size(), static_cast<size_t>(requests));
   for (int i = 0; i < requests; ++i) {
     EXPECT_EQ(count_calls(*c.by_start[i], "helper"), i < requests / 2 ? 0 : 1000)
+        << "request " << i;
+  }
+}
+
+// "N tail jumps made ret" from the exit summary, or -1.
+long tail_jumps_patched(const std::string& stderr_text) {
+  size_t at = stderr_text.find(" tail jumps made ret");
+  if (at == std::string::npos) return -1;
+  size_t begin = stderr_text.rfind(' ', at - 1);
+  return std::strtol(stderr_text.c_str() + begin + 1, nullptr, 10);
+}
+
+// A void helper whose exit hook call is a tail jump: the hook returns to the
+// helper's caller, so the site it reports is the caller's call of the
+// helper. Culling finds the jump in the helper's code and makes it `ret`.
+TEST(CullEndToEnd, AnExitHookReachedByATailJumpIsPatchedToRet) {
+  const int requests = 3000;
+  const unsigned long expected = plain_cull_result(requests, /*tail=*/true);
+  CullRun c = run_cull_program("tail", requests,
+                               {"SONDE_SUMMARY=true", "SONDE_CULL_PHASE_CALLS=200000"}, {"tail"});
+  ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
+  ASSERT_EQ(c.requests, requests) << c.run.stderr_text;
+  EXPECT_EQ(c.result, expected) << "patching changed what the program computes";
+  EXPECT_NE(c.report.find("\n-helper_tail(unsigned int?)\n"), std::string::npos) << c.report;
+  EXPECT_EQ(tail_jumps_patched(c.run.stderr_text), 1) << c.run.stderr_text;
+  expect_valid_log(c);
+  EXPECT_EQ(c.log.failed, 0);
+  EXPECT_EQ(count_calls(c.log, "request"), c.warmup + requests);
+  ASSERT_GE(c.by_start.size(), static_cast<size_t>(requests));
+  int after_phase = 0;
+  for (size_t i = c.by_start.size() - requests; i < c.by_start.size(); ++i)
+    after_phase += count_calls(*c.by_start[i], "helper_tail");
+  EXPECT_EQ(after_phase, 0);
+}
+
+// Monitored again, the tail jump comes back: every call records its exit.
+TEST(CullEndToEnd, APatternReloadRestoresPatchedTailJumps) {
+  // The first half (>= 150 ms of 50-us requests) outlasts the exit sites'
+  // grace period (100 ms after the filter changed), so the jump is patched.
+  const int requests = 6000;
+  const unsigned long expected = plain_cull_result(requests, /*tail=*/true);
+  const std::string patterns = fresh_dir("cull_restore_tail_patterns") + "/patterns.txt";
+  std::ofstream(patterns) << "-helper*\n";
+  CullRun c = run_cull_program(
+      "restore_tail", requests,
+      {"SONDE_SUMMARY=true", "SONDE_PATTERNS_FILE=" + patterns, "SONDE_PATTERNS_RELOAD_MS=50"},
+      {"repattern", patterns, "tail"});
+  ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
+  EXPECT_EQ(c.result, expected) << "patching or restoring changed what the program computes";
+  EXPECT_EQ(tail_jumps_patched(c.run.stderr_text), 1) << c.run.stderr_text;
+  EXPECT_GT(restored_sites(c.run.stderr_text), 0) << c.run.stderr_text;
+  expect_valid_log(c);
+  EXPECT_EQ(c.log.failed, 0);
+  ASSERT_EQ(c.by_start.size(), static_cast<size_t>(requests));
+  for (int i = 0; i < requests; ++i) {
+    EXPECT_EQ(count_calls(*c.by_start[i], "helper_tail"), i < requests / 2 ? 0 : 1000)
         << "request " << i;
   }
 }

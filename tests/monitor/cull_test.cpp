@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "monitor/callsite_code.hpp"
+#include "monitor/tail_exits.hpp"
 #include "monitor/cull_rule.hpp"
 #include "monitor/patterns.hpp"
 
@@ -151,6 +152,38 @@ TEST(CallsiteCode, DecodesDirectAndIndirectCalls) {
   // call *%rax and anything else: not a hook call we can patch.
   const uint8_t reg[6] = {0x48, 0x89, 0xc7, 0x90, 0xff, 0xd0};
   EXPECT_EQ(callsite::decode_call(reg, 0x1000).form, CallForm::kNone);
+}
+
+TEST(CallsiteCode, FindsTailJumpsAtInstructionBoundariesOnly) {
+  // g++ 12 -O2 -finstrument-functions, tests/monitor/programs/cull_program.cpp's
+  // helper_tail at 0x1930: its exit hook call is `jmp 0x1130` (the hook's PLT
+  // stub). Before it, `mov $0x..e9.., %eax` holds e9 inside its immediate:
+  // a byte search would take it for a jump, the decoder must not.
+  const uint8_t code[] = {
+      0x55,                                      // push %rbp
+      0x48, 0x8d, 0x2d, 0xf8, 0xff, 0xff, 0xff,  // lea -0x8(%rip),%rbp
+      0x53,                                      // push %rbx
+      0xb8, 0xe9, 0x10, 0x20, 0x30,              // mov $0x302010e9,%eax (decoy)
+      0x48, 0x89, 0xfb,                          // mov %rdi,%rbx
+      0xe8, 0x03, 0xf7, 0xff, 0xff,              // call (the enter hook)
+      0x5b,                                      // pop %rbx
+      0x5d,                                      // pop %rbp
+      0xe9, 0xc5, 0xf7, 0xff, 0xff,              // jmp rel32 (the exit hook)
+      0xff, 0x25, 0x10, 0x00, 0x00, 0x00,        // jmp *0x10(%rip)
+  };
+  const uint64_t at = 0x1930;
+  std::vector<TailJump> jumps = find_tail_jumps(code, sizeof code, at);
+  ASSERT_EQ(jumps.size(), 2u);
+  EXPECT_EQ(jumps[0].address, at + 24);
+  EXPECT_EQ(jumps[0].length, 5u);
+  EXPECT_FALSE(jumps[0].indirect);
+  EXPECT_EQ(jumps[0].target, at + 29 - 0x83bu);
+  EXPECT_EQ(jumps[1].address, at + 29);
+  EXPECT_TRUE(jumps[1].indirect);
+  EXPECT_EQ(jumps[1].target, at + 35 + 0x10);
+  // A sweep stops at bytes that are no instruction (data after the code).
+  const uint8_t bad[] = {0x90, 0x06, 0xe9, 0x00, 0x00, 0x00, 0x00};  // 06 is invalid in 64-bit
+  EXPECT_TRUE(find_tail_jumps(bad, sizeof bad, 0x2000).empty());
 }
 
 TEST(CallsiteCode, FindsTheGotSlotOfEachPltForm) {

@@ -6,6 +6,7 @@
 //   test_cull REQUESTS [wait|nowait]
 //   test_cull REQUESTS repattern FILE
 //   test_cull REQUESTS phases
+//   test_cull REQUESTS tail  |  test_cull REQUESTS repattern FILE tail
 //
 // First phase (`wait`, the default when SONDE_OUT is set): requests until
 // libsonde's cull report (*.cull.txt) appears in SONDE_OUT, or for 20 s.
@@ -18,6 +19,10 @@
 // next window culls nothing, so observation pauses), then the REQUESTS
 // run code not seen before: other_request, calling other_helper, which a
 // pause must not leave traced in full.
+// `tail` (last argument): the requests call helper_tail instead, a void
+// helper whose exit hook call g++ -O2 compiles as a tail jump (`jmp
+// __cyg_profile_func_exit`), which culling patches to `ret`
+// (src/monitor/tail_exits.hpp).
 #include <dirent.h>
 #include <time.h>
 
@@ -28,9 +33,17 @@
 
 [[gnu::noinline]] unsigned helper(unsigned x) { return x * 2654435761u + 1; }
 
+[[gnu::noinline]] void helper_tail(unsigned* x) { *x = *x * 2654435761u + 1; }
+
+bool g_tail = false;
+
 [[gnu::noinline]] unsigned request(unsigned seed, int helpers) {
   unsigned h = seed;
-  for (int i = 0; i < helpers; ++i) h = helper(h);
+  if (g_tail) {
+    for (int i = 0; i < helpers; ++i) helper_tail(&h);
+  } else {
+    for (int i = 0; i < helpers; ++i) h = helper(h);
+  }
   timespec start;
   clock_gettime(CLOCK_MONOTONIC, &start);
   for (;;) {
@@ -88,6 +101,8 @@ namespace {
 // Not instrumented: every request is its own trace.
 [[gnu::no_instrument_function]] int main(int argc, char** argv) {
   int requests = argc > 1 ? std::atoi(argv[1]) : 100;
+  g_tail = argc > 2 && std::strcmp(argv[argc - 1], "tail") == 0;
+  if (g_tail) --argc;
   const char* out = std::getenv("SONDE_OUT");
   bool wait = out != nullptr && argc <= 2;
   const bool phases = argc > 2 && std::strcmp(argv[2], "phases") == 0;

@@ -385,6 +385,12 @@ uint32_t patch_tail_exits(Batch& b, const ObjectView& obj, uint64_t fn, uint64_t
   }
   std::vector<uint8_t> bytes(size);
   std::memcpy(bytes.data(), reinterpret_cast<const void*>(fn), size);
+  // Decoded as compiled: a call patched into a 2-byte `jmp short` keeps the
+  // rest of its bytes, which a linear sweep would read as instructions.
+  for (const auto& [site, patch] : w.patches) {
+    if (patch.length != 0 && patch.start >= fn && patch.start + patch.length <= fn + size)
+      std::memcpy(bytes.data() + (patch.start - fn), patch.original, patch.length);
+  }
   Patch p;
   p.object = obj.name;
   p.base = obj.base;

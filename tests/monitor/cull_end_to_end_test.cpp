@@ -253,6 +253,15 @@ TEST(CullEndToEnd, APatternReloadRestoresPatchedSites) {
   }
 }
 
+// helper_tail's exit hook call is a tail jump as g++ -O2 compiles it, with
+// or without ASan; ThreadSanitizer calls __tsan_func_exit after the hook,
+// so under it the hook call is an ordinary call (patched as one).
+#if defined(__SANITIZE_THREAD__)
+constexpr long kHelperTailJumps = 0;
+#else
+constexpr long kHelperTailJumps = 1;
+#endif
+
 // "N tail jumps made ret" from the exit summary, or -1.
 long tail_jumps_patched(const std::string& stderr_text) {
   size_t at = stderr_text.find(" tail jumps made ret");
@@ -273,7 +282,7 @@ TEST(CullEndToEnd, AnExitHookReachedByATailJumpIsPatchedToRet) {
   ASSERT_EQ(c.requests, requests) << c.run.stderr_text;
   EXPECT_EQ(c.result, expected) << "patching changed what the program computes";
   EXPECT_NE(c.report.find("\n-helper_tail(unsigned int?)\n"), std::string::npos) << c.report;
-  EXPECT_EQ(tail_jumps_patched(c.run.stderr_text), 1) << c.run.stderr_text;
+  EXPECT_EQ(tail_jumps_patched(c.run.stderr_text), kHelperTailJumps) << c.run.stderr_text;
   expect_valid_log(c);
   EXPECT_EQ(c.log.failed, 0);
   EXPECT_EQ(count_calls(c.log, "request"), c.warmup + requests);
@@ -286,9 +295,7 @@ TEST(CullEndToEnd, AnExitHookReachedByATailJumpIsPatchedToRet) {
 
 // Monitored again, the tail jump comes back: every call records its exit.
 TEST(CullEndToEnd, APatternReloadRestoresPatchedTailJumps) {
-  // The first half (>= 150 ms of 50-us requests) outlasts the exit sites'
-  // grace period (100 ms after the filter changed), so the jump is patched.
-  const int requests = 6000;
+  const int requests = 400;
   const unsigned long expected = plain_cull_result(requests, /*tail=*/true);
   const std::string patterns = fresh_dir("cull_restore_tail_patterns") + "/patterns.txt";
   std::ofstream(patterns) << "-helper*\n";
@@ -298,7 +305,7 @@ TEST(CullEndToEnd, APatternReloadRestoresPatchedTailJumps) {
       {"repattern", patterns, "tail"});
   ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
   EXPECT_EQ(c.result, expected) << "patching or restoring changed what the program computes";
-  EXPECT_EQ(tail_jumps_patched(c.run.stderr_text), 1) << c.run.stderr_text;
+  EXPECT_EQ(tail_jumps_patched(c.run.stderr_text), kHelperTailJumps) << c.run.stderr_text;
   EXPECT_GT(restored_sites(c.run.stderr_text), 0) << c.run.stderr_text;
   expect_valid_log(c);
   EXPECT_EQ(c.log.failed, 0);

@@ -7,9 +7,9 @@
 #include <cstring>
 
 #include "monitor/callsite_code.hpp"
-#include "monitor/tail_exits.hpp"
 #include "monitor/cull_rule.hpp"
 #include "monitor/patterns.hpp"
+#include "monitor/tail_exits.hpp"
 
 namespace sonde::monitor {
 namespace {

@@ -41,9 +41,12 @@ TEST(DlopenDlclose, EveryCallOfAnUnloadedPluginIsRecordedAndNamed) {
   EXPECT_EQ(c.traces.size(), static_cast<size_t>(rounds)) << seen;
   int work = 0, step = 0, other = 0;
   for (const auto& [op, k] : before) {
-    if (op.find("plugin_work") != std::string::npos) work += k;
-    else if (op.find("step(int)") != std::string::npos) step += k;
-    else other += k;
+    if (op.find("plugin_work") != std::string::npos)
+      work += k;
+    else if (op.find("step(int)") != std::string::npos)
+      step += k;
+    else
+      other += k;
   }
   EXPECT_EQ(work, rounds) << seen;
   EXPECT_EQ(step, rounds * calls) << "static function of the unloaded plugin\n" << seen;

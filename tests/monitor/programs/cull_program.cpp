@@ -14,7 +14,8 @@
 // R is the checksum of the last N requests only: the same with or without
 // sonde, and with or without patched call sites. `repattern`: no first
 // phase; after half the requests, FILE (the patterns_file) is rewritten to
-// "+helper*" and the program waits 1 s for libsonde to re-read it.
+// "+helper*" (after 150 ms, past the exit hooks' grace period) and the
+// program waits 1 s for libsonde to re-read it.
 // `phases`: after the first phase, 400 ms more of the same requests (the
 // next window culls nothing, so observation pauses), then the REQUESTS
 // run code not seen before: other_request, calling other_helper, which a
@@ -123,7 +124,13 @@ namespace {
   const char* repattern = argc > 3 && std::strcmp(argv[2], "repattern") == 0 ? argv[3] : nullptr;
   unsigned result = 0;
   for (int i = 0; i < requests; ++i) {
-    if (repattern != nullptr && i == requests / 2) rewrite_patterns(repattern, "+helper*\n");
+    if (repattern != nullptr && i == requests / 2) {
+      // Past the exit sites' grace period (100 ms after the filter changed),
+      // so that exit hook calls are patched before they are restored.
+      timespec grace{0, 150000000};
+      nanosleep(&grace, nullptr);
+      rewrite_patterns(repattern, "+helper*\n");
+    }
     result = result * 31 + (phases ? other_request(static_cast<unsigned>(i))
                                    : request(static_cast<unsigned>(i), 1000));
   }

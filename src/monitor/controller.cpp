@@ -40,6 +40,16 @@ SONDE_API unsigned char sonde_op_off_tag = 3;  // g_op_tag + 1
 namespace sonde::monitor {
 
 __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
+
+// Set while this thread runs start(), and for good on the writer thread.
+// Starting calls libstdc++ (strings, streams), and a program whose
+// instrumented template instances interpose libstdc++'s own (an exported
+// std::string::_M_create, called back from libstdc++'s stringbuf) reached a
+// hook from inside start(): call_once re-entered on the same thread and the
+// program hung before main. Such a probe now finds monitoring not started
+// and records nothing. The writer, which may reach such code while start()
+// still runs, must not wait for it either.
+__thread bool t_starting __attribute__((tls_model("initial-exec"))) = false;
 std::atomic<uint8_t> g_mode{kModeUnstarted};
 
 void set_mode(uint8_t mode) {
@@ -686,6 +696,7 @@ void idle_sleep(State& s, int64_t until_deadline_ms) {
 void writer_loop() {
   State& s = state();
   s.writer_tid = static_cast<pid_t>(syscall(SYS_gettid));
+  t_starting = true;            // never waits for start() (ensure_started)
   t_state.status = kThreadOff;  // the writer never records itself
   t_probe_busy = 1;             // nor do the interposition probes (its own locks)
   pthread_setname_np(pthread_self(), "sonde-writer");
@@ -879,8 +890,11 @@ void start() {
 }  // namespace
 
 void ensure_started() {
+  if (t_starting) return;
   std::call_once(g_start_once, [] {
+    t_starting = true;
     start();
+    t_starting = false;
     if (g_mode.load() == kModeUnstarted) set_mode(kModeOff);  // start() failed or disabled
   });
   State& s = state();

@@ -319,9 +319,12 @@ TEST(ProbesEndToEnd, PatternsExcludeInlinedFunctionsOfUninstrumentedLibraries) {
 TEST(ProbesEndToEnd, AProgramInterposingLibstdcxxStartsUnderMonitoring) {
   const int calls = 300;
   std::string out = fresh_dir("interposing_libstdcxx");
+  // libsonde is preloaded into the program only (through env(1)): timeout
+  // and env are not built with the sanitizers a sanitized libsonde needs.
   RunResult r = run_program(
-      {"/usr/bin/timeout", "60", kPrograms + "/test_interposing_libstdcxx", std::to_string(calls)},
-      env_for(out, {std::string("LD_PRELOAD=") + SONDE_LIBRARY}));
+      {"/usr/bin/timeout", "60", "/usr/bin/env", std::string("LD_PRELOAD=") + SONDE_LIBRARY,
+       kPrograms + "/test_interposing_libstdcxx", std::to_string(calls)},
+      env_for(out, {}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("total=" + std::to_string(calls * 5) + "\n"), std::string::npos)
       << r.stderr_text;

@@ -421,7 +421,6 @@ uint32_t patch_tail_exits(Batch& b, const ObjectView& obj, uint64_t fn, uint64_t
 
 // A tail exit's jumps back, each where it is still the `ret` we wrote.
 bool restore_tail_exits(Writer& w, const ObjectView& obj, const Patch& p) {
-  w.tail_owner.erase(p.fn);
   bool all = true;
   for (const Patch::TailJumpPatch& t : p.tails) {
     const Segment* code = obj.code_of(t.address, t.address + 1);

@@ -594,6 +594,11 @@ void write_health_record(State& s, const Health& h) {
   s.core->record(b.take());
 }
 
+// Culling names functions with what the log already calls them. core_mu held.
+FunctionNames names_in_log(State& s) {
+  return [&s](uint64_t a) { return s.core->function_name(a); };
+}
+
 // A thread ending while the log closes hands off its final buffer from its
 // exit handler. drain_partial skips it once its state is gone, so when that
 // hand-off lands after drain_full its events would never be written (seen
@@ -756,7 +761,7 @@ void writer_loop() {
         next_clock = t + clock_period;
       }
       sampling.poll(t);
-      cull_poll(t, [&s](uint64_t a) { return s.core->function_name(a); });
+      cull_poll(t, names_in_log(s));
       reap_channels(s);
     }
     // Outside core_mu: mprotect and code stores need no lock of the
@@ -932,7 +937,7 @@ void shutdown_monitoring() {
     s.core->close();
     s.closed = true;
     print_summary(s);
-    cull_print_summary([&s](uint64_t a) { return s.core->function_name(a); });
+    cull_print_summary(names_in_log(s));
   }
 }
 
@@ -1063,7 +1068,7 @@ void close_for_stop_signal(State& s) {
     s.core->close();
     s.closed = true;
     print_summary(s);
-    cull_print_summary([&s](uint64_t a) { return s.core->function_name(a); });
+    cull_print_summary(names_in_log(s));
   }
   s.stop_signal_done.store(true, std::memory_order_release);
 }

@@ -30,14 +30,14 @@ uint32_t WriterCore::function_op(uint64_t address) {
 }
 
 uint32_t WriterCore::function_op_slow(uint64_t address) {
-  auto [it, inserted] = function_ops_.try_emplace(address, next_op_);
-  if (!inserted) return it->second;
+  auto [it, inserted] = function_ops_.try_emplace(address, NamedOp{next_op_, {}});
+  if (!inserted) return it->second.op;
   ++next_op_;
   ++functions_seen_;
   if (!symbolizer_) symbolizer_ = std::make_unique<Symbolizer>();
   Symbol s = symbolizer_->resolve(address);
   OperationInfo op;
-  op.id = it->second;
+  op.id = it->second.op;
   op.name = s.name;
   op.kind = format::native::OperationKind::kFunction;
   op.module = s.module;
@@ -45,19 +45,17 @@ uint32_t WriterCore::function_op_slow(uint64_t address) {
   op.file = s.file;
   op.line = s.line;
   writer_->operation(op);
-  function_names_.emplace(address, std::move(op.name));
+  it->second.name = std::move(op.name);
   return op.id;
 }
 
 const std::string* WriterCore::function_name(uint64_t address) const {
-  auto it = function_names_.find(address);
-  return it == function_names_.end() ? nullptr : &it->second;
+  auto it = function_ops_.find(address);
+  return it == function_ops_.end() ? nullptr : &it->second.name;
 }
 
 void WriterCore::forget_functions(uint64_t begin, uint64_t end) {
-  auto unloaded = [&](const auto& kv) { return kv.first >= begin && kv.first < end; };
-  std::erase_if(function_ops_, unloaded);
-  std::erase_if(function_names_, unloaded);
+  std::erase_if(function_ops_, [&](const auto& kv) { return kv.first >= begin && kv.first < end; });
   for (OpCacheEntry& slot : fn_cache_)
     if (slot.key >= begin && slot.key < end) slot = {};
   symbolizer_.reset();

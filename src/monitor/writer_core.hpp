@@ -87,8 +87,11 @@ class WriterCore {
   std::unique_ptr<Symbolizer> symbolizer_;
   OpCacheEntry fn_cache_[kOpCacheSize];
   OpCacheEntry manual_cache_[kOpCacheSize];
-  std::unordered_map<uint64_t, uint32_t> function_ops_;
-  std::unordered_map<uint64_t, std::string> function_names_;
+  struct NamedOp {
+    uint32_t op = 0;
+    std::string name;  // as written to the log (function_name)
+  };
+  std::unordered_map<uint64_t, NamedOp> function_ops_;
   std::unordered_map<uint64_t, uint32_t> manual_ops_;
   uint32_t next_op_ = 0;
   uint64_t functions_seen_ = 0;

@@ -1,4 +1,5 @@
 #include "monitor/function_filter.hpp"
+#include "monitor/local_debuginfo.hpp"
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
@@ -90,10 +91,7 @@ std::vector<uint64_t> excluded_functions(const PatternSet& patterns,
   std::vector<uint64_t> excluded;
   std::unordered_set<uint64_t> culled_named;
   char* debuginfo_path = nullptr;
-  Dwfl_Callbacks callbacks{};
-  callbacks.find_elf = dwfl_linux_proc_find_elf;
-  callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
-  callbacks.debuginfo_path = &debuginfo_path;
+  Dwfl_Callbacks callbacks = process_callbacks(&debuginfo_path);
   if (Dwfl* dwfl = dwfl_begin(&callbacks); dwfl != nullptr) {
     dwfl_report_begin(dwfl);
     dwfl_linux_proc_report(dwfl, getpid());

@@ -1,4 +1,5 @@
 #include "monitor/symbol_table.hpp"
+#include "monitor/local_debuginfo.hpp"
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
@@ -27,10 +28,7 @@ int visit_module(Dwfl_Module* mod, void** /*userdata*/, const char* /*name*/, Dw
 
 bool for_each_function_symbol(const Visitor& visit) {
   char* debuginfo_path = nullptr;
-  Dwfl_Callbacks callbacks{};
-  callbacks.find_elf = dwfl_linux_proc_find_elf;
-  callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
-  callbacks.debuginfo_path = &debuginfo_path;
+  Dwfl_Callbacks callbacks = process_callbacks(&debuginfo_path);
   Dwfl* dwfl = dwfl_begin(&callbacks);
   if (dwfl == nullptr) return false;
   dwfl_report_begin(dwfl);

@@ -1,4 +1,5 @@
 #include "monitor/symbolizer.hpp"
+#include "monitor/local_debuginfo.hpp"
 
 #include <cxxabi.h>
 #include <elfutils/libdwfl.h>
@@ -26,9 +27,7 @@ struct Symbolizer::Impl {
 };
 
 Symbolizer::Symbolizer() : impl_(new Impl) {
-  impl_->callbacks.find_elf = dwfl_linux_proc_find_elf;
-  impl_->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
-  impl_->callbacks.debuginfo_path = &impl_->debuginfo_path;
+  impl_->callbacks = process_callbacks(&impl_->debuginfo_path);
   report();
 }
 

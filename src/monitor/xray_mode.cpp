@@ -1,4 +1,5 @@
 #include "monitor/xray_mode.hpp"
+#include "monitor/local_debuginfo.hpp"
 
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
@@ -157,10 +158,7 @@ Presence scan_executable(XrayApi& api, const MainProgram& main) {
 Presence scan_debuginfo(XrayApi& api, const MainProgram& main) {
   if (main.code.empty()) return Presence::kNoSymbols;
   char* debuginfo_path = nullptr;
-  Dwfl_Callbacks callbacks{};
-  callbacks.find_elf = dwfl_linux_proc_find_elf;
-  callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
-  callbacks.debuginfo_path = &debuginfo_path;
+  Dwfl_Callbacks callbacks = process_callbacks(&debuginfo_path);
   Dwfl* dwfl = dwfl_begin(&callbacks);
   if (dwfl == nullptr) return Presence::kNoSymbols;
   dwfl_report_begin(dwfl);

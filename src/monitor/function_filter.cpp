@@ -1,5 +1,4 @@
 #include "monitor/function_filter.hpp"
-#include "monitor/local_debuginfo.hpp"
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
@@ -17,8 +16,10 @@
 #include "monitor/callsite_patch.hpp"
 #include "monitor/clock.hpp"
 #include "monitor/controller.hpp"
+#include "monitor/local_debuginfo.hpp"
 #include "monitor/probe_busy.hpp"
 #include "monitor/symbolizer.hpp"
+#include "monitor/thread_state.hpp"
 #include "monitor/xray_mode.hpp"
 
 namespace sonde::monitor {
@@ -141,7 +142,14 @@ void rebuild_locked(FilterInputs& in) {
                 g_function_filter.exchange(p->filter, std::memory_order_acq_rel)) {
           p->in->retired.push_back(old);
         }
-        p->in->published_ns.store(monotonic_ns_now(), std::memory_order_release);
+        // The exits' grace period protects frames recorded under the old
+        // filter. The filter start-up publishes comes before any probe
+        // records (g_mode is still unstarted), so its exit calls are
+        // patched at once: before, the culled functions of a run culled
+        // from the start kept calling the exit hook for the first 100 ms.
+        if (g_mode.load(std::memory_order_relaxed) != kModeUnstarted) {
+          p->in->published_ns.store(monotonic_ns_now(), std::memory_order_release);
+        }
       },
       &next);
 }

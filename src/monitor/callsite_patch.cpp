@@ -15,9 +15,11 @@
 // Exit hooks: a function excluded while a thread is inside it recorded its
 // enter; if its exit call were patched before that thread reaches it, the
 // frame would stay open (the probe closes it later as "left without exit",
-// which is balanced but reads as a failure). Culled functions are short, so
-// exit sites are patched only after a grace period since the filter
-// changed, by which time such frames have long returned.
+// which is balanced but reads as a failure). So exit sites are patched only
+// after a grace period since the filter changed (100 ms after a pattern
+// change, 10 ms after culling, whose functions are short; none for the
+// filter start-up sets, before anything is recorded), by which time such
+// frames have returned.
 #include "monitor/callsite_patch.hpp"
 
 #include <dlfcn.h>
@@ -97,9 +99,6 @@ inline size_t slot_hash(uint64_t site) {
 
 // ---------------------------------------------------------------------------
 // The writer's side.
-
-// Exit sites wait this long after a filter change (see the file comment).
-constexpr int64_t kExitGraceNs = 100 * 1000000LL;
 
 struct Patch {
   uint64_t start = 0;
@@ -608,8 +607,7 @@ size_t apply_callsite_patches() {
     exits_to_restore = exits_to_restore || item.exit_restore;
   }
   if (exits_to_restore) restore_exit_sites(w, work);
-  Batch batch{&w, &work, monotonic_ns_now() - function_filter_published_ns() >= kExitGraceNs,
-              0,  0,     false};
+  Batch batch{&w, &work, monotonic_ns_now() >= function_filter_exits_due_ns(), 0, 0, false};
   dl_iterate_phdr(visit_object, &batch);
   for (const Work& item : work) {
     if (item.done || g_off.load(std::memory_order_relaxed)) continue;

@@ -34,7 +34,8 @@ struct FilterInputs {
   std::mutex mu;
   PatternSet patterns;
   std::vector<uint64_t> culled;  // sorted
-  std::atomic<int64_t> published_ns{0};
+  // monotonic_ns_now() from which exit hook calls may be patched.
+  std::atomic<int64_t> exits_due_ns{0};
   // Retired tables stay alive (and reachable from here): a probe may still
   // be reading one, and rebuilds are rare enough that the memory does not matter.
   std::vector<const FunctionFilter*> retired;
@@ -126,12 +127,24 @@ const FunctionFilter* build_table(const std::vector<uint64_t>& excluded) {
   return filter;
 }
 
+// Exit hook calls of newly excluded functions are patched only this long
+// after the filter changed (callsite_patch.cpp), so that a frame recorded
+// under the old filter returns through its exit call first. Patterns may
+// exclude any function, long ones included: 100 ms. Culling excludes
+// functions whose calls averaged under cull_max_ns (2 us) in the window
+// it measured: 10 ms is thousands of their calls, and each culling window
+// costs the program its culled functions' exit hooks until then (a --cull
+// run of leveldb culls 8 times in half a second).
+constexpr int64_t kPatternExitGraceNs = 100 * 1000000LL;
+constexpr int64_t kCullExitGraceNs = 10 * 1000000LL;
+
 // Called with in.mu held.
-void rebuild_locked(FilterInputs& in) {
+void rebuild_locked(FilterInputs& in, int64_t exit_grace_ns) {
   struct Publish {
     FilterInputs* in;
     const FunctionFilter* filter;
-  } next{&in, build_table(excluded_functions(in.patterns, in.culled))};
+    int64_t exit_grace_ns;
+  } next{&in, build_table(excluded_functions(in.patterns, in.culled)), exit_grace_ns};
   // Exit hook calls come back before the filter lets their enters record
   // (callsite_patch.hpp).
   publish_filter_after_exit_restore(
@@ -142,13 +155,18 @@ void rebuild_locked(FilterInputs& in) {
                 g_function_filter.exchange(p->filter, std::memory_order_acq_rel)) {
           p->in->retired.push_back(old);
         }
-        // The exits' grace period protects frames recorded under the old
-        // filter. The filter start-up publishes comes before any probe
-        // records (g_mode is still unstarted), so its exit calls are
-        // patched at once: before, the culled functions of a run culled
-        // from the start kept calling the exit hook for the first 100 ms.
+        // The grace period protects frames recorded under the old filter.
+        // The filter start-up publishes comes before any probe records
+        // (g_mode is still unstarted), so its exit calls are patched at
+        // once: before, the culled functions of a run culled from the
+        // start kept calling the exit hook for the first 100 ms. A
+        // deadline never moves earlier: a cull right after a pattern
+        // change keeps the pattern change's grace.
         if (g_mode.load(std::memory_order_relaxed) != kModeUnstarted) {
-          p->in->published_ns.store(monotonic_ns_now(), std::memory_order_release);
+          const int64_t due = monotonic_ns_now() + p->exit_grace_ns;
+          if (due > p->in->exits_due_ns.load(std::memory_order_relaxed)) {
+            p->in->exits_due_ns.store(due, std::memory_order_release);
+          }
         }
       },
       &next);
@@ -166,7 +184,7 @@ void rebuild_function_filter(const PatternSet& patterns) {
   FilterInputs& in = inputs();
   MonitorLock lock(in.mu);
   in.patterns = patterns;
-  rebuild_locked(in);
+  rebuild_locked(in, kPatternExitGraceNs);
 }
 
 void set_culled_functions(std::vector<uint64_t> addresses) {
@@ -177,7 +195,7 @@ void set_culled_functions(std::vector<uint64_t> addresses) {
     std::sort(addresses.begin(), addresses.end());
     addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
     in.culled = std::move(addresses);
-    rebuild_locked(in);
+    rebuild_locked(in, kCullExitGraceNs);
     patterns = in.patterns;
   }
   // Outside the lock: XRay's patching asks function_culled for each function.
@@ -196,8 +214,8 @@ PatternSet current_function_patterns() {
   return in.patterns;
 }
 
-int64_t function_filter_published_ns() {
-  return inputs().published_ns.load(std::memory_order_acquire);
+int64_t function_filter_exits_due_ns() {
+  return inputs().exits_due_ns.load(std::memory_order_acquire);
 }
 
 namespace {

@@ -52,8 +52,10 @@ void set_culled_functions(std::vector<uint64_t> addresses);
 bool function_culled(uint64_t address);
 // The patterns the table was last built from.
 PatternSet current_function_patterns();
-// monotonic_ns_now() when the current table was published: call-site
-// patching waits a grace period before it patches exit hooks (callsite_patch.cpp).
-int64_t function_filter_published_ns();
+// monotonic_ns_now() from which call-site patching may patch the exit hook
+// calls of excluded functions: a grace period after each filter change
+// (function_filter.cpp, callsite_patch.cpp); 0 before the first change
+// after start-up.
+int64_t function_filter_exits_due_ns();
 
 }  // namespace sonde::monitor

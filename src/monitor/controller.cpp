@@ -108,7 +108,8 @@ struct State {
   std::atomic<int> stop_signal{0};
   std::atomic<bool> stop_signal_done{false};
   std::atomic<pid_t> writer_tid{0};
-  int64_t writer_cpu_ns = 0;  // the writer thread's CPU time, taken when it stops
+  std::atomic<pid_t> writer_pid{0};  // the process the writer thread runs in
+  int64_t writer_cpu_ns = 0;         // the writer thread's CPU time, taken when it stops
   std::mutex patterns_mu;
   PatternSet patterns;
   std::atomic<uint8_t> op_generation{1};
@@ -833,6 +834,9 @@ void start_writer(State& s) {
     set_mode(kModeOff);
     return;
   }
+  // Set here, not on the writer thread: a child that ends right after its
+  // first probe may call _exit before the new thread has run at all.
+  s.writer_pid = static_cast<pid_t>(syscall(SYS_getpid));
   s.writer = std::thread(writer_loop);
 }
 
@@ -1026,11 +1030,16 @@ void crash_handler(int sig, siginfo_t* info, void* context) {
 // lets the signal take its default effect. A program that installs its own
 // handler replaces this one, and its handler's exit() closes the log.
 
-void stop_signal_handler(int sig) {
-  State& s = state();
+// Asks the writer to write everything and close the log, and waits for it
+// (bounded by crash_flush_timeout_ms). Async-signal-safe. `reason`: the
+// stop signal, or kImmediateExit.
+constexpr int kImmediateExit = -1;
+
+void close_from_any_context(State& s, int reason) {
   const bool on_writer = static_cast<pid_t>(syscall(SYS_gettid)) == s.writer_tid;
   int expected = 0;
-  if (!on_writer && s.writer.joinable() && s.stop_signal.compare_exchange_strong(expected, sig)) {
+  if (!on_writer && s.writer.joinable() &&
+      s.stop_signal.compare_exchange_strong(expected, reason)) {
     s.doorbell.ring();
     timespec nap{0, 1000000};
     for (uint32_t waited = 0; waited < s.config.crash_flush_timeout_ms; ++waited) {
@@ -1038,12 +1047,31 @@ void stop_signal_handler(int sig) {
       nanosleep(&nap, nullptr);
     }
   }
+}
+
+void stop_signal_handler(int sig) {
+  close_from_any_context(state(), sig);
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
   sigaction(sig, &dfl, nullptr);
   raise(sig);  // delivered when this handler returns (the signal is blocked in it)
 }
+
+}  // namespace
+
+// _exit/_Exit skip atexit, so a forked server's child that ends with them
+// left its last buffers unwritten and its log without END. Only the process
+// whose writer thread this is: a vfork child shares the parent's memory
+// (and its writer), and must not close the parent's log.
+void close_before_immediate_exit() {
+  State& s = state();
+  if (static_cast<pid_t>(syscall(SYS_getpid)) != s.writer_pid.load(std::memory_order_acquire))
+    return;
+  close_from_any_context(s, kImmediateExit);
+}
+
+namespace {
 
 void install_stop_handlers() {
   for (int sig : kStopSignals) {

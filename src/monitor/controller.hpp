@@ -22,6 +22,10 @@ bool flush_now();
 // addresses are resolved while still mapped, then makes the writer resolve
 // addresses in that range anew (another library may be loaded there).
 bool before_code_unload(uint64_t begin, uint64_t end);
+// The process is about to end without atexit (_exit, _Exit): writes
+// everything and closes the log, bounded by crash_flush_timeout_ms.
+// Async-signal-safe; does nothing in a vfork child.
+void close_before_immediate_exit();
 
 const Config& current_config();
 uint32_t current_thread_index();

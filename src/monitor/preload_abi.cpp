@@ -23,4 +23,6 @@ SONDE_INTERNAL int sonde_internal_before_code_unload(uint64_t begin, uint64_t en
   return before_code_unload(begin, end) ? 1 : 0;
 }
 
+SONDE_INTERNAL void sonde_internal_before_immediate_exit(void) { close_before_immediate_exit(); }
+
 }  // extern "C"

@@ -94,6 +94,9 @@ SONDE_INTERNAL void sonde_internal_count_throw(void);
 // recorded addresses were resolved first.
 SONDE_INTERNAL int sonde_internal_before_code_unload(uint64_t begin, uint64_t end);
 
+// _exit, _Exit: the log is written and closed before the process ends.
+SONDE_INTERNAL void sonde_internal_before_immediate_exit(void);
+
 // ---- longjmp (probes.cpp) ---------------------------------------------------
 
 // Just before a longjmp/siglongjmp: the frames it skips are left without exits.

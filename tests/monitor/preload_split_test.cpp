@@ -39,7 +39,9 @@ const std::set<std::string> kSplitInterposed = {
     "longjmp",
     "_longjmp",
     "siglongjmp",
-    "__longjmp_chk"};
+    "__longjmp_chk",
+    "_exit",
+    "_Exit"};
 
 // Names of `nm -D <which>` of `file` (versions stripped).
 std::set<std::string> split_dynamic_symbols(const std::string& file, const std::string& which) {
@@ -97,15 +99,12 @@ TEST(PreloadSplit, LibsondeExportsNoInterposerOnlyItsApiAndTheInternalAbi) {
   for (const std::string& name : libsonde) {
     if (name.rfind("sonde_internal_", 0) == 0) internal.insert(name);
   }
-  const std::set<std::string> declared = {"sonde_internal_before_code_unload",
-                                          "sonde_internal_count_throw",
-                                          "sonde_internal_diagnostics_accepting",
-                                          "sonde_internal_emit_diagnostic",
-                                          "sonde_internal_longjmp",
-                                          "sonde_internal_note_throw",
-                                          "sonde_internal_probe_busy",
-                                          "sonde_internal_probe_switches",
-                                          "sonde_internal_trace_position"};
+  const std::set<std::string> declared = {
+      "sonde_internal_before_code_unload", "sonde_internal_before_immediate_exit",
+      "sonde_internal_count_throw",        "sonde_internal_diagnostics_accepting",
+      "sonde_internal_emit_diagnostic",    "sonde_internal_longjmp",
+      "sonde_internal_note_throw",         "sonde_internal_probe_busy",
+      "sonde_internal_probe_switches",     "sonde_internal_trace_position"};
   EXPECT_EQ(internal, declared);
 
   const std::set<std::string> preload =

@@ -247,6 +247,37 @@ TEST(Robustness, ForkWhileAnotherThreadRegistersOperations) {
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
 }
 
+TEST(Robustness, ChildrenEndingWithUnderscoreExitWriteCompleteLogs) {
+  // _exit and _Exit skip atexit: without libsonde-preload's interposers the
+  // children's last buffers were never written and their logs had no END.
+  std::string out = fresh_dir("fork_exit");
+  const int children = 4, calls = 100;
+  RunResult r =
+      run_program({kPrograms + "/test_fork_exit", std::to_string(children), std::to_string(calls)},
+                  env_for(out, {std::string("LD_PRELOAD=") + SONDE_PRELOAD_LIBRARY}));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::vector<std::string> logs = files_with_suffix(out, ".sonde");
+  ASSERT_EQ(logs.size(), static_cast<size_t>(children + 1));
+  int child_logs = 0;
+  for (const std::string& log : logs) {
+    LogContents c = read_contents(log);
+    ASSERT_TRUE(c.stats.ok) << log;
+    for (const std::string& w : c.stats.warnings) ADD_FAILURE() << log << ": " << w;
+    EXPECT_EQ(c.stats.lost_reported, 0u) << log;
+    int64_t child_work = 0;
+    for (const auto& [id, t] : c.traces) {
+      for (const FlowEventCopy& e : t.events) {
+        if (e.kind == "before" && e.operation.find("child.work") != std::string::npos) ++child_work;
+      }
+    }
+    if (child_work == 0) continue;  // the parent's log
+    ++child_logs;
+    EXPECT_EQ(child_work, calls) << log;
+    EXPECT_EQ(c.after, c.before) << log;
+  }
+  EXPECT_EQ(child_logs, children);
+}
+
 // Starts `argv` with `env` added to this process's environment; returns its pid.
 pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
   std::vector<std::string> all_env;

@@ -42,7 +42,9 @@ const char* const kInterposed[] = {"pthread_mutex_lock",
                                    "longjmp",
                                    "_longjmp",
                                    "siglongjmp",
-                                   "__longjmp_chk"};
+                                   "__longjmp_chk",
+                                   "_exit",
+                                   "_Exit"};
 
 int print_bindings() {
   for (const char* name : kInterposed) {

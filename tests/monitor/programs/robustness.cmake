@@ -12,6 +12,10 @@ add_executable(test_fork_register ${CMAKE_CURRENT_LIST_DIR}/fork_register.cpp)
 target_link_libraries(test_fork_register PRIVATE sonde_monitor Threads::Threads)
 target_compile_options(test_fork_register PRIVATE ${SONDE_WARNINGS})
 
+add_executable(test_fork_exit ${CMAKE_CURRENT_LIST_DIR}/fork_exit.cpp)
+target_link_libraries(test_fork_exit PRIVATE sonde_monitor)
+target_compile_options(test_fork_exit PRIVATE ${SONDE_WARNINGS})
+
 add_executable(test_endless_server ${CMAKE_CURRENT_LIST_DIR}/endless_server.c)
 target_compile_options(test_endless_server PRIVATE -finstrument-functions -O2)
 target_link_libraries(test_endless_server PRIVATE Threads::Threads)
@@ -31,7 +35,7 @@ target_compile_options(test_missed_exit PRIVATE -finstrument-functions -O2)
 target_link_libraries(test_missed_exit PRIVATE sonde_monitor)
 
 set_property(GLOBAL APPEND PROPERTY SONDE_MONITOR_TEST_PROGRAMS test_longjmp_jumps
-  test_signal_probes test_fork_register test_endless_server test_returns_at_close
+  test_signal_probes test_fork_register test_fork_exit test_endless_server test_returns_at_close
   test_stalled_writer test_missed_exit)
 
 # A function whose enter hook call cannot be patched out, in assembly for

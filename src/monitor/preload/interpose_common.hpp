@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "monitor/preload_abi.hpp"
@@ -49,6 +50,34 @@ Fn next_definition(std::atomic<Fn>& slot, const char* name, Fn self) {
   if (f != nullptr) slot.store(f, std::memory_order_release);
   return f;
 }
+
+// The real definitions of N functions interposers call where dlsym must not
+// run (signal handlers leave through siglongjmp and _exit): resolved when
+// the library is loaded (resolve_all, from a constructor), or by get()
+// with dlsym if called before that (from another library's constructor,
+// where dlsym is safe). Constant-initialised, so usable before any
+// constructor.
+template <typename Fn, size_t N>
+class LoadTimeFunctions {
+ public:
+  explicit constexpr LoadTimeFunctions(const char* const (&names)[N]) : names_(names) {}
+
+  Fn get(size_t which) {
+    Fn f = real_[which].load(std::memory_order_acquire);
+    if (f == nullptr) {
+      f = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, names_[which]));
+      real_[which].store(f, std::memory_order_release);
+    }
+    return f;
+  }
+  void resolve_all() {
+    for (size_t i = 0; i < N; ++i) get(i);
+  }
+
+ private:
+  const char* const (&names_)[N];
+  std::atomic<Fn> real_[N]{};
+};
 
 // libsonde's side, under the names the interposers used inside libsonde.
 inline bool diagnostics_accepting() { return sonde_internal_diagnostics_accepting(); }

@@ -22,25 +22,13 @@ using ExitFn = void (*)(int);
 
 enum Exit { kUnderscoreExit, kCapitalExit, kExits };
 constexpr const char* kNames[kExits] = {"_exit", "_Exit"};
-std::atomic<ExitFn> g_real[kExits];
+constinit sonde::preload::LoadTimeFunctions<ExitFn, kExits> g_real(kNames);
 
-ExitFn resolve(Exit which) {
-  ExitFn f = g_real[which].load(std::memory_order_acquire);
-  if (f == nullptr) {
-    // Only before the constructor below ran; dlsym is safe there.
-    f = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, kNames[which]));
-    g_real[which].store(f, std::memory_order_release);
-  }
-  return f;
-}
-
-[[gnu::constructor]] void resolve_all() {
-  for (int i = 0; i < kExits; ++i) resolve(static_cast<Exit>(i));
-}
+[[gnu::constructor]] void resolve_all() { g_real.resolve_all(); }
 
 [[noreturn]] void end_process(Exit which, int status) {
   sonde_internal_before_immediate_exit();
-  if (ExitFn real = resolve(which); real != nullptr) real(status);
+  if (ExitFn real = g_real.get(which); real != nullptr) real(status);
   for (;;) syscall(SYS_exit_group, status);  // what _exit does, should dlsym find none
 }
 

@@ -19,26 +19,13 @@ using JumpFn = void (*)(void*, int);
 
 enum Jump { kLongjmp, kUnderscoreLongjmp, kSiglongjmp, kLongjmpChk, kJumps };
 constexpr const char* kNames[kJumps] = {"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk"};
-std::atomic<JumpFn> g_real[kJumps];
+constinit sonde::preload::LoadTimeFunctions<JumpFn, kJumps> g_real(kNames);
 
-JumpFn resolve(Jump which) {
-  JumpFn f = g_real[which].load(std::memory_order_acquire);
-  if (f == nullptr) {
-    // Only before the constructor below ran (a jump in another library's
-    // constructor); dlsym is safe there.
-    f = reinterpret_cast<JumpFn>(dlsym(RTLD_NEXT, kNames[which]));
-    g_real[which].store(f, std::memory_order_release);
-  }
-  return f;
-}
-
-[[gnu::constructor]] void resolve_all() {
-  for (int i = 0; i < kJumps; ++i) resolve(static_cast<Jump>(i));
-}
+[[gnu::constructor]] void resolve_all() { g_real.resolve_all(); }
 
 [[noreturn]] void jump(Jump which, void* env, int value) {
   sonde_internal_longjmp();
-  JumpFn real = resolve(which);
+  JumpFn real = g_real.get(which);
   if (real == nullptr) std::abort();  // no such function after this library
   real(env, value);
   __builtin_unreachable();

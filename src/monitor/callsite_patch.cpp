@@ -165,6 +165,8 @@ Writer& writer() {
   return *w;
 }
 
+void close_window(WritableWindow& win);
+
 void initialise(Writer& w) {
   w.initialised = true;
   if (!current_config().patch_call_sites) {
@@ -178,7 +180,12 @@ void initialise(Writer& w) {
   w.hooks[2] = reinterpret_cast<uint64_t>(&__cyg_profile_func_exit);
   w.hooks[3] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_exit"));
   w.page_size = sysconf(_SC_PAGESIZE);
-  pthread_atfork(nullptr, nullptr, [] { writer().busy.store(false); });
+  // A child forked during a pass: no pass is running there, and no code
+  // may stay writable.
+  pthread_atfork(nullptr, nullptr, [] {
+    close_window(writer().window);
+    writer().busy.store(false);
+  });
   w.sync_core =
       syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0) == 0;
 }
@@ -306,14 +313,25 @@ void close_window(WritableWindow& win) {
   win = {};
 }
 
-// Runs `apply` with `seg` (which holds the bytes to write) writable.
-// False (and patching stops for good) if the system refuses.
+// Runs `apply` with the bytes at `address` (in `seg`) writable: the whole
+// segment if the system allows, else just the page of `address`. (Making a
+// private mapping writable charges it against the commit limit: with strict
+// overcommit or a low RLIMIT_DATA a large segment may be refused where one
+// page is not.) False (and patching stops for good) if even the page is
+// refused.
 template <typename Apply>
-bool with_writable(WritableWindow& win, const Segment& seg, Apply&& apply) {
-  if (win.begin != seg.begin || win.end != seg.end) {
+bool with_writable(Writer& w, const Segment& seg, uint64_t address, Apply&& apply) {
+  WritableWindow& win = w.window;
+  if (address < win.begin || address >= win.end || win.flags != seg.flags) {
     close_window(win);
-    if (mprotect(reinterpret_cast<void*>(seg.begin), seg.end - seg.begin,
-                 PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
+    constexpr int kRwx = PROT_READ | PROT_WRITE | PROT_EXEC;
+    const uint64_t page = address & ~static_cast<uint64_t>(w.page_size - 1);
+    if (mprotect(reinterpret_cast<void*>(seg.begin), seg.end - seg.begin, kRwx) == 0) {
+      win = {seg.begin, seg.end, seg.flags};
+    } else if (mprotect(reinterpret_cast<void*>(page), static_cast<size_t>(w.page_size), kRwx) ==
+               0) {
+      win = {page, page + static_cast<uint64_t>(w.page_size), seg.flags};
+    } else {
       int err = errno;
       if (!g_mprotect_failed.exchange(true)) {
         std::fprintf(stderr,
@@ -324,7 +342,6 @@ bool with_writable(WritableWindow& win, const Segment& seg, Apply&& apply) {
       g_off.store(true, std::memory_order_relaxed);
       return false;
     }
-    win = {seg.begin, seg.end, seg.flags};
   }
   apply();
   return true;
@@ -373,7 +390,7 @@ uint32_t patch_site(Batch& b, const ObjectView& obj, const Segment& seg, uint64_
   p.object = obj.name;
   p.base = obj.base;
   bool stored = false;
-  if (!with_writable(w.window, *code, [&] { stored = store(kind, p.start, p.written, p.count); })) {
+  if (!with_writable(w, *code, block, [&] { stored = store(kind, p.start, p.written, p.count); })) {
     return kRequested;  // patching is off now; the slot just stays as it was
   }
   if (!stored) return kUnpatchable;
@@ -420,7 +437,7 @@ uint32_t patch_tail_exits(Batch& b, const ObjectView& obj, uint64_t fn, uint64_t
     if (verified_hook(w, obj, c) != Hook::kExit) continue;
     const uint8_t ret_op = 0xc3;
     bool stored = false;
-    if (!with_writable(w.window, *code,
+    if (!with_writable(w, *code, j.address,
                        [&] { stored = store(StoreKind::kCas8, j.address, &ret_op, 1); })) {
       break;  // patching is off now
     }
@@ -448,7 +465,7 @@ bool restore_tail_exits(Writer& w, const ObjectView& obj, const Patch& p) {
       continue;
     }
     bool stored = false;
-    with_writable(w.window, *code,
+    with_writable(w, *code, t.address,
                   [&] { stored = store(StoreKind::kCas8, t.address, &t.original, 1); });
     all = all && stored;
   }
@@ -471,7 +488,7 @@ bool restore_site(Batch& b, const ObjectView& obj, uint64_t ret) {
   if (code == nullptr) return false;
   if (std::memcmp(reinterpret_cast<const void*>(p.start), p.written, p.count) != 0) return false;
   bool stored = false;
-  with_writable(w.window, *code, [&] { stored = store(p.kind, p.start, p.original, p.count); });
+  with_writable(w, *code, block, [&] { stored = store(p.kind, p.start, p.original, p.count); });
   return stored;
 }
 

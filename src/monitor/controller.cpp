@@ -1037,15 +1037,16 @@ constexpr int kImmediateExit = -1;
 
 void close_from_any_context(State& s, int reason) {
   const bool on_writer = static_cast<pid_t>(syscall(SYS_gettid)) == s.writer_tid;
+  if (on_writer || !s.writer.joinable()) return;
+  // A second caller (another thread's _exit, a stop signal during one)
+  // waits for the same close: returning at once would let its _exit end
+  // the process while the writer is still writing.
   int expected = 0;
-  if (!on_writer && s.writer.joinable() &&
-      s.stop_signal.compare_exchange_strong(expected, reason)) {
-    s.doorbell.ring();
-    timespec nap{0, 1000000};
-    for (uint32_t waited = 0; waited < s.config.crash_flush_timeout_ms; ++waited) {
-      if (s.stop_signal_done.load(std::memory_order_acquire)) break;
-      nanosleep(&nap, nullptr);
-    }
+  if (s.stop_signal.compare_exchange_strong(expected, reason)) s.doorbell.ring();
+  timespec nap{0, 1000000};
+  for (uint32_t waited = 0; waited < s.config.crash_flush_timeout_ms; ++waited) {
+    if (s.stop_signal_done.load(std::memory_order_acquire)) break;
+    nanosleep(&nap, nullptr);
   }
 }
 
@@ -1161,6 +1162,8 @@ void on_fork_child() {
   abandoned->push_back(s.core.release());
   diagnostics_after_fork_child();
   s.stop.store(false);
+  s.stop_signal.store(0);  // a close the parent was making is the parent's
+  s.stop_signal_done.store(false);
   s.closed = false;
   s.recorded.store(0);
   s.buffers_written.store(0);

@@ -297,7 +297,7 @@ bool operation_monitored(std::string_view name) {
   return s.patterns.monitored(name);
 }
 
-std::string set_patterns(std::string_view text) {
+std::string set_patterns(std::string_view text, bool before_recording) {
   State& s = state();
   PatternSet next;
   if (std::string err = next.parse(text); !err.empty()) return err;
@@ -311,7 +311,7 @@ std::string set_patterns(std::string_view text) {
   s.op_generation.store(g);
   g_op_tag.store(static_cast<uint8_t>(g * 2));
   __atomic_store_n(&sonde_op_off_tag, static_cast<uint8_t>(g * 2 + 1), __ATOMIC_RELAXED);
-  rebuild_function_filter(next);
+  rebuild_function_filter(next, before_recording);
   xray_apply_patterns(next);
   return "";
 }
@@ -863,7 +863,7 @@ void start() {
     note_patterns_file_text(file_text);
     patterns += "\n" + file_text;
   }
-  if (std::string perr = set_patterns(patterns); !perr.empty()) {
+  if (std::string perr = set_patterns(patterns, /*before_recording=*/true); !perr.empty()) {
     std::fprintf(stderr, "sonde: monitoring disabled: %s\n", perr.c_str());
     return;
   }

@@ -32,7 +32,8 @@ uint32_t current_thread_index();
 
 // Adaptive monitoring (patterns.hpp): decided once per operation per generation.
 bool operation_monitored(std::string_view name);
-std::string set_patterns(std::string_view text);
+// `before_recording`: from start(), before any probe records.
+std::string set_patterns(std::string_view text, bool before_recording = false);
 // Manual probes compare their descriptor's state byte with this tag
 // (enabled) and tag + 1 (disabled); a pattern change moves the tag on.
 extern std::atomic<uint8_t> g_op_tag;

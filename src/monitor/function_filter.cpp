@@ -19,7 +19,6 @@
 #include "monitor/local_debuginfo.hpp"
 #include "monitor/probe_busy.hpp"
 #include "monitor/symbolizer.hpp"
-#include "monitor/thread_state.hpp"
 #include "monitor/xray_mode.hpp"
 
 namespace sonde::monitor {
@@ -134,7 +133,10 @@ const FunctionFilter* build_table(const std::vector<uint64_t>& excluded) {
 // functions whose calls averaged under cull_max_ns (2 us) in the window
 // it measured: 10 ms is thousands of their calls, and each culling window
 // costs the program its culled functions' exit hooks until then (a --cull
-// run of leveldb culls 8 times in half a second).
+// run of leveldb culls 8 times in half a second). The patterns start-up
+// reads come before anything is recorded: none (before, a run culled from
+// the start kept calling the exit hook of every culled function for its
+// first 100 ms).
 constexpr int64_t kPatternExitGraceNs = 100 * 1000000LL;
 constexpr int64_t kCullExitGraceNs = 10 * 1000000LL;
 
@@ -155,18 +157,11 @@ void rebuild_locked(FilterInputs& in, int64_t exit_grace_ns) {
                 g_function_filter.exchange(p->filter, std::memory_order_acq_rel)) {
           p->in->retired.push_back(old);
         }
-        // The grace period protects frames recorded under the old filter.
-        // The filter start-up publishes comes before any probe records
-        // (g_mode is still unstarted), so its exit calls are patched at
-        // once: before, the culled functions of a run culled from the
-        // start kept calling the exit hook for the first 100 ms. A
-        // deadline never moves earlier: a cull right after a pattern
+        // A deadline never moves earlier: a cull right after a pattern
         // change keeps the pattern change's grace.
-        if (g_mode.load(std::memory_order_relaxed) != kModeUnstarted) {
-          const int64_t due = monotonic_ns_now() + p->exit_grace_ns;
-          if (due > p->in->exits_due_ns.load(std::memory_order_relaxed)) {
-            p->in->exits_due_ns.store(due, std::memory_order_release);
-          }
+        const int64_t due = monotonic_ns_now() + p->exit_grace_ns;
+        if (due > p->in->exits_due_ns.load(std::memory_order_relaxed)) {
+          p->in->exits_due_ns.store(due, std::memory_order_release);
         }
       },
       &next);
@@ -180,11 +175,11 @@ PatternMatch match_patterns(const PatternSet& patterns, std::string_view name) {
   return r->include ? PatternMatch::kIncluded : PatternMatch::kExcluded;
 }
 
-void rebuild_function_filter(const PatternSet& patterns) {
+void rebuild_function_filter(const PatternSet& patterns, bool before_recording) {
   FilterInputs& in = inputs();
   MonitorLock lock(in.mu);
   in.patterns = patterns;
-  rebuild_locked(in, kPatternExitGraceNs);
+  rebuild_locked(in, before_recording ? 0 : kPatternExitGraceNs);
 }
 
 void set_culled_functions(std::vector<uint64_t> addresses) {

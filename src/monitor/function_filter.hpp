@@ -33,7 +33,9 @@ extern std::atomic<const FunctionFilter*> g_function_filter;
 
 // Rebuilds the table for `patterns` and the culled functions (or clears it
 // when nothing is excluded). Remembers `patterns` for later cull decisions.
-void rebuild_function_filter(const PatternSet& patterns);
+// `before_recording`: nothing has been recorded yet (start-up), so no frame
+// can be open and exit hook calls may be patched at once.
+void rebuild_function_filter(const PatternSet& patterns, bool before_recording = false);
 // Re-reads patterns_file when its contents changed (called by the writer thread).
 void poll_patterns_file();
 // The patterns_file contents applied at start-up, so the first poll compares against them.

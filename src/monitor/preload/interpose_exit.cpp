@@ -8,11 +8,8 @@
 // _exit is async-signal-safe and often called from signal handlers, where
 // dlsym must not run: the real functions are resolved when the library is
 // loaded. glibc's exit() reaches _exit internally, not through this symbol.
-#include <dlfcn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#include <atomic>
 
 #include "monitor/preload/interpose_common.hpp"
 

@@ -5,9 +5,7 @@
 //
 // siglongjmp often leaves a signal handler, where dlsym must not run: the
 // real functions are resolved when the library is loaded.
-#include <dlfcn.h>
 
-#include <atomic>
 #include <cstdlib>
 
 #include "monitor/preload/interpose_common.hpp"

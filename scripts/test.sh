@@ -42,7 +42,8 @@ stage "build (ASan + UBSan)"
 # slower than at -O0 (69.6 s against 19.4 s for sonde_diagnose's first
 # batch, 219 s against 47 s for diagnose_tests' first, 2026-11-28), which
 # cost CI more than the faster tests saved (55 min against 42).
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSONDE_WERROR=ON \
+# -DSONDE_BUILD_BENCH=OFF: the benchmarks no test runs are built once, above.
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSONDE_WERROR=ON -DSONDE_BUILD_BENCH=OFF \
   -DSONDE_SANITIZE=address,undefined -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DCMAKE_C_FLAGS_DEBUG="-O0 -g1"
 cmake --build build/asan
 stage "tests under ASan + UBSan"
@@ -63,7 +64,7 @@ LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
 
 stage "build (TSan, monitor tests)"
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSONDE_WERROR=ON \
-  -DSONDE_SANITIZE=thread
+  -DSONDE_BUILD_BENCH=OFF -DSONDE_SANITIZE=thread
 cmake --build build/tsan --target monitor_tests
 stage "monitor tests under TSan"
 # Excluded: TSan cannot start threads after a multi-threaded fork, and the

@@ -111,6 +111,8 @@ struct Cull {
   ClockPair last_change;
   uint64_t calls_since_change = 0;
   uint64_t culled_since_change = 0;  // calls of culled functions in flight at the switch
+  // Raw time of the last decision: earlier events are not observed.
+  uint64_t observe_from = 0;
 };
 
 // The longest pause, in windows (cull_phase_ms) of observation.
@@ -173,12 +175,19 @@ void observe(Cull& c, std::vector<Frame>& stack, const RawEvent* begin, const Ra
   for (const RawEvent* e = begin; e < end; ++e) {
     const RawKind kind = kind_of(e->b);
     const uint64_t payload = payload_of(e->b);
+    // Events the program made before the last decision took effect belong
+    // to no window: the writer, behind the program, drains them after the
+    // decision, and accounting them (calls of functions culled meanwhile)
+    // cost it as much as a window while deciding nothing.
+    if (e->a < c.observe_from) continue;
     if (kind == RawKind::kEnterFn || kind == RawKind::kEnterOp) {
       // Calls of culled functions after the change are counted per window
       // from its statistics (decide()), not here: a search per event cost
       // the writer more than the rest of the observation.
       if (c.excluded_any && e->a >= c.last_change.raw) ++c.calls_since_change;
-      if (!observing) continue;
+      // A full window takes no new frames until it is decided (at the
+      // writer's next poll); the frames it has still end.
+      if (!observing || w.calls >= c.window_calls) continue;
       stack.push_back({kind == RawKind::kEnterFn ? payload : payload | kOpTag, e->a, 0});
       if (w.calls++ == 0) {
         w.start_ms = monotonic_ns_now() / 1000000;
@@ -321,10 +330,11 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
                                : 0;
     c.resume_ms = monotonic_ns_now() / 1000000 + c.pause_ms;
     c.functions_at_pause = c.functions_seen;
-    // Frames entered before the pause are not seen to their end: a later
-    // exit must not match a stale frame.
-    if (c.pause_ms > 0)
-      for (auto& [index, stack] : c.stacks) stack.clear();
+    // Events before this decision are not observed any more (observe()),
+    // so frames entered before it are not seen to their end: a later exit
+    // must not match a stale frame.
+    c.observe_from = now.raw;
+    for (auto& [index, stack] : c.stacks) stack.clear();
   }
   if (!at_exit && !added.empty()) {
     c.culled.insert(c.culled.end(), added.begin(), added.end());
@@ -332,6 +342,10 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
     set_culled_functions(c.culled);
     c.excluded_any = true;
     c.last_change = ClockPair::now();
+    // From the filter's publication: calls made while it was being built
+    // (13-19 ms for the first in a leveldb run, before 2026-11-29) were
+    // still recorded and filled the next window with culled functions.
+    c.observe_from = c.last_change.raw;
     c.calls_since_change = c.culled_since_change = 0;
   }
   if (!first && added.empty() && c.pinned.size() == pinned_before) return;

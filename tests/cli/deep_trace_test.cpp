@@ -1,9 +1,8 @@
-// A trace 100,000 calls deep (30,000 under the sanitizers, below) through every analysis output of the CLI
-// (issue 8, hostile input: deep recursion must not overflow the analysis'
-// stack). The log is a Kieker filesystem log written here the way Kieker
-// writes OperationExecutionRecords: at exit, so the deepest call first and
-// the root last. A small second trace checks that the deep one does not
-// disturb its neighbours.
+// A trace 100,000 calls deep (30,000 under the sanitizers, below) through every analysis output of
+// the CLI (issue 8, hostile input: deep recursion must not overflow the analysis' stack). The log
+// is a Kieker filesystem log written here the way Kieker writes OperationExecutionRecords: at exit,
+// so the deepest call first and the root last. A small second trace checks that the deep one does
+// not disturb its neighbours.
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -46,6 +46,7 @@
 #include "monitor/clock.hpp"
 #include "monitor/controller.hpp"
 #include "monitor/function_filter.hpp"
+#include "monitor/leaf_code.hpp"
 #include "monitor/symbolizer.hpp"
 #include "monitor/tail_exits.hpp"
 
@@ -504,10 +505,8 @@ bool restore_site(Batch& b, const ObjectView& obj, uint64_t ret) {
   return stored;
 }
 
-int visit_object(dl_phdr_info* info, size_t /*size*/, void* arg) {
-  auto* b = static_cast<Batch*>(arg);
+ObjectView view_of(const dl_phdr_info* info, uint64_t page) {
   ObjectView obj{info->dlpi_name != nullptr ? info->dlpi_name : "", info->dlpi_addr, {}};
-  const auto page = static_cast<uint64_t>(b->w->page_size);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
@@ -515,6 +514,12 @@ int visit_object(dl_phdr_info* info, size_t /*size*/, void* arg) {
     uint64_t end = begin + ph.p_memsz;
     obj.segments.push_back({begin & ~(page - 1), (end + page - 1) & ~(page - 1), ph.p_flags});
   }
+  return obj;
+}
+
+int visit_object(dl_phdr_info* info, size_t /*size*/, void* arg) {
+  auto* b = static_cast<Batch*>(arg);
+  const ObjectView obj = view_of(info, static_cast<uint64_t>(b->w->page_size));
   for (Work& item : *b->work) {
     if (item.done || g_off.load(std::memory_order_relaxed)) continue;
     if (b->exit_restores_only && !item.exit_restore) continue;
@@ -695,6 +700,50 @@ void publish_filter_after_exit_restore(const FunctionFilter* next, void (*publis
   }
   publish(arg);
   if (held) w.busy.store(false, std::memory_order_release);
+}
+
+namespace {
+
+struct LeafQuery {
+  const Writer* hooks;  // only its hook addresses are read
+  uint64_t fn, size;
+  uint32_t max_instructions;
+  LeafVerdict verdict;
+};
+
+// Runs while dl_iterate_phdr holds the loader's lock: the object cannot be
+// unmapped while its code is read.
+int classify_in_object(dl_phdr_info* info, size_t /*size*/, void* arg) {
+  auto* q = static_cast<LeafQuery*>(arg);
+  const ObjectView obj = view_of(info, static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
+  if (obj.code_of(q->fn, q->fn + q->size) == nullptr) return 0;  // not in this object
+  q->verdict = classify_leaf(reinterpret_cast<const uint8_t*>(q->fn), q->size, q->fn,
+                             q->max_instructions, [&](uint64_t target, bool through_slot) {
+                               HookCall call;
+                               call.form = through_slot ? CallForm::kIndirect : CallForm::kDirect;
+                               call.target = target;
+                               return verified_hook(*q->hooks, obj, call) != Hook::kNone;
+                             });
+  return 1;
+}
+
+}  // namespace
+
+LeafVerdict classify_function_code(uint64_t fn, uint64_t size, uint32_t max_instructions) {
+  // The hook addresses as the patcher finds them, read here on their own:
+  // the patcher's are only set when call-site patching is on.
+  static const Writer* hooks = [] {
+    auto* w = new Writer;
+    w->hooks[0] = reinterpret_cast<uint64_t>(&__cyg_profile_func_enter);
+    w->hooks[1] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter"));
+    w->hooks[2] = reinterpret_cast<uint64_t>(&__cyg_profile_func_exit);
+    w->hooks[3] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_exit"));
+    return w;
+  }();
+  LeafQuery q{hooks, fn, size, max_instructions, {}};
+  q.verdict.reason = "not in a loaded object's code";
+  if (fn != 0 && size != 0) dl_iterate_phdr(classify_in_object, &q);
+  return q.verdict;
 }
 
 CallsiteStats callsite_patch_stats() {

@@ -42,17 +42,24 @@ void publish_filter_after_exit_restore(const FunctionFilter* next, void (*publis
                                        void* arg);
 
 struct CallsiteStats {
-  uint64_t requested = 0;      // distinct call sites the hooks asked to patch
-  uint64_t patched = 0;        // sites made NOPs (enter and exit hooks)
-  uint64_t patched_exits = 0;  // of which exit hooks (a function's tail exits count once)
+  uint64_t requested = 0;           // distinct call sites the hooks asked to patch
+  uint64_t patched = 0;             // sites made NOPs (enter and exit hooks)
+  uint64_t patched_exits = 0;       // of which exit hooks (a function's tail exits count once)
   uint64_t patched_tail_jumps = 0;  // tail jumps to the exit hook made `ret` (tail_exits.hpp)
-  uint64_t restored = 0;       // patches undone because the function is monitored again
-  uint64_t unpatchable = 0;    // sites no single atomic store can replace (left calling the hook)
-  uint64_t rejected = 0;       // sites whose bytes were not a recognised call to a hook
-  bool table_full = false;     // some requests were dropped: the site table was full
-  bool disabled = false;       // patch_call_sites = false, or making code writable failed
+  uint64_t restored = 0;            // patches undone because the function is monitored again
+  uint64_t unpatchable = 0;  // sites no single atomic store can replace (left calling the hook)
+  uint64_t rejected = 0;     // sites whose bytes were not a recognised call to a hook
+  bool table_full = false;   // some requests were dropped: the site table was full
+  bool disabled = false;     // patch_call_sites = false, or making code writable failed
   bool mprotect_failed = false;
 };
 CallsiteStats callsite_patch_stats();
+
+// Culling (cull.cpp): whether the function at `fn`, `size` bytes long (its
+// symbol's), is a straight-line leaf (leaf_code.hpp), its calls to the
+// hooks recognised as the patcher recognises them (directly, through a PLT
+// stub or a GOT slot). Read under the loader's lock. Any thread.
+struct LeafVerdict;
+LeafVerdict classify_function_code(uint64_t fn, uint64_t size, uint32_t max_instructions);
 
 }  // namespace sonde::monitor

@@ -81,7 +81,8 @@ const std::vector<ConfigKey>& config_keys() {
        "tcp writer: native (sonde collect; confirmed, resent after a reconnect) | kieker (Kieker's "
        "TCP frames)"},
       {"tcp_exit_wait_ms",
-       "tcp writer: at exit, longest wait for an absent receiver to come back (a connected one is waited for while it makes progress)"},
+       "tcp writer: at exit, longest wait for an absent receiver to come back (a connected one is "
+       "waited for while it makes progress)"},
       {"patterns", "include/exclude rules, ';'-separated (+glob / -glob)"},
       {"trace_start",
        "functions whose entry starts a trace, ';'-separated globs; calls outside them are not "
@@ -113,6 +114,9 @@ const std::vector<ConfigKey>& config_keys() {
       {"cull_min_rate", "cull: ... and at least this many calls per second"},
       {"cull_max_ns", "cull: ... and an own mean duration below this many ns"},
       {"cull_probe_ns", "cull: the cost of one monitored call (enter + exit) in ns"},
+      {"cull_leaf_instructions",
+       "cull: straight-line leaves of at most this many instructions are culled as soon as they "
+       "have cull_min_calls calls (0: off)"},
       {"patch_call_sites",
        "overwrite the -finstrument-functions hook calls of excluded functions with NOPs "
        "(true/false)"},
@@ -266,6 +270,7 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
       {"cull_min_rate", 0, 4000000000u, &c.cull_min_rate},
       {"cull_max_ns", 1, 4000000000u, &c.cull_max_ns},
       {"cull_probe_ns", 1, 100000, &c.cull_probe_ns},
+      {"cull_leaf_instructions", 0, 100000, &c.cull_leaf_instructions},
   };
   for (const U32Key& k : u32_keys) {
     if (key != k.name) continue;

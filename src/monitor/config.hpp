@@ -58,8 +58,8 @@ struct Config {
   // Fault injection for tests of the block policy's bound: the writer thread
   // sleeps this long before its first write, as a hung disk would stall it.
   uint32_t fault_writer_stall_ms = 0;
-  std::string patterns;              // inline "+a;-b" rules
-  std::string patterns_file;         // Kieker-style adaptive monitoring file
+  std::string patterns;       // inline "+a;-b" rules
+  std::string patterns_file;  // Kieker-style adaptive monitoring file
   uint32_t patterns_reload_ms = 1000;
   std::vector<std::string> samplers;  // cpu, memory, process, network, disk, all
   uint32_t sampler_period_ms = 1000;
@@ -75,14 +75,15 @@ struct Config {
   // Automatic overhead culling (docs/cull.md): a first phase observes every
   // monitored call, then functions called often whose own mean duration is
   // short next to the probe's cost are excluded for the rest of the run.
-  bool cull = false;                    // cull = off | auto
-  uint32_t cull_phase_calls = 100000;   // the phase ends after this many monitored calls…
-  uint32_t cull_phase_ms = 500;         // …or this long, whichever comes first
-  uint32_t cull_rounds = 0;             // windows like it to decide in; 0: for the whole run
-  uint32_t cull_min_calls = 100;        // culled only with at least this many calls in the phase
-  uint32_t cull_min_rate = 1000;        // … and at least this many calls per second
-  uint32_t cull_max_ns = 2000;          // … and an own mean duration below this
-  uint32_t cull_probe_ns = 20;          // cost of one monitored call (enter + exit), ns
+  bool cull = false;                      // cull = off | auto
+  uint32_t cull_phase_calls = 100000;     // the phase ends after this many monitored calls…
+  uint32_t cull_phase_ms = 500;           // …or this long, whichever comes first
+  uint32_t cull_rounds = 0;               // windows like it to decide in; 0: for the whole run
+  uint32_t cull_min_calls = 100;          // culled only with at least this many calls in the phase
+  uint32_t cull_min_rate = 1000;          // … and at least this many calls per second
+  uint32_t cull_max_ns = 2000;            // … and an own mean duration below this
+  uint32_t cull_probe_ns = 20;            // cost of one monitored call (enter + exit), ns
+  uint32_t cull_leaf_instructions = 200;  // straight-line leaves up to this size: culled at once
   // Excluded functions' -finstrument-functions hook calls are overwritten
   // with NOPs where that can be done with one atomic store (callsite_patch.hpp).
   bool patch_call_sites = true;

@@ -176,6 +176,11 @@ void set_no_buffer(ThreadState& t) {
   t.cur.store(g_no_buffer + kBufferSlack, std::memory_order_relaxed);
 }
 
+// The names the log gave functions (culling names its candidates with them).
+FunctionNames names_in_log(State& s) {
+  return [&s](uint64_t a) { return s.core->function_name(a); };
+}
+
 // Gives the current buffer (even partly filled) to the writer.
 void hand_off(ThreadState& t, bool final) {
   State& s = state();
@@ -204,7 +209,8 @@ void hand_off(ThreadState& t, bool final) {
     MonitorLock lock(s.core_mu);
     if (s.core) {
       size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
-      cull_observe(*ch, b->events + from, b->events + b->used, s.core->functions_seen());
+      cull_observe(*ch, b->events + from, b->events + b->used, s.core->functions_seen(),
+                   names_in_log(s));
       s.core->consume(*ch, b->events + from, b->events + b->used);
     }
     ch->partial_buffer = nullptr;
@@ -478,7 +484,8 @@ void drain_full(State& s) {
     Buffer* next = b->next;
     ThreadChannel* ch = b->channel;
     size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
-    cull_observe(*ch, b->events + from, b->events + b->used, s.core->functions_seen());
+    cull_observe(*ch, b->events + from, b->events + b->used, s.core->functions_seen(),
+                 names_in_log(s));
     s.core->consume(*ch, b->events + from, b->events + b->used);
     ch->partial_buffer = nullptr;
     ch->partial_done = 0;
@@ -508,7 +515,8 @@ void drain_partial(State& s) {
     size_t upto = static_cast<size_t>(cur - b->events);
     size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
     if (upto <= from) continue;
-    cull_observe(*ch, b->events + from, b->events + upto, s.core->functions_seen());
+    cull_observe(*ch, b->events + from, b->events + upto, s.core->functions_seen(),
+                 names_in_log(s));
     s.core->consume(*ch, b->events + from, b->events + upto);
     s.recorded.fetch_add(upto - from, std::memory_order_relaxed);
     ch->partial_buffer = b;
@@ -597,9 +605,6 @@ void write_health_record(State& s, const Health& h) {
 }
 
 // Culling names functions with what the log already calls them. core_mu held.
-FunctionNames names_in_log(State& s) {
-  return [&s](uint64_t a) { return s.core->function_name(a); };
-}
 
 // A thread ending while the log closes hands off its final buffer from its
 // exit handler. drain_partial skips it once its state is gone, so when that

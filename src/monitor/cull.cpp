@@ -24,6 +24,7 @@
 #include "monitor/controller.hpp"
 #include "monitor/cull_rule.hpp"
 #include "monitor/function_filter.hpp"
+#include "monitor/leaf_code.hpp"
 #include "monitor/probe_busy.hpp"
 #include "monitor/process_info.hpp"
 #include "monitor/symbolizer.hpp"
@@ -67,6 +68,10 @@ struct Window {
     Stats* stats = nullptr;
   };
   std::array<CacheEntry, 1024> cache{};
+  // Straight-line leaves culled before the window ended (cull_ripe_leaves),
+  // for its round in the report.
+  size_t leaves = 0;
+  uint64_t leaf_calls = 0;
 };
 
 struct Cull {
@@ -113,6 +118,11 @@ struct Cull {
   uint64_t culled_since_change = 0;  // calls of culled functions in flight at the switch
   // Raw time of the last decision: earlier events are not observed.
   uint64_t observe_from = 0;
+  // Leaves (leaf_code.hpp): functions that reached min_calls in the open
+  // window, for cull_poll to judge by their code; and the verdicts so far.
+  uint32_t leaf_instructions = 0;  // cull_leaf_instructions; 0: off
+  std::vector<uint64_t> ripe;
+  std::unordered_map<uint64_t, bool> bounded_leaf;
 };
 
 // The longest pause, in windows (cull_phase_ms) of observation.
@@ -137,6 +147,7 @@ void start_culling(Cull& c) {
   c.window_calls = config.cull_phase_calls;
   c.window_ms = config.cull_phase_ms;
   c.max_windows = config.cull_rounds;
+  c.leaf_instructions = config.cull_leaf_instructions;
   c.start = ClockPair::now();
   c.phase = Phase::kObserving;
   // A forked child counts its own threads. The lock is free at fork():
@@ -208,7 +219,7 @@ void observe(Cull& c, std::vector<Frame>& stack, const RawEvent* begin, const Ra
       // its calls too, and long ones would otherwise never be seen whole.
       if (fn && e->a >= f.enter) {
         Stats& s = stats_of(w, key);
-        ++s.calls;
+        if (++s.calls == c.thresholds.min_calls && c.leaf_instructions != 0) c.ripe.push_back(key);
         s.ticks += e->a - f.enter;
         s.callees += f.callees;
       }
@@ -265,23 +276,124 @@ std::vector<cull::ReportEntry> sorted_entries(const std::map<std::string, cull::
   return out;
 }
 
+// Raw timer ticks to ns, from the clock pair taken when culling started.
+double ns_per_tick(const Cull& c, const ClockPair& now) {
+  if (g_timer != TimerKind::kTsc || now.raw <= c.start.raw) return 1.0;
+  return static_cast<double>(now.mono_ns - c.start.mono_ns) /
+         static_cast<double>(now.raw - c.start.raw);
+}
+
+double span_s(const Window& w, double tick_ns) {
+  return w.last_tick > w.first_tick
+             ? static_cast<double>(w.last_tick - w.first_tick) * tick_ns / 1e9
+             : 0.0;
+}
+
+std::string name_of(Cull& c, const FunctionNames& names, uint64_t address) {
+  if (const std::string* known = names ? names(address) : nullptr) return *known;
+  if (!c.symbolizer) c.symbolizer = std::make_unique<Symbolizer>();
+  return c.symbolizer->resolve(address).name;
+}
+
+// Names the candidates, pins those a '+' pattern keeps in, and returns the
+// others' addresses, entered in the report as culled.
+std::vector<uint64_t> take_candidates(
+    Cull& c, const std::vector<std::pair<uint64_t, cull::FunctionSample>>& candidates,
+    const FunctionNames& names, uint64_t* culled_calls) {
+  const PatternSet patterns = current_function_patterns();
+  std::vector<uint64_t> added;
+  for (const auto& [address, f] : candidates) {
+    std::string name = name_of(c, names, address);
+    if (match_patterns(patterns, name) == PatternMatch::kIncluded) {
+      c.pinned.insert(address);
+      merge(c.pinned_by_name, name, f);
+    } else {
+      added.push_back(address);
+      merge(c.culled_by_name, name, f);
+      *culled_calls += f.calls;
+    }
+  }
+  return added;
+}
+
+// Excludes `added` on top of what is culled already: the filter is rebuilt
+// and published (and XRay unpatches them).
+void exclude(Cull& c, const std::vector<uint64_t>& added) {
+  c.culled.insert(c.culled.end(), added.begin(), added.end());
+  std::sort(c.culled.begin(), c.culled.end());
+  set_culled_functions(c.culled);
+  c.excluded_any = true;
+  c.last_change = ClockPair::now();
+  c.calls_since_change = c.culled_since_change = 0;
+}
+
+// Whether the function's code bounds its duration (leaf_code.hpp); decoded
+// once per function.
+bool is_bounded_leaf(Cull& c, uint64_t address) {
+  auto it = c.bounded_leaf.find(address);
+  if (it != c.bounded_leaf.end()) return it->second;
+  if (!c.symbolizer) c.symbolizer = std::make_unique<Symbolizer>();
+  const uint64_t size = c.symbolizer->function_size(address);
+  const bool bounded = classify_function_code(address, size, c.leaf_instructions).bounded;
+  c.bounded_leaf.emplace(address, bounded);
+  return bounded;
+}
+
+// The functions that reached min_calls in the open window since the last
+// poll: those whose code is a straight-line leaf, called at min_rate or
+// more, are culled now rather than when the window ends. A window's
+// accounting costs the writer 30-60 ns per event, behind a program that
+// makes one every ~10 ns, and the leaves (accessors, small templates) are
+// most of a -finstrument-functions program's calls: waiting for the
+// window's end to measure durations their code already bounds kept them
+// traced, at full cost, for the whole window.
+void cull_ripe_leaves(Cull& c, const FunctionNames& names) {
+  std::vector<uint64_t> ripe;
+  ripe.swap(c.ripe);
+  Window& w = *c.window;
+  const double tick_ns = ns_per_tick(c, ClockPair::now());
+  const double window_s = span_s(w, tick_ns);
+  std::vector<std::pair<uint64_t, cull::FunctionSample>> leaves;
+  for (uint64_t address : ripe) {
+    if (is_culled(c, address) || c.pinned.contains(address)) continue;
+    auto it = w.stats.find(address);
+    if (it == w.stats.end()) continue;
+    const Stats& s = it->second;
+    if (cull::calls_per_second(s.calls, window_s) < c.thresholds.min_rate) continue;
+    if (!is_bounded_leaf(c, address)) continue;
+    leaves.emplace_back(
+        address, cull::FunctionSample{s.calls, static_cast<double>(s.ticks) * tick_ns, s.callees});
+  }
+  if (leaves.empty()) return;
+  uint64_t calls = 0;
+  const std::vector<uint64_t> added = take_candidates(c, leaves, names, &calls);
+  if (added.empty()) return;
+  exclude(c, added);
+  // Out of the window's statistics, so that its decision neither judges
+  // them again nor counts their calls as made after the switch.
+  for (uint64_t address : added) {
+    Window::CacheEntry& slot = w.cache[(address >> 4) & (w.cache.size() - 1)];
+    if (slot.address == address) slot = {};
+    w.stats.erase(address);
+  }
+  w.leaves += added.size();
+  w.leaf_calls += calls;
+}
+
 // Ends the current window: applies the rule to the functions it saw (not
 // culled or pinned yet), names the new ones, excludes them (unless only
 // reporting at exit), and rewrites the report when anything changed.
 void decide(Cull& c, bool at_exit, const FunctionNames& names) {
   Window& w = *c.window;
   ClockPair now = ClockPair::now();
-  double ns_per_tick = 1.0;
-  if (g_timer == TimerKind::kTsc && now.raw > c.start.raw) {
-    ns_per_tick = static_cast<double>(now.mono_ns - c.start.mono_ns) /
-                  static_cast<double>(now.raw - c.start.raw);
-  }
+  const double tick_ns = ns_per_tick(c, now);
   cull::Round round;
   round.calls = w.calls;
-  round.functions = w.stats.size();
-  round.span_s = w.last_tick > w.first_tick
-                     ? static_cast<double>(w.last_tick - w.first_tick) * ns_per_tick / 1e9
-                     : 0.0;
+  round.functions = w.stats.size() + w.leaves;
+  round.span_s = span_s(w, tick_ns);
+  round.culled = w.leaves;
+  round.culled_calls = w.leaf_calls;
+  round.leaves = w.leaves;
   std::vector<std::pair<uint64_t, cull::FunctionSample>> candidates, rest;
   for (const auto& [address, s] : w.stats) {
     if (is_culled(c, address)) {
@@ -289,7 +401,7 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
       continue;
     }
     if (c.pinned.contains(address)) continue;
-    cull::FunctionSample f{s.calls, static_cast<double>(s.ticks) * ns_per_tick, s.callees};
+    cull::FunctionSample f{s.calls, static_cast<double>(s.ticks) * tick_ns, s.callees};
     (cull::should_cull(f, round.span_s, c.thresholds) ? candidates : rest).emplace_back(address, f);
   }
   const bool first = c.windows++ == 0;
@@ -297,37 +409,22 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
   size_t pinned_before = c.pinned.size();
   std::map<std::string, cull::ReportEntry> kept;
   if (!candidates.empty() || first) {
-    const PatternSet patterns = current_function_patterns();
-    auto name_of = [&](uint64_t address) -> std::string {
-      if (const std::string* known = names ? names(address) : nullptr) return *known;
-      if (!c.symbolizer) c.symbolizer = std::make_unique<Symbolizer>();
-      return c.symbolizer->resolve(address).name;
-    };
-    for (const auto& [address, f] : candidates) {
-      std::string name = name_of(address);
-      if (match_patterns(patterns, name) == PatternMatch::kIncluded) {
-        c.pinned.insert(address);
-        merge(c.pinned_by_name, name, f);
-      } else {
-        added.push_back(address);
-        merge(c.culled_by_name, name, f);
-        ++round.culled;
-        round.culled_calls += f.calls;
-      }
-    }
+    added = take_candidates(c, candidates, names, &round.culled_calls);
+    round.culled += added.size();
     // The most called of the kept functions, for the reader of the report.
     std::sort(rest.begin(), rest.end(),
               [](const auto& a, const auto& b) { return a.second.calls > b.second.calls; });
     for (size_t i = 0; i < rest.size() && i < 10; ++i) {
-      merge(kept, name_of(rest[i].first), rest[i].second);
+      merge(kept, name_of(c, names, rest[i].first), rest[i].second);
     }
   }
   c.window = std::make_unique<Window>();
+  c.ripe.clear();  // counted in the window just decided
   if (c.max_windows != 0 && c.windows >= c.max_windows) c.phase = Phase::kDone;
   if (!at_exit) {
-    c.pause_ms = added.empty() ? std::min(std::max<int64_t>(c.window_ms, 2 * c.pause_ms),
-                                          kMaxPauseWindows * c.window_ms)
-                               : 0;
+    c.pause_ms = round.culled == 0 ? std::min(std::max<int64_t>(c.window_ms, 2 * c.pause_ms),
+                                              kMaxPauseWindows * c.window_ms)
+                                   : 0;
     c.resume_ms = monotonic_ns_now() / 1000000 + c.pause_ms;
     c.functions_at_pause = c.functions_seen;
     // Events before this decision are not observed any more (observe()),
@@ -337,21 +434,17 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
     for (auto& [index, stack] : c.stacks) stack.clear();
   }
   if (!at_exit && !added.empty()) {
-    c.culled.insert(c.culled.end(), added.begin(), added.end());
-    std::sort(c.culled.begin(), c.culled.end());
-    set_culled_functions(c.culled);
-    c.excluded_any = true;
-    c.last_change = ClockPair::now();
+    exclude(c, added);
     // From the filter's publication: calls made while it was being built
     // (13-19 ms for the first in a leveldb run, before 2026-11-29) were
     // still recorded and filled the next window with culled functions.
     c.observe_from = c.last_change.raw;
-    c.calls_since_change = c.culled_since_change = 0;
   }
-  if (!first && added.empty() && c.pinned.size() == pinned_before) return;
+  if (!first && round.culled == 0 && c.pinned.size() == pinned_before) return;
   // The report: the first window always, later ones when they decided something.
   cull::Report& r = c.report;
   r.thresholds = c.thresholds;
+  r.leaf_instructions = c.leaf_instructions;
   r.rounds.push_back(round);
   r.culled = sorted_entries(c.culled_by_name);
   r.pinned = sorted_entries(c.pinned_by_name);
@@ -360,8 +453,11 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
     ProcessInfo p = describe_process(current_config());
     r.source = "pid " + std::to_string(p.pid) + " (" + p.executable + ")";
     r.notes.push_back(
-        at_exit ? "The program ended during the first window: decided on what it recorded, "
-                  "nothing was excluded in this run."
+        at_exit ? (round.leaves == 0
+                       ? "The program ended during the first window: decided on what it "
+                         "recorded, nothing was excluded in this run."
+                       : "The program ended during the first window: decided on what it "
+                         "recorded, only its straight-line leaves were excluded in this run.")
                 : "Windows of " + cull::grouped(c.window_calls) + " monitored calls or " +
                       std::to_string(c.window_ms) +
                       " ms (cull_phase_calls, cull_phase_ms), each one a round below if it "
@@ -374,22 +470,39 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
 }  // namespace
 
 void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent* end,
-                  uint64_t functions_seen) {
+                  uint64_t functions_seen, const FunctionNames& names) {
   Cull& c = cull_state();
   MonitorLock lock(c.mu);
   if (c.phase == Phase::kUnstarted) start_culling(c);
   c.functions_seen = functions_seen;
-  bool observing = c.phase == Phase::kObserving;
-  if (observing && c.resume_ms != 0 && monotonic_ns_now() / 1000000 < c.resume_ms) {
-    if (functions_seen > c.functions_at_pause) {
-      c.resume_ms = 0;  // new functions: observe from here on
-      ++c.pauses_cut;
-    } else {
-      observing = false;
+  std::vector<Frame>& stack = c.stacks[ch.index];
+  // In slices, with the decisions that fall due between them: a writer
+  // behind the program drains many buffers per turn, and the program went
+  // on recording what was due to be culled until the turn's end (leveldb:
+  // leaves seen 100 times were recorded 145,000 times; deciding between
+  // buffers, 80,000; every 1,024 events, see docs/cull.md).
+  constexpr ptrdiff_t kSlice = 1024;
+  for (const RawEvent* at = begin; at < end;) {
+    const RawEvent* upto = end - at > kSlice ? at + kSlice : end;
+    if (c.phase == Phase::kObserving) {
+      if (!c.ripe.empty()) cull_ripe_leaves(c, names);
+      if (c.window->start_ms >= 0 && c.window->calls >= c.window_calls) {
+        decide(c, /*at_exit=*/false, names);
+      }
     }
+    bool observing = c.phase == Phase::kObserving;
+    if (observing && c.resume_ms != 0 && monotonic_ns_now() / 1000000 < c.resume_ms) {
+      if (functions_seen > c.functions_at_pause) {
+        c.resume_ms = 0;  // new functions: observe from here on
+        ++c.pauses_cut;
+      } else {
+        observing = false;
+      }
+    }
+    if (!observing && !c.excluded_any) return;
+    observe(c, stack, at, upto, observing);
+    at = upto;
   }
-  if (!observing && !c.excluded_any) return;
-  observe(c, c.stacks[ch.index], begin, end, observing);
 }
 
 void cull_poll(int64_t now_ms, const FunctionNames& names) {
@@ -397,6 +510,7 @@ void cull_poll(int64_t now_ms, const FunctionNames& names) {
   MonitorLock lock(c.mu);
   if (c.phase == Phase::kUnstarted) start_culling(c);
   if (c.phase != Phase::kObserving || c.window->start_ms < 0) return;
+  if (!c.ripe.empty()) cull_ripe_leaves(c, names);
   if (c.window->calls < c.window_calls && now_ms - c.window->start_ms < c.window_ms) return;
   decide(c, /*at_exit=*/false, names);
 }
@@ -415,11 +529,17 @@ void cull_print_summary(const FunctionNames& names) {
   if (c.inherited) {
     std::fprintf(stderr, "sonde: cull: the functions culled before fork() stay excluded\n");
   }
+  // Decided at exit, the report names what the first window would have
+  // culled; of those, the straight-line leaves were excluded already.
+  std::string what = c.decided_at_exit ? "would be excluded" : "excluded";
+  if (c.decided_at_exit && !r.rounds.empty() && r.rounds.back().leaves != 0) {
+    what += " (" + std::to_string(r.rounds.back().leaves) +
+            " straight-line leaves of them were, during the run)";
+  }
   std::fprintf(stderr,
                "sonde: cull: %zu functions %s (%u windows observed, %u pause(s) ended early by "
                "new functions), report: %s\n",
-               r.culled.size(), c.decided_at_exit ? "would be excluded" : "excluded", c.windows,
-               c.pauses_cut,
+               r.culled.size(), what.c_str(), c.windows, c.pauses_cut,
                c.report_path.empty() ? c.report_error.c_str() : c.report_path.c_str());
   for (size_t i = 0; i < r.rounds.size(); ++i) {
     const cull::Round& round = r.rounds[i];

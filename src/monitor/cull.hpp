@@ -29,9 +29,12 @@ using FunctionNames = std::function<const std::string*(uint64_t address)>;
 // Writer thread, core_mu held: one thread's events in order, as drained
 // (drain_full, drain_partial; or the probing thread in mode = sync).
 // `functions_seen`: WriterCore::functions_seen(); a pause in observation
-// ends when it has grown since the pause began.
+// ends when it has grown since the pause began. Before observing them, it
+// makes the decisions the buffers observed so far are due (ripe leaves, a
+// full window), so that a writer draining a backlog decides between two
+// buffers rather than after all of them.
 void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent* end,
-                  uint64_t functions_seen);
+                  uint64_t functions_seen, const FunctionNames& names);
 // Writer thread, every loop iteration, core_mu held (the controller holds
 // it across fork(), which keeps this module's own lock free there): ends
 // the first phase when due (builds the exclusion). `now_ms`:

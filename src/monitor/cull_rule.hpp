@@ -133,6 +133,7 @@ struct Round {
   double span_s = 0;          // wall-clock length of the observation
   size_t culled = 0;          // functions this round culled
   uint64_t culled_calls = 0;  // their calls in this round
+  size_t leaves = 0;          // of `culled`, straight-line leaves culled before the round ended
 };
 
 inline Prediction predict(const Round& r, double probe_ns) {
@@ -144,6 +145,7 @@ struct Report {
   std::string source;              // "pid 1234 (./db_bench)" or the log's path
   std::vector<std::string> notes;  // extra header lines (phase end, warnings)
   Thresholds thresholds;
+  uint32_t leaf_instructions = 0;   // cull_leaf_instructions; 0: leaves wait for the rule
   std::vector<Round> rounds;        // in order; only those that decided something, and the first
   std::vector<ReportEntry> culled;  // all rounds, sorted by calls, most first
   std::vector<ReportEntry> pinned;  // would be culled, but a pattern or --keep keeps them
@@ -180,6 +182,14 @@ inline std::string format_report(const Report& r) {
                 "inclusive duration less %.1f ns per monitored call inside it is < %.0f ns",
                 static_cast<unsigned long long>(t.min_calls), t.min_rate, t.probe_ns, t.max_ns);
   add(line);
+  if (r.leaf_instructions != 0) {
+    std::snprintf(line, sizeof line,
+                  "# Leaves: a straight-line function of at most %u instructions that calls "
+                  "nothing but the hooks is culled once it has %llu calls at that rate, "
+                  "without waiting for its duration",
+                  r.leaf_instructions, static_cast<unsigned long long>(t.min_calls));
+    add(line);
+  }
   for (size_t i = 0; i < r.rounds.size(); ++i) {
     const Round& round = r.rounds[i];
     const Prediction p = predict(round, t.probe_ns);
@@ -190,7 +200,12 @@ inline std::string format_report(const Report& r) {
                   label.c_str(), grouped(round.calls).c_str(), grouped(round.functions).c_str(),
                   round.span_s, si(p.calls_per_s_before).c_str(), round.culled,
                   grouped(round.culled_calls).c_str());
-    add(line);
+    std::string text = line;
+    if (round.leaves != 0) {
+      text.pop_back();  // ")"
+      text += ", " + std::to_string(round.leaves) + " of them straight-line leaves)";
+    }
+    add(text);
     std::snprintf(line, sizeof line,
                   "#   predicted probe cost: before %.1f ms/s (%scalls/s x %.1f ns), after %.1f "
                   "ms/s (%scalls/s)",

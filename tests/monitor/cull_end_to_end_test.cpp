@@ -210,8 +210,11 @@ TEST(CullEndToEnd, WithoutPatchingTheFilterStillExcludesTheHelper) {
 
 TEST(CullEndToEnd, AProgramEndingDuringThePhaseStillGetsItsReport) {
   // 50 requests: 50,000 helper calls, half the default 100,000-call window.
+  // The helper is a straight-line leaf, culled without its window's end
+  // unless that is off (next test).
   const int requests = 50;
-  CullRun c = run_cull_program("short", requests, {"SONDE_SUMMARY=true"}, {"nowait"});
+  CullRun c = run_cull_program(
+      "short", requests, {"SONDE_SUMMARY=true", "SONDE_CULL_LEAF_INSTRUCTIONS=0"}, {"nowait"});
   ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
   EXPECT_NE(c.report.find("ended during the first window"), std::string::npos) << c.report;
   EXPECT_NE(c.report.find("\n-helper(unsigned int)\n"), std::string::npos) << c.report;
@@ -221,6 +224,30 @@ TEST(CullEndToEnd, AProgramEndingDuringThePhaseStillGetsItsReport) {
   expect_valid_log(c);
   EXPECT_EQ(count_calls(c.log, "request"), requests);
   EXPECT_EQ(count_calls(c.log, "helper"), requests * 1000);
+}
+
+// The helper's code is a straight-line leaf (leaf_code.hpp): culled once it
+// has cull_min_calls calls, although its window (here longer than the run)
+// never ends; the request, which loops, is not.
+TEST(CullEndToEnd, AStraightLineLeafIsCulledBeforeItsWindowEnds) {
+  const int requests = 2000;  // 2,000,000 helper calls, at least 100 ms
+  CullRun c = run_cull_program(
+      "leaf", requests,
+      {"SONDE_SUMMARY=true", "SONDE_CULL_PHASE_CALLS=1000000000", "SONDE_CULL_PHASE_MS=600000"},
+      {"nowait"});
+  ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
+  ASSERT_EQ(c.requests, requests) << c.run.stderr_text;
+  EXPECT_NE(c.report.find("\n-helper(unsigned int)\n"), std::string::npos) << c.report;
+  EXPECT_EQ(c.report.find("\n-request"), std::string::npos) << c.report;
+  EXPECT_NE(c.report.find("1 of them straight-line leaves"), std::string::npos) << c.report;
+  EXPECT_NE(c.run.stderr_text.find("1 straight-line leaves of them were, during the run"),
+            std::string::npos)
+      << c.run.stderr_text;
+  expect_valid_log(c);
+  EXPECT_EQ(count_calls(c.log, "request"), requests);
+  // Recorded until the writer, behind the program, saw its 100th call and
+  // published the exclusion; without leaves, all 2,000,000 would be.
+  EXPECT_LT(count_calls(c.log, "helper"), requests * 1000 / 2) << c.run.stderr_text;
 }
 
 // "restored N" from the exit summary, or -1.

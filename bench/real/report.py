@@ -20,12 +20,15 @@ METRICS = {
     "leveldb": [("fillseq", "fillseq ops/s", True, "ops/s"),
                 ("readrandom", "readrandom ops/s", True, "ops/s")],
     "sqlite": [("total", "speedtest1 total s (lower is better)", False, "s")],
-    "redis": [("SET", "SET req/s", True, "req/s"), ("GET", "GET req/s", True, "req/s")],
+    "redis": [("SET", "SET req/s", True, "req/s"), ("GET", "GET req/s", True, "req/s"),
+              ("SET_P16", "SET -P 16 req/s", True, "req/s"),
+              ("GET_P16", "GET -P 16 req/s", True, "req/s")],
 }
 TITLES = {
     "leveldb": "leveldb `db_bench --benchmarks=fillseq,readrandom --num={leveldb_num}`",
     "sqlite": "sqlite `speedtest1 --size {sqlite_size}` (a database file)",
-    "redis": "redis `redis-benchmark -t set,get -n {redis_n} -c 20 -q` against the measured redis-server",
+    "redis": ("redis `redis-benchmark -t set,get -n {redis_n} -c 20 -q`, then the same with `-P 16` "
+              "(16 commands per round trip), against the measured redis-server"),
 }
 FUNTRACE = ("funtrace: not measured. It is not packaged in Debian (nor in any registry this "
             "benchmark may use): it is built from its own source repository with its own "

@@ -706,6 +706,7 @@ namespace {
 
 struct LeafQuery {
   const Writer* hooks;  // only its hook addresses are read
+  const std::unordered_map<uint64_t, Patch>* patches;
   uint64_t fn, size;
   uint32_t max_instructions;
   LeafVerdict verdict;
@@ -717,8 +718,23 @@ int classify_in_object(dl_phdr_info* info, size_t /*size*/, void* arg) {
   auto* q = static_cast<LeafQuery*>(arg);
   const ObjectView obj = view_of(info, static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
   if (obj.code_of(q->fn, q->fn + q->size) == nullptr) return 0;  // not in this object
-  q->verdict = classify_leaf(reinterpret_cast<const uint8_t*>(q->fn), q->size, q->fn,
-                             q->max_instructions, [&](uint64_t target, bool through_slot) {
+  // The code as compiled: hook calls of other functions inlined into this
+  // one may be patched already (a short jump over the call's old bytes, a
+  // `ret` over a tail jump's), and a linear sweep over those would decode
+  // the leftover bytes as instructions.
+  std::vector<uint8_t> code(q->size);
+  std::memcpy(code.data(), reinterpret_cast<const void*>(q->fn), q->size);
+  const uint64_t end = q->fn + q->size;
+  for (const auto& [site, patch] : *q->patches) {
+    if (patch.count != 0 && patch.start >= q->fn && patch.start + patch.count <= end) {
+      std::memcpy(code.data() + (patch.start - q->fn), patch.original, patch.count);
+    }
+    for (const Patch::TailJumpPatch& t : patch.tails) {
+      if (t.address >= q->fn && t.address < end) code[t.address - q->fn] = t.original;
+    }
+  }
+  q->verdict = classify_leaf(code.data(), q->size, q->fn, q->max_instructions,
+                             [&](uint64_t target, bool through_slot) {
                                HookCall call;
                                call.form = through_slot ? CallForm::kIndirect : CallForm::kDirect;
                                call.target = target;
@@ -727,22 +743,36 @@ int classify_in_object(dl_phdr_info* info, size_t /*size*/, void* arg) {
   return 1;
 }
 
+// The hook addresses as the patcher finds them, for the classifier: the
+// patcher's own are only set when call-site patching is on.
+std::atomic<const Writer*> g_classifier_hooks{nullptr};
+
 }  // namespace
 
+void prepare_code_classification() {
+  if (g_classifier_hooks.load(std::memory_order_acquire) != nullptr) return;
+  auto* w = new Writer;  // never freed: read by the writer thread until exit
+  w->hooks[0] = reinterpret_cast<uint64_t>(&__cyg_profile_func_enter);
+  w->hooks[1] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter"));
+  w->hooks[2] = reinterpret_cast<uint64_t>(&__cyg_profile_func_exit);
+  w->hooks[3] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_exit"));
+  g_classifier_hooks.store(w, std::memory_order_release);
+}
+
 LeafVerdict classify_function_code(uint64_t fn, uint64_t size, uint32_t max_instructions) {
-  // The hook addresses as the patcher finds them, read here on their own:
-  // the patcher's are only set when call-site patching is on.
-  static const Writer* hooks = [] {
-    auto* w = new Writer;
-    w->hooks[0] = reinterpret_cast<uint64_t>(&__cyg_profile_func_enter);
-    w->hooks[1] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter"));
-    w->hooks[2] = reinterpret_cast<uint64_t>(&__cyg_profile_func_exit);
-    w->hooks[3] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_exit"));
-    return w;
-  }();
-  LeafQuery q{hooks, fn, size, max_instructions, {}};
+  LeafVerdict busy;
+  busy.retry = true;
+  busy.reason = "not now";
+  const Writer* hooks = g_classifier_hooks.load(std::memory_order_acquire);
+  if (hooks == nullptr) return busy;
+  // The patch list is the patcher's: read while it is not patching (it
+  // runs on this thread too; another thread only while publishing a filter).
+  Writer& w = writer();
+  if (w.busy.exchange(true, std::memory_order_acquire)) return busy;
+  LeafQuery q{hooks, &w.patches, fn, size, max_instructions, {}};
   q.verdict.reason = "not in a loaded object's code";
   if (fn != 0 && size != 0) dl_iterate_phdr(classify_in_object, &q);
+  w.busy.store(false, std::memory_order_release);
   return q.verdict;
 }
 

@@ -59,7 +59,13 @@ CallsiteStats callsite_patch_stats();
 // symbol's), is a straight-line leaf (leaf_code.hpp), its calls to the
 // hooks recognised as the patcher recognises them (directly, through a PLT
 // stub or a GOT slot). Read under the loader's lock. Any thread.
+// Writer thread. A verdict with `retry` set says nothing (the patcher was
+// busy, or prepare_code_classification has not run): ask again later.
 struct LeafVerdict;
 LeafVerdict classify_function_code(uint64_t fn, uint64_t size, uint32_t max_instructions);
+// Reads the hooks' addresses (dlsym, which takes the loader's lock): the
+// writer thread calls it once, holding no lock of its own, before
+// anything is classified.
+void prepare_code_classification();
 
 }  // namespace sonde::monitor

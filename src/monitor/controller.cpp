@@ -11,10 +11,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <memory>
 #include <mutex>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -210,7 +210,7 @@ void hand_off(ThreadState& t, bool final) {
     if (s.core) {
       size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
       cull_observe(*ch, b->events + from, b->events + b->used, s.core->functions_seen(),
-                   names_in_log(s));
+                   names_in_log(s), /*may_decide=*/false);
       s.core->consume(*ch, b->events + from, b->events + b->used);
     }
     ch->partial_buffer = nullptr;
@@ -479,13 +479,17 @@ RawEvent* mark_lost(ThreadState& t, RawEvent* p, uint64_t now) {
 
 namespace {
 
+// Culling decides while the writer runs; not in the final drains at exit,
+// where nothing would come of it (cull_print_summary reports instead).
+bool decisions_allowed() { return g_mode.load(std::memory_order_relaxed) == kModeOn; }
+
 void drain_full(State& s) {
   for (Buffer* b = s.full.take_all(); b != nullptr;) {
     Buffer* next = b->next;
     ThreadChannel* ch = b->channel;
     size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
     cull_observe(*ch, b->events + from, b->events + b->used, s.core->functions_seen(),
-                 names_in_log(s));
+                 names_in_log(s), decisions_allowed());
     s.core->consume(*ch, b->events + from, b->events + b->used);
     ch->partial_buffer = nullptr;
     ch->partial_done = 0;
@@ -515,8 +519,8 @@ void drain_partial(State& s) {
     size_t upto = static_cast<size_t>(cur - b->events);
     size_t from = ch->partial_buffer == b ? ch->partial_done : 0;
     if (upto <= from) continue;
-    cull_observe(*ch, b->events + from, b->events + upto, s.core->functions_seen(),
-                 names_in_log(s));
+    cull_observe(*ch, b->events + from, b->events + upto, s.core->functions_seen(), names_in_log(s),
+                 decisions_allowed());
     s.core->consume(*ch, b->events + from, b->events + upto);
     s.recorded.fetch_add(upto - from, std::memory_order_relaxed);
     ch->partial_buffer = b;
@@ -707,6 +711,8 @@ void idle_sleep(State& s, int64_t until_deadline_ms) {
 
 void writer_loop() {
   State& s = state();
+  // Before anything takes a lock: it calls dlsym (culling's leaves).
+  prepare_code_classification();
   s.writer_tid = static_cast<pid_t>(syscall(SYS_gettid));
   t_starting = true;            // never waits for start() (ensure_started)
   t_state.status = kThreadOff;  // the writer never records itself
@@ -852,7 +858,7 @@ void start_writer(State& s) {
   pthread_sigmask(SIG_BLOCK, &blocked, &previous);
   try {
     s.writer = std::thread(writer_loop);
-  } catch (const std::system_error& e) {  // out of threads or memory: the program goes on
+  } catch (const std::exception& e) {  // out of threads or memory: the program goes on
     std::fprintf(stderr, "sonde: monitoring disabled: cannot start the writer thread: %s\n",
                  e.what());
     s.core.reset();
@@ -1066,9 +1072,15 @@ void close_from_any_context(State& s, int reason) {
   if (s.stop_signal.compare_exchange_strong(expected, reason)) s.doorbell.ring();
   timespec nap{0, 1000000};
   for (uint32_t waited = 0; waited < s.config.crash_flush_timeout_ms; ++waited) {
-    if (s.stop_signal_done.load(std::memory_order_acquire)) break;
+    if (s.stop_signal_done.load(std::memory_order_acquire)) return;
     nanosleep(&nap, nullptr);
   }
+  if (s.stop_signal_done.load(std::memory_order_acquire)) return;
+  // Said, not left to the log reader alone (write(2): async-signal-safe).
+  static const char kMsg[] =
+      "sonde: the log was not closed within crash_flush_timeout_ms; it may be incomplete\n";
+  ssize_t ignored = write(STDERR_FILENO, kMsg, sizeof kMsg - 1);
+  (void)ignored;
 }
 
 void stop_signal_handler(int sig) {

@@ -72,6 +72,9 @@ struct Window {
   // for its round in the report.
   size_t leaves = 0;
   uint64_t leaf_calls = 0;
+  // Their calls made before the exclusion was published, drained later,
+  // come back into `stats`; the window's decision skips them.
+  std::unordered_set<uint64_t> leaf_addresses;
 };
 
 struct Cull {
@@ -189,16 +192,17 @@ void observe(Cull& c, std::vector<Frame>& stack, const RawEvent* begin, const Ra
     // Events the program made before the last decision took effect belong
     // to no window: the writer, behind the program, drains them after the
     // decision, and accounting them (calls of functions culled meanwhile)
-    // cost it as much as a window while deciding nothing.
-    if (e->a < c.observe_from) continue;
+    // cost it as much as a window while deciding nothing. (Only calls'
+    // events carry a time in `a`; a trace's begin carries its id.)
+    const bool stale = e->a < c.observe_from;
     if (kind == RawKind::kEnterFn || kind == RawKind::kEnterOp) {
       // Calls of culled functions after the change are counted per window
       // from its statistics (decide()), not here: a search per event cost
       // the writer more than the rest of the observation.
       if (c.excluded_any && e->a >= c.last_change.raw) ++c.calls_since_change;
       // A full window takes no new frames until it is decided (at the
-      // writer's next poll); the frames it has still end.
-      if (!observing || w.calls >= c.window_calls) continue;
+      // writer's next check); the frames it has still end.
+      if (stale || !observing || w.calls >= c.window_calls) continue;
       stack.push_back({kind == RawKind::kEnterFn ? payload : payload | kOpTag, e->a, 0});
       if (w.calls++ == 0) {
         w.start_ms = monotonic_ns_now() / 1000000;
@@ -206,10 +210,14 @@ void observe(Cull& c, std::vector<Frame>& stack, const RawEvent* begin, const Ra
       }
       w.first_tick = std::min(w.first_tick, e->a);
       w.last_tick = std::max(w.last_tick, e->a);
-    } else if (observing && is_exit(kind)) {
+    } else if (!stale && observing && is_exit(kind)) {
       bool fn = kind == RawKind::kExitFn || kind == RawKind::kFailFn;
       uint64_t key = fn ? payload : payload | kOpTag;
       size_t i = stack.size();
+      // In a full window, whose enters are not taken, only the top frame
+      // may end: a recursive function's inner exit would otherwise end its
+      // outer frame.
+      if (w.calls >= c.window_calls && i > 0 && stack[i - 1].key != key) continue;
       while (i > 0 && stack[i - 1].key != key) --i;
       if (i == 0) continue;  // an exit without its enter (entered before culling began)
       Frame f = stack[i - 1];
@@ -334,9 +342,10 @@ bool is_bounded_leaf(Cull& c, uint64_t address) {
   if (it != c.bounded_leaf.end()) return it->second;
   if (!c.symbolizer) c.symbolizer = std::make_unique<Symbolizer>();
   const uint64_t size = c.symbolizer->function_size(address);
-  const bool bounded = classify_function_code(address, size, c.leaf_instructions).bounded;
-  c.bounded_leaf.emplace(address, bounded);
-  return bounded;
+  const LeafVerdict v = classify_function_code(address, size, c.leaf_instructions);
+  if (v.retry) return false;  // no verdict now: the window's end judges it
+  c.bounded_leaf.emplace(address, v.bounded);
+  return v.bounded;
 }
 
 // The functions that reached min_calls in the open window since the last
@@ -378,6 +387,7 @@ void cull_ripe_leaves(Cull& c, const FunctionNames& names) {
   }
   w.leaves += added.size();
   w.leaf_calls += calls;
+  w.leaf_addresses.insert(added.begin(), added.end());
 }
 
 // Ends the current window: applies the rule to the functions it saw (not
@@ -389,13 +399,15 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
   const double tick_ns = ns_per_tick(c, now);
   cull::Round round;
   round.calls = w.calls;
-  round.functions = w.stats.size() + w.leaves;
+  round.functions = w.leaves;
   round.span_s = span_s(w, tick_ns);
   round.culled = w.leaves;
   round.culled_calls = w.leaf_calls;
   round.leaves = w.leaves;
   std::vector<std::pair<uint64_t, cull::FunctionSample>> candidates, rest;
   for (const auto& [address, s] : w.stats) {
+    if (w.leaf_addresses.contains(address)) continue;  // counted in w.leaves
+    ++round.functions;
     if (is_culled(c, address)) {
       c.culled_since_change += s.calls;  // in flight at the switch, or not patched
       continue;
@@ -470,7 +482,7 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
 }  // namespace
 
 void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent* end,
-                  uint64_t functions_seen, const FunctionNames& names) {
+                  uint64_t functions_seen, const FunctionNames& names, bool may_decide) {
   Cull& c = cull_state();
   MonitorLock lock(c.mu);
   if (c.phase == Phase::kUnstarted) start_culling(c);
@@ -484,7 +496,7 @@ void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent
   constexpr ptrdiff_t kSlice = 1024;
   for (const RawEvent* at = begin; at < end;) {
     const RawEvent* upto = end - at > kSlice ? at + kSlice : end;
-    if (c.phase == Phase::kObserving) {
+    if (may_decide && c.phase == Phase::kObserving) {
       if (!c.ripe.empty()) cull_ripe_leaves(c, names);
       if (c.window->start_ms >= 0 && c.window->calls >= c.window_calls) {
         decide(c, /*at_exit=*/false, names);

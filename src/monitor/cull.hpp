@@ -30,11 +30,12 @@ using FunctionNames = std::function<const std::string*(uint64_t address)>;
 // (drain_full, drain_partial; or the probing thread in mode = sync).
 // `functions_seen`: WriterCore::functions_seen(); a pause in observation
 // ends when it has grown since the pause began. Before observing them, it
-// makes the decisions the buffers observed so far are due (ripe leaves, a
-// full window), so that a writer draining a backlog decides between two
-// buffers rather than after all of them.
+// makes the decisions the events observed so far made due (ripe leaves, a
+// full window), every 1,024 events, so that a writer draining a backlog
+// does not decide only after all of it. `may_decide` false (a probing
+// thread in mode = sync): only observes; cull_poll decides.
 void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent* end,
-                  uint64_t functions_seen, const FunctionNames& names);
+                  uint64_t functions_seen, const FunctionNames& names, bool may_decide);
 // Writer thread, every loop iteration, core_mu held (the controller holds
 // it across fork(), which keeps this module's own lock free there): ends
 // the first phase when due (builds the exclusion). `now_ms`:

@@ -81,6 +81,10 @@ LeafVerdict classify_leaf(const uint8_t* code, size_t size, uint64_t address,
       fail = "system call or trap";
     } else if (is_rep_string(*insn)) {
       fail = "rep string instruction";
+    } else if (insn->id == X86_INS_LOOP || insn->id == X86_INS_LOOPE ||
+               insn->id == X86_INS_LOOPNE) {
+      // Capstone 4 puts these in no jump group (only "branch relative").
+      fail = "loop instruction";
     } else if (cs_insn_group(handle, insn, CS_GRP_CALL)) {
       const Operand op = branch_operand(*insn);
       if (op.kind == Operand::kOther || !reaches_hook(op.value, op.kind == Operand::kSlot)) {

@@ -25,6 +25,7 @@ struct LeafVerdict {
   bool bounded = false;       // a straight-line leaf within the instruction limit
   uint32_t instructions = 0;  // decoded before the verdict
   const char* reason = "";    // why not, for tests and the debugging reader
+  bool retry = false;         // no verdict yet (classify_function_code): ask again later
 };
 
 // Whether a call or jump reaches an instrumentation hook: `target` is the

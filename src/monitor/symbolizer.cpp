@@ -45,12 +45,13 @@ class ModuleFunctions {
         continue;
       entries_.push_back({address, sym.st_size, name, binding_rank(GELF_ST_BIND(sym.st_info))});
     }
-    // At one address (aliases), the global symbol before a weak before a
-    // local one, as libdw prefers; then the sized one.
-    std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+    // At one address (aliases), a sized symbol before one of size 0, then
+    // the global before a weak before a local one, as libdw prefers; among
+    // equals the first in the table, as libdw finds it.
+    std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
       if (a.address != b.address) return a.address < b.address;
-      if (a.rank != b.rank) return a.rank > b.rank;
-      return a.size > b.size;
+      if ((a.size != 0) != (b.size != 0)) return a.size != 0;
+      return a.rank > b.rank;
     });
     entries_.erase(
         std::unique(entries_.begin(), entries_.end(),

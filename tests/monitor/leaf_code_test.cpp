@@ -147,11 +147,13 @@ TEST(LeafCode, TailCallsAndIndirectJumpsAreNotLeaves) {
   EXPECT_STREQ(table.reason, "indirect jump");
 }
 
-TEST(LeafCode, RepStringInstructionsAndSystemCallsAreNotBounded) {
+TEST(LeafCode, RepStringAndLoopInstructionsAndSystemCallsAreNotBounded) {
   LeafVerdict rep = accessor_with([](Code& c) { c.bytes({0xf3, 0xa4}); }).classify();
   EXPECT_STREQ(rep.reason, "rep string instruction");  // rep movsb
   LeafVerdict rep_stos = accessor_with([](Code& c) { c.bytes({0xf3, 0x48, 0xab}); }).classify();
   EXPECT_STREQ(rep_stos.reason, "rep string instruction");  // rep stos %rax
+  LeafVerdict loop = accessor_with([](Code& c) { c.bytes({0xe2, 0xfe}); }).classify();
+  EXPECT_STREQ(loop.reason, "loop instruction");  // loop to itself
   LeafVerdict sys = accessor_with([](Code& c) { c.bytes({0x0f, 0x05}); }).classify();
   EXPECT_STREQ(sys.reason, "system call or trap");
 }

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "diagnose/engine/cpu_list.hpp"
+#include "diagnose/engine/port_owner.hpp"
 
 namespace sonde::diagnose::engine {
 namespace {
@@ -35,6 +36,10 @@ bool port_open(const std::string& host, int port) {
   const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   ::close(fd);
   return ok;
+}
+
+bool is_local(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
 }  // namespace
@@ -170,17 +175,28 @@ std::string SystemUnderTest::output_tail(std::size_t bytes) const {
 void SystemUnderTest::wait_ready(const std::string& host, int port, double timeout_s,
                                  const std::atomic<bool>* cancel) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::optional<std::string> foreign;
   for (;;) {
     if (auto how = exited())
       throw SutError("the system under test " + *how + " before accepting connections on " + host +
                      ":" + std::to_string(port) + "; its output:\n" + output_tail());
-    if (port_open(host, port)) return;
+    if (port_open(host, port)) {
+      // Another process may have taken the port between its choice and
+      // the SUT's bind (port_owner.hpp): wait for the SUT's own listener.
+      foreign = is_local(host) ? foreign_listener(port, pid_) : std::nullopt;
+      if (!foreign) return;
+    }
     if (cancel && cancel->load()) {
       stop(5);
       throw SutError("cancelled");
     }
     if (std::chrono::steady_clock::now() > deadline) {
       stop(5);
+      if (foreign) {
+        throw SutError("port " + std::to_string(port) + " on " + host + " is taken by " + *foreign +
+                       ", not by the system under test, and stayed so for " +
+                       std::to_string(timeout_s) + " s; its output:\n" + output_tail());
+      }
       throw SutError("the system under test did not accept connections on " + host + ":" +
                      std::to_string(port) + " within " + std::to_string(timeout_s) +
                      " s; its output:\n" + output_tail());

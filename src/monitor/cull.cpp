@@ -126,6 +126,7 @@ struct Cull {
   uint32_t leaf_instructions = 0;  // cull_leaf_instructions; 0: off
   std::vector<uint64_t> ripe;
   std::unordered_map<uint64_t, bool> bounded_leaf;
+  int64_t last_leaf_batch_ns = 0;  // monotonic; 0: none yet
 };
 
 // The longest pause, in windows (cull_phase_ms) of observation.
@@ -348,6 +349,22 @@ bool is_bounded_leaf(Cull& c, uint64_t address) {
   return v.bounded;
 }
 
+// Leaves are excluded in batches at least this far apart: each exclusion
+// rebuilds the filter and makes the patcher take a pass over the code
+// (mprotect, and every core's TLB flushed). Excluding them as each slice
+// of 1,024 events ripened some cost SQLite's speedtest1 a pass every few
+// hundred microseconds: 14 % of the writer's time in mprotect, and probes
+// waited 146-194 ms for buffers (2026-11-29). The first batch goes at once.
+constexpr int64_t kLeafBatchNs = 5'000'000;
+
+bool leaves_due(Cull& c) {
+  if (c.ripe.empty()) return false;
+  const int64_t now = monotonic_ns_now();
+  if (c.last_leaf_batch_ns != 0 && now - c.last_leaf_batch_ns < kLeafBatchNs) return false;
+  c.last_leaf_batch_ns = now;
+  return true;
+}
+
 // The functions that reached min_calls in the open window since the last
 // poll: those whose code is a straight-line leaf, called at min_rate or
 // more, are culled now rather than when the window ends. A window's
@@ -431,7 +448,7 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
     }
   }
   c.window = std::make_unique<Window>();
-  c.ripe.clear();  // counted in the window just decided
+  c.ripe.clear();  // judged with the window just decided
   if (c.max_windows != 0 && c.windows >= c.max_windows) c.phase = Phase::kDone;
   if (!at_exit) {
     c.pause_ms = round.culled == 0 ? std::min(std::max<int64_t>(c.window_ms, 2 * c.pause_ms),
@@ -497,7 +514,7 @@ void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent
   for (const RawEvent* at = begin; at < end;) {
     const RawEvent* upto = end - at > kSlice ? at + kSlice : end;
     if (may_decide && c.phase == Phase::kObserving) {
-      if (!c.ripe.empty()) cull_ripe_leaves(c, names);
+      if (leaves_due(c)) cull_ripe_leaves(c, names);
       if (c.window->start_ms >= 0 && c.window->calls >= c.window_calls) {
         decide(c, /*at_exit=*/false, names);
       }
@@ -522,7 +539,7 @@ void cull_poll(int64_t now_ms, const FunctionNames& names) {
   MonitorLock lock(c.mu);
   if (c.phase == Phase::kUnstarted) start_culling(c);
   if (c.phase != Phase::kObserving || c.window->start_ms < 0) return;
-  if (!c.ripe.empty()) cull_ripe_leaves(c, names);
+  if (leaves_due(c)) cull_ripe_leaves(c, names);
   if (c.window->calls < c.window_calls && now_ms - c.window->start_ms < c.window_ms) return;
   decide(c, /*at_exit=*/false, names);
 }

@@ -24,6 +24,7 @@
 #include "format/kieker_signature.hpp"
 #include "format/native_reader.hpp"
 #include "monitor/cull_rule.hpp"
+#include "monitor/function_name.hpp"
 
 namespace sonde::cli {
 namespace {
@@ -229,7 +230,9 @@ int run_cull(const CullOptions& o) {
   for (const analysis::OperationStats& s : result.operations) {
     const std::string signature(s.key.operation);
     const OriginalName* original = originals.find(signature);
-    const std::string name = original != nullptr ? original->name : signature;
+    // As patterns match functions (monitor/function_name.hpp).
+    const std::string name =
+        original != nullptr ? std::string(monitor::without_return_type(original->name)) : signature;
     cull::FunctionSample& f = by_name[name];
     f.calls += s.inclusive.count;
     f.total_ns += static_cast<double>(s.inclusive.total);

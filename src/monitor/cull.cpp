@@ -24,6 +24,7 @@
 #include "monitor/controller.hpp"
 #include "monitor/cull_rule.hpp"
 #include "monitor/function_filter.hpp"
+#include "monitor/function_name.hpp"
 #include "monitor/leaf_code.hpp"
 #include "monitor/probe_busy.hpp"
 #include "monitor/process_info.hpp"
@@ -298,10 +299,12 @@ double span_s(const Window& w, double tick_ns) {
              : 0.0;
 }
 
+// As patterns match it (function_name.hpp): the report's lines are patterns.
 std::string name_of(Cull& c, const FunctionNames& names, uint64_t address) {
-  if (const std::string* known = names ? names(address) : nullptr) return *known;
+  if (const std::string* known = names ? names(address) : nullptr)
+    return std::string(without_return_type(*known));
   if (!c.symbolizer) c.symbolizer = std::make_unique<Symbolizer>();
-  return c.symbolizer->resolve(address).name;
+  return std::string(without_return_type(c.symbolizer->resolve(address).name));
 }
 
 // Names the candidates, pins those a '+' pattern keeps in, and returns the

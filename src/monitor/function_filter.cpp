@@ -16,6 +16,7 @@
 #include "monitor/callsite_patch.hpp"
 #include "monitor/clock.hpp"
 #include "monitor/controller.hpp"
+#include "monitor/function_name.hpp"
 #include "monitor/local_debuginfo.hpp"
 #include "monitor/probe_busy.hpp"
 #include "monitor/symbolizer.hpp"
@@ -170,7 +171,12 @@ void rebuild_locked(FilterInputs& in, int64_t exit_grace_ns) {
 }  // namespace
 
 PatternMatch match_patterns(const PatternSet& patterns, std::string_view name) {
-  const PatternRule* r = patterns.deciding_rule(name);
+  // By the qualified name and parameters (patterns.hpp); a rule that is a
+  // whole name with its return type (a culling report of a version before
+  // 2026-11-29 wrote such lines) still matches exactly.
+  const std::string_view qualified = without_return_type(name);
+  const PatternRule* r = patterns.deciding_rule(qualified);
+  if (r == nullptr && qualified.size() != name.size()) r = patterns.exact_rule(name);
   if (r == nullptr) return PatternMatch::kNone;
   return r->include ? PatternMatch::kIncluded : PatternMatch::kExcluded;
 }

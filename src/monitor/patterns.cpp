@@ -73,6 +73,11 @@ const PatternRule* PatternSet::deciding_rule(std::string_view name) const {
   return last == kNone ? nullptr : &rules_[last];
 }
 
+const PatternRule* PatternSet::exact_rule(std::string_view name) const {
+  auto it = exact_.find(name);
+  return it == exact_.end() ? nullptr : &rules_[it->second];
+}
+
 bool PatternSet::monitored(std::string_view name) const {
   const PatternRule* r = deciding_rule(name);
   return r == nullptr || r->include;

@@ -27,6 +27,8 @@ class PatternSet {
   // The rule that decides `name`: the last one that matches it; nullptr
   // when none does.
   const PatternRule* deciding_rule(std::string_view name) const;
+  // The last rule without a wildcard that is exactly `name`; nullptr if none.
+  const PatternRule* exact_rule(std::string_view name) const;
   bool empty() const { return rules_.empty(); }
   const std::vector<PatternRule>& rules() const { return rules_; }
 

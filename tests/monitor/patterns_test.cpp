@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "monitor/function_name.hpp"
+
 namespace sonde::monitor {
 namespace {
 
@@ -55,6 +57,55 @@ TEST(Patterns, LookupsDecideAsTheRulesReadInOrder) {
     for (const std::string& name : names)
       ASSERT_EQ(set.monitored(name), reference_monitored(set, name)) << text << "name " << name;
   }
+}
+
+}  // namespace
+}  // namespace sonde::monitor
+
+namespace sonde::monitor {
+namespace {
+
+TEST(Patterns, FunctionsAreMatchedWithoutTheReturnTypeOfTemplateInstances) {
+  const std::string_view helper =
+      "(anonymous namespace)::Db* std::__get_helper<0ul, (anonymous namespace)::Db*>(std::"
+      "_Tuple_impl<0ul, (anonymous namespace)::Db*>&)";
+  EXPECT_EQ(without_return_type(helper),
+            "std::__get_helper<0ul, (anonymous namespace)::Db*>(std::_Tuple_impl<0ul, (anonymous "
+            "namespace)::Db*>&)");
+  PatternSet pins;
+  ASSERT_EQ(pins.parse("-*;+(anonymous namespace)::*"), "");
+  EXPECT_FALSE(pins.monitored(without_return_type(helper)));
+  EXPECT_TRUE(pins.monitored(without_return_type("(anonymous namespace)::report(int, double)")));
+  // Names without a return type, operators and conversion operators stay whole.
+  for (std::string_view name :
+       {std::string_view("shapes::make(int, double)"), std::string_view("main"),
+        std::string_view("std::vector<int, std::allocator<int> >::size() const"),
+        std::string_view("Foo::operator bool() const"),
+        std::string_view("Foo::operator std::vector<int, std::allocator<int> >() const"),
+        std::string_view("std::ostream& std::operator<< <std::char_traits<char> >(std::ostream&, "
+                         "char const*)"),
+        std::string_view("Foo::operator()(int)"), std::string_view("operator new[](unsigned long)"),
+        std::string_view("(anonymous namespace)::Shop::handle(int)")}) {
+    const std::string_view stripped = without_return_type(name);
+    if (name.rfind("std::ostream& ", 0) == 0) {
+      EXPECT_EQ(stripped, "std::operator<< <std::char_traits<char> >(std::ostream&, char const*)");
+    } else {
+      EXPECT_EQ(stripped, name);
+    }
+  }
+  EXPECT_EQ(without_return_type("unsigned long leveldb::Hash<int>(char const*, unsigned long)"),
+            "leveldb::Hash<int>(char const*, unsigned long)");
+}
+
+TEST(Patterns, AnExactRuleCanBeLookedUpByItsWholeName) {
+  PatternSet set;
+  // (A '*' in a name makes a line a glob: culling reports write it '?'.)
+  ASSERT_EQ(set.parse("-Db& get<0>(Tuple&);-get*;+get<1>(Tuple&)"), "");
+  ASSERT_NE(set.exact_rule("Db& get<0>(Tuple&)"), nullptr);
+  EXPECT_FALSE(set.exact_rule("Db& get<0>(Tuple&)")->include);
+  ASSERT_NE(set.exact_rule("get<1>(Tuple&)"), nullptr);
+  EXPECT_TRUE(set.exact_rule("get<1>(Tuple&)")->include);
+  EXPECT_EQ(set.exact_rule("get<2>(Tuple&)"), nullptr);  // only a wildcard matches it
 }
 
 }  // namespace

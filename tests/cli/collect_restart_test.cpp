@@ -117,7 +117,13 @@ TEST_F(SondeCli, CollectorStartedAfterTheProgramGetsEverything) {
                "tcp_exit_wait_ms=60000", "--no-preload", "--", kWorkload, "1",
                std::to_string(iterations), "1"},
               dir_ / "run.err");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The collector starts once the program has found nobody there: a fixed
+  // 300 ms was too short for an ASan build on a loaded machine (it had not
+  // tried to connect yet, 2026-11-29).
+  for (int waited_ms = 0; run.err().find("cannot connect") == std::string::npos; waited_ms += 20) {
+    ASSERT_LT(waited_ms, 60000) << "the program never tried to connect: " << run.err();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   CollectProcess collector(dir_, {},
                            {SONDE_CLI, "collect", "--listen", "127.0.0.1:" + std::to_string(port),
                             "--out", store.string(), "--connections", "1"});

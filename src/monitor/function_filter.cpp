@@ -10,6 +10,8 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -50,6 +52,18 @@ bool is_culled(const std::vector<uint64_t>& culled, uint64_t address) {
   return std::binary_search(culled.begin(), culled.end(), address);
 }
 
+// Demangled names by mangled name, kept across rebuilds: every rebuild
+// matches every function symbol of the process, and demangling them was
+// its cost (about 40 ms per rebuild in db_bench; under ASan, a shop whose
+// engine switched patterns at each phase spent 0.5 s of writer time on
+// it and missed a 0.8-s phase, 2026-11-29). Used under FilterInputs::mu.
+const std::string& demangled(std::string_view mangled) {
+  static auto* cache = new std::unordered_map<std::string, std::string>;  // never freed
+  auto it = cache->find(std::string(mangled));
+  if (it == cache->end()) it = cache->emplace(std::string(mangled), demangle(mangled.data())).first;
+  return it->second;
+}
+
 struct Collect {
   const PatternSet* patterns;
   const std::vector<uint64_t>* culled;
@@ -76,7 +90,7 @@ int collect_module(Dwfl_Module* mod, void** /*userdata*/, const char* /*name*/, 
     GElf_Addr addr = 0;
     const char* name = dwfl_module_getsym_info(mod, i, &sym, &addr, nullptr, nullptr, nullptr);
     if (name == nullptr || GELF_ST_TYPE(sym.st_info) != STT_FUNC || addr == 0) continue;
-    PatternMatch m = match_patterns(*ctx->patterns, demangle(name));
+    PatternMatch m = match_patterns(*ctx->patterns, demangled(name));
     bool culled = is_culled(*ctx->culled, addr);
     if (culled) ctx->culled_named->insert(addr);
     if (m == PatternMatch::kExcluded || (m == PatternMatch::kNone && culled)) {

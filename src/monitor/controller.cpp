@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +38,10 @@ extern "C" {
 SONDE_API unsigned char sonde_probe_gate = 1;
 SONDE_API unsigned char sonde_op_off_tag = 3;  // g_op_tag + 1
 }
+
+// glibc's: the top of the main thread's stack (exported, used by ld.so and
+// libpthread).
+extern "C" void* __libc_stack_end;
 
 namespace sonde::monitor {
 
@@ -238,6 +243,23 @@ void note_stack_bounds(ThreadState& t) {
   void* addr = nullptr;
   size_t size = 0;
   t.stack_lo = t.stack_hi = 0;
+  // The main thread without pthread_getattr_np, which reads
+  // /proc/self/maps with fopen (malloc) for it: its first probe may run in
+  // a signal handler (the program's timer fired before its first monitored
+  // call; ThreadSanitizer reported it in test_signal_probes, 2026-11-29).
+  // Its stack grows down from __libc_stack_end by at most RLIMIT_STACK;
+  // getrlimit is a system call, safe in a handler.
+  if (static_cast<pid_t>(syscall(SYS_gettid)) == getpid()) {
+    rlimit limit{};
+    const auto top = reinterpret_cast<uint64_t>(__libc_stack_end);
+    uint64_t bytes = 8u << 20;
+    if (getrlimit(RLIMIT_STACK, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+      bytes = limit.rlim_cur;
+    const uint64_t page = 4096;
+    t.stack_hi = (top + page - 1) & ~(page - 1);
+    t.stack_lo = t.stack_hi > bytes ? t.stack_hi - bytes : 0;
+    return;
+  }
   if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
   if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
     t.stack_lo = reinterpret_cast<uint64_t>(addr);

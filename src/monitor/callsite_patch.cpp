@@ -180,18 +180,22 @@ Writer& writer() {
 
 void close_window(WritableWindow& win);
 
+// The hooks as the program's calls reach them: the global definition
+// (libsonde's, preloaded or linked ahead of glibc's empty ones).
+void read_hook_addresses(Writer& w) {
+  w.hooks[0] = reinterpret_cast<uint64_t>(&__cyg_profile_func_enter);
+  w.hooks[1] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter"));
+  w.hooks[2] = reinterpret_cast<uint64_t>(&__cyg_profile_func_exit);
+  w.hooks[3] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_exit"));
+}
+
 void initialise(Writer& w) {
   w.initialised = true;
   if (!current_config().patch_call_sites) {
     g_off.store(true, std::memory_order_relaxed);
     return;
   }
-  // The hooks as the program's calls reach them: the global definition
-  // (libsonde's, preloaded or linked ahead of glibc's empty ones).
-  w.hooks[0] = reinterpret_cast<uint64_t>(&__cyg_profile_func_enter);
-  w.hooks[1] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter"));
-  w.hooks[2] = reinterpret_cast<uint64_t>(&__cyg_profile_func_exit);
-  w.hooks[3] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_exit"));
+  read_hook_addresses(w);
   w.page_size = sysconf(_SC_PAGESIZE);
   // A child forked during a pass: no pass is running there, and no code
   // may stay writable.
@@ -752,10 +756,7 @@ std::atomic<const Writer*> g_classifier_hooks{nullptr};
 void prepare_code_classification() {
   if (g_classifier_hooks.load(std::memory_order_acquire) != nullptr) return;
   auto* w = new Writer;  // never freed: read by the writer thread until exit
-  w->hooks[0] = reinterpret_cast<uint64_t>(&__cyg_profile_func_enter);
-  w->hooks[1] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter"));
-  w->hooks[2] = reinterpret_cast<uint64_t>(&__cyg_profile_func_exit);
-  w->hooks[3] = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "__cyg_profile_func_exit"));
+  read_hook_addresses(*w);
   g_classifier_hooks.store(w, std::memory_order_release);
 }
 

@@ -181,7 +181,8 @@ void set_no_buffer(ThreadState& t) {
   t.cur.store(g_no_buffer + kBufferSlack, std::memory_order_relaxed);
 }
 
-// The names the log gave functions (culling names its candidates with them).
+// The names the log gave functions: culling names its candidates with
+// them. Called with core_mu held.
 FunctionNames names_in_log(State& s) {
   return [&s](uint64_t a) { return s.core->function_name(a); };
 }
@@ -629,8 +630,6 @@ void write_health_record(State& s, const Health& h) {
       .set_int("blockedWaitNs", static_cast<int64_t>(s.blocked_wait_ns.load()));
   s.core->record(b.take());
 }
-
-// Culling names functions with what the log already calls them. core_mu held.
 
 // A thread ending while the log closes hands off its final buffer from its
 // exit handler. drain_partial skips it once its state is gone, so when that

@@ -70,12 +70,11 @@ struct Window {
   };
   std::array<CacheEntry, 1024> cache{};
   // Straight-line leaves culled before the window ended (cull_ripe_leaves),
-  // for its round in the report.
-  size_t leaves = 0;
+  // and their calls, for its round in the report. Their calls made before
+  // the exclusion was published, drained later, come back into `stats`; the
+  // window's decision skips them.
+  std::unordered_set<uint64_t> leaves;
   uint64_t leaf_calls = 0;
-  // Their calls made before the exclusion was published, drained later,
-  // come back into `stats`; the window's decision skips them.
-  std::unordered_set<uint64_t> leaf_addresses;
 };
 
 struct Cull {
@@ -167,8 +166,12 @@ void start_culling(Cull& c) {
   });
 }
 
+Window::CacheEntry& cache_slot(Window& w, uint64_t address) {
+  return w.cache[(address >> 4) & (w.cache.size() - 1)];
+}
+
 Stats& stats_of(Window& w, uint64_t address) {
-  Window::CacheEntry& slot = w.cache[(address >> 4) & (w.cache.size() - 1)];
+  Window::CacheEntry& slot = cache_slot(w, address);
   if (slot.address != address) slot = {address, &w.stats[address]};
   return *slot.stats;
 }
@@ -299,12 +302,16 @@ double span_s(const Window& w, double tick_ns) {
              : 0.0;
 }
 
+Symbolizer& symbolizer_of(Cull& c) {
+  if (!c.symbolizer) c.symbolizer = std::make_unique<Symbolizer>();
+  return *c.symbolizer;
+}
+
 // As patterns match it (function_name.hpp): the report's lines are patterns.
 std::string name_of(Cull& c, const FunctionNames& names, uint64_t address) {
   if (const std::string* known = names ? names(address) : nullptr)
     return std::string(without_return_type(*known));
-  if (!c.symbolizer) c.symbolizer = std::make_unique<Symbolizer>();
-  return std::string(without_return_type(c.symbolizer->resolve(address).name));
+  return std::string(without_return_type(symbolizer_of(c).resolve(address).name));
 }
 
 // Names the candidates, pins those a '+' pattern keeps in, and returns the
@@ -344,8 +351,7 @@ void exclude(Cull& c, const std::vector<uint64_t>& added) {
 bool is_bounded_leaf(Cull& c, uint64_t address) {
   auto it = c.bounded_leaf.find(address);
   if (it != c.bounded_leaf.end()) return it->second;
-  if (!c.symbolizer) c.symbolizer = std::make_unique<Symbolizer>();
-  const uint64_t size = c.symbolizer->function_size(address);
+  const uint64_t size = symbolizer_of(c).function_size(address);
   const LeafVerdict v = classify_function_code(address, size, c.leaf_instructions);
   if (v.retry) return false;  // no verdict now: the window's end judges it
   c.bounded_leaf.emplace(address, v.bounded);
@@ -401,13 +407,12 @@ void cull_ripe_leaves(Cull& c, const FunctionNames& names) {
   // Out of the window's statistics, so that its decision neither judges
   // them again nor counts their calls as made after the switch.
   for (uint64_t address : added) {
-    Window::CacheEntry& slot = w.cache[(address >> 4) & (w.cache.size() - 1)];
+    Window::CacheEntry& slot = cache_slot(w, address);
     if (slot.address == address) slot = {};
     w.stats.erase(address);
   }
-  w.leaves += added.size();
+  w.leaves.insert(added.begin(), added.end());
   w.leaf_calls += calls;
-  w.leaf_addresses.insert(added.begin(), added.end());
 }
 
 // Ends the current window: applies the rule to the functions it saw (not
@@ -419,14 +424,14 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
   const double tick_ns = ns_per_tick(c, now);
   cull::Round round;
   round.calls = w.calls;
-  round.functions = w.leaves;
+  round.functions = w.leaves.size();
   round.span_s = span_s(w, tick_ns);
-  round.culled = w.leaves;
+  round.culled = w.leaves.size();
   round.culled_calls = w.leaf_calls;
-  round.leaves = w.leaves;
+  round.leaves = w.leaves.size();
   std::vector<std::pair<uint64_t, cull::FunctionSample>> candidates, rest;
   for (const auto& [address, s] : w.stats) {
-    if (w.leaf_addresses.contains(address)) continue;  // counted in w.leaves
+    if (w.leaves.contains(address)) continue;  // counted already
     ++round.functions;
     if (is_culled(c, address)) {
       c.culled_since_change += s.calls;  // in flight at the switch, or not patched

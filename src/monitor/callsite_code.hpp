@@ -59,26 +59,32 @@ inline uint64_t plt_slot(const uint8_t stub[16], uint64_t address) {
 // store: a NOP of its length through an 8-byte CAS when it lies in one
 // aligned 8-byte word, else through a 16-byte CAS (cmpxchg16b) when it lies
 // in one aligned 16-byte block, else a 2-byte `jmp short` over the rest when
-// its first two bytes lie in one aligned word. Otherwise (it starts on the
-// last byte of a 16-byte block) it cannot be patched atomically.
-enum class StoreKind : uint8_t { kNone, kCas8, kCas16, kJmpShort };
+// its first two bytes lie in one aligned word. A 5-byte direct call that
+// starts on the last byte of a 16-byte block fits none of these, but its
+// rel32 lies in the next aligned word: it keeps its `e8` and gets a new
+// target (kRedirect), a `ret` near the code (callsite_patch.cpp), so that
+// the call returns at once. A 6-byte indirect call there stays as it is.
+enum class StoreKind : uint8_t { kNone, kCas8, kCas16, kJmpShort, kRedirect };
 
 inline StoreKind store_kind(uint64_t start, uint32_t length) {
   if ((start & 7) + length <= 8) return StoreKind::kCas8;
   if ((start & 15) + length <= 16) return StoreKind::kCas16;
   if ((start & 7) <= 6) return StoreKind::kJmpShort;
+  if (length == 5) return StoreKind::kRedirect;  // start & 7 == 7: rel32 is the next word's first 4
   return StoreKind::kNone;
 }
 
 // The aligned word or block the store covers, and its size.
 inline uint64_t store_block(StoreKind kind, uint64_t start) {
+  if (kind == StoreKind::kRedirect) return (start + 1) & ~uint64_t{7};
   return kind == StoreKind::kCas16 ? start & ~uint64_t{15} : start & ~uint64_t{7};
 }
 inline uint32_t store_size(StoreKind kind) { return kind == StoreKind::kCas16 ? 16 : 8; }
 
 // The bytes that replace the call (5- and 6-byte NOPs as the Intel manual
 // recommends them; the short jump skips the call's remaining bytes, which
-// stay as they were). Returns how many bytes are replaced.
+// stay as they were). Returns how many bytes are replaced. kRedirect: see
+// redirect_bytes.
 inline uint32_t patch_bytes(StoreKind kind, uint32_t length, uint8_t out[6]) {
   static constexpr uint8_t kNop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
   static constexpr uint8_t kNop6[6] = {0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00};
@@ -89,6 +95,18 @@ inline uint32_t patch_bytes(StoreKind kind, uint32_t length, uint8_t out[6]) {
   }
   std::memcpy(out, length == 5 ? kNop5 : kNop6, length);
   return length;
+}
+
+// kRedirect: `call target` for the 5-byte call at `start`, or 0 when
+// `target` lies beyond a rel32's reach. Returns how many bytes the
+// instruction has (the store writes the last 4; the `e8` is unchanged).
+inline uint32_t redirect_bytes(uint64_t start, uint64_t target, uint8_t out[6]) {
+  const int64_t rel = static_cast<int64_t>(target) - static_cast<int64_t>(start + 5);
+  if (rel < INT32_MIN || rel > INT32_MAX) return 0;
+  const auto rel32 = static_cast<int32_t>(rel);
+  out[0] = 0xe8;
+  std::memcpy(out + 1, &rel32, 4);
+  return 5;
 }
 
 // `block` holds the store's current bytes (store_size of them, from

@@ -36,6 +36,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -89,6 +90,7 @@ std::atomic<uint64_t> g_requested{0};
 std::atomic<uint64_t> g_patched{0};
 std::atomic<uint64_t> g_patched_exits{0};
 std::atomic<uint64_t> g_patched_tails{0};
+std::atomic<uint64_t> g_redirected{0};
 std::atomic<uint64_t> g_restored{0};
 std::atomic<uint64_t> g_unpatchable{0};
 std::atomic<uint64_t> g_rejected{0};
@@ -171,6 +173,11 @@ struct Writer {
   long page_size = 4096;
   bool sync_core = false;  // membarrier SYNC_CORE registered
   WritableWindow window;   // open only during a pass over one object
+  // A page holding one `ret` near each object whose calls were redirected
+  // (StoreKind::kRedirect), by the object's name and base; 0: none could be
+  // placed within a rel32's reach. Never unmapped: a thread may still be
+  // about to return from it.
+  std::map<std::pair<std::string, uint64_t>, uint64_t> ret_pages;
 };
 
 Writer& writer() {
@@ -306,6 +313,8 @@ bool cas8(uint64_t* word, uint64_t expected, uint64_t desired) {
 // Writes `count` bytes of `bytes` at `start` with the one atomic store of
 // `kind`. The page must be writable.
 bool store(StoreKind kind, uint64_t start, const uint8_t* bytes, uint32_t count) {
+  // A redirected call keeps its opcode: only the rel32 after it is stored.
+  if (kind == StoreKind::kRedirect) return store(StoreKind::kCas8, start + 1, bytes + 1, count - 1);
   const uint64_t block = store_block(kind, start);
   const uint32_t size = store_size(kind);
   for (int attempt = 0; attempt < 4; ++attempt) {
@@ -364,6 +373,38 @@ bool with_writable(Writer& w, const Segment& seg, uint64_t address, Apply&& appl
   return true;
 }
 
+// The address of a `ret` that every call in `obj`'s code can reach with a
+// rel32, on a page of its own mapped next to the object (below it, else
+// above it, each time a little further away); 0 if none could be placed.
+// A redirected call (StoreKind::kRedirect) goes there and comes straight
+// back, which costs about what a NOP costs.
+uint64_t ret_near(Writer& w, const ObjectView& obj) {
+  auto [it, fresh] = w.ret_pages.try_emplace({obj.name, obj.base}, 0);
+  if (!fresh || obj.segments.empty()) return it->second;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (const Segment& s : obj.segments) {
+    lo = std::min(lo, s.begin);
+    hi = std::max(hi, s.end);
+  }
+  constexpr uint64_t kReach = (uint64_t{1} << 31) - 64;
+  const auto page = static_cast<uint64_t>(w.page_size);
+  for (uint64_t mib = 1; mib <= 1024; mib *= 2) {
+    for (uint64_t hint : {lo - (mib << 20), hi + (mib << 20)}) {
+      if (hint > lo && hint < hi) continue;  // wrapped around
+      void* p = mmap(reinterpret_cast<void*>(hint & ~(page - 1)), page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+      if (p == MAP_FAILED) continue;
+      const auto at = reinterpret_cast<uint64_t>(p);
+      const bool reach = at + page <= lo ? hi - at <= kReach : at >= hi && at + page - lo <= kReach;
+      std::memset(p, 0xcc, page);  // int3 around the one instruction
+      *static_cast<uint8_t*>(p) = 0xc3;
+      if (reach && mprotect(p, page, PROT_READ | PROT_EXEC) == 0) return it->second = at;
+      munmap(p, page);
+    }
+  }
+  return 0;
+}
+
 struct Batch {
   Writer* w;
   std::vector<Work>* work;
@@ -394,16 +435,23 @@ uint32_t patch_site(Batch& b, const ObjectView& obj, const Segment& seg, uint64_
     return kRequested;
   }
   StoreKind kind = store_kind(c.start, c.length);
+  if (kind == StoreKind::kRedirect && c.form != CallForm::kDirect) kind = StoreKind::kNone;
   if (kind == StoreKind::kNone) return kUnpatchable;
   const uint64_t block = store_block(kind, c.start);
   const Segment* code = obj.code_of(block, block + store_size(kind));
-  if (code == nullptr) return kUnpatchable;
+  if (code == nullptr || obj.code_of(c.start, c.start + c.length) == nullptr) return kUnpatchable;
   Patch p;
   p.start = c.start;
   p.length = c.length;
   p.kind = kind;
   std::memcpy(p.original, reinterpret_cast<const void*>(c.start), c.length);
-  p.count = patch_bytes(kind, c.length, p.written);
+  if (kind == StoreKind::kRedirect) {
+    const uint64_t ret_at = ret_near(w, obj);
+    p.count = ret_at == 0 ? 0 : redirect_bytes(c.start, ret_at, p.written);
+    if (p.count == 0) return kUnpatchable;
+  } else {
+    p.count = patch_bytes(kind, c.length, p.written);
+  }
   p.object = obj.name;
   p.base = obj.base;
   bool stored = false;
@@ -414,6 +462,7 @@ uint32_t patch_site(Batch& b, const ObjectView& obj, const Segment& seg, uint64_
   p.exit_hook = hook == Hook::kExit;
   w.patches[ret] = p;
   ++b.patched;
+  if (kind == StoreKind::kRedirect) g_redirected.fetch_add(1, std::memory_order_relaxed);
   if (hook == Hook::kExit) g_patched_exits.fetch_add(1, std::memory_order_relaxed);
   return kPatched;
 }
@@ -783,6 +832,7 @@ CallsiteStats callsite_patch_stats() {
   s.patched = g_patched.load();
   s.patched_exits = g_patched_exits.load();
   s.patched_tail_jumps = g_patched_tails.load();
+  s.redirected = g_redirected.load();
   s.restored = g_restored.load();
   s.unpatchable = g_unpatchable.load();
   s.rejected = g_rejected.load();

@@ -46,6 +46,7 @@ struct CallsiteStats {
   uint64_t patched = 0;             // sites made NOPs (enter and exit hooks)
   uint64_t patched_exits = 0;       // of which exit hooks (a function's tail exits count once)
   uint64_t patched_tail_jumps = 0;  // tail jumps to the exit hook made `ret` (tail_exits.hpp)
+  uint64_t redirected = 0;          // of `patched`: calls sent to a `ret` (StoreKind::kRedirect)
   uint64_t restored = 0;            // patches undone because the function is monitored again
   uint64_t unpatchable = 0;  // sites no single atomic store can replace (left calling the hook)
   uint64_t rejected = 0;     // sites whose bytes were not a recognised call to a hook

@@ -606,11 +606,11 @@ void cull_print_summary(const FunctionNames& names) {
   std::fprintf(
       stderr,
       "sonde: cull: call sites patched: %llu (%llu of them exit hooks, %llu tail jumps made "
-      "ret; unpatchable %llu, unrecognised %llu, restored %llu)%s%s\n",
+      "ret, %llu calls sent to a ret; unpatchable %llu, unrecognised %llu, restored %llu)%s%s\n",
       static_cast<unsigned long long>(s.patched), static_cast<unsigned long long>(s.patched_exits),
       static_cast<unsigned long long>(s.patched_tail_jumps),
-      static_cast<unsigned long long>(s.unpatchable), static_cast<unsigned long long>(s.rejected),
-      static_cast<unsigned long long>(s.restored),
+      static_cast<unsigned long long>(s.redirected), static_cast<unsigned long long>(s.unpatchable),
+      static_cast<unsigned long long>(s.rejected), static_cast<unsigned long long>(s.restored),
       s.mprotect_failed ? ", patching stopped: code could not be made writable" : "",
       s.table_full ? ", the site table was full" : "");
 }

@@ -207,10 +207,13 @@ TEST(CallsiteCode, ChoosesOneAtomicStorePerPosition) {
       StoreKind::kCas8,     StoreKind::kCas8,     StoreKind::kCas8,     StoreKind::kCas8,
       StoreKind::kCas16,    StoreKind::kCas16,    StoreKind::kCas16,    StoreKind::kCas16,
       StoreKind::kCas8,     StoreKind::kCas8,     StoreKind::kCas8,     StoreKind::kCas8,
-      StoreKind::kJmpShort, StoreKind::kJmpShort, StoreKind::kJmpShort, StoreKind::kNone};
+      StoreKind::kJmpShort, StoreKind::kJmpShort, StoreKind::kJmpShort, StoreKind::kRedirect};
   for (uint64_t off = 0; off < 16; ++off) {
     EXPECT_EQ(callsite::store_kind(0x4000 + off, 5), five[off]) << "offset " << off;
   }
+  // The redirect stores the rel32 only: the first 4 bytes of the next word.
+  EXPECT_EQ(callsite::store_block(StoreKind::kRedirect, 0x400f), 0x4010u);
+  EXPECT_EQ(callsite::store_size(StoreKind::kRedirect), 8u);
   // 6 bytes: offsets 3..7 need the 16-byte store, 11..14 the short jump, 15 nothing.
   EXPECT_EQ(callsite::store_kind(0x4002, 6), StoreKind::kCas8);
   EXPECT_EQ(callsite::store_kind(0x4003, 6), StoreKind::kCas16);
@@ -221,6 +224,26 @@ TEST(CallsiteCode, ChoosesOneAtomicStorePerPosition) {
   EXPECT_EQ(callsite::store_block(StoreKind::kCas8, 0x400d), 0x4008u);
   EXPECT_EQ(callsite::store_size(StoreKind::kCas16), 16u);
   EXPECT_EQ(callsite::store_size(StoreKind::kJmpShort), 8u);
+}
+
+TEST(CallsiteCode, RedirectsADirectCallWithinARel32sReach) {
+  uint8_t bytes[6] = {};
+  // call at 0x400f, target 0x7000: rel32 = 0x7000 - 0x4014.
+  ASSERT_EQ(callsite::redirect_bytes(0x400f, 0x7000, bytes), 5u);
+  EXPECT_EQ(bytes[0], 0xe8);
+  EXPECT_EQ(callsite::read_i32(bytes + 1), 0x7000 - 0x4014);
+  // Backwards, to the last reachable byte below.
+  const uint64_t site = 0x90000000f;
+  ASSERT_EQ(callsite::redirect_bytes(site, site + 5 - 0x80000000ull, bytes), 5u);
+  EXPECT_EQ(callsite::read_i32(bytes + 1), INT32_MIN);
+  // One byte further is out of reach either way.
+  EXPECT_EQ(callsite::redirect_bytes(site, site + 5 - 0x80000001ull, bytes), 0u);
+  EXPECT_EQ(callsite::redirect_bytes(site, site + 5 + 0x80000000ull, bytes), 0u);
+  // What decode_call reads back from the redirected call is the new target.
+  uint8_t before[6] = {0x90};
+  ASSERT_EQ(callsite::redirect_bytes(0x400f, 0x7000, bytes), 5u);
+  std::memcpy(before + 1, bytes, 5);
+  EXPECT_EQ(callsite::decode_call(before, 0x4014).target, 0x7000u);
 }
 
 TEST(CallsiteCode, OverlaysANopOrAShortJumpAndKeepsTheRest) {

@@ -39,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -47,6 +48,7 @@
 #include "monitor/clock.hpp"
 #include "monitor/controller.hpp"
 #include "monitor/function_filter.hpp"
+#include "monitor/hook_argument.hpp"
 #include "monitor/leaf_code.hpp"
 #include "monitor/symbolizer.hpp"
 #include "monitor/tail_exits.hpp"
@@ -70,6 +72,7 @@ enum SlotState : uint32_t {
   kRejected = 4,     // not a recognised hook call (or its code is gone)
   kMonitored = 5,    // its function is monitored (again): a new request re-arms it
   kCovered = 6,      // a tail exit whose function's tail jumps another site's patch made `ret`
+  kShared = 7,       // a hook call whose function argument is not provably its function's own
 };
 
 struct Slot {
@@ -91,6 +94,7 @@ std::atomic<uint64_t> g_patched{0};
 std::atomic<uint64_t> g_patched_exits{0};
 std::atomic<uint64_t> g_patched_tails{0};
 std::atomic<uint64_t> g_redirected{0};
+std::atomic<uint64_t> g_shared{0};
 std::atomic<uint64_t> g_restored{0};
 std::atomic<uint64_t> g_unpatchable{0};
 std::atomic<uint64_t> g_rejected{0};
@@ -178,6 +182,10 @@ struct Writer {
   // placed within a rel32's reach. Never unmapped: a thread may still be
   // about to return from it.
   std::map<std::pair<std::string, uint64_t>, uint64_t> ret_pages;
+  // Decoded functions that contain hook calls (hook_argument.hpp), by
+  // object and start; dropped whole when they hold too many instructions.
+  std::map<std::tuple<std::string, uint64_t, uint64_t>, std::unique_ptr<FunctionCode>> code;
+  size_t code_bytes = 0;
 };
 
 Writer& writer() {
@@ -415,6 +423,48 @@ struct Batch {
   bool exit_restores_only = false;  // the first pass: exit hooks come back first
 };
 
+// `size` bytes of code at `start` as compiled: patched calls and tail
+// jumps get their original bytes back (a call patched into a 2-byte `jmp
+// short` keeps the rest of its bytes, which a linear sweep would read as
+// instructions).
+std::vector<uint8_t> code_as_compiled(const Writer& w, uint64_t start, uint64_t size) {
+  std::vector<uint8_t> bytes(size);
+  std::memcpy(bytes.data(), reinterpret_cast<const void*>(start), size);
+  const uint64_t end = start + size;
+  for (const auto& [site, patch] : w.patches) {
+    if (patch.length != 0 && patch.start >= start && patch.start + patch.length <= end)
+      std::memcpy(bytes.data() + (patch.start - start), patch.original, patch.length);
+    for (const Patch::TailJumpPatch& t : patch.tails) {
+      if (t.address >= start && t.address < end) bytes[t.address - start] = t.original;
+    }
+  }
+  return bytes;
+}
+
+// Whether the hook call at `call` (in `obj`) passes `fn` alone
+// (hook_argument.hpp): only then may patching it out for `fn` leave every
+// other function's calls alone.
+bool passes_only(Writer& w, const ObjectView& obj, uint64_t call, uint64_t fn) {
+  if (fn == 0) return false;
+  if (!w.symbols) w.symbols = std::make_unique<Symbolizer>();
+  uint64_t start = 0, size = 0;
+  if (!w.symbols->function_containing(call, &start, &size)) return false;
+  if (obj.code_of(start, start + size) == nullptr) return false;
+  auto key = std::make_tuple(std::string(obj.name), obj.base, start);
+  auto it = w.code.find(key);
+  if (it == w.code.end()) {
+    constexpr size_t kMaxCodeBytes = size_t{8} << 20;
+    if (w.code_bytes + size > kMaxCodeBytes) {
+      w.code.clear();
+      w.code_bytes = 0;
+    }
+    const std::vector<uint8_t> bytes = code_as_compiled(w, start, size);
+    it = w.code.emplace(key, std::make_unique<FunctionCode>(bytes.data(), size, start)).first;
+    w.code_bytes += size;
+  }
+  return it->second->passes(call, fn);
+}
+
 // Verifies and patches one requested site of `obj`. Returns the new slot
 // state, or kRequested to try again later.
 uint32_t patch_tail_exits(Batch& b, const ObjectView& obj, uint64_t fn, uint64_t ret);
@@ -433,6 +483,10 @@ uint32_t patch_site(Batch& b, const ObjectView& obj, const Segment& seg, uint64_
   if (hook == Hook::kExit && !b.exits_due) {
     b.deferred = true;
     return kRequested;
+  }
+  if (!passes_only(w, obj, c.start, fn)) {
+    g_shared.fetch_add(1, std::memory_order_relaxed);
+    return kShared;
   }
   StoreKind kind = store_kind(c.start, c.length);
   if (kind == StoreKind::kRedirect && c.form != CallForm::kDirect) kind = StoreKind::kNone;
@@ -485,14 +539,8 @@ uint32_t patch_tail_exits(Batch& b, const ObjectView& obj, uint64_t fn, uint64_t
     w.no_tail_jumps.insert(fn);
     return kRejected;
   }
-  std::vector<uint8_t> bytes(size);
-  std::memcpy(bytes.data(), reinterpret_cast<const void*>(fn), size);
-  // Decoded as compiled: a call patched into a 2-byte `jmp short` keeps the
-  // rest of its bytes, which a linear sweep would read as instructions.
-  for (const auto& [site, patch] : w.patches) {
-    if (patch.length != 0 && patch.start >= fn && patch.start + patch.length <= fn + size)
-      std::memcpy(bytes.data() + (patch.start - fn), patch.original, patch.length);
-  }
+  const std::vector<uint8_t> bytes = code_as_compiled(w, fn, size);
+  const FunctionCode decoded(bytes.data(), size, fn);
   Patch p;
   p.object = obj.name;
   p.base = obj.base;
@@ -501,6 +549,12 @@ uint32_t patch_tail_exits(Batch& b, const ObjectView& obj, uint64_t fn, uint64_t
   for (const TailJump& j : find_tail_jumps(bytes.data(), size, fn)) {
     HookCall c{j.indirect ? CallForm::kIndirect : CallForm::kDirect, j.address, j.length, j.target};
     if (verified_hook(w, obj, c) != Hook::kExit) continue;
+    // An inlined function's exit may jump to the hook from here too, with
+    // its own address: only `fn`'s own jumps become `ret`.
+    if (!decoded.passes(j.address, fn)) {
+      g_shared.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
     const uint8_t ret_op = 0xc3;
     bool stored = false;
     if (!with_writable(w, *code, j.address,
@@ -826,6 +880,24 @@ LeafVerdict classify_function_code(uint64_t fn, uint64_t size, uint32_t max_inst
   return q.verdict;
 }
 
+std::string callsite_patch_summary() {
+  const CallsiteStats s = callsite_patch_stats();
+  char line[512];
+  std::snprintf(
+      line, sizeof line,
+      "call sites patched: %llu (%llu of them exit hooks, %llu tail jumps made ret, %llu calls "
+      "sent to a ret; unpatchable %llu, unrecognised %llu, not proven their function's own %llu, "
+      "restored %llu)%s%s",
+      static_cast<unsigned long long>(s.patched), static_cast<unsigned long long>(s.patched_exits),
+      static_cast<unsigned long long>(s.patched_tail_jumps),
+      static_cast<unsigned long long>(s.redirected), static_cast<unsigned long long>(s.unpatchable),
+      static_cast<unsigned long long>(s.rejected), static_cast<unsigned long long>(s.shared),
+      static_cast<unsigned long long>(s.restored),
+      s.mprotect_failed ? ", patching stopped: code could not be made writable" : "",
+      s.table_full ? ", the site table was full" : "");
+  return line;
+}
+
 CallsiteStats callsite_patch_stats() {
   CallsiteStats s;
   s.requested = g_requested.load();
@@ -833,6 +905,7 @@ CallsiteStats callsite_patch_stats() {
   s.patched_exits = g_patched_exits.load();
   s.patched_tail_jumps = g_patched_tails.load();
   s.redirected = g_redirected.load();
+  s.shared = g_shared.load();
   s.restored = g_restored.load();
   s.unpatchable = g_unpatchable.load();
   s.rejected = g_rejected.load();

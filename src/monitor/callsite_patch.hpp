@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace sonde::monitor {
 
@@ -46,14 +47,18 @@ struct CallsiteStats {
   uint64_t patched = 0;             // sites made NOPs (enter and exit hooks)
   uint64_t patched_exits = 0;       // of which exit hooks (a function's tail exits count once)
   uint64_t patched_tail_jumps = 0;  // tail jumps to the exit hook made `ret` (tail_exits.hpp)
-  uint64_t redirected = 0;          // of `patched`: calls sent to a `ret` (StoreKind::kRedirect)
-  uint64_t restored = 0;            // patches undone because the function is monitored again
+  uint64_t shared = 0;       // hook calls (or tail jumps) left alone: their function argument
+                             // is not provably the requesting function's (hook_argument.hpp)
+  uint64_t redirected = 0;   // of `patched`: calls sent to a `ret` (StoreKind::kRedirect)
+  uint64_t restored = 0;     // patches undone because the function is monitored again
   uint64_t unpatchable = 0;  // sites no single atomic store can replace (left calling the hook)
   uint64_t rejected = 0;     // sites whose bytes were not a recognised call to a hook
   bool table_full = false;   // some requests were dropped: the site table was full
   bool disabled = false;     // patch_call_sites = false, or making code writable failed
   bool mprotect_failed = false;
 };
+// The stats as the exit summary's line: "call sites patched: N (...)".
+std::string callsite_patch_summary();
 CallsiteStats callsite_patch_stats();
 
 // Culling (cull.cpp): whether the function at `fn`, `size` bytes long (its

@@ -117,6 +117,9 @@ const std::vector<ConfigKey>& config_keys() {
       {"cull_leaf_instructions",
        "cull: straight-line leaves of at most this many instructions are culled as soon as they "
        "have cull_min_calls calls (0: off)"},
+      {"cull_early_percent",
+       "cull: a function whose own mean duration over its first cull_min_calls calls is below "
+       "this percentage of cull_max_ns is culled then, without waiting for its window (0: off)"},
       {"patch_call_sites",
        "overwrite the -finstrument-functions hook calls of excluded functions with NOPs "
        "(true/false)"},
@@ -271,6 +274,7 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
       {"cull_max_ns", 1, 4000000000u, &c.cull_max_ns},
       {"cull_probe_ns", 1, 100000, &c.cull_probe_ns},
       {"cull_leaf_instructions", 0, 100000, &c.cull_leaf_instructions},
+      {"cull_early_percent", 0, 100, &c.cull_early_percent},
   };
   for (const U32Key& k : u32_keys) {
     if (key != k.name) continue;

@@ -84,6 +84,8 @@ struct Config {
   uint32_t cull_max_ns = 2000;            // … and an own mean duration below this
   uint32_t cull_probe_ns = 20;            // cost of one monitored call (enter + exit), ns
   uint32_t cull_leaf_instructions = 200;  // straight-line leaves up to this size: culled at once
+  uint32_t cull_early_percent =
+      25;  // own mean below this % of cull_max_ns at cull_min_calls: culled then
   // Excluded functions' -finstrument-functions hook calls are overwritten
   // with NOPs where that can be done with one atomic store (callsite_patch.hpp).
   bool patch_call_sites = true;

@@ -184,7 +184,7 @@ void set_no_buffer(ThreadState& t) {
 // The names the log gave functions: culling names its candidates with
 // them. Called with core_mu held.
 FunctionNames names_in_log(State& s) {
-  return [&s](uint64_t a) { return s.core->function_name(a); };
+  return [&s](uint64_t a) { return s.core->name_function(a); };
 }
 
 // Gives the current buffer (even partly filled) to the writer.
@@ -751,6 +751,7 @@ void writer_loop() {
     timespec nap{static_cast<time_t>(stall / 1000), static_cast<long>(stall % 1000) * 1000000};
     nanosleep(&nap, nullptr);
   }
+  bool fresh = false;  // culling observes: partial buffers too, every ms
   while (!s.stop.load(std::memory_order_acquire)) {
     if (s.stop_signal.load(std::memory_order_acquire) != 0) {
       close_for_stop_signal(s);
@@ -789,6 +790,8 @@ void writer_loop() {
       }
       sampling.poll(t);
       cull_poll(t, names_in_log(s));
+      fresh = cull_wants_fresh_events(t);
+      if (fresh) drain_partial(s);
       reap_channels(s);
     }
     // Outside core_mu: mprotect and code stores need no lock of the
@@ -796,7 +799,12 @@ void writer_loop() {
     apply_callsite_patches();
     poll_patterns_file();
     poll_probes_file();
-    if (idle) idle_sleep(s, std::min({next_flush, next_clock, sampling.next_due_ms()}) - now_ms());
+    if (idle) {
+      const int64_t now = now_ms();
+      idle_sleep(s, std::min({next_flush, next_clock, sampling.next_due_ms(),
+                              fresh ? now + 1 : next_flush}) -
+                        now);
+    }
   }
   // For the summary: whether the writer keeps up shows in its CPU per event.
   timespec cpu{};
@@ -848,6 +856,11 @@ void print_summary(State& s) {
                  "stall(s) longer than block_timeout_ms (%u ms)\n",
                  static_cast<double>(s.blocked_wait_ns.load()) / 1e6,
                  static_cast<unsigned long long>(stalls), s.config.block_timeout_ms);
+  }
+  // Functions excluded by patterns have their hook calls patched too;
+  // culling's summary has this line already.
+  if (!s.config.cull && callsite_patch_stats().requested != 0) {
+    std::fprintf(stderr, "sonde: excluded functions' %s\n", callsite_patch_summary().c_str());
   }
 }
 

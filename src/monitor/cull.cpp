@@ -69,12 +69,15 @@ struct Window {
     Stats* stats = nullptr;
   };
   std::array<CacheEntry, 1024> cache{};
-  // Straight-line leaves culled before the window ended (cull_ripe_leaves),
-  // and their calls, for its round in the report. Their calls made before
-  // the exclusion was published, drained later, come back into `stats`; the
-  // window's decision skips them.
-  std::unordered_set<uint64_t> leaves;
-  uint64_t leaf_calls = 0;
+  // Functions culled before the window ended (cull_ripe), and their calls,
+  // for its round in the report: straight-line leaves, and others whose
+  // mean was short from their first calls (cull_early_percent). Their calls made before the
+  // exclusion was published, drained later, come back into `stats`; the window's decision skips
+  // them.
+  std::unordered_set<uint64_t> early;
+  uint64_t early_calls = 0;
+  size_t leaves = 0;       // of `early`
+  size_t short_calls = 0;  // of `early`
 };
 
 struct Cull {
@@ -121,9 +124,11 @@ struct Cull {
   uint64_t culled_since_change = 0;  // calls of culled functions in flight at the switch
   // Raw time of the last decision: earlier events are not observed.
   uint64_t observe_from = 0;
-  // Leaves (leaf_code.hpp): functions that reached min_calls in the open
-  // window, for cull_poll to judge by their code; and the verdicts so far.
+  // Functions that reached min_calls in the open window, judged before it
+  // ends by their code (leaves, leaf_code.hpp) or by their longest call
+  // (cull_early); and the leaf verdicts so far.
   uint32_t leaf_instructions = 0;  // cull_leaf_instructions; 0: off
+  double early_share = 0;          // cull_early_percent / 100; 0: off
   std::vector<uint64_t> ripe;
   std::unordered_map<uint64_t, bool> bounded_leaf;
   int64_t last_leaf_batch_ns = 0;  // monotonic; 0: none yet
@@ -152,6 +157,7 @@ void start_culling(Cull& c) {
   c.window_ms = config.cull_phase_ms;
   c.max_windows = config.cull_rounds;
   c.leaf_instructions = config.cull_leaf_instructions;
+  c.early_share = config.cull_early_percent / 100.0;
   c.start = ClockPair::now();
   c.phase = Phase::kObserving;
   // A forked child counts its own threads. The lock is free at fork():
@@ -232,7 +238,10 @@ void observe(Cull& c, std::vector<Frame>& stack, const RawEvent* begin, const Ra
       // its calls too, and long ones would otherwise never be seen whole.
       if (fn && e->a >= f.enter) {
         Stats& s = stats_of(w, key);
-        if (++s.calls == c.thresholds.min_calls && c.leaf_instructions != 0) c.ripe.push_back(key);
+        if (++s.calls == c.thresholds.min_calls &&
+            (c.leaf_instructions != 0 || c.early_share > 0)) {
+          c.ripe.push_back(key);
+        }
         s.ticks += e->a - f.enter;
         s.callees += f.callees;
       }
@@ -358,7 +367,7 @@ bool is_bounded_leaf(Cull& c, uint64_t address) {
   return v.bounded;
 }
 
-// Leaves are excluded in batches at least this far apart: each exclusion
+// Early culls (cull_ripe) are excluded in batches at least this far apart: each exclusion
 // rebuilds the filter and makes the patcher take a pass over the code
 // (mprotect, and every core's TLB flushed). Excluding them as each slice
 // of 1,024 events ripened some cost SQLite's speedtest1 a pass every few
@@ -366,7 +375,7 @@ bool is_bounded_leaf(Cull& c, uint64_t address) {
 // waited 146-194 ms for buffers (2026-11-29). The first batch goes at once.
 constexpr int64_t kLeafBatchNs = 5'000'000;
 
-bool leaves_due(Cull& c) {
+bool ripe_due(Cull& c) {
   if (c.ripe.empty()) return false;
   const int64_t now = monotonic_ns_now();
   if (c.last_leaf_batch_ns != 0 && now - c.last_leaf_batch_ns < kLeafBatchNs) return false;
@@ -375,33 +384,45 @@ bool leaves_due(Cull& c) {
 }
 
 // The functions that reached min_calls in the open window since the last
-// poll: those whose code is a straight-line leaf, called at min_rate or
-// more, are culled now rather than when the window ends. A window's
-// accounting costs the writer 30-60 ns per event, behind a program that
-// makes one every ~10 ns, and the leaves (accessors, small templates) are
-// most of a -finstrument-functions program's calls: waiting for the
-// window's end to measure durations their code already bounds kept them
-// traced, at full cost, for the whole window.
-void cull_ripe_leaves(Cull& c, const FunctionNames& names) {
+// poll, called at min_rate or more, are culled now rather than when the
+// window ends if
+// - their code is a straight-line leaf (its duration is bounded by it), or
+// - their own mean duration over these calls (the rule's measure) is below
+//   cull_early_percent of cull_max_ns: the rule at the window's end would
+//   cull them unless their mean grew by that factor meanwhile, after the
+//   program had made up to a window's calls of them at full cost. (Their
+//   first calls are their slowest, cold: lazy binding, cache and page
+//   misses. A rule on every call's duration culled 4 of the 15 functions
+//   leveldb's first window culled after its leaves.)
+// A window's accounting costs the writer 30-60 ns per event, behind a
+// program that makes one every ~10 ns, and these short functions
+// (accessors, small templates, comparators, their callers) are most of a
+// -finstrument-functions program's calls.
+void cull_ripe(Cull& c, const FunctionNames& names) {
   std::vector<uint64_t> ripe;
   ripe.swap(c.ripe);
   Window& w = *c.window;
   const double tick_ns = ns_per_tick(c, ClockPair::now());
   const double window_s = span_s(w, tick_ns);
-  std::vector<std::pair<uint64_t, cull::FunctionSample>> leaves;
+  std::vector<std::pair<uint64_t, cull::FunctionSample>> due;
+  std::unordered_set<uint64_t> leaves;
   for (uint64_t address : ripe) {
     if (is_culled(c, address) || c.pinned.contains(address)) continue;
     auto it = w.stats.find(address);
     if (it == w.stats.end()) continue;
     const Stats& s = it->second;
     if (cull::calls_per_second(s.calls, window_s) < c.thresholds.min_rate) continue;
-    if (!is_bounded_leaf(c, address)) continue;
-    leaves.emplace_back(
-        address, cull::FunctionSample{s.calls, static_cast<double>(s.ticks) * tick_ns, s.callees});
+    const bool leaf = c.leaf_instructions != 0 && is_bounded_leaf(c, address);
+    const cull::FunctionSample f{s.calls, static_cast<double>(s.ticks) * tick_ns, s.callees};
+    const bool all_short =
+        cull::own_mean_ns(f, c.thresholds.probe_ns) < c.early_share * c.thresholds.max_ns;
+    if (!leaf && !all_short) continue;
+    if (leaf) leaves.insert(address);
+    due.emplace_back(address, f);
   }
-  if (leaves.empty()) return;
+  if (due.empty()) return;
   uint64_t calls = 0;
-  const std::vector<uint64_t> added = take_candidates(c, leaves, names, &calls);
+  const std::vector<uint64_t> added = take_candidates(c, due, names, &calls);
   if (added.empty()) return;
   exclude(c, added);
   // Out of the window's statistics, so that its decision neither judges
@@ -410,9 +431,10 @@ void cull_ripe_leaves(Cull& c, const FunctionNames& names) {
     Window::CacheEntry& slot = cache_slot(w, address);
     if (slot.address == address) slot = {};
     w.stats.erase(address);
+    ++(leaves.contains(address) ? w.leaves : w.short_calls);
   }
-  w.leaves.insert(added.begin(), added.end());
-  w.leaf_calls += calls;
+  w.early.insert(added.begin(), added.end());
+  w.early_calls += calls;
 }
 
 // Ends the current window: applies the rule to the functions it saw (not
@@ -424,14 +446,15 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
   const double tick_ns = ns_per_tick(c, now);
   cull::Round round;
   round.calls = w.calls;
-  round.functions = w.leaves.size();
+  round.functions = w.early.size();
   round.span_s = span_s(w, tick_ns);
-  round.culled = w.leaves.size();
-  round.culled_calls = w.leaf_calls;
-  round.leaves = w.leaves.size();
+  round.culled = w.early.size();
+  round.culled_calls = w.early_calls;
+  round.leaves = w.leaves;
+  round.short_calls = w.short_calls;
   std::vector<std::pair<uint64_t, cull::FunctionSample>> candidates, rest;
   for (const auto& [address, s] : w.stats) {
-    if (w.leaves.contains(address)) continue;  // counted already
+    if (w.early.contains(address)) continue;  // counted already
     ++round.functions;
     if (is_culled(c, address)) {
       c.culled_since_change += s.calls;  // in flight at the switch, or not patched
@@ -482,6 +505,7 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
   cull::Report& r = c.report;
   r.thresholds = c.thresholds;
   r.leaf_instructions = c.leaf_instructions;
+  r.early_share = c.early_share;
   r.rounds.push_back(round);
   r.culled = sorted_entries(c.culled_by_name);
   r.pinned = sorted_entries(c.pinned_by_name);
@@ -490,11 +514,12 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
     ProcessInfo p = describe_process(current_config());
     r.source = "pid " + std::to_string(p.pid) + " (" + p.executable + ")";
     r.notes.push_back(
-        at_exit ? (round.leaves == 0
+        at_exit ? (round.leaves + round.short_calls == 0
                        ? "The program ended during the first window: decided on what it "
                          "recorded, nothing was excluded in this run."
                        : "The program ended during the first window: decided on what it "
-                         "recorded, only its straight-line leaves were excluded in this run.")
+                         "recorded, only what was culled before the window's end (leaves, "
+                         "functions short from their first calls) was excluded in this run.")
                 : "Windows of " + cull::grouped(c.window_calls) + " monitored calls or " +
                       std::to_string(c.window_ms) +
                       " ms (cull_phase_calls, cull_phase_ms), each one a round below if it "
@@ -522,7 +547,7 @@ void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent
   for (const RawEvent* at = begin; at < end;) {
     const RawEvent* upto = end - at > kSlice ? at + kSlice : end;
     if (may_decide && c.phase == Phase::kObserving) {
-      if (leaves_due(c)) cull_ripe_leaves(c, names);
+      if (ripe_due(c)) cull_ripe(c, names);
       if (c.window->start_ms >= 0 && c.window->calls >= c.window_calls) {
         decide(c, /*at_exit=*/false, names);
       }
@@ -547,9 +572,15 @@ void cull_poll(int64_t now_ms, const FunctionNames& names) {
   MonitorLock lock(c.mu);
   if (c.phase == Phase::kUnstarted) start_culling(c);
   if (c.phase != Phase::kObserving || c.window->start_ms < 0) return;
-  if (leaves_due(c)) cull_ripe_leaves(c, names);
+  if (ripe_due(c)) cull_ripe(c, names);
   if (c.window->calls < c.window_calls && now_ms - c.window->start_ms < c.window_ms) return;
   decide(c, /*at_exit=*/false, names);
+}
+
+bool cull_wants_fresh_events(int64_t now_ms) {
+  Cull& c = cull_state();
+  MonitorLock lock(c.mu);
+  return c.phase == Phase::kObserving && (c.resume_ms == 0 || now_ms >= c.resume_ms);
 }
 
 void cull_print_summary(const FunctionNames& names) {
@@ -569,9 +600,17 @@ void cull_print_summary(const FunctionNames& names) {
   // Decided at exit, the report names what the first window would have
   // culled; of those, the straight-line leaves were excluded already.
   std::string what = c.decided_at_exit ? "would be excluded" : "excluded";
-  if (c.decided_at_exit && !r.rounds.empty() && r.rounds.back().leaves != 0) {
-    what += " (" + std::to_string(r.rounds.back().leaves) +
-            " straight-line leaves of them were, during the run)";
+  if (c.decided_at_exit && !r.rounds.empty()) {
+    const cull::Round& last = r.rounds.back();
+    if (last.leaves != 0 && last.short_calls == 0) {
+      what += " (" + std::to_string(last.leaves) +
+              " straight-line leaves of them were, during the run)";
+    } else if (last.leaves + last.short_calls != 0) {
+      what += " (" + std::to_string(last.leaves + last.short_calls) +
+              " of them were, during the run: " + std::to_string(last.leaves) +
+              " straight-line leaves, " + std::to_string(last.short_calls) +
+              " others culled early)";
+    }
   }
   std::fprintf(stderr,
                "sonde: cull: %zu functions %s (%u windows observed, %u pause(s) ended early by "
@@ -602,17 +641,7 @@ void cull_print_summary(const FunctionNames& names) {
         cull::si(rate).c_str(), rate * probe_ns / 1e6, seconds,
         cull::grouped(c.culled_since_change).c_str());
   }
-  CallsiteStats s = callsite_patch_stats();
-  std::fprintf(
-      stderr,
-      "sonde: cull: call sites patched: %llu (%llu of them exit hooks, %llu tail jumps made "
-      "ret, %llu calls sent to a ret; unpatchable %llu, unrecognised %llu, restored %llu)%s%s\n",
-      static_cast<unsigned long long>(s.patched), static_cast<unsigned long long>(s.patched_exits),
-      static_cast<unsigned long long>(s.patched_tail_jumps),
-      static_cast<unsigned long long>(s.redirected), static_cast<unsigned long long>(s.unpatchable),
-      static_cast<unsigned long long>(s.rejected), static_cast<unsigned long long>(s.restored),
-      s.mprotect_failed ? ", patching stopped: code could not be made writable" : "",
-      s.table_full ? ", the site table was full" : "");
+  std::fprintf(stderr, "sonde: cull: %s\n", callsite_patch_summary().c_str());
 }
 
 }  // namespace sonde::monitor

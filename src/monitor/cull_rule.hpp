@@ -134,6 +134,7 @@ struct Round {
   size_t culled = 0;          // functions this round culled
   uint64_t culled_calls = 0;  // their calls in this round
   size_t leaves = 0;          // of `culled`, straight-line leaves culled before the round ended
+  size_t short_calls = 0;     // of `culled`, others culled before it ended (cull_early_percent)
 };
 
 inline Prediction predict(const Round& r, double probe_ns) {
@@ -146,6 +147,7 @@ struct Report {
   std::vector<std::string> notes;  // extra header lines (phase end, warnings)
   Thresholds thresholds;
   uint32_t leaf_instructions = 0;   // cull_leaf_instructions; 0: leaves wait for the rule
+  double early_share = 0;           // cull_early_percent / 100; 0: off
   std::vector<Round> rounds;        // in order; only those that decided something, and the first
   std::vector<ReportEntry> culled;  // all rounds, sorted by calls, most first
   std::vector<ReportEntry> pinned;  // would be culled, but a pattern or --keep keeps them
@@ -190,6 +192,15 @@ inline std::string format_report(const Report& r) {
                   r.leaf_instructions, static_cast<unsigned long long>(t.min_calls));
     add(line);
   }
+  if (r.early_share > 0) {
+    std::snprintf(line, sizeof line,
+                  "# Early: a function whose own mean over its first %llu calls in a window is "
+                  "< %.0f ns (%.0f %% of the rule's) is culled then, without waiting for the "
+                  "window's end",
+                  static_cast<unsigned long long>(t.min_calls), r.early_share * t.max_ns,
+                  r.early_share * 100);
+    add(line);
+  }
   for (size_t i = 0; i < r.rounds.size(); ++i) {
     const Round& round = r.rounds[i];
     const Prediction p = predict(round, t.probe_ns);
@@ -204,6 +215,10 @@ inline std::string format_report(const Report& r) {
     if (round.leaves != 0) {
       text.pop_back();  // ")"
       text += ", " + std::to_string(round.leaves) + " of them straight-line leaves)";
+    }
+    if (round.short_calls != 0) {
+      text.pop_back();
+      text += ", " + std::to_string(round.short_calls) + " of them others culled early)";
     }
     add(text);
     std::snprintf(line, sizeof line,

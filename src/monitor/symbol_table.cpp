@@ -1,9 +1,10 @@
 #include "monitor/symbol_table.hpp"
-#include "monitor/local_debuginfo.hpp"
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <unistd.h>
+
+#include "monitor/local_debuginfo.hpp"
 
 namespace sonde::monitor {
 namespace {

@@ -64,6 +64,14 @@ class ModuleFunctions {
     const Entry* e = containing(address);
     return e != nullptr ? e->name : nullptr;
   }
+  // The start and size of the sized symbol that contains `address`.
+  bool sized_containing(uint64_t address, uint64_t* start, uint64_t* size) const {
+    const Entry* e = containing(address);
+    if (e == nullptr || e->size == 0) return false;
+    *start = e->address;
+    *size = e->size;
+    return true;
+  }
   // The size of the symbol that starts exactly at `address`; 0 if none.
   uint64_t size_at(uint64_t address) const {
     const Entry* e = containing(address);
@@ -164,6 +172,12 @@ uint64_t Symbolizer::function_size(uint64_t address) {
   if (mod == nullptr && report()) mod = dwfl_addrmodule(impl_->dwfl, address);
   if (mod == nullptr) return 0;
   return impl_->functions_of(mod).size_at(address);
+}
+
+bool Symbolizer::function_containing(uint64_t address, uint64_t* start, uint64_t* size) {
+  Dwfl_Module* mod = impl_->dwfl != nullptr ? dwfl_addrmodule(impl_->dwfl, address) : nullptr;
+  if (mod == nullptr && report()) mod = dwfl_addrmodule(impl_->dwfl, address);
+  return mod != nullptr && impl_->functions_of(mod).sized_containing(address, start, size);
 }
 
 }  // namespace sonde::monitor

@@ -29,6 +29,9 @@ class Symbolizer {
   // The size of the function symbol that starts exactly at `address`, or 0
   // if no sized symbol (.symtab or .dynsym) starts there.
   uint64_t function_size(uint64_t address);
+  // The sized function symbol whose code contains `address`: its start and
+  // size, or false if none does.
+  bool function_containing(uint64_t address, uint64_t* start, uint64_t* size);
 
  private:
   bool report();

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <atomic>
-#include <string_view>
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 
 #include "monitor/buffer.hpp"
@@ -83,9 +83,9 @@ struct ThreadState {
   // Health counters, summed into the log's MonitorHealthRecord and the
   // exit summary. signal_lost is only changed by probes that interrupted a
   // probe (atomically: a handler may interrupt a handler).
-  uint64_t unwound_frames;   // frames closed because they were left without an exit
-  uint64_t unmatched_exits;  // exits that matched no open frame (ignored)
-  uint64_t signal_lost;      // events of probes inside a signal handler that interrupted a probe
+  uint64_t unwound_frames;     // frames closed because they were left without an exit
+  uint64_t unmatched_exits;    // exits that matched no open frame (ignored)
+  uint64_t signal_lost;        // events of probes inside a signal handler that interrupted a probe
   uint64_t signal_lost_total;  // the same, never reset (for the health record)
 };
 static_assert(std::is_trivially_default_constructible_v<ThreadState>);

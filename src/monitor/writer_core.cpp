@@ -49,6 +49,11 @@ uint32_t WriterCore::function_op_slow(uint64_t address) {
   return op.id;
 }
 
+const std::string* WriterCore::name_function(uint64_t address) {
+  function_op(address);
+  return function_name(address);
+}
+
 const std::string* WriterCore::function_name(uint64_t address) const {
   auto it = function_ops_.find(address);
   return it == function_ops_.end() ? nullptr : &it->second.name;

@@ -49,6 +49,9 @@ class WriterCore {
   // null if none was written (or its code was unloaded since). Culling
   // names its candidates with it instead of symbolizing them again.
   const std::string* function_name(uint64_t address) const;
+  // The same, naming the function in the log now if it has no name yet
+  // (culling, which observes events before they are written).
+  const std::string* name_function(uint64_t address);
   uint64_t events_lost() const { return lost_ + writer_->events_lost(); }
   const EventWriter& writer() const { return *writer_; }
 

@@ -1,5 +1,4 @@
 #include "monitor/xray_mode.hpp"
-#include "monitor/local_debuginfo.hpp"
 
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
@@ -18,6 +17,7 @@
 
 #include "monitor/controller.hpp"
 #include "monitor/function_filter.hpp"
+#include "monitor/local_debuginfo.hpp"
 #include "monitor/probe_busy.hpp"
 #include "monitor/probe_path.hpp"
 #include "monitor/symbolizer.hpp"

@@ -210,11 +210,13 @@ TEST(CullEndToEnd, WithoutPatchingTheFilterStillExcludesTheHelper) {
 
 TEST(CullEndToEnd, AProgramEndingDuringThePhaseStillGetsItsReport) {
   // 50 requests: 50,000 helper calls, half the default 100,000-call window.
-  // The helper is a straight-line leaf, culled without its window's end
-  // unless that is off (next test).
+  // The helper is a straight-line leaf and short from its first calls,
+  // culled without its window's end unless both are off (next tests).
   const int requests = 50;
   CullRun c = run_cull_program(
-      "short", requests, {"SONDE_SUMMARY=true", "SONDE_CULL_LEAF_INSTRUCTIONS=0"}, {"nowait"});
+      "short", requests,
+      {"SONDE_SUMMARY=true", "SONDE_CULL_LEAF_INSTRUCTIONS=0", "SONDE_CULL_EARLY_PERCENT=0"},
+      {"nowait"});
   ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
   EXPECT_NE(c.report.find("ended during the first window"), std::string::npos) << c.report;
   EXPECT_NE(c.report.find("\n-helper(unsigned int)\n"), std::string::npos) << c.report;
@@ -252,6 +254,25 @@ TEST(CullEndToEnd, AStraightLineLeafIsCulledBeforeItsWindowEnds) {
   EXPECT_EQ(count_calls(c.log, "request"), requests);
   // Recorded until the writer, behind the program, saw its 100th call and
   // published the exclusion; without leaves, all 2,000,000 would be.
+  EXPECT_LT(count_calls(c.log, "helper"), requests * 1000 / 2) << c.run.stderr_text;
+}
+
+// With leaves off, the helper is culled as soon as its first cull_min_calls
+// calls average under cull_early_percent of cull_max_ns, although its
+// window (longer than the run) never ends.
+TEST(CullEndToEnd, AFunctionShortFromItsFirstCallsIsCulledBeforeItsWindowEnds) {
+  const int requests = 2000;
+  CullRun c = run_cull_program("early", requests,
+                               {"SONDE_SUMMARY=true", "SONDE_CULL_LEAF_INSTRUCTIONS=0",
+                                "SONDE_CULL_PHASE_CALLS=1000000000", "SONDE_CULL_PHASE_MS=600000"},
+                               {"nowait"});
+  ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
+  ASSERT_EQ(c.requests, requests) << c.run.stderr_text;
+  EXPECT_NE(c.report.find("\n-helper(unsigned int)\n"), std::string::npos) << c.report;
+  EXPECT_EQ(c.report.find("\n-request"), std::string::npos) << c.report;
+  EXPECT_NE(c.report.find("1 of them others culled early"), std::string::npos) << c.report;
+  expect_valid_log(c);
+  EXPECT_EQ(count_calls(c.log, "request"), requests);
   EXPECT_LT(count_calls(c.log, "helper"), requests * 1000 / 2) << c.run.stderr_text;
 }
 

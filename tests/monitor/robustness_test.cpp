@@ -192,6 +192,36 @@ TEST(Robustness, AFunctionMonitoredAgainGetsItsExitsBackBeforeItsEnters) {
 }
 #endif
 
+#if defined(__x86_64__)
+// One exit hook call serves two inlined functions (shared_exit.S): with
+// inlined_a excluded, patching that call out would silence inlined_b's
+// exits too (SQLite's freeP4, docs/cull.md). Every call of inlined_b is
+// recorded whole, and the summary counts the call left alone.
+TEST(Robustness, AnExitCallSharedWithAnExcludedFunctionStays) {
+  std::string out = fresh_dir("shared_exit");
+  const int64_t rounds = 100000;
+  RunResult r = run_program({kPrograms + "/test_shared_exit", std::to_string(rounds)},
+                            env_for(out, {"SONDE_PATTERNS=-inlined_a*", "SONDE_SUMMARY=true"}));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("not proven their function's own 1,"), std::string::npos)
+      << r.stderr_text;
+  std::string log = only_log(out);
+  ASSERT_FALSE(log.empty()) << r.stderr_text;
+  LogContents c = read_contents(log);
+  ASSERT_TRUE(c.stats.ok) << (c.stats.errors.empty() ? "" : c.stats.errors[0]);
+  int64_t b_calls = 0;
+  for (const auto& [id, t] : c.traces) {
+    ASSERT_EQ(trace_problem(t), "") << "trace " << id;
+    for (const FlowEventCopy& e : t.events) {
+      EXPECT_EQ(e.operation.find("inlined_a"), std::string::npos) << "an excluded call recorded";
+      b_calls += e.kind == "after" && e.operation.find("inlined_b") != std::string::npos;
+    }
+  }
+  EXPECT_EQ(b_calls, rounds);
+  EXPECT_EQ(count_with_cause(c, kUnwoundCause), 0);
+}
+#endif
+
 TEST(Robustness, ProbesInSignalHandlersAreRecordedOrCountedExactly) {
   std::string out = fresh_dir("signals");
   // The signals come from a timer, so they keep their rate when the

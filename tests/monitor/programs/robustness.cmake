@@ -49,4 +49,9 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
     COMPILE_OPTIONS "-finstrument-functions;-O2")
   target_link_libraries(test_unpatchable_enter PRIVATE sonde_monitor Threads::Threads)
   set_property(GLOBAL APPEND PROPERTY SONDE_MONITOR_TEST_PROGRAMS test_unpatchable_enter)
+  # One exit hook call shared by two inlined functions, one of them excluded.
+  add_executable(test_shared_exit ${CMAKE_CURRENT_LIST_DIR}/shared_exit.c
+    ${CMAKE_CURRENT_LIST_DIR}/shared_exit.S)
+  target_link_libraries(test_shared_exit PRIVATE sonde_monitor)
+  set_property(GLOBAL APPEND PROPERTY SONDE_MONITOR_TEST_PROGRAMS test_shared_exit)
 endif()

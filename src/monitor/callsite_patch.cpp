@@ -246,6 +246,16 @@ struct ObjectView {
   const char* name;
   uint64_t base;
   std::vector<Segment> segments;
+  uint64_t relro_begin = 0, relro_end = 0;  // PT_GNU_RELRO: read-only once relocated
+
+  // Whether the 8 bytes at `address` can no longer change: in a segment
+  // mapped without write access, or in the part made read-only after
+  // relocation (the GOT's address slots).
+  bool constant_slot(uint64_t address) const {
+    if (address >= relro_begin && address + 8 <= relro_end) return true;
+    const Segment* s = segment_of(address, address + 8);
+    return s != nullptr && (s->flags & PF_W) == 0;
+  }
 
   const Segment* segment_of(uint64_t begin, uint64_t end) const {
     for (const Segment& s : segments) {
@@ -416,7 +426,10 @@ uint64_t ret_near(Writer& w, const ObjectView& obj) {
 struct Batch {
   Writer* w;
   std::vector<Work>* work;
-  bool exits_due;
+  // The filter the pass patches for and the time it started: an excluded
+  // function's exit hook calls wait for its grace period (FunctionFilter).
+  const FunctionFilter* filter = nullptr;
+  int64_t now_ns = 0;
   size_t patched = 0;
   size_t restored = 0;
   bool deferred = false;
@@ -459,10 +472,23 @@ bool passes_only(Writer& w, const ObjectView& obj, uint64_t call, uint64_t fn) {
       w.code_bytes = 0;
     }
     const std::vector<uint8_t> bytes = code_as_compiled(w, start, size);
-    it = w.code.emplace(key, std::make_unique<FunctionCode>(bytes.data(), size, start)).first;
+    // A function of another object: its address comes from a GOT slot.
+    auto read_slot = [&obj](uint64_t slot, uint64_t* value) {
+      if (!obj.constant_slot(slot)) return false;
+      *value = __atomic_load_n(reinterpret_cast<const uint64_t*>(slot), __ATOMIC_RELAXED);
+      return true;
+    };
+    it = w.code.emplace(key, std::make_unique<FunctionCode>(bytes.data(), size, start, read_slot))
+             .first;
     w.code_bytes += size;
   }
   return it->second->passes(call, fn);
+}
+
+// Whether `fn`'s exit hook calls may be patched out in this pass.
+bool exits_due(const Batch& b, uint64_t fn) {
+  const int64_t due = b.filter != nullptr ? b.filter->exit_due_ns(fn) : 0;
+  return due != 0 && b.now_ns >= due;
 }
 
 // Verifies and patches one requested site of `obj`. Returns the new slot
@@ -480,7 +506,7 @@ uint32_t patch_site(Batch& b, const ObjectView& obj, const Segment& seg, uint64_
   // Not a hook call: the site may be a caller of `fn` whose exit hook call
   // was compiled as a tail jump (tail_exits.hpp).
   if (hook == Hook::kNone) return patch_tail_exits(b, obj, fn, ret);
-  if (hook == Hook::kExit && !b.exits_due) {
+  if (hook == Hook::kExit && !exits_due(b, fn)) {
     b.deferred = true;
     return kRequested;
   }
@@ -528,7 +554,7 @@ uint32_t patch_tail_exits(Batch& b, const ObjectView& obj, uint64_t fn, uint64_t
   Writer& w = *b.w;
   if (fn == 0 || w.no_tail_jumps.contains(fn)) return kRejected;
   if (w.tail_owner.contains(fn)) return kCovered;
-  if (!b.exits_due) {
+  if (!exits_due(b, fn)) {
     b.deferred = true;
     return kRequested;
   }
@@ -540,7 +566,11 @@ uint32_t patch_tail_exits(Batch& b, const ObjectView& obj, uint64_t fn, uint64_t
     return kRejected;
   }
   const std::vector<uint8_t> bytes = code_as_compiled(w, fn, size);
-  const FunctionCode decoded(bytes.data(), size, fn);
+  const FunctionCode decoded(bytes.data(), size, fn, [&obj](uint64_t slot, uint64_t* value) {
+    if (!obj.constant_slot(slot)) return false;
+    *value = __atomic_load_n(reinterpret_cast<const uint64_t*>(slot), __ATOMIC_RELAXED);
+    return true;
+  });
   Patch p;
   p.object = obj.name;
   p.base = obj.base;
@@ -616,6 +646,10 @@ ObjectView view_of(const dl_phdr_info* info, uint64_t page) {
   ObjectView obj{info->dlpi_name != nullptr ? info->dlpi_name : "", info->dlpi_addr, {}};
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type == PT_GNU_RELRO) {
+      obj.relro_begin = info->dlpi_addr + ph.p_vaddr;
+      obj.relro_end = obj.relro_begin + ph.p_memsz;
+    }
     if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
     uint64_t begin = info->dlpi_addr + ph.p_vaddr;
     uint64_t end = begin + ph.p_memsz;
@@ -656,7 +690,7 @@ int visit_object(dl_phdr_info* info, size_t /*size*/, void* arg) {
 // marked exit_restore) come back, then every core is serialised, before
 // any enter call can come back or record.
 void restore_exit_sites(Writer& w, std::vector<Work>& work) {
-  Batch exits{&w, &work, false};
+  Batch exits{&w, &work};
   exits.exit_restores_only = true;
   dl_iterate_phdr(visit_object, &exits);
   if (exits.restored != 0 && w.sync_core) {
@@ -748,7 +782,7 @@ size_t apply_callsite_patches() {
     exits_to_restore = exits_to_restore || item.exit_restore;
   }
   if (exits_to_restore) restore_exit_sites(w, work);
-  Batch batch{&w, &work, monotonic_ns_now() >= function_filter_exits_due_ns(), 0, 0, false};
+  Batch batch{&w, &work, filter, monotonic_ns_now()};
   dl_iterate_phdr(visit_object, &batch);
   for (const Work& item : work) {
     if (item.done || g_off.load(std::memory_order_relaxed)) continue;

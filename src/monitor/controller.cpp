@@ -187,6 +187,11 @@ FunctionNames names_in_log(State& s) {
   return [&s](uint64_t a) { return s.core->name_function(a); };
 }
 
+// After the log is closed nothing may be written to it: names it has only.
+FunctionNames names_already_in_log(State& s) {
+  return [&s](uint64_t a) { return s.core->function_name(a); };
+}
+
 // Gives the current buffer (even partly filled) to the writer.
 void hand_off(ThreadState& t, bool final) {
   State& s = state();
@@ -1002,7 +1007,7 @@ void shutdown_monitoring() {
     s.core->close();
     s.closed = true;
     print_summary(s);
-    cull_print_summary(names_in_log(s));
+    cull_print_summary(names_already_in_log(s));
   }
 }
 
@@ -1164,7 +1169,7 @@ void close_for_stop_signal(State& s) {
     s.core->close();
     s.closed = true;
     print_summary(s);
-    cull_print_summary(names_in_log(s));
+    cull_print_summary(names_already_in_log(s));
   }
   s.stop_signal_done.store(true, std::memory_order_release);
 }

@@ -132,6 +132,7 @@ struct Cull {
   std::vector<uint64_t> ripe;
   std::unordered_map<uint64_t, bool> bounded_leaf;
   int64_t last_leaf_batch_ns = 0;  // monotonic; 0: none yet
+  int64_t last_events_ms = -1;     // monotonic ms the writer last drained events; -1: never
 };
 
 // The longest pause, in windows (cull_phase_ms) of observation.
@@ -537,6 +538,7 @@ void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent
   MonitorLock lock(c.mu);
   if (c.phase == Phase::kUnstarted) start_culling(c);
   c.functions_seen = functions_seen;
+  if (begin != end) c.last_events_ms = monotonic_ns_now() / 1000000;
   std::vector<Frame>& stack = c.stacks[ch.index];
   // In slices, with the decisions that fall due between them: a writer
   // behind the program drains many buffers per turn, and the program went
@@ -580,7 +582,11 @@ void cull_poll(int64_t now_ms, const FunctionNames& names) {
 bool cull_wants_fresh_events(int64_t now_ms) {
   Cull& c = cull_state();
   MonitorLock lock(c.mu);
-  return c.phase == Phase::kObserving && (c.resume_ms == 0 || now_ms >= c.resume_ms);
+  // Only while events come: an idle program (a server between requests)
+  // must not wake the writer every millisecond.
+  constexpr int64_t kQuietMs = 100;
+  return c.phase == Phase::kObserving && (c.resume_ms == 0 || now_ms >= c.resume_ms) &&
+         c.last_events_ms >= 0 && now_ms - c.last_events_ms < kQuietMs;
 }
 
 void cull_print_summary(const FunctionNames& names) {

@@ -41,9 +41,9 @@ void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent
 // the first phase when due (builds the exclusion). `now_ms`:
 // monotonic_ns_now() / 1000000.
 void cull_poll(int64_t now_ms, const FunctionNames& names);
-// Writer thread, core_mu held: whether a window is observing now. The
-// writer then also takes what threads have put into their current buffers
-// (drain_partial) about every millisecond: a full buffer is 16,384 events,
+// Writer thread, core_mu held: whether a window is observing now and the
+// program made events in the last 100 ms. The writer then also takes what threads have put into
+// their current buffers (drain_partial) about every millisecond: a full buffer is 16,384 events,
 // 3-5 ms of a -finstrument-functions program, during which a function that
 // had reached cull_min_calls went on being recorded.
 bool cull_wants_fresh_events(int64_t now_ms);

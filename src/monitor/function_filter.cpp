@@ -36,8 +36,6 @@ struct FilterInputs {
   std::mutex mu;
   PatternSet patterns;
   std::vector<uint64_t> culled;  // sorted
-  // monotonic_ns_now() from which exit hook calls may be patched.
-  std::atomic<int64_t> exits_due_ns{0};
   // Retired tables stay alive (and reachable from here): a probe may still
   // be reading one, and rebuilds are rare enough that the memory does not matter.
   std::vector<const FunctionFilter*> retired;
@@ -126,11 +124,12 @@ std::vector<uint64_t> excluded_functions(const PatternSet& patterns,
 // Only excluded functions are stored: a miss means "monitored", so the
 // table stays as small as the exclusions, and the probe's one lookup
 // touches fewer cache lines than a table of every symbol would.
-const FunctionFilter* build_table(const std::vector<uint64_t>& excluded) {
+FunctionFilter* build_table(const std::vector<uint64_t>& excluded) {
   if (excluded.empty()) return nullptr;
   uint64_t size = 16;
   while (size < excluded.size() * 2) size *= 2;
-  auto* filter = new FunctionFilter{size - 1, new uint64_t[size](), new uint8_t[size]()};
+  auto* filter =
+      new FunctionFilter{size - 1, new uint64_t[size](), new uint8_t[size](), new int64_t[size]()};
   for (uint64_t address : excluded) {
     uint64_t h = (address * 0x9E3779B97F4A7C15ULL) >> 20;
     uint64_t i = h & filter->mask;
@@ -159,7 +158,7 @@ constexpr int64_t kCullExitGraceNs = 10 * 1000000LL;
 void rebuild_locked(FilterInputs& in, int64_t exit_grace_ns) {
   struct Publish {
     FilterInputs* in;
-    const FunctionFilter* filter;
+    FunctionFilter* filter;
     int64_t exit_grace_ns;
   } next{&in, build_table(excluded_functions(in.patterns, in.culled)), exit_grace_ns};
   // Exit hook calls come back before the filter lets their enters record
@@ -168,16 +167,21 @@ void rebuild_locked(FilterInputs& in, int64_t exit_grace_ns) {
       next.filter,
       [](void* arg) {
         auto* p = static_cast<Publish*>(arg);
-        if (const FunctionFilter* old =
-                g_function_filter.exchange(p->filter, std::memory_order_acq_rel)) {
-          p->in->retired.push_back(old);
+        const FunctionFilter* old = g_function_filter.load(std::memory_order_relaxed);
+        // Each function's own grace, from the publication that excluded it:
+        // one given by an earlier table carries over (a single deadline for
+        // all, pushed on by every change, kept a --cull run's exit calls
+        // hooked while decisions came every few milliseconds).
+        if (FunctionFilter* f = p->filter) {
+          const int64_t due = monotonic_ns_now() + p->exit_grace_ns;
+          for (uint64_t i = 0; i <= f->mask; ++i) {
+            if (f->keys[i] == 0) continue;
+            const int64_t earlier = old != nullptr ? old->exit_due_ns(f->keys[i]) : 0;
+            f->exits_due_ns[i] = earlier != 0 ? earlier : due;
+          }
         }
-        // A deadline never moves earlier: a cull right after a pattern
-        // change keeps the pattern change's grace.
-        const int64_t due = monotonic_ns_now() + p->exit_grace_ns;
-        if (due > p->in->exits_due_ns.load(std::memory_order_relaxed)) {
-          p->in->exits_due_ns.store(due, std::memory_order_release);
-        }
+        g_function_filter.store(p->filter, std::memory_order_release);
+        if (old != nullptr) p->in->retired.push_back(old);
       },
       &next);
 }
@@ -227,10 +231,6 @@ PatternSet current_function_patterns() {
   FilterInputs& in = inputs();
   MonitorLock lock(in.mu);
   return in.patterns;
-}
-
-int64_t function_filter_exits_due_ns() {
-  return inputs().exits_due_ns.load(std::memory_order_acquire);
 }
 
 namespace {

@@ -19,12 +19,25 @@ struct FunctionFilter {
   uint64_t mask;       // table size - 1 (power of two)
   uint64_t* keys;      // function addresses; 0 = empty
   uint8_t* monitored;  // decision per slot
+  // Per slot: monotonic_ns_now() from which the function's exit hook calls
+  // may be patched out (its exclusion's grace period; callsite_patch.hpp).
+  // Not read by probes.
+  int64_t* exits_due_ns;
 
   bool allows(uint64_t address) const {
     uint64_t h = (address * 0x9E3779B97F4A7C15ULL) >> 20;
     for (uint64_t i = h & mask;; i = (i + 1) & mask) {
       if (keys[i] == address) return monitored[i] != 0;
       if (keys[i] == 0) return true;  // not excluded (or loaded later): monitored
+    }
+  }
+  // When `address`'s exit hook calls may be patched out; 0 if it is not
+  // excluded here.
+  int64_t exit_due_ns(uint64_t address) const {
+    uint64_t h = (address * 0x9E3779B97F4A7C15ULL) >> 20;
+    for (uint64_t i = h & mask;; i = (i + 1) & mask) {
+      if (keys[i] == address) return exits_due_ns[i];
+      if (keys[i] == 0) return 0;
     }
   }
 };
@@ -54,10 +67,5 @@ void set_culled_functions(std::vector<uint64_t> addresses);
 bool function_culled(uint64_t address);
 // The patterns the table was last built from.
 PatternSet current_function_patterns();
-// monotonic_ns_now() from which call-site patching may patch the exit hook
-// calls of excluded functions: a grace period after each filter change
-// (function_filter.cpp, callsite_patch.cpp); 0 before the first change
-// after start-up.
-int64_t function_filter_exits_due_ns();
 
 }  // namespace sonde::monitor

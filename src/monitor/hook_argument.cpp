@@ -144,6 +144,7 @@ struct Insn {
   uint64_t address = 0;
   uint16_t writes = 0;  // bit per register of gpr(); 0xffff: unknown
   bool call = false;
+  bool padding = false;  // a NOP (alignment between functions' blocks)
   Flow flow = Flow::kNext;
   uint64_t target = 0;             // kBranch, kJump: the direct target
   int lea_to = -1;                 // lea disp(%rip),%reg64: the register ...
@@ -237,6 +238,12 @@ void FunctionCode::Impl::analyse() {
       if (size_t t = index_of(in.target); t < n) has_pred[block_of[t]] = true;
     }
   }
+  // Alignment NOPs after a jump or a return are reached by nothing; they
+  // fall into the next block, which must not get a landing pad's state.
+  std::vector<bool> only_padding(blocks, true);
+  for (size_t i = 0; i < n; ++i) {
+    if (!insns[i].padding) only_padding[block_of[i]] = false;
+  }
   block_in[0] = all_unknown();  // the caller's values
   at_indirect = State{};
   at_calls = State{};
@@ -271,12 +278,13 @@ void FunctionCode::Impl::analyse() {
     }
     for (size_t b = 1; b < blocks; ++b) {
       if (indirect && join_into(block_in[b], at_indirect)) changed = true;
-      if (!has_pred[b] && join_into(block_in[b], at_calls)) changed = true;
+      if (!has_pred[b] && !only_padding[b] && join_into(block_in[b], at_calls)) changed = true;
     }
   }
 }
 
-FunctionCode::FunctionCode(const uint8_t* code, size_t size, uint64_t address)
+FunctionCode::FunctionCode(const uint8_t* code, size_t size, uint64_t address,
+                           const ConstantSlot& read_slot)
     : impl_(std::make_unique<Impl>()) {
   impl_->address = address;
   impl_->end = address + size;
@@ -302,6 +310,9 @@ FunctionCode::FunctionCode(const uint8_t* code, size_t size, uint64_t address)
     const cs_x86& x = insn->detail->x86;
     const bool direct = x.op_count == 1 && x.operands[0].type == X86_OP_IMM;
     in.call = cs_insn_group(handle, insn, CS_GRP_CALL);
+    in.padding = insn->id == X86_INS_NOP ||
+                 (insn->id == X86_INS_XCHG && x.op_count == 2 && x.operands[0].type == X86_OP_REG &&
+                  x.operands[1].type == X86_OP_REG && x.operands[0].reg == x.operands[1].reg);
     if (insn->id == X86_INS_RET || insn->id == X86_INS_UD2 || insn->id == X86_INS_HLT ||
         insn->id == X86_INS_INT3) {
       in.flow = Flow::kStop;
@@ -330,6 +341,18 @@ FunctionCode::FunctionCode(const uint8_t* code, size_t size, uint64_t address)
                x.operands[1].type == X86_OP_REG && x.operands[0].size == 8) {
       in.mov_to = gpr(x.operands[0].reg);
       in.mov_from = gpr(x.operands[1].reg);
+    } else if (insn->id == X86_INS_MOV && x.op_count == 2 && x.operands[0].type == X86_OP_REG &&
+               x.operands[0].size == 8 && x.operands[1].type == X86_OP_MEM &&
+               x.operands[1].mem.base == X86_REG_RIP &&
+               x.operands[1].mem.index == X86_REG_INVALID &&
+               x.operands[1].mem.segment == X86_REG_INVALID && read_slot) {
+      const uint64_t slot =
+          insn->address + insn->size + static_cast<uint64_t>(x.operands[1].mem.disp);
+      uint64_t value = 0;
+      if (read_slot(slot, &value)) {  // as a lea of that value
+        in.lea_to = gpr(x.operands[0].reg);
+        in.lea_target = value;
+      }
     }
     impl_->insns.push_back(in);
   }

@@ -13,7 +13,9 @@
 // path that reaches it: a forward data-flow analysis of the containing
 // function (Capstone, one linear sweep from its ELF symbol's start to its
 // end, then basic blocks over its direct jumps) tracks which address each
-// register holds, through `lea fn(%rip),%reg` and `mov %reg,%reg`; calls
+// register holds, through `lea fn(%rip),%reg`, `mov %reg,%reg` and loads
+// from constant slots (`mov got(%rip),%reg`, a function of another
+// object); calls
 // clobber the caller-saved registers, any other write makes a register
 // unknown, and paths that disagree make it unknown. Where the function
 // jumps through a register (a jump table) every block start may be a
@@ -26,14 +28,22 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace sonde::monitor {
 
+// Reads the 8-byte value at a rip-relative address the code loads from,
+// if it cannot change (a GOT slot after relocation); false otherwise.
+using ConstantSlot = std::function<bool(uint64_t address, uint64_t* value)>;
+
 class FunctionCode {
  public:
-  // `code`: the `size` bytes of a function that lie at `address`.
-  FunctionCode(const uint8_t* code, size_t size, uint64_t address);
+  // `code`: the `size` bytes of a function that lie at `address`. A
+  // function of another object reaches the hooks as a value loaded from a
+  // GOT slot (`mov slot(%rip),%reg`); `read_slot` says what it holds.
+  FunctionCode(const uint8_t* code, size_t size, uint64_t address,
+               const ConstantSlot& read_slot = {});
   ~FunctionCode();
   FunctionCode(const FunctionCode&) = delete;
   FunctionCode& operator=(const FunctionCode&) = delete;

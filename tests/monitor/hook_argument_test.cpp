@@ -71,6 +71,27 @@ const uint8_t kMisc[] = {
     0xc3,                                      // 1097: ret
 };
 
+// One register holds a, then b (linked at 0x2000: a at 0x2032, b at
+// 0x2033); the alignment NOPs after the `ret` fall into a block that only
+// the `js` reaches, and must not bring the states of the calls (where the
+// register held a at one and b at the other) into it.
+const uint8_t kPadding[] = {
+    0x41, 0x56,                                // 2000: push %r14
+    0x4c, 0x8d, 0x35, 0x29, 0x00, 0x00, 0x00,  // 2002: lea 0x29(%rip),%r14 # 2032 <a>
+    0x4c, 0x89, 0xf7,                          // 2009: mov %r14,%rdi
+    0xe8, 0x1e, 0x00, 0x00, 0x00,              // 200c: call 202f <hook_enter>
+    0x4c, 0x8d, 0x35, 0x1b, 0x00, 0x00, 0x00,  // 2011: lea 0x1b(%rip),%r14 # 2033 <b>
+    0x48, 0x85, 0xff,                          // 2018: test %rdi,%rdi
+    0x78, 0x0e,                                // 201b: js 202b
+    0x4c, 0x89, 0xf7,                          // 201d: mov %r14,%rdi
+    0xe8, 0x0b, 0x00, 0x00, 0x00,              // 2020: call 2030 <hook_exit>
+    0x41, 0x5e,                                // 2025: pop %r14
+    0xc3,                                      // 2027: ret
+    0x0f, 0x1f, 0x00,                          // 2028: nopl (%rax)
+    0x31, 0xc0,                                // 202b: xor %eax,%eax
+    0xeb, 0xee,                                // 202d: jmp 201d
+};
+
 TEST(HookArgument, AFunctionsOwnHooksPassItsAddressOnEveryPath) {
   const FunctionCode f(kOwn, sizeof kOwn, 0x1000);
   EXPECT_TRUE(f.passes(0x1015, 0x1000));   // enter
@@ -87,6 +108,31 @@ TEST(HookArgument, ACallSharedByTwoInlinedFunctionsIsNoOnesOwn) {
   EXPECT_FALSE(g.passes(0x104f, kB));
   EXPECT_FALSE(g.passes(0x1068, kA));  // the shared exit: either
   EXPECT_FALSE(g.passes(0x1068, kB));
+}
+
+TEST(HookArgument, AlignmentPaddingIsReachedByNothing) {
+  const FunctionCode p(kPadding, sizeof kPadding, 0x2000);
+  EXPECT_TRUE(p.passes(0x200c, 0x2032));
+  EXPECT_TRUE(p.passes(0x2020, 0x2033));  // from the fall-through and from the block after the NOPs
+  EXPECT_FALSE(p.passes(0x2020, 0x2032));
+}
+
+// A function of another object: its address is loaded from a GOT slot
+// whose value the caller reads (here: any slot holds 0x7000).
+TEST(HookArgument, AnAddressLoadedFromAConstantSlotIsProven) {
+  // 3000: mov 0x10(%rip),%rdi ; 3007: call 3100 ; 300c: ret
+  const uint8_t code[] = {0x48, 0x8b, 0x3d, 0x10, 0x00, 0x00, 0x00,
+                          0xe8, 0xf4, 0x00, 0x00, 0x00, 0xc3};
+  uint64_t asked = 0;
+  const FunctionCode got(code, sizeof code, 0x3000, [&](uint64_t slot, uint64_t* value) {
+    asked = slot;
+    *value = 0x7000;
+    return true;
+  });
+  EXPECT_EQ(asked, 0x3007u + 0x10u);
+  EXPECT_TRUE(got.passes(0x3007, 0x7000));
+  const FunctionCode unknown(code, sizeof code, 0x3000, [](uint64_t, uint64_t*) { return false; });
+  EXPECT_FALSE(unknown.passes(0x3007, 0x7000));  // a slot that may change
 }
 
 TEST(HookArgument, OnlyAnAddressTheCodeLoadsIsProven) {

@@ -605,9 +605,15 @@ void cull_print_summary(const FunctionNames& names) {
   }
   // Decided at exit, the report names what the first window would have
   // culled; of those, the straight-line leaves were excluded already.
-  std::string what = c.decided_at_exit ? "would be excluded" : "excluded";
-  if (c.decided_at_exit && !r.rounds.empty()) {
-    const cull::Round& last = r.rounds.back();
+  // A first window still open at exit: its candidates were not excluded,
+  // unless every one of them was culled before the window's end.
+  const cull::Round* open = c.decided_at_exit && !r.rounds.empty() ? &r.rounds.back() : nullptr;
+  const bool all_during_run = open != nullptr && open->culled == open->leaves + open->short_calls;
+  std::string what = open != nullptr && !all_during_run ? "would be excluded" : "excluded";
+  if (open != nullptr && all_during_run && open->culled != 0) {
+    what += " (before the first window ended)";
+  } else if (open != nullptr) {
+    const cull::Round& last = *open;
     if (last.leaves != 0 && last.short_calls == 0) {
       what += " (" + std::to_string(last.leaves) +
               " straight-line leaves of them were, during the run)";

@@ -247,7 +247,7 @@ TEST(CullEndToEnd, AStraightLineLeafIsCulledBeforeItsWindowEnds) {
   EXPECT_NE(c.report.find("\n-helper(unsigned int)\n"), std::string::npos) << c.report;
   EXPECT_EQ(c.report.find("\n-request"), std::string::npos) << c.report;
   EXPECT_NE(c.report.find("1 of them straight-line leaves"), std::string::npos) << c.report;
-  EXPECT_NE(c.run.stderr_text.find("1 straight-line leaves of them were, during the run"),
+  EXPECT_NE(c.run.stderr_text.find("1 functions excluded (before the first window ended)"),
             std::string::npos)
       << c.run.stderr_text;
   expect_valid_log(c);
@@ -261,6 +261,11 @@ TEST(CullEndToEnd, AStraightLineLeafIsCulledBeforeItsWindowEnds) {
 // calls average under cull_early_percent of cull_max_ns, although its
 // window (longer than the run) never ends.
 TEST(CullEndToEnd, AFunctionShortFromItsFirstCallsIsCulledBeforeItsWindowEnds) {
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer instruments the test program too: its helper's calls
+  // last longer than the early threshold (500 ns).
+  GTEST_SKIP() << "a ThreadSanitizer build's helper is not short";
+#endif
   const int requests = 2000;
   CullRun c = run_cull_program("early", requests,
                                {"SONDE_SUMMARY=true", "SONDE_CULL_LEAF_INSTRUCTIONS=0",

@@ -71,9 +71,9 @@ struct Window {
   std::array<CacheEntry, 1024> cache{};
   // Functions culled before the window ended (cull_ripe), and their calls,
   // for its round in the report: straight-line leaves, and others whose
-  // mean was short from their first calls (cull_early_percent). Their calls made before the
-  // exclusion was published, drained later, come back into `stats`; the window's decision skips
-  // them.
+  // mean was short from their first calls (cull_early_percent). Their
+  // calls made before the exclusion was published, drained later, come
+  // back into `stats`; the window's decision skips them.
   std::unordered_set<uint64_t> early;
   uint64_t early_calls = 0;
   size_t leaves = 0;       // of `early`
@@ -125,8 +125,8 @@ struct Cull {
   // Raw time of the last decision: earlier events are not observed.
   uint64_t observe_from = 0;
   // Functions that reached min_calls in the open window, judged before it
-  // ends by their code (leaves, leaf_code.hpp) or by their longest call
-  // (cull_early); and the leaf verdicts so far.
+  // ends by their code (leaves, leaf_code.hpp) or by their mean so far
+  // (cull_early_percent); and the leaf verdicts so far.
   uint32_t leaf_instructions = 0;  // cull_leaf_instructions; 0: off
   double early_share = 0;          // cull_early_percent / 100; 0: off
   std::vector<uint64_t> ripe;
@@ -368,12 +368,13 @@ bool is_bounded_leaf(Cull& c, uint64_t address) {
   return v.bounded;
 }
 
-// Early culls (cull_ripe) are excluded in batches at least this far apart: each exclusion
-// rebuilds the filter and makes the patcher take a pass over the code
-// (mprotect, and every core's TLB flushed). Excluding them as each slice
-// of 1,024 events ripened some cost SQLite's speedtest1 a pass every few
-// hundred microseconds: 14 % of the writer's time in mprotect, and probes
-// waited 146-194 ms for buffers (2026-11-29). The first batch goes at once.
+// Early culls (cull_ripe) are excluded in batches at least this far
+// apart: each exclusion rebuilds the filter and makes the patcher take a
+// pass over the code (mprotect, and every core's TLB flushed). Excluding
+// them as each slice of 1,024 events ripened some cost SQLite's
+// speedtest1 a pass every few hundred microseconds: 14 % of the writer's
+// time in mprotect, and probes waited 146-194 ms for buffers
+// (2026-11-29). The first batch goes at once.
 constexpr int64_t kLeafBatchNs = 5'000'000;
 
 bool ripe_due(Cull& c) {

@@ -290,6 +290,15 @@ TEST(Robustness, ForkWhileAnotherThreadRegistersOperations) {
 }
 
 TEST(Robustness, ChildrenEndingWithUnderscoreExitWriteCompleteLogs) {
+#if defined(__SANITIZE_ADDRESS__)
+  // g++ 12's ASan allocator is not fork-safe: a child of a threaded
+  // program can wait forever in malloc on a lock another thread of the
+  // parent held at fork() (glibc's malloc resets its locks in the child).
+  // Seen here in 2 of 16 runs on a loaded VM: gdb showed the child's new
+  // writer thread in pthread_create -> calloc -> SizeClassAllocator64's
+  // mutex, and the child's _exit waiting for it until the flush timeout.
+  GTEST_SKIP() << "ASan's allocator can deadlock in a child of a threaded program";
+#endif
   // _exit and _Exit skip atexit: without libsonde-preload's interposers the
   // children's last buffers were never written and their logs had no END.
   std::string out = fresh_dir("fork_exit");

@@ -846,8 +846,8 @@ void publish_filter_after_exit_restore(const FunctionFilter* next, void (*publis
 namespace {
 
 struct LeafQuery {
-  const Writer* hooks;  // only its hook addresses are read
-  const std::unordered_map<uint64_t, Patch>* patches;
+  const Writer* hooks;    // only its hook addresses are read
+  const Writer* patcher;  // only its patches are read
   uint64_t fn, size;
   uint32_t max_instructions;
   LeafVerdict verdict;
@@ -863,17 +863,7 @@ int classify_in_object(dl_phdr_info* info, size_t /*size*/, void* arg) {
   // one may be patched already (a short jump over the call's old bytes, a
   // `ret` over a tail jump's), and a linear sweep over those would decode
   // the leftover bytes as instructions.
-  std::vector<uint8_t> code(q->size);
-  std::memcpy(code.data(), reinterpret_cast<const void*>(q->fn), q->size);
-  const uint64_t end = q->fn + q->size;
-  for (const auto& [site, patch] : *q->patches) {
-    if (patch.count != 0 && patch.start >= q->fn && patch.start + patch.count <= end) {
-      std::memcpy(code.data() + (patch.start - q->fn), patch.original, patch.count);
-    }
-    for (const Patch::TailJumpPatch& t : patch.tails) {
-      if (t.address >= q->fn && t.address < end) code[t.address - q->fn] = t.original;
-    }
-  }
+  const std::vector<uint8_t> code = code_as_compiled(*q->patcher, q->fn, q->size);
   q->verdict = classify_leaf(code.data(), q->size, q->fn, q->max_instructions,
                              [&](uint64_t target, bool through_slot) {
                                HookCall call;
@@ -907,7 +897,7 @@ LeafVerdict classify_function_code(uint64_t fn, uint64_t size, uint32_t max_inst
   // runs on this thread too; another thread only while publishing a filter).
   Writer& w = writer();
   if (w.busy.exchange(true, std::memory_order_acquire)) return busy;
-  LeafQuery q{hooks, &w.patches, fn, size, max_instructions, {}};
+  LeafQuery q{hooks, &w, fn, size, max_instructions, {}};
   q.verdict.reason = "not in a loaded object's code";
   if (fn != 0 && size != 0) dl_iterate_phdr(classify_in_object, &q);
   w.busy.store(false, std::memory_order_release);

@@ -256,6 +256,15 @@ struct ObjectView {
     const Segment* s = segment_of(address, address + 8);
     return s != nullptr && (s->flags & PF_W) == 0;
   }
+  // Reads such a slot for the hook-argument analysis (a function of another
+  // object reaches the hooks as a value loaded from its GOT slot).
+  ConstantSlot slot_reader() const {
+    return [this](uint64_t slot, uint64_t* value) {
+      if (!constant_slot(slot)) return false;
+      *value = __atomic_load_n(reinterpret_cast<const uint64_t*>(slot), __ATOMIC_RELAXED);
+      return true;
+    };
+  }
 
   const Segment* segment_of(uint64_t begin, uint64_t end) const {
     for (const Segment& s : segments) {
@@ -472,13 +481,9 @@ bool passes_only(Writer& w, const ObjectView& obj, uint64_t call, uint64_t fn) {
       w.code_bytes = 0;
     }
     const std::vector<uint8_t> bytes = code_as_compiled(w, start, size);
-    // A function of another object: its address comes from a GOT slot.
-    auto read_slot = [&obj](uint64_t slot, uint64_t* value) {
-      if (!obj.constant_slot(slot)) return false;
-      *value = __atomic_load_n(reinterpret_cast<const uint64_t*>(slot), __ATOMIC_RELAXED);
-      return true;
-    };
-    it = w.code.emplace(key, std::make_unique<FunctionCode>(bytes.data(), size, start, read_slot))
+    it = w.code
+             .emplace(key,
+                      std::make_unique<FunctionCode>(bytes.data(), size, start, obj.slot_reader()))
              .first;
     w.code_bytes += size;
   }
@@ -566,11 +571,7 @@ uint32_t patch_tail_exits(Batch& b, const ObjectView& obj, uint64_t fn, uint64_t
     return kRejected;
   }
   const std::vector<uint8_t> bytes = code_as_compiled(w, fn, size);
-  const FunctionCode decoded(bytes.data(), size, fn, [&obj](uint64_t slot, uint64_t* value) {
-    if (!obj.constant_slot(slot)) return false;
-    *value = __atomic_load_n(reinterpret_cast<const uint64_t*>(slot), __ATOMIC_RELAXED);
-    return true;
-  });
+  const FunctionCode decoded(bytes.data(), size, fn, obj.slot_reader());
   Patch p;
   p.object = obj.name;
   p.base = obj.base;

@@ -24,21 +24,25 @@ struct FunctionFilter {
   // Not read by probes.
   int64_t* exits_due_ns;
 
-  bool allows(uint64_t address) const {
+  static constexpr uint64_t kAbsent = ~uint64_t{0};
+
+  // The slot holding `address`, or kAbsent.
+  uint64_t slot_of(uint64_t address) const {
     uint64_t h = (address * 0x9E3779B97F4A7C15ULL) >> 20;
     for (uint64_t i = h & mask;; i = (i + 1) & mask) {
-      if (keys[i] == address) return monitored[i] != 0;
-      if (keys[i] == 0) return true;  // not excluded (or loaded later): monitored
+      if (keys[i] == address) return i;
+      if (keys[i] == 0) return kAbsent;
     }
+  }
+  bool allows(uint64_t address) const {
+    const uint64_t i = slot_of(address);
+    return i == kAbsent || monitored[i] != 0;  // absent: not excluded (or loaded later)
   }
   // When `address`'s exit hook calls may be patched out; 0 if it is not
   // excluded here.
   int64_t exit_due_ns(uint64_t address) const {
-    uint64_t h = (address * 0x9E3779B97F4A7C15ULL) >> 20;
-    for (uint64_t i = h & mask;; i = (i + 1) & mask) {
-      if (keys[i] == address) return exits_due_ns[i];
-      if (keys[i] == 0) return 0;
-    }
+    const uint64_t i = slot_of(address);
+    return i == kAbsent ? 0 : exits_due_ns[i];
   }
 };
 

@@ -178,11 +178,10 @@ void step(State& s, const Insn& in) {
 // is taken to be one, and gets the states at those jumps joined in. A
 // case that the previous one falls into starts at a statement, not
 // between a hook call's argument set-up and the call, so the registers a
-// hook call reads are set after it on every path. Blocks nothing known reaches (landing pads of
-// exceptions, padding) start with the states at the calls, caller-saved registers unknown.
+// hook call reads are set after it on every path. Blocks nothing known
+// reaches (landing pads of exceptions, padding) start with the states at
+// the calls, caller-saved registers unknown.
 struct FunctionCode::Impl {
-  uint64_t address = 0;
-  uint64_t end = 0;
   std::vector<Insn> insns;
   std::vector<size_t> block_of;     // per instruction
   std::vector<size_t> block_first;  // per block: first instruction
@@ -286,8 +285,6 @@ void FunctionCode::Impl::analyse() {
 FunctionCode::FunctionCode(const uint8_t* code, size_t size, uint64_t address,
                            const ConstantSlot& read_slot)
     : impl_(std::make_unique<Impl>()) {
-  impl_->address = address;
-  impl_->end = address + size;
   csh handle = 0;
   if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) return;
   cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
@@ -362,8 +359,6 @@ FunctionCode::FunctionCode(const uint8_t* code, size_t size, uint64_t address,
 }
 
 FunctionCode::~FunctionCode() = default;
-
-uint64_t FunctionCode::address() const { return impl_->address; }
 
 bool FunctionCode::passes(uint64_t at, uint64_t fn) const {
   const Impl& f = *impl_;

@@ -48,7 +48,6 @@ class FunctionCode {
   FunctionCode(const FunctionCode&) = delete;
   FunctionCode& operator=(const FunctionCode&) = delete;
 
-  uint64_t address() const;
   // Whether the call or jump starting at `at` passes `fn` in %rdi on every
   // path the sweep can see. False if `at` is no instruction boundary.
   bool passes(uint64_t at, uint64_t fn) const;

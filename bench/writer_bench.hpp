@@ -14,7 +14,7 @@
 
 #include "monitor/config.hpp"
 #include "monitor/controller.hpp"
-#include "monitor/writer_core.hpp"
+#include "monitor/writers/writer_core.hpp"
 #include "monitor/writers/writer_factories.hpp"
 
 // registry.cpp asks the controller whether an operation is monitored; the

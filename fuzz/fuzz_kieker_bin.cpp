@@ -1,6 +1,6 @@
 // Kieker filesystem logs in binary form: a kieker.map and a .bin file, read
 // and reconstructed into traces.
-#include "analysis/trace_analysis.hpp"
+#include "analysis/reconstruct/trace_analysis.hpp"
 #include "format/log_reader.hpp"
 #include "fuzz_input_file.hpp"
 

@@ -1,7 +1,7 @@
 // Kieker filesystem logs in text form: a kieker.map and a .dat file (plain
 // or compressed: the reader detects gzip/zlib/xz/bzip2/zip by magic bytes),
 // read and reconstructed into traces as `sonde summary` would.
-#include "analysis/trace_analysis.hpp"
+#include "analysis/reconstruct/trace_analysis.hpp"
 #include "format/log_reader.hpp"
 #include "fuzz_input_file.hpp"
 

@@ -1,7 +1,7 @@
 // Kieker's TCP stream as the collector receives it: the bytes arrive in
 // arbitrary pieces (the first input byte chooses the piece size), and the
 // decoded records go through trace reconstruction.
-#include "analysis/trace_analysis.hpp"
+#include "analysis/reconstruct/trace_analysis.hpp"
 #include "format/kieker_tcp.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

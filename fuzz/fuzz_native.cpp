@@ -1,6 +1,6 @@
 // sonde's native log format: a .sonde file read and reconstructed into
 // traces (the typed fast path), as `sonde traces` does.
-#include "analysis/trace_analysis.hpp"
+#include "analysis/reconstruct/trace_analysis.hpp"
 #include "format/log_reader.hpp"
 #include "fuzz_input_file.hpp"
 

@@ -2,7 +2,7 @@
 // reconstructed into traces.
 #include <sstream>
 
-#include "analysis/trace_analysis.hpp"
+#include "analysis/reconstruct/trace_analysis.hpp"
 #include "format/openxtrace_reader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

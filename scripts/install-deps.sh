@@ -33,6 +33,9 @@ packages=(
   libcpp-httplib-dev clickhouse-server
   # scenarios/reevaluate.py: stored scenario runs judged again.
   python3
+  # The Perfetto export tests decode sonde's .pftrace with protoc against
+  # docs/formats/perfetto_subset.proto (sonde itself does not use it).
+  protobuf-compiler
 )
 
 # --bench: the peers `sonde bench` measures side by side (docs/bench.md);

@@ -21,7 +21,8 @@ const Flag kFlags[] = {
     {"--audit-lock", &Options::audit_lock,
      "POST /transfers re-verifies the audit chain (~3 ms of hashing) inside its global mutex"},
     {"--forecast-cpu", &Options::forecast_cpu,
-     "GET /accounts/ID/forecast by Monte Carlo simulation instead of the closed form"},
+     "GET /accounts/ID/forecast by Monte Carlo (8 ms of CPU) instead of the closed form; every "
+     "request 0.5 ms of CPU more"},
     {"--statement-n-plus-one", &Options::statement_n_plus_one,
      "GET /accounts/ID/statement: one query per posting for its transfer and one for the "
      "counterparty (N+1)"},

@@ -78,6 +78,10 @@ SONDE_API int sonde_set_patterns(const char* lines, char* error, size_t error_si
 /* Writes everything recorded so far to the log (blocking, bounded by the
  * writer's progress). Returns 0 on success. */
 SONDE_API int sonde_flush(void);
+/* Flight recorder (flight = on): asks the writer thread to write a snapshot
+ * of the last flight_window_ms with `reason` in its header, and returns at
+ * once. Returns 0 if asked, -1 if the flight recorder is not on. */
+SONDE_API int sonde_snapshot(const char* reason);
 /* Stops monitoring, flushes and closes the log. Called automatically at exit. */
 SONDE_API void sonde_shutdown(void);
 
@@ -149,6 +153,10 @@ static inline SONDE_DETAIL_UNUSED int sonde_set_patterns(const char* lines, char
 }
 /* Nothing to write: fails, as sonde_flush does while monitoring is off. */
 static inline SONDE_DETAIL_UNUSED int sonde_flush(void) { return -1; }
+static inline SONDE_DETAIL_UNUSED int sonde_snapshot(const char* reason) {
+  (void)reason;
+  return -1;
+}
 static inline SONDE_DETAIL_UNUSED void sonde_shutdown(void) {}
 /* Never in a trace: an invalid context. */
 static inline SONDE_DETAIL_UNUSED sonde_context sonde_context_capture(void) {

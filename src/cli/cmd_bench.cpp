@@ -24,12 +24,13 @@
 #include <sstream>
 #include <thread>
 
-#include "analysis/graphviz_render.hpp"
+#include "analysis/render/graphviz_render.hpp"
 #include "cli/bench_machine.hpp"
 #include "cli/bench_report.hpp"
 #include "cli/bench_runner.hpp"
 #include "cli/bench_stats.hpp"
 #include "cli/command.hpp"
+#include "stats/percentile.hpp"
 
 extern char** environ;
 
@@ -91,6 +92,11 @@ std::vector<Config> all_configs(const BenchOptions& o) {
   ti.env.emplace_back("SONDE_ENABLED", "false");
   cs.push_back(ti);
   cs.push_back(sonde_config("T+I+C", "bench_moobench_manual", "null", Sink::kNone));
+  // The flight recorder: the same collection, buffers held in memory and
+  // handed back instead of written (docs/flight-recorder.md).
+  Config flight = sonde_config("T+I+C flight", "bench_moobench_manual", "native", Sink::kNone);
+  flight.env.emplace_back("SONDE_FLIGHT", "on");
+  cs.push_back(flight);
   for (const char* w : {"native", "kieker-bin", "kieker-dat"}) {
     cs.push_back(sonde_config(std::string("T+I+C+W ") + w, "bench_moobench_manual", w, Sink::kLog));
   }
@@ -262,12 +268,7 @@ struct SessionDaemon {
 
 bool sessiond_running() { return std::system("pgrep -x lttng-sessiond >/dev/null 2>&1") == 0; }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+double median(const std::vector<double>& v) { return v.empty() ? 0 : stats::percentile(v, 0.5); }
 
 int run_bench(BenchOptions o) {
   if (o.loops == 0) o.loops = o.quick ? 3 : 10;

@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "analysis/duration_format.hpp"
+#include "analysis/text/duration_format.hpp"
 #include "cli/command.hpp"
 #include "collect/collector.hpp"
 #include "store/clickhouse_client.hpp"
@@ -41,6 +41,9 @@ struct CollectArgs {
   std::string drain_timeout = "5m";
   std::string reduce_shapes = "10000";
   std::string commit_interval = "500ms";
+  std::string forward;            // otlp://HOST:PORT; "" = none
+  std::string forward_min = "0";  // also spans at least this long (0: roots only)
+  std::string forward_service;    // service.name; "" = the host
 };
 
 int run_collect(const CollectArgs& a) {
@@ -125,6 +128,21 @@ int run_collect(const CollectArgs& a) {
     return kUsage;
   }
   options.out = a.out;
+  if (!a.forward.empty()) {
+    collect::OtlpForwardOptions forward;
+    if (const std::string e = collect::parse_otlp_target(a.forward, forward); !e.empty()) {
+      std::cerr << "sonde collect: --forward: " << e << "\n";
+      return kUsage;
+    }
+    int64_t min_ns = 0;
+    if (!analysis::parse_duration(a.forward_min, &min_ns) || min_ns < 0) {
+      std::cerr << "sonde collect: --forward-min: not a duration '" << a.forward_min << "'\n";
+      return kUsage;
+    }
+    forward.spans.min_duration_ns = min_ns;
+    forward.resource.service_name = a.forward_service;
+    options.forward = forward;
+  }
   if (options.listen.bind_address.rfind("127.", 0) != 0) {
     std::cerr << "sonde collect: warning: listening on " << options.listen.bind_address
               << ": anyone who can reach it can write into the store\n";
@@ -174,6 +192,16 @@ int run_collect(const CollectArgs& a) {
   if (options.reduce) std::cerr << " in " << reduced << " reduced traces";
   if (!collector.stats_path().empty()) std::cerr << "; stats in " << collector.stats_path();
   std::cerr << "\n";
+  if (options.forward) {
+    const collect::OtlpForwardStats f = collector.forward_stats();
+    std::cerr << "sonde collect: forwarded to otlp://" << options.forward->host << ":"
+              << options.forward->port << options.forward->path << ": " << f.spans_queued
+              << " spans queued, " << f.spans_exported << " exported, " << f.spans_rejected
+              << " rejected, " << f.spans_failed << " failed, " << f.spans_dropped
+              << " dropped (queue full); " << f.requests << " requests, " << f.retries
+              << " retries\n";
+    if (!f.last_error.empty()) std::cerr << "sonde collect: warning: " << f.last_error << "\n";
+  }
   if (!error.empty()) {
     std::cerr << "sonde collect: error: " << error << "\n";
     return kFailed;
@@ -215,6 +243,14 @@ void setup_collect(CLI::App& app, int& exit_code) {
                  "How often new traces become visible in the index and the stats file is "
                  "rewritten (default 500ms)")
       ->type_name("DURATION");
+  app.add_option("--forward", a->forward,
+                 "Also send request-level spans to an OTLP/HTTP receiver: otlp://HOST:PORT[/PATH] "
+                 "(protobuf, POST /v1/traces)");
+  app.add_option("--forward-min", a->forward_min,
+                 "With --forward: also every execution lasting at least this long (e.g. 10ms; "
+                 "default 0: only each trace's root executions)");
+  app.add_option("--forward-service", a->forward_service,
+                 "With --forward: service.name of the spans (default: their host)");
   app.add_option("--reduce", a->reduce,
                  "Trace reduction: store one reduced trace per shape and window of this much "
                  "log time (e.g. 1s) instead of every trace; logs still keep every record")

@@ -17,20 +17,21 @@
 #include <optional>
 #include <string>
 
-#include "analysis/context_anomaly.hpp"
-#include "analysis/context_baseline.hpp"
-#include "analysis/context_levels.hpp"
-#include "analysis/context_log.hpp"
-#include "analysis/context_regression.hpp"
-#include "analysis/context_study.hpp"
-#include "analysis/context_tree.hpp"
-#include "analysis/context_tree_dot.hpp"
-#include "analysis/duration_format.hpp"
-#include "analysis/graphviz_render.hpp"
-#include "analysis/text_table.hpp"
+#include "analysis/context/context_anomaly.hpp"
+#include "analysis/context/context_baseline.hpp"
+#include "analysis/context/context_levels.hpp"
+#include "analysis/context/context_log.hpp"
+#include "analysis/context/context_regression.hpp"
+#include "analysis/context/context_study.hpp"
+#include "analysis/context/context_tree.hpp"
+#include "analysis/context/context_tree_dot.hpp"
+#include "analysis/render/graphviz_render.hpp"
+#include "analysis/text/duration_format.hpp"
+#include "analysis/text/text_table.hpp"
 #include "cli/command.hpp"
 #include "cli/context_regression_output.hpp"
 #include "cli/output_file.hpp"
+#include "stats/percentile.hpp"
 
 namespace sonde::cli {
 namespace {
@@ -120,8 +121,7 @@ std::vector<double> study_medians(const std::vector<analysis::StudyRow>& rows, V
     std::vector<double> v;
     const size_t k = rows[i].monitoring_points;
     for (; i < rows.size() && rows[i].monitoring_points == k; ++i) v.push_back(value(rows[i]));
-    std::sort(v.begin(), v.end());
-    out.push_back(v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
+    out.push_back(stats::percentile(v, 0.5));
   }
   return out;
 }

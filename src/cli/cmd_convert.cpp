@@ -1,14 +1,16 @@
 // `sonde convert IN OUT --to FORMAT`: converts a log between formats.
 //   native, kieker-dat, kieker-bin   record formats: every record is carried over
-//   openxtrace, chrome, otlp         trace formats: traces are reconstructed and
-//                                    stitched across threads/processes first
+//   openxtrace, chrome, otlp,        trace formats: traces are reconstructed and
+//   perfetto                         stitched across threads/processes first
 // OUT may also be given as --out. Exit status: 0 ok; 1 the input cannot be
 // read or the output cannot be written (the message names which); 2 usage.
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
 
-#include "analysis/trace_export.hpp"
+#include "analysis/export/trace_export.hpp"
 #include "cli/command.hpp"
 #include "format/convert.hpp"
 
@@ -57,7 +59,10 @@ int convert_traces(const ConvertOptions& o, const std::string& output,
                    analysis::TraceFormat format) {
   analysis::TraceExportOptions options;
   options.reconstruction.repair_event_traces = o.repair;
+  const auto started = std::chrono::steady_clock::now();
   const analysis::TraceExportResult r = analysis::export_traces(o.input, format, output, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   print_read_messages(r.read);
   if (!r.error.empty()) std::cerr << "sonde convert: error: " << r.error << "\n";
   std::cerr << "sonde convert: " << r.traces << " traces (";
@@ -67,7 +72,16 @@ int convert_traces(const ConvertOptions& o, const std::string& output,
     std::cerr << r.executions << " executions";
   }
   if (r.stitched_parts > 0) std::cerr << ", " << r.stitched_parts << " continued parts stitched";
-  std::cerr << ") written to " << output << "\n";
+  if (r.counter_values > 0) std::cerr << ", " << r.counter_values << " sampler values";
+  std::cerr << ") written to " << output;
+  // The rate, for converting logs of 10^8 events: records read per second.
+  if (seconds > 0 && r.read.records > 0) {
+    char rate[64];
+    std::snprintf(rate, sizeof rate, " in %.1f s (%.2f M records/s)", seconds,
+                  static_cast<double>(r.read.records) / seconds / 1e6);
+    std::cerr << rate;
+  }
+  std::cerr << "\n";
   if (r.callable_records_dropped > 0) {
     std::cerr << "sonde convert: warning: " << r.callable_records_dropped
               << " callable records (SQL, HTTP, exceptions, ...) had no exported trace to go to\n";
@@ -100,7 +114,7 @@ int run_convert(const ConvertOptions& o) {
   analysis::TraceFormat trace_format;
   if (!analysis::parse_trace_format(o.to, &trace_format)) {
     std::cerr << "sonde convert: unknown --to '" << o.to
-              << "' (native, kieker-dat, kieker-bin, openxtrace, chrome or otlp)\n";
+              << "' (native, kieker-dat, kieker-bin, openxtrace, chrome, otlp or perfetto)\n";
     return kUsage;
   }
   return convert_traces(o, output, trace_format);
@@ -116,7 +130,8 @@ void setup_convert(CLI::App& app, int& exit_code) {
       ->type_name("OUT");
   app.add_option("--out,-o", o->output_option, "Output (instead of the OUT argument)")
       ->type_name("OUT");
-  app.add_option("--to", o->to, "native, kieker-dat, kieker-bin, openxtrace, chrome or otlp")
+  app.add_option("--to", o->to,
+                 "native, kieker-dat, kieker-bin, openxtrace, chrome, otlp or perfetto")
       ->type_name("FORMAT");
   app.add_option("--compression", o->compression,
                  "Kieker outputs: none (default), gzip, zlib, xz, bzip2 or zip per data file")

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/trace_analysis.hpp"
+#include "analysis/reconstruct/trace_analysis.hpp"
 #include "cli/command.hpp"
 #include "format/kieker_signature.hpp"
 #include "format/native_reader.hpp"

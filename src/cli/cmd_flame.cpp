@@ -15,11 +15,11 @@
 #include <sstream>
 #include <string>
 
-#include "analysis/export_support.hpp"
-#include "analysis/flame_graph.hpp"
-#include "analysis/flame_graph_svg.hpp"
-#include "analysis/trace_analysis.hpp"
-#include "analysis/trace_stitcher.hpp"
+#include "analysis/export/export_support.hpp"
+#include "analysis/reconstruct/trace_analysis.hpp"
+#include "analysis/reconstruct/trace_stitcher.hpp"
+#include "analysis/render/flame_graph.hpp"
+#include "analysis/render/flame_graph_svg.hpp"
 #include "cli/command.hpp"
 #include "format/log_reader.hpp"
 

@@ -13,10 +13,10 @@
 #include <memory>
 #include <string>
 
-#include "analysis/graph_dot.hpp"
-#include "analysis/graph_json.hpp"
-#include "analysis/graphviz_render.hpp"
-#include "analysis/trace_analysis.hpp"
+#include "analysis/reconstruct/trace_analysis.hpp"
+#include "analysis/render/graph_dot.hpp"
+#include "analysis/render/graph_json.hpp"
+#include "analysis/render/graphviz_render.hpp"
 #include "cli/command.hpp"
 #include "cli/output_file.hpp"
 

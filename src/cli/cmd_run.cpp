@@ -412,7 +412,7 @@ void report_cull(const fs::path& dir, const Snapshot& before) {
 // after its pid) and those of processes it forked. Comparing with a snapshot
 // rather than a start time avoids the file system's coarse timestamps.
 void report_logs(const fs::path& dir, const Snapshot& before, pid_t pid, bool preloaded,
-                 bool disabled) {
+                 bool disabled, bool flight) {
   std::vector<std::string> own, others;
   for (const auto& [name, mtime] : snapshot(dir)) {
     auto old = before.find(name);
@@ -429,6 +429,9 @@ void report_logs(const fs::path& dir, const Snapshot& before, pid_t pid, bool pr
     std::cerr << "sonde: no log was written to " << dir.string() << " by process " << pid << ": ";
     if (disabled) {
       std::cerr << "monitoring is disabled (enabled=false)\n";
+    } else if (flight) {
+      std::cerr << "the flight recorder (flight = on) writes only snapshots, and none was asked "
+                   "for (docs/flight-recorder.md)\n";
     } else {
       std::cerr << "the program has no probes (neither SONDE_SCOPE/sonde_begin nor "
                    "-finstrument-functions), "
@@ -447,6 +450,7 @@ int run(const RunOptions& o) {
   const std::string writer = effective_setting(sets, config_file, "writer", "native");
   const std::string enabled = effective_setting(sets, config_file, "enabled", "true");
   const bool disabled = enabled == "false" || enabled == "0" || enabled == "no" || enabled == "off";
+  const bool flight = effective_setting(sets, config_file, "flight", "off") == "on";
   std::error_code ec;
   const fs::path out = fs::absolute(effective_setting(sets, config_file, "out", "sonde-logs"), ec)
                            .lexically_normal();
@@ -495,7 +499,7 @@ int run(const RunOptions& o) {
   }
 
   if (writes_files) {
-    report_logs(out, before, child.pid, !o.no_preload, disabled);
+    report_logs(out, before, child.pid, !o.no_preload, disabled, flight);
   } else {
     std::cerr << "sonde: writer '" << writer << "' writes no log file"
               << (writer == "tcp" ? " (records went to the TCP receiver)" : "") << "\n";

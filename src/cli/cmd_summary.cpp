@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "analysis/report_csv.hpp"
-#include "analysis/report_text.hpp"
-#include "analysis/trace_analysis.hpp"
+#include "analysis/reconstruct/trace_analysis.hpp"
+#include "analysis/render/report_csv.hpp"
+#include "analysis/render/report_text.hpp"
 #include "cli/command.hpp"
 
 namespace sonde::cli {

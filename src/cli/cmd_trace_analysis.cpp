@@ -22,11 +22,11 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/graphviz_render.hpp"
-#include "analysis/kieker_record_filter.hpp"
-#include "analysis/kieker_trace_analysis.hpp"
-#include "analysis/trace_reconstructor.hpp"
-#include "analysis/trace_start_order.hpp"
+#include "analysis/kieker/kieker_record_filter.hpp"
+#include "analysis/kieker/kieker_trace_analysis.hpp"
+#include "analysis/model/trace_start_order.hpp"
+#include "analysis/reconstruct/trace_reconstructor.hpp"
+#include "analysis/render/graphviz_render.hpp"
 #include "cli/command.hpp"
 #include "format/log_reader.hpp"
 

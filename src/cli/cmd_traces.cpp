@@ -14,13 +14,13 @@
 #include <optional>
 #include <string>
 
-#include "analysis/duration_format.hpp"
-#include "analysis/report_csv.hpp"
-#include "analysis/report_text.hpp"
-#include "analysis/text_table.hpp"
-#include "analysis/trace_analysis.hpp"
-#include "analysis/trace_catalog.hpp"
-#include "analysis/trace_tree_text.hpp"
+#include "analysis/kieker/trace_tree_text.hpp"
+#include "analysis/reconstruct/trace_analysis.hpp"
+#include "analysis/reconstruct/trace_catalog.hpp"
+#include "analysis/render/report_csv.hpp"
+#include "analysis/render/report_text.hpp"
+#include "analysis/text/duration_format.hpp"
+#include "analysis/text/text_table.hpp"
 #include "cli/command.hpp"
 
 namespace sonde::cli {

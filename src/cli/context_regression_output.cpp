@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <string>
 
-#include "analysis/duration_format.hpp"
-#include "analysis/text_table.hpp"
+#include "analysis/text/duration_format.hpp"
+#include "analysis/text/text_table.hpp"
 
 namespace sonde::cli {
 namespace {

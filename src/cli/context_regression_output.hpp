@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "analysis/context_baseline.hpp"
-#include "analysis/context_regression.hpp"
+#include "analysis/context/context_baseline.hpp"
+#include "analysis/context/context_regression.hpp"
 
 namespace sonde::cli {
 

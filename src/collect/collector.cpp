@@ -19,6 +19,24 @@ namespace fs = std::filesystem;
 constexpr size_t kLogChunkBytes = 128u << 10;
 
 // One monitored process: its log file, its reconstructor, its counts.
+// The store's sink, and the OTLP forwarder too when there is one.
+class ForwardingSink final : public analysis::TraceSink {
+ public:
+  ForwardingSink(analysis::TraceSink& store, OtlpForwarder* forward)
+      : store_(store), forward_(forward) {}
+  void on_trace(const analysis::Trace& trace) override {
+    store_.on_trace(trace);
+    if (forward_ != nullptr) forward_->on_trace(trace);
+  }
+  void on_invalid_trace(const analysis::InvalidTrace& trace) override {
+    store_.on_invalid_trace(trace);
+  }
+
+ private:
+  analysis::TraceSink& store_;
+  OtlpForwarder* forward_;
+};
+
 class Collector::Client final : public format::RecordSink {
  public:
   Client(Collector& owner, int64_t id, const std::string& peer)
@@ -27,9 +45,10 @@ class Collector::Client final : public format::RecordSink {
         reducing_(owner.options_.reduce ? std::make_unique<store::ReducingIndexSink>(
                                               *owner.index_, id, owner.options_.reduction)
                                         : nullptr),
-        reconstructor_(std::make_unique<analysis::TraceReconstructor>(
-            reducing_ ? static_cast<analysis::TraceSink&>(*reducing_) : traces_,
-            reconstruction(owner.options_))) {
+        sink_(reducing_ ? static_cast<analysis::TraceSink&>(*reducing_) : traces_,
+              owner.forwarder_.get()),
+        reconstructor_(
+            std::make_unique<analysis::TraceReconstructor>(sink_, reconstruction(owner.options_))) {
     report_.record.id = id;
     report_.record.peer = peer;
     report_.open = true;
@@ -133,6 +152,7 @@ class Collector::Client final : public format::RecordSink {
   Collector& owner_;
   store::IndexTraceSink traces_;
   std::unique_ptr<store::ReducingIndexSink> reducing_;  // with --reduce
+  ForwardingSink sink_;
   std::unique_ptr<analysis::TraceReconstructor> reconstructor_;
   std::unique_ptr<format::RecordLogWriter> log_;
   std::string log_error_;  // why writing the log failed
@@ -172,6 +192,7 @@ std::string Collector::open() {
   std::string error;
   index_ = store::open_trace_index(options_.out, &error);
   if (!index_) return error;
+  if (options_.forward) forwarder_ = std::make_unique<OtlpForwarder>(*options_.forward);
   if (std::string e = listener_.open(); !e.empty()) return e;
   last_commit_ = std::chrono::steady_clock::now();
   write_stats();
@@ -318,8 +339,14 @@ std::string Collector::finish() {
   }
   commit();
   if (std::string e = index_->finish(); !e.empty()) fail(e);
+  // The spans still queued for the OTLP receiver get their chance to go.
+  if (forwarder_) forwarder_->shutdown(options_.forward->timeout);
   write_stats();
   return error_;
+}
+
+OtlpForwardStats Collector::forward_stats() const {
+  return forwarder_ ? forwarder_->stats() : OtlpForwardStats{};
 }
 
 }  // namespace sonde::collect

@@ -24,10 +24,12 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "analysis/trace_reconstructor.hpp"
+#include "analysis/reconstruct/trace_reconstructor.hpp"
+#include "collect/otlp_forwarder.hpp"
 #include "collect/record_listener.hpp"
 #include "store/index_sink.hpp"
 
@@ -51,6 +53,9 @@ struct CollectorOptions {
   // also close at every commit, so reduced traces become visible as fast.
   bool reduce = false;
   analysis::ReductionOptions reduction;
+  // Request-level spans of every valid trace to an OTLP/HTTP receiver
+  // (otlp_forwarder.hpp), besides the store.
+  std::optional<OtlpForwardOptions> forward;
 };
 
 struct ClientReport {
@@ -81,6 +86,8 @@ class Collector final : private ConnectionHandler {
   std::string finish();
 
   std::vector<ClientReport> clients() const;
+  // The OTLP forwarding's counts (all zero without --forward).
+  OtlpForwardStats forward_stats() const;
   // Waiting for a free slot now (over --max-clients), and those still
   // waiting when the collector stopped (never read; their bytes counted).
   size_t queued_connections() const { return listener_.queued_connections(); }
@@ -103,6 +110,7 @@ class Collector final : private ConnectionHandler {
   CollectorOptions options_;
   RecordListener listener_;
   std::unique_ptr<store::TraceIndex> index_;
+  std::unique_ptr<OtlpForwarder> forwarder_;      // with options.forward
   std::string log_dir_;                           // "" = keep no logs
   std::vector<std::unique_ptr<Client>> clients_;  // by listener client index
   std::string stats_path_;

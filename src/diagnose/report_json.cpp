@@ -6,7 +6,7 @@
 #include "diagnose/engine/cpu_accounting.hpp"
 #include "diagnose/heuristics/common.hpp"
 #include "diagnose/report.hpp"
-#include "diagnose/stats/descriptive.hpp"
+#include "stats/descriptive.hpp"
 
 namespace sonde::diagnose {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "analysis/xml_escape.hpp"
+#include "analysis/text/xml_escape.hpp"
 
 namespace sonde::diagnose {
 namespace {

@@ -20,6 +20,15 @@
 // change, 10 ms after culling, whose functions are short; none for the
 // filter start-up sets, before anything is recorded), by which time such
 // frames have returned.
+//
+// Why one file this long: the request table, the writer's patch list and
+// the passes over them share invariants (a slot's state and its Patch
+// change together, under the writer's busy flag, and the classifier reads
+// the patch list under the same flag) that nothing else may touch. What
+// needs none of that state lives apart: the code stores, the writable
+// window and the objects' segments (code_memory.cpp), the instruction
+// forms (callsite_code.hpp), tail jumps (tail_exits.cpp), the hook-argument
+// analysis (hook_argument.cpp).
 #include "monitor/callsite_patch.hpp"
 
 #include <dlfcn.h>
@@ -46,6 +55,7 @@
 
 #include "monitor/callsite_code.hpp"
 #include "monitor/clock.hpp"
+#include "monitor/code_memory.hpp"
 #include "monitor/controller.hpp"
 #include "monitor/function_filter.hpp"
 #include "monitor/hook_argument.hpp"
@@ -148,17 +158,6 @@ struct Work {
   bool exit_restore = false;  // restores an exit hook's call: in the first pass
 };
 
-// Code made writable for patching: one executable segment at a time, kept
-// writable until the pass over its object ends (close_window). Each
-// mprotect of code makes the kernel flush every core's TLB; one per page
-// patched cost the writer a quarter of its time in a leveldb run culled
-// from the start (2,547 sites) and interrupted the program's core with
-// each flush. The segment stays executable throughout.
-struct WritableWindow {
-  uint64_t begin = 0, end = 0;  // 0, 0: nothing open
-  uint32_t flags = 0;
-};
-
 struct Writer {
   // One caller at a time (the writer thread; a second one just returns). A
   // flag rather than a mutex: a child forked while it was set resets it.
@@ -181,7 +180,7 @@ struct Writer {
   // (StoreKind::kRedirect), by the object's name and base; 0: none could be
   // placed within a rel32's reach. Never unmapped: a thread may still be
   // about to return from it.
-  std::map<std::pair<std::string, uint64_t>, uint64_t> ret_pages;
+  RetPages ret_pages;
   // Decoded functions that contain hook calls (hook_argument.hpp), by
   // object and start; dropped whole when they hold too many instructions.
   std::map<std::tuple<std::string, uint64_t, uint64_t>, std::unique_ptr<FunctionCode>> code;
@@ -192,8 +191,6 @@ Writer& writer() {
   static Writer* w = new Writer;  // never destroyed: the writer may run during exit
   return *w;
 }
-
-void close_window(WritableWindow& win);
 
 // The hooks as the program's calls reach them: the global definition
 // (libsonde's, preloaded or linked ahead of glibc's empty ones).
@@ -235,62 +232,6 @@ Hook hook_at(const Writer& w, uint64_t address) {
   return Hook::kNone;
 }
 
-struct Segment {
-  uint64_t begin, end;  // page-rounded: what is mapped
-  uint32_t flags;
-};
-
-// One loaded object's segments, visited while dl_iterate_phdr holds the
-// loader's lock: no dlclose can unmap them under us.
-struct ObjectView {
-  const char* name;
-  uint64_t base;
-  std::vector<Segment> segments;
-  uint64_t relro_begin = 0, relro_end = 0;  // PT_GNU_RELRO: read-only once relocated
-
-  // Whether the 8 bytes at `address` can no longer change: in a segment
-  // mapped without write access, or in the part made read-only after
-  // relocation (the GOT's address slots).
-  bool constant_slot(uint64_t address) const {
-    if (address >= relro_begin && address + 8 <= relro_end) return true;
-    const Segment* s = segment_of(address, address + 8);
-    return s != nullptr && (s->flags & PF_W) == 0;
-  }
-  // Reads such a slot for the hook-argument analysis (a function of another
-  // object reaches the hooks as a value loaded from its GOT slot).
-  ConstantSlot slot_reader() const {
-    return [this](uint64_t slot, uint64_t* value) {
-      if (!constant_slot(slot)) return false;
-      *value = __atomic_load_n(reinterpret_cast<const uint64_t*>(slot), __ATOMIC_RELAXED);
-      return true;
-    };
-  }
-
-  const Segment* segment_of(uint64_t begin, uint64_t end) const {
-    for (const Segment& s : segments) {
-      if (begin >= s.begin && end <= s.end) return &s;
-    }
-    return nullptr;
-  }
-  // Code is only touched where exactly one executable segment maps it.
-  const Segment* code_of(uint64_t begin, uint64_t end) const {
-    const Segment* found = nullptr;
-    for (const Segment& s : segments) {
-      if (end <= s.begin || begin >= s.end) continue;
-      if (found != nullptr || (s.flags & PF_X) == 0 || begin < s.begin || end > s.end) {
-        return nullptr;
-      }
-      found = &s;
-    }
-    return found;
-  }
-};
-
-int protection(uint32_t flags) {
-  return ((flags & PF_R) ? PROT_READ : 0) | ((flags & PF_W) ? PROT_WRITE : 0) |
-         ((flags & PF_X) ? PROT_EXEC : 0);
-}
-
 // The hook a verified call at `ret` reaches, reading only inside `obj`.
 Hook verified_hook(const Writer& w, const ObjectView& obj, const HookCall& c) {
   uint64_t slot = 0;
@@ -309,127 +250,24 @@ Hook verified_hook(const Writer& w, const ObjectView& obj, const HookCall& c) {
   return hook_at(w, value);
 }
 
-struct alignas(16) Block16 {
-  uint64_t lo, hi;
-};
-
-bool cas16(uint64_t* block, const uint8_t expected[16], const uint8_t desired[16]) {
-  uint64_t e[2], d[2];
-  std::memcpy(e, expected, 16);
-  std::memcpy(d, desired, 16);
-  bool ok;
-  asm volatile("lock cmpxchg16b %1"
-               : "=@ccz"(ok), "+m"(*reinterpret_cast<Block16*>(block)), "+a"(e[0]), "+d"(e[1])
-               : "b"(d[0]), "c"(d[1])
-               : "memory");
-  return ok;
-}
-
-// An 8-byte compare-and-swap on code, in assembly as cas16: ThreadSanitizer
-// would otherwise instrument it, and it keeps no shadow for code pages
-// (its runtime crashed on the store when the test programs ran under TSan).
-bool cas8(uint64_t* word, uint64_t expected, uint64_t desired) {
-  bool ok;
-  asm volatile("lock cmpxchgq %3, %1"
-               : "=@ccz"(ok), "+m"(*word), "+a"(expected)
-               : "r"(desired)
-               : "memory");
-  return ok;
-}
-
-// Writes `count` bytes of `bytes` at `start` with the one atomic store of
-// `kind`. The page must be writable.
-bool store(StoreKind kind, uint64_t start, const uint8_t* bytes, uint32_t count) {
-  // A redirected call keeps its opcode: only the rel32 after it is stored.
-  if (kind == StoreKind::kRedirect) return store(StoreKind::kCas8, start + 1, bytes + 1, count - 1);
-  const uint64_t block = store_block(kind, start);
-  const uint32_t size = store_size(kind);
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    uint8_t current[16], desired[16];
-    std::memcpy(current, reinterpret_cast<const void*>(block), size);
-    overlay(current, block, size, start, bytes, count, desired);
-    if (size == 8) {
-      uint64_t e, d;
-      std::memcpy(&e, current, 8);
-      std::memcpy(&d, desired, 8);
-      if (cas8(reinterpret_cast<uint64_t*>(block), e, d)) return true;
-    } else if (cas16(reinterpret_cast<uint64_t*>(block), current, desired)) {
-      return true;
-    }
-  }
-  return false;
-}
-
-void close_window(WritableWindow& win) {
-  if (win.end == 0) return;
-  mprotect(reinterpret_cast<void*>(win.begin), win.end - win.begin, protection(win.flags));
-  win = {};
-}
-
-// Runs `apply` with the bytes at `address` (in `seg`) writable: the whole
-// segment if the system allows, else just the page of `address`. (Making a
-// private mapping writable charges it against the commit limit: with strict
-// overcommit or a low RLIMIT_DATA a large segment may be refused where one
-// page is not.) False (and patching stops for good) if even the page is
-// refused.
+// Runs `apply` with the bytes at `address` (in `seg`) writable
+// (open_writable, code_memory.hpp). False (and patching stops for good) if
+// even its page is refused.
 template <typename Apply>
 bool with_writable(Writer& w, const Segment& seg, uint64_t address, Apply&& apply) {
-  WritableWindow& win = w.window;
-  if (address < win.begin || address >= win.end || win.flags != seg.flags) {
-    close_window(win);
-    constexpr int kRwx = PROT_READ | PROT_WRITE | PROT_EXEC;
-    const uint64_t page = address & ~static_cast<uint64_t>(w.page_size - 1);
-    if (mprotect(reinterpret_cast<void*>(seg.begin), seg.end - seg.begin, kRwx) == 0) {
-      win = {seg.begin, seg.end, seg.flags};
-    } else if (mprotect(reinterpret_cast<void*>(page), static_cast<size_t>(w.page_size), kRwx) ==
-               0) {
-      win = {page, page + static_cast<uint64_t>(w.page_size), seg.flags};
-    } else {
-      int err = errno;
-      if (!g_mprotect_failed.exchange(true)) {
-        std::fprintf(stderr,
-                     "sonde: cannot make code writable to patch excluded functions' hook calls "
-                     "(mprotect: %s; a W^X policy?): they keep calling the hooks\n",
-                     std::strerror(err));
-      }
-      g_off.store(true, std::memory_order_relaxed);
-      return false;
+  if (!open_writable(w.window, w.page_size, seg, address)) {
+    const int err = errno;
+    if (!g_mprotect_failed.exchange(true)) {
+      std::fprintf(stderr,
+                   "sonde: cannot make code writable to patch excluded functions' hook calls "
+                   "(mprotect: %s; a W^X policy?): they keep calling the hooks\n",
+                   std::strerror(err));
     }
+    g_off.store(true, std::memory_order_relaxed);
+    return false;
   }
   apply();
   return true;
-}
-
-// The address of a `ret` that every call in `obj`'s code can reach with a
-// rel32, on a page of its own mapped next to the object (below it, else
-// above it, each time a little further away); 0 if none could be placed.
-// A redirected call (StoreKind::kRedirect) goes there and comes straight
-// back, which costs about what a NOP costs.
-uint64_t ret_near(Writer& w, const ObjectView& obj) {
-  auto [it, fresh] = w.ret_pages.try_emplace({obj.name, obj.base}, 0);
-  if (!fresh || obj.segments.empty()) return it->second;
-  uint64_t lo = UINT64_MAX, hi = 0;
-  for (const Segment& s : obj.segments) {
-    lo = std::min(lo, s.begin);
-    hi = std::max(hi, s.end);
-  }
-  constexpr uint64_t kReach = (uint64_t{1} << 31) - 64;
-  const auto page = static_cast<uint64_t>(w.page_size);
-  for (uint64_t mib = 1; mib <= 1024; mib *= 2) {
-    for (uint64_t hint : {lo - (mib << 20), hi + (mib << 20)}) {
-      if (hint > lo && hint < hi) continue;  // wrapped around
-      void* p = mmap(reinterpret_cast<void*>(hint & ~(page - 1)), page, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-      if (p == MAP_FAILED) continue;
-      const auto at = reinterpret_cast<uint64_t>(p);
-      const bool reach = at + page <= lo ? hi - at <= kReach : at >= hi && at + page - lo <= kReach;
-      std::memset(p, 0xcc, page);  // int3 around the one instruction
-      *static_cast<uint8_t*>(p) = 0xc3;
-      if (reach && mprotect(p, page, PROT_READ | PROT_EXEC) == 0) return it->second = at;
-      munmap(p, page);
-    }
-  }
-  return 0;
 }
 
 struct Batch {
@@ -531,7 +369,7 @@ uint32_t patch_site(Batch& b, const ObjectView& obj, const Segment& seg, uint64_
   p.kind = kind;
   std::memcpy(p.original, reinterpret_cast<const void*>(c.start), c.length);
   if (kind == StoreKind::kRedirect) {
-    const uint64_t ret_at = ret_near(w, obj);
+    const uint64_t ret_at = ret_near(w.ret_pages, w.page_size, obj);
     p.count = ret_at == 0 ? 0 : redirect_bytes(c.start, ret_at, p.written);
     if (p.count == 0) return kUnpatchable;
   } else {
@@ -641,22 +479,6 @@ bool restore_site(Batch& b, const ObjectView& obj, uint64_t ret) {
   bool stored = false;
   with_writable(w, *code, block, [&] { stored = store(p.kind, p.start, p.original, p.count); });
   return stored;
-}
-
-ObjectView view_of(const dl_phdr_info* info, uint64_t page) {
-  ObjectView obj{info->dlpi_name != nullptr ? info->dlpi_name : "", info->dlpi_addr, {}};
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type == PT_GNU_RELRO) {
-      obj.relro_begin = info->dlpi_addr + ph.p_vaddr;
-      obj.relro_end = obj.relro_begin + ph.p_memsz;
-    }
-    if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
-    uint64_t begin = info->dlpi_addr + ph.p_vaddr;
-    uint64_t end = begin + ph.p_memsz;
-    obj.segments.push_back({begin & ~(page - 1), (end + page - 1) & ~(page - 1), ph.p_flags});
-  }
-  return obj;
 }
 
 int visit_object(dl_phdr_info* info, size_t /*size*/, void* arg) {

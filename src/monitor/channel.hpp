@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "monitor/buffer.hpp"
 #include "monitor/thread_state.hpp"
@@ -32,7 +33,20 @@ struct ThreadChannel {
   uint64_t processed = 0;            // buffers the writer has consumed
   Buffer* partial_buffer = nullptr;  // buffer whose prefix was already written
   size_t partial_done = 0;
-  bool announced = false;
 };
+
+// The events a live thread has put into its current buffer so far, when
+// every earlier buffer of the thread has reached the writer (so they come
+// right after those): {buffer, count}; {nullptr, 0} otherwise. Writer side;
+// the thread goes on filling the buffer beyond the count meanwhile.
+inline std::pair<Buffer*, size_t> filled_part(ThreadChannel& ch) {
+  if (ch.exited.load(std::memory_order_acquire) || ch.state == nullptr) return {nullptr, 0};
+  RawEvent* cur = ch.state->cur.load(std::memory_order_acquire);
+  Buffer* b = ch.current.load(std::memory_order_acquire);
+  if (b == nullptr || ch.handed_off.load(std::memory_order_acquire) != ch.processed)
+    return {nullptr, 0};
+  if (cur < b->events || cur > b->events + b->capacity) return {nullptr, 0};
+  return {b, static_cast<size_t>(cur - b->events)};
+}
 
 }  // namespace sonde::monitor

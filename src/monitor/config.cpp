@@ -129,6 +129,18 @@ const std::vector<ConfigKey>& config_keys() {
       {"probe_messaging", "record message sends: sonde_record_message_send (true/false)"},
       {"probes_file", "file of probe_* keys, re-read when it changes"},
       {"probe_queue_records", "diagnostic records pending for the writer before loss"},
+      {"flight",
+       "on: flight recorder, each thread's newest events stay in memory and are written only "
+       "as snapshots (off | on)"},
+      {"flight_ring_kib", "flight recorder: memory per thread for its newest events"},
+      {"flight_window_ms", "flight recorder: how far back from its instant a snapshot reaches"},
+      {"flight_signal",
+       "flight recorder: the signal that asks for a snapshot (0: none; 12 = SIGUSR2)"},
+      {"flight_slow_trace_ms",
+       "flight recorder: a trace at least this long triggers a snapshot (0: off)"},
+      {"flight_min_interval_ms",
+       "flight recorder: at most one triggered snapshot per this interval (the rest are counted)"},
+      {"flight_max_snapshots", "flight recorder: snapshots written at most per run"},
   };
   return keys;
 }
@@ -198,6 +210,15 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
       return bad(key, value, "none, gzip, zlib, xz, bzip2 or zip");
     }
     c.kieker_compression = value;
+    return "";
+  }
+  if (key == "flight") {
+    if (value == "on")
+      c.flight = true;
+    else if (value == "off")
+      c.flight = false;
+    else
+      return bad(key, value, "off or on");
     return "";
   }
   if (key == "policy") {
@@ -275,6 +296,12 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
       {"cull_probe_ns", 1, 100000, &c.cull_probe_ns},
       {"cull_leaf_instructions", 0, 100000, &c.cull_leaf_instructions},
       {"cull_early_percent", 0, 100, &c.cull_early_percent},
+      {"flight_ring_kib", 64, 1u << 22, &c.flight_ring_kib},
+      {"flight_window_ms", 1, 86400000, &c.flight_window_ms},
+      {"flight_signal", 0, 64, &c.flight_signal},
+      {"flight_slow_trace_ms", 0, 86400000, &c.flight_slow_trace_ms},
+      {"flight_min_interval_ms", 0, 86400000, &c.flight_min_interval_ms},
+      {"flight_max_snapshots", 1, 1000000, &c.flight_max_snapshots},
   };
   for (const U32Key& k : u32_keys) {
     if (key != k.name) continue;
@@ -352,6 +379,29 @@ std::string apply_config_text(Config& c, std::string_view text, std::string_view
   return "";
 }
 
+uint32_t flight_ring_buffers(const Config& c) {
+  const uint64_t events = uint64_t{c.flight_ring_kib} * 1024 / sizeof(uint64_t[2]);
+  return static_cast<uint32_t>((events + c.buffer_events - 1) / c.buffer_events);
+}
+
+std::string check_config(const Config& c) {
+  if (!c.flight) return "";
+  // A thread needs its ring's buffers plus buffers_per_thread to fill while
+  // the writer holds the ring; the writer gives buffers back through a ring
+  // of 64 (buffer.hpp), which bounds both together.
+  const uint64_t held = flight_ring_buffers(c);
+  if (held + c.buffers_per_thread > 64) {
+    return "flight_ring_kib " + std::to_string(c.flight_ring_kib) + " holds " +
+           std::to_string(held) + " buffers of buffer_events " + std::to_string(c.buffer_events) +
+           "; with buffers_per_thread " + std::to_string(c.buffers_per_thread) +
+           " that is more than 64 per thread: lower flight_ring_kib or raise buffer_events";
+  }
+  if (c.writer != WriterKind::kNative)
+    return "flight = on writes native snapshots: writer must be native";
+  if (c.synchronous) return "flight = on needs mode = async (the writer thread holds the rings)";
+  return "";
+}
+
 std::string load_config(Config& c) {
   std::string path;
   if (const char* p = std::getenv("SONDE_CONFIG"); p != nullptr && *p != '\0') {
@@ -380,7 +430,7 @@ std::string load_config(Config& c) {
     if (!err.empty())
       return "environment SONDE_" + std::string(entry.substr(6, eq - 6)) + ": " + err;
   }
-  return "";
+  return check_config(c);
 }
 
 }  // namespace sonde::monitor

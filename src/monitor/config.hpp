@@ -98,7 +98,23 @@ struct Config {
   bool probe_messaging = false;               // sonde_record_message_send
   std::string probes_file;                    // probe_* keys, re-read when it changes
   uint32_t probe_queue_records = 16384;       // pending diagnostic records before loss
+  // Flight recorder (docs/flight-recorder.md): each thread's newest events
+  // stay in memory and nothing is written until a snapshot is asked for
+  // (signal, sonde_snapshot(), a trigger).
+  bool flight = false;
+  uint32_t flight_ring_kib = 4096;         // per thread
+  uint32_t flight_window_ms = 10000;       // a snapshot's span back from its instant
+  uint32_t flight_signal = 12;             // SIGUSR2 asks for a snapshot; 0: none
+  uint32_t flight_slow_trace_ms = 0;       // trigger: a trace at least this long (0: off)
+  uint32_t flight_min_interval_ms = 5000;  // triggers: at most one snapshot per interval
+  uint32_t flight_max_snapshots = 100;     // then further requests are counted, not written
 };
+
+// Checks that keys agree with each other (after all are applied).
+// Returns "" or an error naming the keys.
+std::string check_config(const Config& c);
+// Buffers a flight-recorder thread holds: its ring in buffers, rounded up.
+uint32_t flight_ring_buffers(const Config& c);
 
 struct ConfigKey {
   std::string_view name;

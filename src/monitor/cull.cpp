@@ -1,3 +1,8 @@
+// Culling (docs/cull.md): the writer observes the monitored calls in
+// windows and excludes the functions whose calls are many, short and cost
+// more to record than they are worth; their call sites are then patched
+// (callsite_patch.cpp). The state: cull_state.hpp; the report and the exit
+// summary: cull_report.cpp.
 #include "monitor/cull.hpp"
 
 #include <pthread.h>
@@ -23,6 +28,7 @@
 #include "monitor/clock.hpp"
 #include "monitor/controller.hpp"
 #include "monitor/cull_rule.hpp"
+#include "monitor/cull_state.hpp"
 #include "monitor/function_filter.hpp"
 #include "monitor/function_name.hpp"
 #include "monitor/leaf_code.hpp"
@@ -31,117 +37,9 @@
 #include "monitor/symbolizer.hpp"
 
 namespace sonde::monitor {
+namespace culling {
+
 namespace {
-
-// kObserving: windows follow one another, each ending in a decision. kDone:
-// cull_rounds windows are over; only the calls are still counted.
-enum class Phase { kUnstarted, kOff, kObserving, kDone };
-
-struct Frame {
-  uint64_t key;      // function address, or manual operation id | kOpTag
-  uint64_t enter;    // raw timestamp
-  uint64_t callees;  // monitored calls inside it so far
-};
-
-struct Stats {
-  uint64_t calls = 0;
-  uint64_t ticks = 0;  // sum of inclusive durations, raw timer ticks
-  uint64_t callees = 0;
-};
-
-// A raw timestamp and the monotonic clock read together: two of them give
-// the tick length without Calibration's 2-ms busy wait.
-struct ClockPair {
-  uint64_t raw = 0;
-  int64_t mono_ns = 0;
-  static ClockPair now() { return {now_raw(), monotonic_ns_now()}; }
-};
-
-// One observation window: from its first monitored call until
-// cull_phase_calls calls or cull_phase_ms, whichever comes first.
-struct Window {
-  int64_t start_ms = -1;  // monotonic ms of its first call; -1: none yet
-  uint64_t calls = 0;
-  uint64_t first_tick = 0, last_tick = 0;
-  std::unordered_map<uint64_t, Stats> stats;  // by function address
-  struct CacheEntry {
-    uint64_t address = 0;
-    Stats* stats = nullptr;
-  };
-  std::array<CacheEntry, 1024> cache{};
-  // Functions culled before the window ended (cull_ripe), and their calls,
-  // for its round in the report: straight-line leaves, and others whose
-  // mean was short from their first calls (cull_early_percent). Their
-  // calls made before the exclusion was published, drained later, come
-  // back into `stats`; the window's decision skips them.
-  std::unordered_set<uint64_t> early;
-  uint64_t early_calls = 0;
-  size_t leaves = 0;       // of `early`
-  size_t short_calls = 0;  // of `early`
-};
-
-struct Cull {
-  std::mutex mu;
-  Phase phase = Phase::kUnstarted;
-  cull::Thresholds thresholds;
-  uint64_t window_calls = 0;
-  int64_t window_ms = 0;
-  uint32_t max_windows = 0;                                 // 0: for the whole run
-  ClockPair start;                                          // with a later pair: the tick length
-  std::unordered_map<uint32_t, std::vector<Frame>> stacks;  // by ThreadChannel::index
-  std::unique_ptr<Window> window = std::make_unique<Window>();
-  uint32_t windows = 0;  // decided so far
-  // After a window that culled nothing new, observation pauses (no
-  // per-event work but the call count) for a while that doubles with each
-  // such window, up to kMaxPauseWindows windows' length: a program whose
-  // hot helpers are gone costs the writer next to nothing, and one that
-  // gets new hot functions later is still caught. A window that culls
-  // something ends the pauses.
-  // A pause also ends as soon as the writer meets a function it had not
-  // seen when the pause began: new code runs (leveldb's db_bench moves from
-  // building its test data to fillseq's helpers), and its hot helpers would
-  // otherwise be traced in full until the pause ran out.
-  int64_t pause_ms = 0;
-  int64_t resume_ms = 0;  // monotonic ms; observation paused before it
-  uint64_t functions_at_pause = 0;
-  uint64_t functions_seen = 0;  // as of the last cull_observe
-  uint32_t pauses_cut = 0;      // pauses ended early by new functions
-  // What was decided, over all windows.
-  std::vector<uint64_t> culled;  // sorted addresses
-  std::unordered_set<uint64_t> pinned;
-  std::map<std::string, cull::ReportEntry> culled_by_name, pinned_by_name;
-  cull::Report report;
-  std::string report_path;
-  std::string report_error;
-  bool decided_at_exit = false;  // the first window was still open at exit
-  bool inherited = false;        // a forked child of a process that had culled
-  // Names functions the log has not named (the null writer names nothing).
-  std::unique_ptr<Symbolizer> symbolizer;
-  // Since the last exclusion (measured monitored-call rate).
-  bool excluded_any = false;
-  ClockPair last_change;
-  uint64_t calls_since_change = 0;
-  uint64_t culled_since_change = 0;  // calls of culled functions in flight at the switch
-  // Raw time of the last decision: earlier events are not observed.
-  uint64_t observe_from = 0;
-  // Functions that reached min_calls in the open window, judged before it
-  // ends by their code (leaves, leaf_code.hpp) or by their mean so far
-  // (cull_early_percent); and the leaf verdicts so far.
-  uint32_t leaf_instructions = 0;  // cull_leaf_instructions; 0: off
-  double early_share = 0;          // cull_early_percent / 100; 0: off
-  std::vector<uint64_t> ripe;
-  std::unordered_map<uint64_t, bool> bounded_leaf;
-  int64_t last_leaf_batch_ns = 0;  // monotonic; 0: none yet
-  int64_t last_events_ms = -1;     // monotonic ms the writer last drained events; -1: never
-};
-
-// The longest pause, in windows (cull_phase_ms) of observation.
-constexpr int64_t kMaxPauseWindows = 16;
-
-Cull& cull_state() {
-  static Cull* c = new Cull;  // never destroyed: the writer may run during exit
-  return *c;
-}
 
 // Called with c.mu held.
 void start_culling(Cull& c) {
@@ -186,10 +84,6 @@ Stats& stats_of(Window& w, uint64_t address) {
 bool is_exit(RawKind k) {
   return k == RawKind::kExitFn || k == RawKind::kFailFn || k == RawKind::kExitOp ||
          k == RawKind::kFailOp;
-}
-
-bool is_culled(const Cull& c, uint64_t address) {
-  return std::binary_search(c.culled.begin(), c.culled.end(), address);
 }
 
 // One thread's events: inclusive durations from its own stack of open
@@ -251,52 +145,6 @@ void observe(Cull& c, std::vector<Frame>& stack, const RawEvent* begin, const Ra
       stack.clear();  // a new trace starts at depth 0
     }
   }
-}
-
-std::string report_path_for(const Config& config) {
-  ProcessInfo p = describe_process(config);
-  return config.out_dir + "/" + p.application + "-" + std::to_string(p.pid) + ".cull.txt";
-}
-
-// Written under a temporary name and renamed, so that whoever waits for the
-// report (sonde run, a test) never reads half of it.
-void write_report(Cull& c) {
-  const Config& config = current_config();
-  c.report_path = report_path_for(config);
-  c.report_error.clear();
-  std::error_code ec;
-  std::filesystem::create_directories(config.out_dir, ec);
-  std::string tmp = c.report_path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << cull::format_report(c.report);
-    out.close();
-    if (!out) {
-      c.report_error = "cannot write " + tmp + ": " + std::strerror(errno);
-      c.report_path.clear();
-      return;
-    }
-  }
-  if (std::rename(tmp.c_str(), c.report_path.c_str()) != 0) {
-    c.report_error = "cannot rename " + tmp + ": " + std::strerror(errno);
-    c.report_path.clear();
-  }
-}
-
-void merge(std::map<std::string, cull::ReportEntry>& into, const std::string& name,
-           const cull::FunctionSample& f) {
-  cull::ReportEntry& e = into[name];
-  e.name = name;
-  e.sample.calls += f.calls;
-  e.sample.total_ns += f.total_ns;
-  e.sample.callees += f.callees;
-}
-
-std::vector<cull::ReportEntry> sorted_entries(const std::map<std::string, cull::ReportEntry>& m) {
-  std::vector<cull::ReportEntry> out;
-  for (const auto& [name, e] : m) out.push_back(e);
-  cull::sort_by_calls(out);
-  return out;
 }
 
 // Raw timer ticks to ns, from the clock pair taken when culling started.
@@ -438,6 +286,7 @@ void cull_ripe(Cull& c, const FunctionNames& names) {
   w.early.insert(added.begin(), added.end());
   w.early_calls += calls;
 }
+}  // namespace
 
 // Ends the current window: applies the rule to the functions it saw (not
 // culled or pinned yet), names the new ones, excludes them (unless only
@@ -531,7 +380,9 @@ void decide(Cull& c, bool at_exit, const FunctionNames& names) {
   write_report(c);
 }
 
-}  // namespace
+}  // namespace culling
+
+using namespace culling;
 
 void cull_observe(const ThreadChannel& ch, const RawEvent* begin, const RawEvent* end,
                   uint64_t functions_seen, const FunctionNames& names, bool may_decide) {
@@ -588,73 +439,6 @@ bool cull_wants_fresh_events(int64_t now_ms) {
   constexpr int64_t kQuietMs = 100;
   return c.phase == Phase::kObserving && (c.resume_ms == 0 || now_ms >= c.resume_ms) &&
          c.last_events_ms >= 0 && now_ms - c.last_events_ms < kQuietMs;
-}
-
-void cull_print_summary(const FunctionNames& names) {
-  Cull& c = cull_state();
-  MonitorLock lock(c.mu);
-  // A program that ends during its first window still gets the report
-  // (for the next run's patterns_file), if it made any monitored call.
-  if (c.phase == Phase::kObserving && c.windows == 0 && c.window->calls != 0) {
-    decide(c, /*at_exit=*/true, names);
-  }
-  if (c.windows == 0 || !current_config().summary) return;
-  const cull::Report& r = c.report;
-  const double probe_ns = c.thresholds.probe_ns;
-  if (c.inherited) {
-    std::fprintf(stderr, "sonde: cull: the functions culled before fork() stay excluded\n");
-  }
-  // Decided at exit, the report names what the first window would have
-  // culled; of those, the straight-line leaves were excluded already.
-  // A first window still open at exit: its candidates were not excluded,
-  // unless every one of them was culled before the window's end.
-  const cull::Round* open = c.decided_at_exit && !r.rounds.empty() ? &r.rounds.back() : nullptr;
-  const bool all_during_run = open != nullptr && open->culled == open->leaves + open->short_calls;
-  std::string what = open != nullptr && !all_during_run ? "would be excluded" : "excluded";
-  if (open != nullptr && all_during_run && open->culled != 0) {
-    what += " (before the first window ended)";
-  } else if (open != nullptr) {
-    const cull::Round& last = *open;
-    if (last.leaves != 0 && last.short_calls == 0) {
-      what += " (" + std::to_string(last.leaves) +
-              " straight-line leaves of them were, during the run)";
-    } else if (last.leaves + last.short_calls != 0) {
-      what += " (" + std::to_string(last.leaves + last.short_calls) +
-              " of them were, during the run: " + std::to_string(last.leaves) +
-              " straight-line leaves, " + std::to_string(last.short_calls) +
-              " others culled early)";
-    }
-  }
-  std::fprintf(stderr,
-               "sonde: cull: %zu functions %s (%u windows observed, %u pause(s) ended early by "
-               "new functions), report: %s\n",
-               r.culled.size(), what.c_str(), c.windows, c.pauses_cut,
-               c.report_path.empty() ? c.report_error.c_str() : c.report_path.c_str());
-  for (size_t i = 0; i < r.rounds.size(); ++i) {
-    const cull::Round& round = r.rounds[i];
-    cull::Prediction p = cull::predict(round, probe_ns);
-    std::fprintf(stderr,
-                 "sonde: cull: round %zu: %zu culled, predicted probe cost %.1f -> %.1f ms/s (%s "
-                 "-> %smonitored calls/s x %.0f ns)\n",
-                 i + 1, round.culled, p.cost_ms_per_s_before, p.cost_ms_per_s_after,
-                 cull::si(p.calls_per_s_before).c_str(), cull::si(p.calls_per_s_after).c_str(),
-                 probe_ns);
-  }
-  if (c.excluded_any) {
-    for (const auto& [address, st] : c.window->stats)
-      if (is_culled(c, address)) c.culled_since_change += st.calls;
-    c.window->stats.clear();  // counted once, should the summary run again
-    c.window->cache = {};
-    double seconds = static_cast<double>(monotonic_ns_now() - c.last_change.mono_ns) / 1e9;
-    double rate = cull::calls_per_second(c.calls_since_change, seconds);
-    std::fprintf(
-        stderr,
-        "sonde: cull: measured since the last exclusion: %smonitored calls/s (%.1f ms/s) "
-        "over %.3f s, %s calls of culled functions seen in the windows observed after it\n",
-        cull::si(rate).c_str(), rate * probe_ns / 1e6, seconds,
-        cull::grouped(c.culled_since_change).c_str());
-  }
-  std::fprintf(stderr, "sonde: cull: %s\n", callsite_patch_summary().c_str());
 }
 
 }  // namespace sonde::monitor

@@ -23,7 +23,7 @@
 #include "monitor/registry.hpp"
 #include "monitor/symbolizer.hpp"
 #include "monitor/thread_state.hpp"
-#include "monitor/writer_core.hpp"
+#include "monitor/writers/writer_core.hpp"
 
 namespace sonde::monitor {
 

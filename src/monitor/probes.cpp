@@ -9,6 +9,7 @@
 
 #include "monitor/callsite_patch.hpp"
 #include "monitor/controller.hpp"
+#include "monitor/flight/flight_recorder.hpp"
 #include "monitor/function_filter.hpp"
 #include "monitor/probe_path.hpp"
 #include "monitor/registry.hpp"
@@ -149,6 +150,12 @@ SONDE_API int sonde_set_patterns(const char* lines, char* error, size_t error_si
 }
 
 SONDE_API int sonde_flush(void) { return flush_now() ? 0 : -1; }
+SONDE_API int sonde_snapshot(const char* reason) {
+  ensure_started();
+  if (g_mode.load() != kModeOn || !current_config().flight) return -1;
+  flight::FlightRecorder::request_snapshot(reason, false);
+  return 0;
+}
 SONDE_API void sonde_shutdown(void) { shutdown_monitoring(); }
 
 SONDE_API sonde_stats sonde_get_stats(void) {

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <variant>
 
-#include "analysis/graphviz_render.hpp"
+#include "analysis/render/graphviz_render.hpp"
 #include "serve/call_graph.hpp"
 #include "serve/context_api.hpp"
 #include "serve/diagnosis_report.hpp"

@@ -3,8 +3,8 @@
 #include <map>
 #include <sstream>
 
-#include "analysis/dot_escape.hpp"
-#include "analysis/operation_signature.hpp"
+#include "analysis/model/operation_signature.hpp"
+#include "analysis/text/dot_escape.hpp"
 
 namespace sonde::serve {
 namespace {
@@ -50,7 +50,8 @@ nlohmann::json call_graph_json(const std::vector<store::CallEdge>& edges) {
   }
   nlohmann::json out_edges = nlohmann::json::array();
   for (const store::CallEdge& e : edges) {
-    out_edges.push_back({{"caller", g.ids[e.caller]}, {"callee", g.ids[e.callee]}, {"calls", e.calls}});
+    out_edges.push_back(
+        {{"caller", g.ids[e.caller]}, {"callee", g.ids[e.callee]}, {"calls", e.calls}});
   }
   return {{"nodes", nodes}, {"edges", out_edges}};
 }

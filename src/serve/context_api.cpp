@@ -7,10 +7,10 @@
 #include <optional>
 #include <set>
 
-#include "analysis/context_levels.hpp"
-#include "analysis/context_log.hpp"
-#include "analysis/context_tree.hpp"
-#include "analysis/context_tree_dot.hpp"
+#include "analysis/context/context_levels.hpp"
+#include "analysis/context/context_log.hpp"
+#include "analysis/context/context_tree.hpp"
+#include "analysis/context/context_tree_dot.hpp"
 #include "serve/trace_query_params.hpp"
 
 namespace sonde::serve {

@@ -6,8 +6,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/operation_signature.hpp"
+#include "analysis/model/operation_signature.hpp"
 #include "diagnose/heuristic.hpp"
+#include "diagnose/report_view.hpp"
 
 namespace sonde::serve {
 namespace {
@@ -109,23 +110,44 @@ void make_readable(json& text) {
   if (text.is_string()) text = analysis::readable_type_names(text.get<std::string>());
 }
 
-// The answer carries each node's plain-language description (the one
-// report.html shows), looked up by heuristic name, and readable names.
-void prepare_for_display(json& node) {
-  const auto& registry = diagnose::heuristic_registry();
-  if (auto it = registry.find(node.at("heuristic").get<std::string>()); it != registry.end()) {
-    node["description"] = it->second->description();
+// The node as the diagnosis computed it, for the functions report.html is
+// drawn with (diagnose/report_view.hpp). Only what they read.
+diagnose::NodeResult node_for_view(const json& node) {
+  diagnose::NodeResult r;
+  r.heuristic = node.at("heuristic").get<std::string>();
+  r.charts = node.at("charts");
+  for (const json& e : node.at("evidence")) {
+    diagnose::Evidence ev;
+    ev.location = e.at("location").get<std::string>();
+    if (e.at("p_value").is_number()) ev.p_value = e.at("p_value").get<double>();
+    ev.values = e.at("values");
+    r.evidence.push_back(std::move(ev));
   }
+  return r;
+}
+
+// The answer carries, per node, what report.html shows and web/diagnosis.js
+// draws without deciding anything itself: the problem's description, each
+// evidence row's certainty in words and whether it supports the finding,
+// where to look first, the charts as line charts ("plots"), and readable
+// names. Computed here, from any report.json sonde wrote, by the same code
+// as report.html.
+void prepare_for_display(json& node) {
+  const diagnose::NodeResult r = node_for_view(node);
+  node["description"] = diagnose::node_description(r);
+  node["look_at"] = diagnose::look_at(r);
+  json plots = json::array();
+  for (const diagnose::ReportChart& c : diagnose::report_charts(r.charts))
+    plots.push_back(diagnose::chart_json(c));
+  node["plots"] = std::move(plots);
   make_readable(node.at("reason"));
-  for (json& e : node.at("evidence")) {
+  json& evidence = node.at("evidence");
+  for (size_t i = 0; i < evidence.size(); ++i) {
+    json& e = evidence[i];
+    e["certainty"] = diagnose::certainty_words(r.evidence[i].p_value);
+    e["supports_finding"] = diagnose::supports_finding(r.evidence[i]);
     make_readable(e.at("location"));
     make_readable(e.at("detail"));
-  }
-  json& charts = node.at("charts");
-  if (auto growth = charts.find("growth"); growth != charts.end() && growth->is_array()) {
-    for (json& series : *growth) {
-      if (series.is_object() && series.contains("key")) make_readable(series.at("key"));
-    }
   }
   for (json& child : node.at("children")) prepare_for_display(child);
 }

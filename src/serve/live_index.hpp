@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace_catalog.hpp"
+#include "analysis/reconstruct/trace_catalog.hpp"
 #include "store/sqlite_db.hpp"
 
 namespace sonde::serve {

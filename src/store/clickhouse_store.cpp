@@ -33,7 +33,7 @@ analysis::TraceEntry read_entry(const std::vector<std::string>& r) {
 }
 
 // Q(p) of the sorted array `a` with `n` elements, Hyndman & Fan type 7, as
-// analysis::quantile_sorted computes it: a[lo] + frac * (a[hi] - a[lo]).
+// stats::percentile_sorted computes it: a[lo] + frac * (a[hi] - a[lo]).
 std::string quantile_sql(const char* p) {
   const std::string h = std::string("((n - 1) * ") + p + ")";
   const std::string lo = "toUInt64(floor(" + h + "))";

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "analysis/trace_catalog.hpp"
+#include "analysis/reconstruct/trace_catalog.hpp"
 
 namespace sonde::store {
 

@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/trace_model.hpp"
-#include "analysis/trace_reducer.hpp"
+#include "analysis/model/trace_model.hpp"
+#include "analysis/reconstruct/trace_reducer.hpp"
 #include "store/trace_store.hpp"
 
 namespace sonde::store {

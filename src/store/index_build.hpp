@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace_reconstructor.hpp"
+#include "analysis/reconstruct/trace_reconstructor.hpp"
 
 namespace sonde::store {
 

@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "analysis/trace_model.hpp"
-#include "analysis/trace_reducer.hpp"
+#include "analysis/model/trace_model.hpp"
+#include "analysis/reconstruct/trace_reducer.hpp"
 
 namespace sonde::store {
 

@@ -6,7 +6,7 @@
 #include <tuple>
 #include <vector>
 
-#include "analysis/trace_catalog.hpp"
+#include "analysis/reconstruct/trace_catalog.hpp"
 #include "store/execution_blob.hpp"
 #include "store/index_schema.hpp"
 

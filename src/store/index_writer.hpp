@@ -20,8 +20,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "analysis/duration_accumulator.hpp"
-#include "analysis/trace_model.hpp"
+#include "analysis/model/duration_accumulator.hpp"
+#include "analysis/model/trace_model.hpp"
 #include "store/index_sink.hpp"
 #include "store/sqlite_db.hpp"
 

@@ -7,7 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "analysis/trace_analysis.hpp"
+#include "analysis/reconstruct/trace_analysis.hpp"
 
 namespace sonde::store {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace_reducer.hpp"
+#include "analysis/reconstruct/trace_reducer.hpp"
 
 namespace sonde::store {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace_catalog.hpp"
-#include "analysis/trace_model.hpp"
+#include "analysis/model/trace_model.hpp"
+#include "analysis/reconstruct/trace_catalog.hpp"
 #include "store/reduced_query.hpp"
 
 namespace sonde::store {

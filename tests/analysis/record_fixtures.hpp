@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace_model.hpp"
+#include "analysis/model/trace_model.hpp"
+#include "analysis/reconstruct/trace_reconstructor.hpp"
 #include "format/record.hpp"
 #include "format/schema.hpp"
 
@@ -39,11 +40,32 @@ class RecordFeeder {
     r.values = {ts, trace, int64_t{order}, str(op), str(cls), str(cause)};
     sink_.on_record(r);
   }
-  // A CallOperationEvent: takes an order index, makes no execution (yet).
+  // A CallOperationEvent (CallConstructorEvent with `constructor`): the
+  // caller calls the callee.
   void call(int64_t trace, int32_t order, int64_t ts, const std::string& caller,
-            const std::string& callee) {
-    format::Record r = make(format::kieker_class::kCallOperation);
-    r.values = {ts, trace, int64_t{order}, str(caller), str("C"), str(callee), str("C")};
+            const std::string& callee, const std::string& caller_cls = "C",
+            const std::string& callee_cls = "C", bool constructor = false) {
+    format::Record r = make(constructor ? "kieker.common.record.flow.trace.operation.constructor."
+                                          "CallConstructorEvent"
+                                        : format::kieker_class::kCallOperation);
+    r.values = {ts,          trace,          int64_t{order}, str(caller), str(caller_cls),
+                str(callee), str(callee_cls)};
+    sink_.on_record(r);
+  }
+  void before_constructor(int64_t trace, int32_t order, int64_t ts, const std::string& op,
+                          const std::string& cls = "C") {
+    event("kieker.common.record.flow.trace.operation.constructor.BeforeConstructorEvent", trace,
+          order, ts, op, cls);
+  }
+  void after_constructor(int64_t trace, int32_t order, int64_t ts, const std::string& op,
+                         const std::string& cls = "C") {
+    event("kieker.common.record.flow.trace.operation.constructor.AfterConstructorEvent", trace,
+          order, ts, op, cls);
+  }
+  // A SplitEvent: takes an order index and nothing else.
+  void split(int64_t trace, int32_t order, int64_t ts) {
+    format::Record r = make("kieker.common.record.flow.trace.concurrency.SplitEvent");
+    r.values = {ts, trace, int64_t{order}};
     sink_.on_record(r);
   }
   void execution(int64_t trace, const std::string& op, int64_t tin, int64_t tout, int32_t eoi,
@@ -93,6 +115,14 @@ class CollectingSink : public TraceSink {
 
   std::vector<Trace> valid;
   std::vector<InvalidTrace> invalid;
+};
+
+// A reconstructor fed by hand (`feed`), keeping every trace it hands on.
+struct FedReconstructor {
+  explicit FedReconstructor(ReconstructionOptions options = {}) : rec(sink, options), feed(rec) {}
+  CollectingSink sink;
+  TraceReconstructor rec;
+  RecordFeeder feed;
 };
 
 // The one invalid trace a test expects (and no valid one).

@@ -65,6 +65,7 @@ class Process {
     return -1;
   }
   void signal(int sig) { ::kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
   std::string err() const { return slurp(err_); }
 
  private:

@@ -59,8 +59,11 @@ TEST_F(SondeCli, CollectKilledAndRestartedLosesAndDuplicatesNothing) {
        kWorkload, "1", std::to_string(iterations), "1"},
       dir_ / "run.err");
 
-  // Kill the collector once it has stored part of the stream.
-  for (int i = 0; i < 1000 && stats_received(store) == 0; ++i) {
+  // Kill the collector once it has stored part of the stream. Bounded by
+  // a minute, not 5 s: in CI (2 cores, the suite in parallel) the program
+  // had not sent anything after 5 s once (2026-11-30).
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (stats_received(store) == 0 && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const uint64_t before_kill = stats_received(store);

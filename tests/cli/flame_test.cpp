@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/call_tree.hpp"
-#include "analysis/trace_analysis.hpp"
+#include "analysis/model/call_tree.hpp"
+#include "analysis/reconstruct/trace_analysis.hpp"
 #include "format/log_reader.hpp"
 #include "sonde_cli_fixture.hpp"
 

@@ -10,13 +10,21 @@ namespace {
 
 class LoadCommand : public SondeCli {
  protected:
+  // On another port when a parallel test's server took the first one.
   void start_shop() {
-    port_ = diagnose::engine::free_loopback_port();
-    shop_ = std::make_unique<diagnose::engine::SystemUnderTest>(
-        std::vector<std::string>{(fs::path(SONDE_BINARY_DIR) / "examples" / "shop").string(),
-                                 "--port", std::to_string(port_), "--products", "200"},
-        (dir_ / "shop-output.txt").string());
-    shop_->wait_ready("127.0.0.1", port_, 30);
+    for (int attempt = 1;; ++attempt) {
+      port_ = diagnose::engine::free_loopback_port();
+      shop_ = std::make_unique<diagnose::engine::SystemUnderTest>(
+          std::vector<std::string>{(fs::path(SONDE_BINARY_DIR) / "examples" / "shop").string(),
+                                   "--port", std::to_string(port_), "--products", "200"},
+          (dir_ / "shop-output.txt").string());
+      try {
+        shop_->wait_ready("127.0.0.1", port_, 30);
+        return;
+      } catch (const diagnose::engine::PortTakenError&) {
+        if (attempt == 3) throw;
+      }
+    }
   }
   fs::path profile(const std::string& profile_text) {
     const fs::path p = dir_ / "profile.json";

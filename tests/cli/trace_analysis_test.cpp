@@ -213,4 +213,81 @@ TEST_F(TraceAnalysisCli, JsonListsTheFilesWritten) {
   EXPECT_EQ(doc["files"].size(), on_disk);
 }
 
+// A Kieker text log with call events, written here as Kieker's call probes
+// write them (caller, then callee, signatures; a probe that finds no trace
+// running starts one with the call): traces 1 and 2 have the shape of
+// Kieker's validSyncTraceAdditionalCallEventsGap (CRM not instrumented),
+// trace 3 begins with a call and holds only calls, trace 4 begins with a
+// call of an instrumented callee. Kieker reconstructs all four; sonde
+// declared 3 and 4 invalid until call events were handled.
+TEST_F(TraceAnalysisCli, TracesWithCallEventsReconstructAsKiekers) {
+  const fs::path log = dir_ / "log";
+  fs::create_directories(log);
+  std::ofstream(log / "kieker.map") << "$0=kieker.common.record.flow.trace.TraceMetadata\n"
+                                       "$1=kieker.common.record.flow.trace.operation."
+                                       "BeforeOperationEvent\n"
+                                       "$2=kieker.common.record.flow.trace.operation."
+                                       "AfterOperationEvent\n"
+                                       "$3=kieker.common.record.flow.trace.operation."
+                                       "CallOperationEvent\n";
+  const std::string sb = "public void shop.Bookstore.searchBook();shop.Bookstore";
+  const std::string gb = "public void shop.Catalog.getBook(boolean);shop.Catalog";
+  const std::string go = "public void shop.CRM.getOrders();shop.CRM";
+  std::ofstream dat(log / "kieker-20261129-120000000-UTC-001.dat");
+  auto meta = [&](int id) { dat << "$0;1;" << id << ";1;<no-session-id>;SRV0;" << id << ";-1\n"; };
+  auto event = [&](int type, int id, int oi, long ts, const std::string& what) {
+    dat << "$" << type << ";1;" << ts << ";" << id << ";" << oi << ";" << what << "\n";
+  };
+  for (int id : {1, 2}) {
+    meta(id);
+    const long t = id * 100;
+    event(1, id, 0, t, sb);
+    event(3, id, 1, t + 1, sb + ";" + gb);
+    event(1, id, 2, t + 2, gb);
+    event(2, id, 3, t + 3, gb);
+    event(3, id, 4, t + 4, sb + ";" + go);
+    event(3, id, 5, t + 6, go + ";" + gb);
+    event(1, id, 6, t + 7, gb);
+    event(2, id, 7, t + 8, gb);
+    event(2, id, 8, t + 11, sb);
+  }
+  meta(3);
+  event(3, 3, 0, 304, sb + ";" + go);
+  event(3, 3, 1, 306, go + ";" + gb);
+  meta(4);
+  event(3, 4, 0, 401, sb + ";" + gb);
+  event(1, 4, 1, 402, gb);
+  event(2, 4, 2, 409, gb);
+  dat.close();
+
+  const fs::path out = dir_ / "out";
+  const CliRun r = sonde({log.string(), "--out", out.string(), "--print-Execution-Traces",
+                          "--print-Assembly-Equivalence-Classes"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Traces: 4 valid, 0 invalid"), std::string::npos) << r.out;
+  const std::string text = slurp(out / "executionTraces.txt");
+  // Trace 1: CRM.getOrders from its call (104) until searchBook returned
+  // (111). Components are numbered as Kieker's filter finishes executions:
+  // Catalog (getBook at 103), CRM (its call closed at 111 before
+  // searchBook), Bookstore.
+  EXPECT_NE(text.find("<1[2,1] 104-111 SRV0::@2:shop.CRM.getOrders <no-session-id> (assumed)>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("<1[3,2] 107-108 SRV0::@1:shop.Catalog.getBook <no-session-id>>"),
+            std::string::npos)
+      << text;
+  // Trace 3: no execution for its first call's caller.
+  EXPECT_NE(text.find("<3[0,0] 304-306 SRV0::@2:shop.CRM.getOrders <no-session-id> (assumed)>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("<4[0,0] 402-409 SRV0::@1:shop.Catalog.getBook <no-session-id>>"),
+            std::string::npos)
+      << text;
+  // Three shapes: traces 1 and 2 are one class.
+  const std::string classes = slurp(out / "traceAssemblyEquivClasses.txt");
+  EXPECT_EQ(std::count(classes.begin(), classes.end(), '\n'), 3) << classes;
+  EXPECT_NE(classes.find("cardinality: 2; # executions: 4; representative: 1;"), std::string::npos)
+      << classes;
+}
+
 }  // namespace

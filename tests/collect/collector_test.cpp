@@ -22,7 +22,7 @@
 #include <thread>
 
 #include "../format/format_test_support.hpp"
-#include "analysis/trace_reconstructor.hpp"
+#include "analysis/reconstruct/trace_reconstructor.hpp"
 #include "collector_test_support.hpp"
 #include "format/kieker_tcp.hpp"
 #include "format/log_reader.hpp"

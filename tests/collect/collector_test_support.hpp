@@ -15,6 +15,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -32,8 +33,10 @@ class RunningCollector {
  public:
   RunningCollector(const std::string& dir, uint64_t connections,
                    std::chrono::milliseconds commit = std::chrono::milliseconds(500),
-                   size_t max_open_traces = 10'000) {
+                   size_t max_open_traces = 10'000,
+                   std::optional<OtlpForwardOptions> forward = std::nullopt) {
     CollectorOptions o;
+    o.forward = std::move(forward);
     o.max_open_traces = max_open_traces;
     o.out = dir;
     o.listen.port = 0;

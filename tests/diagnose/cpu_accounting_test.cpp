@@ -94,6 +94,37 @@ TEST(CpuAccounting, OursIsTheTreesBelowTheRootsTheRestIsOther) {
   EXPECT_NEAR(j["diagnosis_core_s"].get<double>(), 0.74, 1e-9);
 }
 
+// Other processes that end between the snapshots: one reaped by a parent
+// still there counts once (its time since the first snapshot, through the
+// parent's reaped-children time); one whose time lands nowhere we can see
+// (its parent is gone) is left out rather than subtracted, so it cannot
+// cancel a busy neighbour's time (a parallel test run showed 0 core-s
+// other while a neighbour spun).
+TEST(CpuAccounting, OtherProcessesThatEndBetweenTheSnapshotsNeverCancelANeighbour) {
+  TempDir d;
+  const fs::path proc = fs::path(d.path()) / "proc";
+  // 100 ticks per second. Ours: 100. Other: the neighbour 200 with its
+  // child 210; 250, an old process whose parent (900) is not in /proc.
+  write_proc(proc, {1000, 5000, 0, 0, 0},
+             {{100, "sonde", 1, 100, 0},
+              {200, "neighbour", 1, 400, 0},
+              {210, "neighbour's child", 200, 20, 0},
+              {250, "old busy job", 900, 3000, 0}});
+  const auto before = take_cpu_snapshot({100}, proc.string(), 100);
+  ASSERT_TRUE(before.valid) << before.error;
+  // Later: the neighbour ran 50 ticks and reaped 210, which had run 5 more
+  // (its cutime 25); 250 ended and nobody we see reaped it.
+  write_proc(proc, {1200, 5100, 0, 0, 0},
+             {{100, "sonde", 1, 110, 0}, {200, "neighbour", 1, 450, 0, 25}});
+  const auto after = take_cpu_snapshot({100}, proc.string(), 100);
+  ASSERT_TRUE(after.valid) << after.error;
+  const engine::CpuAccount a = account_cpu(before, after);
+  ASSERT_TRUE(a.valid) << a.error;
+  EXPECT_NEAR(a.ours_core_s, 0.10, 1e-9);
+  // 50 + 5 ticks; a difference of sums would give 0 (475 - 3420 clamped).
+  EXPECT_NEAR(a.other_core_s, 0.55, 1e-9);
+}
+
 TEST(CpuAccounting, AnUnreadableProcSaysWhy) {
   TempDir d;
   const auto s = take_cpu_snapshot({1}, d.path() + "/nothing", 100);

@@ -187,13 +187,14 @@ class TraceWriter {
   }
   void enter(const std::string& op) { event(format::kieker_class::kBeforeOperation, op); }
   void leave(const std::string& op) { event(format::kieker_class::kAfterOperation, op); }
-  void send(const std::string& destination, int64_t bytes) {
+  // A send of `duration_ns`; the clock does not move (see advance_to).
+  void send(const std::string& destination, int64_t bytes, int64_t duration_ns = 20'000) {
     format::Record r;
     format::reset_to_defaults(r, &message_send_schema());
     r.values[0] = now_;
     r.values[1] = trace_;
     r.values[2] = int64_t{order_ - 1};
-    r.values[3] = int64_t{20'000};
+    r.values[3] = duration_ns;
     r.values[4] = std::string_view(destination);
     r.values[5] = bytes;
     sink_.on_record(r);
@@ -267,6 +268,36 @@ inline NodeResult evaluate_with(const std::string& dir, const std::string& heuri
   for (const auto& [name, value] : params) ctx.params[name] = value;
   nlohmann::json shared = nlohmann::json::object();
   return h.evaluate(ctx, shared);
+}
+
+// Shared by the heuristics' tests (heuristics_*_test.cpp): a load test at
+// 50 users, a scaling series, an experiment's folder.
+inline ExperimentSpec load_test_spec(std::function<double(int, const std::string&)> rt,
+                                     int requests = 2000) {
+  ExperimentSpec s;
+  s.id = "load-u50";
+  s.users = 50;
+  s.requests = requests;
+  s.response_ms = std::move(rt);
+  return s;
+}
+
+// Scaling series, users 1, 13, 25, 37, 50; rt(step) ms per request.
+// noise_ms: uniform +- noise per request (default: 5% of the step's time).
+inline void write_scaling_series(const std::string& root, const std::vector<double>& rt,
+                                 std::vector<std::string> probes = {"response_time"},
+                                 double noise_ms = -1) {
+  for (int k = 0; k < 5; ++k) {
+    ExperimentSpec s = scaling_step(k, probes);
+    const double v = rt[static_cast<size_t>(k)];
+    s.response_ms = [v](int, const std::string&) { return v; };
+    s.noise_ms = noise_ms >= 0 ? noise_ms : v * 0.05;
+    write_experiment(root, s, 100 + static_cast<uint64_t>(k));
+  }
+}
+
+inline std::string experiment_path(const std::string& root, const std::string& id) {
+  return root + "/experiments/" + id;
 }
 
 }  // namespace sonde::diagnose::test

@@ -325,8 +325,12 @@ void cancel_when(engine::Engine& e, const std::string& cue, const fs::path& outp
 void expect_sut_stopped_cleanly(const fs::path& run) {
   const auto output = read_lines(run / "experiments" / "load-u2" / "sut-output.txt");
   bool summary = false;
-  for (const auto& line : output) summary |= line.find("events written") != std::string::npos;
-  EXPECT_TRUE(summary) << "SUT output has no libsonde summary";
+  std::string text;
+  for (const auto& line : output) {
+    summary |= line.find("events written") != std::string::npos;
+    text += line + "\n";
+  }
+  EXPECT_TRUE(summary) << "SUT output has no libsonde summary:\n" << text;
 }
 
 TEST(EngineRun, CancelStopsTheSutAndMarksTheRunIncomplete) {
@@ -354,6 +358,13 @@ TEST(EngineRun, CancelWhileTheSutStartsStopsItCleanly) {
   const ScratchDir scratch("engine");
   json raw = shop_config(scratch.path, {});
   raw["sut"]["command"] = {kShopBinary.string(), "--port", "{port}", "--products", "20000"};
+  // The shop finishes seeding before it stops; under ASan with three busy
+  // loops beside it on 2 cores that takes 5 to 10 s. The engine's readiness
+  // wait stopped a cancelled SUT with a fixed 5 s instead of stop_timeout_s
+  // and then killed it (its output: only the seeding line; 4 of 5 tries
+  // under that load, and once in CI). The check is that it stops by
+  // itself, so it gets time to.
+  raw["sut"]["stop_timeout_s"] = 60;
   const auto config = engine::EnvironmentConfig::parse(raw);
   engine::Engine e(config, scratch.path / "run");
   // The SIGINT comes once the shop handles stop signals (its "seeding"

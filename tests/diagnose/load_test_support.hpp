@@ -55,16 +55,24 @@ inline std::vector<std::string> split_csv(const std::string& line) {
   return fields;
 }
 
-// The shop with `flags`, listening on a free port until destroyed.
+// The shop with `flags`, listening on a free port until destroyed; on
+// another port when a parallel test's server took the first (port_owner.hpp).
 struct RunningShop {
   RunningShop(const fs::path& dir, std::vector<std::string> flags) {
-    port = diagnose::engine::free_loopback_port();
-    std::vector<std::string> argv = {kShopBinary.string(), "--port", std::to_string(port),
-                                     "--products", "500"};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    process = std::make_unique<diagnose::engine::SystemUnderTest>(
-        argv, (dir / "shop-output.txt").string());
-    process->wait_ready("127.0.0.1", port, 30);
+    for (int attempt = 1;; ++attempt) {
+      port = diagnose::engine::free_loopback_port();
+      std::vector<std::string> argv = {kShopBinary.string(), "--port", std::to_string(port),
+                                       "--products", "500"};
+      argv.insert(argv.end(), flags.begin(), flags.end());
+      process = std::make_unique<diagnose::engine::SystemUnderTest>(
+          argv, (dir / "shop-output.txt").string());
+      try {
+        process->wait_ready("127.0.0.1", port, 30);
+        return;
+      } catch (const diagnose::engine::PortTakenError&) {
+        if (attempt == 3) throw;
+      }
+    }
   }
   int port = 0;
   std::unique_ptr<diagnose::engine::SystemUnderTest> process;

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "diagnose/engine/sut.hpp"
+#include "load_test_support.hpp"
 
 namespace sonde::test {
 namespace {
@@ -23,11 +24,14 @@ namespace {
 namespace engine = sonde::diagnose::engine;
 
 // A socket listening on 127.0.0.1 at a free port; closed on destruction.
+// With `reuse_port`, SO_REUSEPORT as cpp-httplib's servers set it.
 struct PortListener {
   int fd = -1;
   int port = 0;
-  PortListener() {
+  explicit PortListener(bool reuse_port = false) {
     fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int yes = 1;
+    if (reuse_port) ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &yes, sizeof yes);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -74,21 +78,27 @@ TEST(PortOwner, AListenerOfAnOlderUnrelatedProcessIsForeign) {
   PortListener mine;  // this test process: older than the child, not below it
   ASSERT_NE(mine.port, 0);
   SleepingChild sut;
-  const auto foreign = engine::foreign_listener(mine.port, sut.pid);
-  ASSERT_TRUE(foreign.has_value());
-  EXPECT_EQ(foreign->rfind("pid " + std::to_string(::getpid()) + " (", 0), 0u) << *foreign;
+  const auto listeners = engine::listeners_on(mine.port, sut.pid);
+  EXPECT_FALSE(listeners.sut);
+  ASSERT_TRUE(listeners.foreign.has_value());
+  EXPECT_EQ(listeners.foreign->rfind("pid " + std::to_string(::getpid()) + " (", 0), 0u)
+      << *listeners.foreign;
 }
 
 TEST(PortOwner, TheSutsOwnListenerAndAFreePortAreNotForeign) {
   PortListener listener;
   ASSERT_NE(listener.port, 0);
   // The process that listens is the SUT itself.
-  EXPECT_FALSE(engine::foreign_listener(listener.port, ::getpid()).has_value());
+  const auto own = engine::listeners_on(listener.port, ::getpid());
+  EXPECT_TRUE(own.sut);
+  EXPECT_FALSE(own.foreign.has_value());
   const int port = listener.port;
   ::close(listener.fd);
   listener.fd = -1;
   SleepingChild sut;
-  EXPECT_FALSE(engine::foreign_listener(port, sut.pid).has_value());
+  const auto none = engine::listeners_on(port, sut.pid);
+  EXPECT_FALSE(none.sut);
+  EXPECT_FALSE(none.foreign.has_value());
 }
 
 TEST(PortOwner, ReadinessWaitsForTheSutAndNamesTheProcessThatHasItsPort) {
@@ -101,13 +111,38 @@ TEST(PortOwner, ReadinessWaitsForTheSutAndNamesTheProcessThatHasItsPort) {
   try {
     sut.wait_ready("127.0.0.1", squatter.port, 0.5);
     FAIL() << "a port another process listens on passed for the SUT's";
-  } catch (const engine::SutError& e) {
+  } catch (const engine::PortTakenError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("port " + std::to_string(squatter.port) + " on 127.0.0.1 is taken by pid " +
                         std::to_string(::getpid())),
               std::string::npos)
         << what;
   }
+  std::filesystem::remove(output);
+}
+
+// The shop (cpp-httplib: SO_REUSEPORT) binds a port another SO_REUSEPORT
+// socket of this user listens on; both listening, the kernel would give
+// the load's connections to either. Readiness refuses the port and stops
+// the shop.
+TEST(PortOwner, APortTheSutSharesWithAnotherListenerIsRefused) {
+  PortListener squatter(/*reuse_port=*/true);
+  ASSERT_NE(squatter.port, 0);
+  const std::string output =
+      (std::filesystem::temp_directory_path() / ("port-shared-" + std::to_string(::getpid())))
+          .string();
+  engine::SystemUnderTest shop(
+      {kShopBinary.string(), "--port", std::to_string(squatter.port), "--products", "50"}, output);
+  try {
+    shop.wait_ready("127.0.0.1", squatter.port, 60);
+    FAIL() << "a port shared with another listener passed for the SUT's";
+  } catch (const engine::PortTakenError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("is shared: the system under test and pid " + std::to_string(::getpid())),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_TRUE(shop.exited().has_value()) << "the shop was left running";
   std::filesystem::remove(output);
 }
 

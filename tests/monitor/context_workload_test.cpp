@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/context_levels.hpp"
-#include "analysis/context_log.hpp"
-#include "analysis/context_tree.hpp"
+#include "analysis/context/context_levels.hpp"
+#include "analysis/context/context_log.hpp"
+#include "analysis/context/context_tree.hpp"
 #include "run_helpers.hpp"
 
 namespace sonde::test {
@@ -131,7 +131,7 @@ TEST_F(ContextWorkload, OnlyTraceContextSplitsStepsTwoModes) {
 // machine the scheduler can preempt one caller's executions far more often
 // than the other's (seen in CI: median 602 µs from D, 100 µs from E), and
 // then the model is right not to merge them. The merge operator is checked
-// on planted data in tests/analysis/context_planted_test.cpp.
+// on planted data in tests/analysis/context/context_planted_test.cpp.
 TEST_F(ContextWorkload, ModelKeepsWorkAndStepSplit) {
   ASSERT_NE(log_, nullptr);
   const auto& d = data();

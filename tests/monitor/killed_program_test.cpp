@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "analysis/trace_analysis.hpp"
+#include "analysis/reconstruct/trace_analysis.hpp"
 #include "format/log_reader.hpp"
 #include "run_helpers.hpp"
 

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/openxtrace_export.hpp"
-#include "analysis/trace_reconstructor.hpp"
-#include "analysis/trace_stitcher.hpp"
+#include "analysis/export/openxtrace_export.hpp"
+#include "analysis/reconstruct/trace_reconstructor.hpp"
+#include "analysis/reconstruct/trace_stitcher.hpp"
 #include "format/log_reader.hpp"
 #include "format/openxtrace_reader.hpp"
 #include "format/openxtrace_validate.hpp"

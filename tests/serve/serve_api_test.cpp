@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "analysis/trace_analysis.hpp"
-#include "analysis/trace_catalog.hpp"
+#include "analysis/reconstruct/trace_analysis.hpp"
+#include "analysis/reconstruct/trace_catalog.hpp"
 #include "http_get.hpp"
 #include "serve_test_support.hpp"
 #include "store/memory_store.hpp"
@@ -114,7 +114,8 @@ TEST_F(ServeApiTest, PagesCoverEveryTraceOnce) {
   std::set<std::string> seen;
   for (size_t offset = 0; offset < kBookstoreTraces + 10; offset += 1000) {
     const json page = get_json("/api/traces?limit=1000&offset=" + std::to_string(offset));
-    EXPECT_EQ(page["traces"].size(), std::min<size_t>(1000, kBookstoreTraces - std::min(offset, kBookstoreTraces)));
+    EXPECT_EQ(page["traces"].size(),
+              std::min<size_t>(1000, kBookstoreTraces - std::min(offset, kBookstoreTraces)));
     for (const json& t : page["traces"]) seen.insert(t["trace_id"].get<std::string>());
   }
   EXPECT_EQ(seen.size(), kBookstoreTraces);
@@ -126,8 +127,8 @@ TEST_F(ServeApiTest, TimeWindowSelectsByStart) {
   const int64_t from = all[100].start, to = all[199].start;
   uint64_t expected = 0;
   for (const auto& e : all) expected += e.start >= from && e.start <= to;
-  const json got = get_json("/api/traces?limit=0&from=" + std::to_string(from) +
-                            "&to=" + std::to_string(to));
+  const json got =
+      get_json("/api/traces?limit=0&from=" + std::to_string(from) + "&to=" + std::to_string(to));
   EXPECT_EQ(got["matched"], expected);
   EXPECT_GE(expected, 100u);
   EXPECT_EQ(got["traces"].size(), 0u);
@@ -241,7 +242,8 @@ TEST_F(ServeApiTest, AssetsComeFromMemoryOnly) {
     EXPECT_NE(r.status, 200) << target;
     EXPECT_EQ(r.body.find("root:"), std::string::npos) << target;
   }
-  EXPECT_EQ(http_request(server_->port(), "POST", "/api/info", "Content-Length: 0\r\n").status, 405);
+  EXPECT_EQ(http_request(server_->port(), "POST", "/api/info", "Content-Length: 0\r\n").status,
+            405);
   EXPECT_EQ(http_request(server_->port(), "DELETE", "/", "").status, 405);
 }
 

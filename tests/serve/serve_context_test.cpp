@@ -7,9 +7,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "analysis/context_levels.hpp"
-#include "analysis/context_log.hpp"
-#include "analysis/context_tree.hpp"
+#include "analysis/context/context_levels.hpp"
+#include "analysis/context/context_log.hpp"
+#include "analysis/context/context_tree.hpp"
 #include "http_get.hpp"
 #include "serve_test_support.hpp"
 #include "store/memory_store.hpp"

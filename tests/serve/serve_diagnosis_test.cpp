@@ -1,6 +1,7 @@
 // GET /api/diagnosis over real TCP: a report that `sonde diagnose` code
 // writes from planted experiment data (the diagnose tests' generator) is
-// served as written, plus each node's description; every way a report can
+// served as written, plus what report.html shows of each node (description,
+// where to look, plots, certainty in words); every way a report can
 // be broken (format tag, JSON syntax, missing keys, wrong types, counts that
 // disagree with the tree) is refused naming the file and the key; without a
 // report the endpoint answers 404; `sonde serve --diagnosis BAD` exits 1.
@@ -8,10 +9,12 @@
 
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "../diagnose/diagnose_test_support.hpp"
+#include "analysis/text/xml_escape.hpp"
 #include "diagnose/diagnosis.hpp"
 #include "diagnose/report.hpp"
 #include "http_get.hpp"
@@ -57,11 +60,22 @@ json read_report_json(const std::string& path) {
   return json::parse(in);
 }
 
-// The served report minus the descriptions the server adds.
-json without_descriptions(json node) {
-  node.erase("description");
-  for (json& c : node["children"]) c = without_descriptions(c);
+// The served report minus what the server adds for display.
+json without_view(json node) {
+  for (const char* key : {"description", "look_at", "plots"}) node.erase(key);
+  for (json& e : node["evidence"]) {
+    e.erase("certainty");
+    e.erase("supports_finding");
+  }
+  for (json& c : node["children"]) c = without_view(c);
   return node;
+}
+
+const json* find_node(const json& node, const std::string& id) {
+  if (node["id"] == id) return &node;
+  for (const json& c : node["children"])
+    if (const json* found = find_node(c, id)) return found;
+  return nullptr;
 }
 
 void find_nodes(const json& node, const std::string& status, std::vector<json>* out) {
@@ -101,7 +115,7 @@ dt::TempDir* ServeDiagnosisTest::dir_ = nullptr;
 std::string* ServeDiagnosisTest::report_dir_ = nullptr;
 store::MemoryStore* ServeDiagnosisTest::store_ = nullptr;
 
-TEST_F(ServeDiagnosisTest, ServesTheReportAsWrittenWithDescriptions) {
+TEST_F(ServeDiagnosisTest, ServesTheReportAsWrittenPlusItsView) {
   const json written = read_report_json(*report_dir_ + "/report.json");
   // The directory and the file itself both name the report.
   for (const std::string& path : {*report_dir_, *report_dir_ + "/report.json"}) {
@@ -119,7 +133,7 @@ TEST_F(ServeDiagnosisTest, ServesTheReportAsWrittenWithDescriptions) {
     json served = json::parse(r.body);
     ASSERT_TRUE(served["root"].contains("description"));
     EXPECT_FALSE(served["root"]["description"].get<std::string>().empty());
-    served["root"] = without_descriptions(served["root"]);
+    served["root"] = without_view(served["root"]);
     EXPECT_EQ(served, written);
     const HttpReply extra = http_get(server.port(), "/api/diagnosis?node=root");
     EXPECT_EQ(extra.status, 400);
@@ -155,8 +169,113 @@ TEST_F(ServeDiagnosisTest, ServesStandardTypesAsTheCodeSpellsThem) {
   const std::string readable = "shop.Shop.cross_bridge(std.string const&)";
   EXPECT_EQ(served["root"]["reason"], "most: " + readable);
   EXPECT_EQ(served["root"]["evidence"][0]["location"], readable);
-  EXPECT_EQ(served["root"]["charts"]["growth"][0]["key"], readable);
+  EXPECT_EQ(served["root"]["charts"]["growth"][0]["key"], site);  // the data as written
+  bool growth_plotted = false;
+  for (const json& plot : served["root"]["plots"]) {
+    if (plot["kind"] != "growth") continue;
+    growth_plotted = true;
+    EXPECT_EQ(plot["series"][0]["name"], readable);
+  }
+  EXPECT_TRUE(growth_plotted) << served["root"]["plots"].dump(1);
   EXPECT_EQ(served["warnings"], doc["warnings"]);
+}
+
+// The server computes the plots from the charts of whatever report.json it
+// is given, and the report checker does not look inside `charts`: charts
+// of any shape are drawn from what is readable (missing numbers become
+// null), never a crash.
+TEST_F(ServeDiagnosisTest, ChartsOfAnyShapeAreServedWithoutACrash) {
+  json doc = read_report_json(*report_dir_ + "/report.json");
+  doc["root"]["charts"] = {
+      {"cdf", json::array({json::object(), {{"points", 5}, {"service", 7}}, 3})},
+      {"ramp", json::array({{{"windows", json::array({json::array({1}), "x", nullptr})}}})},
+      {"hiccup_timeline", json::array({{{"buckets", json::array({"no", json::array()})}}})},
+      {"growth", json::array({{{"key", json::array()}, {"found", "no"}, {"points", 1}}})},
+      {"database_cpu", json::array({json::object(), 4})},
+      {"message_throughput", json::array({json::array({1, 2}), json::array({"a"})})},
+      {"time_split", json::array({{{"found", true}}, {{"found", 1}}})},
+      {"scaling", "not a list"}};
+  const std::string file = dir_->path() + "/odd-charts.json";
+  std::ofstream(file) << doc.dump(1);
+  auto loaded = load_diagnosis_report(file);
+  ASSERT_TRUE(std::holds_alternative<std::shared_ptr<const DiagnosisReport>>(loaded))
+      << std::get<std::string>(loaded);
+  const json served = json::parse(std::get<std::shared_ptr<const DiagnosisReport>>(loaded)->body);
+  std::multiset<std::string> kinds;
+  for (const json& plot : served["root"]["plots"]) kinds.insert(plot["kind"].get<std::string>());
+  // Three CDFs (an entry of any shape is a chart with no points), one ramp,
+  // one timeline (its first bucket is not a list: no start time), one
+  // growth chart, database CPU, message throughput, the split marked found.
+  EXPECT_EQ(kinds.count("cdf"), 3u);
+  EXPECT_EQ(kinds.count("ramp"), 1u);
+  EXPECT_EQ(kinds.count("hiccup_timeline"), 1u);
+  EXPECT_EQ(kinds.count("growth"), 1u);
+  EXPECT_EQ(kinds.count("database_cpu"), 1u);
+  EXPECT_EQ(kinds.count("message_throughput"), 1u);
+  EXPECT_EQ(kinds.count("time_split"), 1u);
+  EXPECT_EQ(kinds.count("scaling"), 0u);
+  for (const json& plot : served["root"]["plots"]) {
+    if (plot["kind"] != "message_throughput") continue;
+    EXPECT_EQ(plot["series"][0]["x"], json::array({1, nullptr})) << plot.dump();
+    EXPECT_EQ(plot["series"][0]["y"], json::array({2, nullptr})) << plot.dump();
+  }
+}
+
+// The web UI draws what report.html shows: the served view is computed by
+// the code report.html is drawn with, so every chart title, every
+// certainty in words and every place to look at is in report.html too.
+TEST_F(ServeDiagnosisTest, TheServedViewIsWhatReportHtmlShows) {
+  auto loaded = load_diagnosis_report(*report_dir_);
+  ASSERT_TRUE(std::holds_alternative<std::shared_ptr<const DiagnosisReport>>(loaded));
+  const json served = json::parse(std::get<std::shared_ptr<const DiagnosisReport>>(loaded)->body);
+  std::ifstream in(*report_dir_ + "/report.html");
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(html.empty());
+  // The planted scaling series: Traffic Jam's chart of GET /product.
+  const json* jam = find_node(served["root"], "traffic_jam");
+  ASSERT_NE(jam, nullptr);
+  bool scaling = false;
+  for (const json& plot : (*jam)["plots"]) {
+    if (plot["kind"] != "scaling" || plot["title"] != "Response time vs users: GET /product")
+      continue;
+    scaling = true;
+    EXPECT_EQ(plot["x_label"], "users");
+    ASSERT_EQ(plot["series"].size(), 2u);
+    EXPECT_EQ(plot["series"][0]["x"], json::array({1, 13, 25, 37, 50})) << plot.dump();
+    EXPECT_EQ(plot["series"][0]["low"].size(), 5u);  // error bars
+    EXPECT_TRUE(plot["series"][1]["dashed"].get<bool>());
+    EXPECT_EQ(plot["hlines"][0]["label"], "requirement");
+  }
+  EXPECT_TRUE(scaling) << (*jam)["plots"].dump(1);
+  size_t titles = 0, certainties = 0, places = 0;
+  const std::function<void(const json&)> visit = [&](const json& node) {
+    for (const json& plot : node["plots"]) {
+      ++titles;
+      EXPECT_NE(html.find(analysis::xml_escape(plot["title"].get<std::string>())),
+                std::string::npos)
+          << plot["title"];
+    }
+    for (const json& e : node["evidence"]) {
+      ++certainties;
+      EXPECT_NE(
+          html.find("<td>" + analysis::xml_escape(e["certainty"].get<std::string>()) + "</td>"),
+          std::string::npos)
+          << e["certainty"];
+    }
+    if (node["status"] == "detected") {
+      for (const json& place : node["look_at"]) {
+        ++places;
+        EXPECT_NE(html.find("<code>" + analysis::xml_escape(place.get<std::string>()) + "</code>"),
+                  std::string::npos)
+            << place;
+      }
+    }
+    for (const json& c : node["children"]) visit(c);
+  };
+  visit(served["root"]);
+  EXPECT_GT(titles, 3u);
+  EXPECT_GT(certainties, 3u);
+  EXPECT_GT(places, 0u);
 }
 
 TEST_F(ServeDiagnosisTest, NoReportAnswers404WithAJsonError) {

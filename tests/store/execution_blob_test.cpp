@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../analysis/export_fixtures.hpp"
+#include "../analysis/export/export_fixtures.hpp"
 
 namespace sonde::store {
 namespace {

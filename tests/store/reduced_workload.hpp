@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace_model.hpp"
+#include "analysis/model/trace_model.hpp"
 
 namespace sonde::store::test {
 

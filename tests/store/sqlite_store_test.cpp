@@ -12,9 +12,9 @@
 #include <set>
 
 #include "../format/format_test_support.hpp"
-#include "analysis/distribution.hpp"
-#include "analysis/trace_catalog.hpp"
-#include "analysis/trace_reconstructor.hpp"
+#include "analysis/model/distribution.hpp"
+#include "analysis/reconstruct/trace_catalog.hpp"
+#include "analysis/reconstruct/trace_reconstructor.hpp"
 #include "format/log_reader.hpp"
 #include "store/index_build.hpp"
 #include "store/index_store.hpp"

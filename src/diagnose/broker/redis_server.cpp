@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "analysis/graphviz_render.hpp"  // find_executable
+#include "analysis/render/graphviz_render.hpp"  // find_executable
 #include "diagnose/broker/redis_connection.hpp"
 
 namespace sonde::diagnose::broker {

@@ -16,7 +16,9 @@ namespace fs = std::filesystem;
 
 struct ProcessTimes {
   pid_t parent = 0;
-  double cpu_s = 0;  // its own and its reaped children's user + system time
+  double own_s = 0;       // its user + system time
+  double children_s = 0;  // its reaped children's
+  double cpu_s() const { return own_s + children_s; }
 };
 
 // "<pid> (<comm>) <state> <ppid> ... <utime> <stime> <cutime> <cstime>
@@ -40,10 +42,33 @@ bool read_process(const fs::path& stat_file, double ticks, ProcessTimes& out) {
   long long cutime = 0, cstime = 0;  // signed in proc(5)
   if (!(rest >> utime >> stime >> cutime >> cstime)) return false;
   out.parent = static_cast<pid_t>(ppid);
-  out.cpu_s = (static_cast<double>(utime + stime) +
-               static_cast<double>(std::max(0LL, cutime) + std::max(0LL, cstime))) /
-              ticks;
+  out.own_s = static_cast<double>(utime + stime) / ticks;
+  out.children_s = static_cast<double>(std::max(0LL, cutime) + std::max(0LL, cstime)) / ticks;
   return true;
+}
+
+// The other processes' time between the snapshots (CpuAccount's comment):
+// everything they have now, minus what they had before, where a process
+// that ended counts in `before` only if a parent still there reaped it
+// (its reaped-children time grew by at least the ended process's time).
+double other_core_s(const CpuSnapshot& before, const CpuSnapshot& after) {
+  double now = 0, then = 0;
+  for (const auto& [pid, t] : after.others) now += t.own_s + t.children_s;
+  for (const auto& [pid, t] : before.others) {
+    const double had = t.own_s + t.children_s;
+    if (after.others.count(pid)) {
+      then += had;
+      continue;
+    }
+    const auto parent_then = before.others.find(t.parent);
+    const auto parent_now = after.others.find(t.parent);
+    // Two readings, each rounded down to a tick.
+    const double slack = before.tick_s + after.tick_s;
+    if (parent_then != before.others.end() && parent_now != after.others.end() &&
+        parent_now->second.children_s - parent_then->second.children_s >= had - slack)
+      then += had;
+  }
+  return now - then;
 }
 
 }  // namespace
@@ -53,6 +78,7 @@ CpuSnapshot take_cpu_snapshot(const std::vector<pid_t>& roots, const std::string
   CpuSnapshot s;
   const double ticks = static_cast<double>(
       ticks_per_second > 0 ? ticks_per_second : std::max(1L, ::sysconf(_SC_CLK_TCK)));
+  s.tick_s = 1 / ticks;
   {
     std::ifstream in(proc_root + "/stat");
     std::string label;
@@ -96,12 +122,12 @@ CpuSnapshot take_cpu_snapshot(const std::vector<pid_t>& roots, const std::string
     const pid_t pid = todo.back();
     todo.pop_back();
     if (pid <= 0 || !seen.insert(pid).second) continue;
-    if (auto it = all.find(pid); it != all.end()) s.ours[pid] = it->second.cpu_s;
+    if (auto it = all.find(pid); it != all.end()) s.ours[pid] = it->second.cpu_s();
     auto [from, to] = children.equal_range(pid);
     for (auto c = from; c != to; ++c) todo.push_back(c->second);
   }
   for (const auto& [pid, t] : all) {
-    if (!s.ours.count(pid)) s.others_s += t.cpu_s;
+    if (!s.ours.count(pid)) s.others[pid] = {t.parent, t.own_s, t.children_s};
   }
   s.valid = true;
   return s;
@@ -125,7 +151,7 @@ CpuAccount account_cpu(const CpuSnapshot& before, const CpuSnapshot& after) {
   // ticks and its per-process times disagree (scenario tc15's load test:
   // the diagnosis' processes 10.6 core-s, the busy ticks 9.4), which would
   // hide a neighbour of that size.
-  a.other_core_s = std::max(0.0, after.others_s - before.others_s);
+  a.other_core_s = std::max(0.0, other_core_s(before, after));
   a.valid = a.capacity_core_s > 0;
   if (!a.valid) a.error = "no CPU time passed between the two readings";
   return a;

@@ -25,7 +25,14 @@ struct CpuSnapshot {
   double machine_busy_s = 0;   // all CPUs: user, nice, system, steal
   // process -> its user + system seconds, with those of its reaped children
   std::map<pid_t, double> ours;
-  double others_s = 0;  // the same summed over every other process
+  // Every other process: its parent, its own time and its reaped children's.
+  struct Other {
+    pid_t parent = 0;
+    double own_s = 0;
+    double children_s = 0;
+  };
+  std::map<pid_t, Other> others;
+  double tick_s = 0;  // the resolution of the times above (1 / CLK_TCK)
 };
 
 // Reads `proc_root`/stat and `proc_root`/<pid>/stat of every process in the
@@ -38,7 +45,12 @@ CpuSnapshot take_cpu_snapshot(const std::vector<pid_t>& roots,
 // of sums: a process that started in between counts from zero, one that
 // ended and was reaped stays counted in its parent's reaped-children time
 // (an orphan's in init's). A process that left the trees (a daemon that
-// double-forks) counts as other from then on.
+// double-forks) counts as other from then on. Another process that ended
+// in between without landing in a reaper we can see (its parent ignored
+// SIGCHLD, or ended too, or lives outside our /proc) is left out of both
+// sums, not subtracted: its time before the first snapshot would otherwise
+// cancel a busy neighbour's (seen in a parallel test run: 0 core-s other
+// while a neighbour spun).
 struct CpuAccount {
   bool valid = false;
   std::string error;

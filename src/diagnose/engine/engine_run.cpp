@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <system_error>
 #include <thread>
 
 #include "diagnose/broker/redis_sampler.hpp"
@@ -264,10 +266,34 @@ std::vector<std::string> Engine::sut_command(const RunningSut& sut,
 bool Engine::start_sut(RunningSut& sut, const std::vector<const ExperimentSpec*>& todo) {
   report("starting the system under test for " + todo.front()->id + " on port " +
          std::to_string(sut.port));
+  const fs::path output_file = sut.owner_dir / "sut-output.txt";
   try {
-    sut.process = std::make_unique<SystemUnderTest>(
-        sut_command(sut, todo), (sut.owner_dir / "sut-output.txt").string(), config_.sut.cpus);
-    sut.process->wait_ready(config_.sut.host, sut.port, config_.sut.ready_timeout_s, &cancel_);
+    // A port the engine chose can be taken by another process before the
+    // SUT binds it (port_owner.hpp); the SUT then starts again on another
+    // one, its first log removed (nothing was measured yet). A port the
+    // config names is the user's to free.
+    constexpr int kPortAttempts = 3;
+    for (int attempt = 1;; ++attempt) {
+      sut.process = std::make_unique<SystemUnderTest>(sut_command(sut, todo), output_file.string(),
+                                                      config_.sut.cpus);
+      try {
+        sut.process->wait_ready(config_.sut.host, sut.port, config_.sut.ready_timeout_s,
+                                config_.sut.stop_timeout_s, &cancel_);
+        break;
+      } catch (const PortTakenError& e) {
+        if (config_.sut.port > 0 || attempt == kPortAttempts) throw;
+        sut.process.reset();
+        std::error_code ignored;
+        for (const auto& entry : fs::directory_iterator(sut.owner_dir / "log", ignored))
+          fs::remove_all(entry.path(), ignored);
+        const int next = free_loopback_port();
+        std::ofstream(output_file, std::ios::app)
+            << "sonde diagnose: " << e.what() << "; starting again on port " << next << "\n";
+        report(std::string(e.what()) + "; starting the system under test again on port " +
+               std::to_string(next));
+        sut.port = next;
+      }
+    }
     // libsonde refuses a bad setting by running the program unmonitored;
     // experiments without data must not pass for measured ones.
     const std::string output = sut.process->output_tail(8000);

@@ -98,15 +98,15 @@ bool belongs_to_sut(pid_t owner, const ProcStat& s, pid_t sut, const ProcStat& s
 
 }  // namespace
 
-std::optional<std::string> foreign_listener(int port, pid_t sut) {
+PortListeners listeners_on(int port, pid_t sut) {
+  PortListeners found;
   std::set<unsigned long> inodes;
   listening_inodes("/proc/net/tcp", port, inodes);
   listening_inodes("/proc/net/tcp6", port, inodes);
   const std::optional<ProcStat> mine = read_stat(sut);
-  if (inodes.empty() || !mine) return std::nullopt;
-  std::optional<std::string> foreign;
+  if (inodes.empty() || !mine) return found;
   DIR* proc = opendir("/proc");
-  if (proc == nullptr) return std::nullopt;
+  if (proc == nullptr) return found;
   while (dirent* e = readdir(proc)) {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
@@ -114,13 +114,13 @@ std::optional<std::string> foreign_listener(int port, pid_t sut) {
     const std::optional<ProcStat> s = read_stat(static_cast<pid_t>(pid));
     if (!s) continue;
     if (belongs_to_sut(static_cast<pid_t>(pid), *s, sut, *mine)) {
-      foreign.reset();  // the SUT listens
-      break;
+      found.sut = true;
+    } else if (!found.foreign) {
+      found.foreign = "pid " + std::to_string(pid) + " (" + s->comm + ")";
     }
-    foreign = "pid " + std::to_string(pid) + " (" + s->comm + ")";
   }
   closedir(proc);
-  return foreign;
+  return found;
 }
 
 }  // namespace sonde::diagnose::engine

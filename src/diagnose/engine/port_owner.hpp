@@ -13,11 +13,18 @@
 
 namespace sonde::diagnose::engine {
 
-// A process that listens on `port` (TCP, IPv4 or IPv6) and is not the
-// system under test's: neither in the process group of `sut` nor below it,
-// nor a detached daemon started after it (a server the SUT spawned and
-// left to init). "pid 1234 (shop)". Nothing when a listener is the SUT's,
-// when there is none, or when their owners cannot be read.
-std::optional<std::string> foreign_listener(int port, pid_t sut);
+// Who listens on `port` (TCP, IPv4 or IPv6). A listener is the system under
+// test's when its process is in the process group of `sut`, below it, or a
+// detached daemon started after it (a server the SUT spawned and left to
+// init). Both can be set: servers that set SO_REUSEPORT (cpp-httplib does)
+// bind a port another such server of the same user listens on, and the
+// kernel then splits the connections between them (CI, 2026-11-29: a
+// scaling experiment's SUT logged nothing while every request succeeded).
+struct PortListeners {
+  bool sut = false;
+  std::optional<std::string> foreign;  // another listener: "pid 1234 (shop)"
+};
+// Nothing set when there is no listener or the owners cannot be read.
+PortListeners listeners_on(int port, pid_t sut);
 
 }  // namespace sonde::diagnose::engine

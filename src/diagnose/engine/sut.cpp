@@ -173,33 +173,42 @@ std::string SystemUnderTest::output_tail(std::size_t bytes) const {
 }
 
 void SystemUnderTest::wait_ready(const std::string& host, int port, double timeout_s,
-                                 const std::atomic<bool>* cancel) {
+                                 double stop_timeout_s, const std::atomic<bool>* cancel) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const std::string where = host + ":" + std::to_string(port);
   std::optional<std::string> foreign;
   for (;;) {
     if (auto how = exited())
-      throw SutError("the system under test " + *how + " before accepting connections on " + host +
-                     ":" + std::to_string(port) + "; its output:\n" + output_tail());
+      throw SutError("the system under test " + *how + " before accepting connections on " + where +
+                     "; its output:\n" + output_tail());
     if (port_open(host, port)) {
       // Another process may have taken the port between its choice and
-      // the SUT's bind (port_owner.hpp): wait for the SUT's own listener.
-      foreign = is_local(host) ? foreign_listener(port, pid_) : std::nullopt;
+      // the SUT's bind (port_owner.hpp): wait for the SUT's own listener,
+      // and refuse a port both listen on (the kernel would split the load).
+      const PortListeners listeners = is_local(host) ? listeners_on(port, pid_) : PortListeners{};
+      foreign = listeners.foreign;
       if (!foreign) return;
+      if (listeners.sut) {
+        stop(stop_timeout_s);
+        throw PortTakenError("port " + std::to_string(port) + " on " + host +
+                             " is shared: the system under test and " + *foreign +
+                             " both listen on it (SO_REUSEPORT), and connections would be split "
+                             "between them");
+      }
     }
     if (cancel && cancel->load()) {
-      stop(5);
+      stop(stop_timeout_s);
       throw SutError("cancelled");
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      stop(5);
+      stop(stop_timeout_s);
       if (foreign) {
-        throw SutError("port " + std::to_string(port) + " on " + host + " is taken by " + *foreign +
-                       ", not by the system under test, and stayed so for " +
-                       std::to_string(timeout_s) + " s; its output:\n" + output_tail());
+        throw PortTakenError("port " + std::to_string(port) + " on " + host + " is taken by " +
+                             *foreign + ", not by the system under test, and stayed so for " +
+                             std::to_string(timeout_s) + " s; its output:\n" + output_tail());
       }
-      throw SutError("the system under test did not accept connections on " + host + ":" +
-                     std::to_string(port) + " within " + std::to_string(timeout_s) +
-                     " s; its output:\n" + output_tail());
+      throw SutError("the system under test did not accept connections on " + where + " within " +
+                     std::to_string(timeout_s) + " s; its output:\n" + output_tail());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -18,6 +18,11 @@ namespace sonde::diagnose::engine {
 struct SutError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// The SUT's port is another process's too (its listener was there first, or
+// both listen with SO_REUSEPORT): a new port may succeed where this failed.
+struct PortTakenError : SutError {
+  using SutError::SutError;
+};
 
 class SystemUnderTest {
  public:
@@ -30,10 +35,13 @@ class SystemUnderTest {
   SystemUnderTest(const SystemUnderTest&) = delete;
   SystemUnderTest& operator=(const SystemUnderTest&) = delete;
 
-  // Waits until host:port accepts a connection. Throws SutError if the
-  // process exits first or the timeout passes (with its output's tail), and
-  // stops it with SutError("cancelled") when `*cancel` becomes true.
-  void wait_ready(const std::string& host, int port, double timeout_s,
+  // Waits until host:port accepts a connection of the SUT's own listener.
+  // Throws SutError if the process exits first or the timeout passes (with
+  // its output's tail), PortTakenError when another process listens on the
+  // port (beside the SUT, or alone until the timeout), and SutError
+  // ("cancelled") when `*cancel` becomes true. Before throwing it stops the
+  // SUT, giving it `stop_timeout_s` to exit by itself.
+  void wait_ready(const std::string& host, int port, double timeout_s, double stop_timeout_s = 5,
                   const std::atomic<bool>* cancel = nullptr);
   // Exit description if it has exited ("exited with status 3",
   // "was killed by signal 9 (Killed)"), otherwise nothing.

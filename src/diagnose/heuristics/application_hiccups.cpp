@@ -38,8 +38,8 @@
 
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/common.hpp"
-#include "diagnose/stats/position_test.hpp"
-#include "diagnose/stats/regression.hpp"
+#include "stats/position_test.hpp"
+#include "stats/regression.hpp"
 
 namespace sonde::diagnose::heuristics {
 namespace {
@@ -157,14 +157,10 @@ class ApplicationHiccups : public Heuristic {
            : !recurring ? " (fewer than " + fmt(ctx.params.at("min_hiccups")) +
                               ": a single blip, hiccups recur)"
                         : " (violations are continuous, not hiccups)");
-      ev.values = {{"hiccups", hiccups},
-                   {"share", share},
-                   {"trend_rho", trend},
-                   {"trend_position", position.mean_position},
-                   {"trend_p", position.p_value},
-                   {"typical_ms", typical},
-                   {"flickers", flickers},
-                   {"found", found}};
+      ev.values = {{"hiccups", hiccups},          {"share", share},
+                   {"trend_rho", trend},          {"trend_position", position.mean_position},
+                   {"trend_p", position.p_value}, {"typical_ms", typical},
+                   {"flickers", flickers},        {"found", found}};
       r.evidence.push_back(std::move(ev));
       nlohmann::json points = nlohmann::json::array();
       for (const Bucket& b : buckets) {

@@ -7,9 +7,9 @@
 #include <set>
 #include <sstream>
 
-#include "analysis/stats_rank_test.hpp"
-#include "diagnose/stats/descriptive.hpp"
-#include "diagnose/stats/t_test.hpp"
+#include "stats/descriptive.hpp"
+#include "stats/rank_test.hpp"
+#include "stats/t_test.hpp"
 
 namespace sonde::diagnose::heuristics {
 
@@ -59,7 +59,7 @@ Increase test_increase(const std::vector<double>& a, const std::vector<double>& 
   inc.test = stats::welch_t_test(a, b);
   const double ma = stats::mean(a);
   const double mb = stats::mean(b);
-  const analysis::RankTestResult mw = analysis::mann_whitney_u(b, a);
+  const stats::RankTestResult mw = stats::mann_whitney(b, a);
   if (mw.valid) inc.mann_whitney_p = mw.p_greater;
   inc.relative = ma > 0 ? (mb - ma) / ma : (mb > ma ? INFINITY : 0);
   inc.significant =

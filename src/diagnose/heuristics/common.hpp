@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "diagnose/heuristic.hpp"
-#include "diagnose/stats/t_test.hpp"
+#include "stats/t_test.hpp"
 
 namespace sonde::diagnose::heuristics {
 

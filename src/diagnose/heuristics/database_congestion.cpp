@@ -58,8 +58,8 @@
 #include "diagnose/heuristics/database_calls.hpp"
 #include "diagnose/heuristics/growth_with_load.hpp"
 #include "diagnose/heuristics/sql_shape.hpp"
-#include "diagnose/stats/descriptive.hpp"
-#include "diagnose/stats/erlang.hpp"
+#include "stats/descriptive.hpp"
+#include "stats/erlang.hpp"
 
 namespace sonde::diagnose::heuristics {
 namespace {

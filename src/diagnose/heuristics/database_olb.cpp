@@ -6,7 +6,7 @@
 
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/growth_with_load.hpp"
-#include "diagnose/stats/erlang.hpp"
+#include "stats/erlang.hpp"
 
 namespace sonde::diagnose::heuristics {
 namespace {

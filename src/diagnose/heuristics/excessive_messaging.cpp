@@ -48,7 +48,7 @@
 
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/growth_with_load.hpp"
-#include "diagnose/stats/descriptive.hpp"
+#include "stats/descriptive.hpp"
 
 namespace sonde::diagnose::heuristics {
 namespace {

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "analysis/trace_reconstructor.hpp"
+#include "analysis/reconstruct/trace_reconstructor.hpp"
 #include "format/log_reader.hpp"
 
 namespace sonde::diagnose::heuristics {

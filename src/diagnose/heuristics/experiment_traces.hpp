@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "analysis/trace_model.hpp"
+#include "analysis/model/trace_model.hpp"
 #include "diagnose/experiment_data.hpp"
 #include "format/string_pool.hpp"
 

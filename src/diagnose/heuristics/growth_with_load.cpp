@@ -5,7 +5,7 @@
 #include <set>
 
 #include "diagnose/heuristics/sql_shape.hpp"
-#include "diagnose/stats/descriptive.hpp"
+#include "stats/descriptive.hpp"
 
 namespace sonde::diagnose::heuristics {
 

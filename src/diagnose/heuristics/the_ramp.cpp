@@ -44,7 +44,7 @@
 
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/common.hpp"
-#include "diagnose/stats/descriptive.hpp"
+#include "stats/descriptive.hpp"
 
 namespace sonde::diagnose::heuristics {
 namespace {

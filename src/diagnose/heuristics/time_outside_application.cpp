@@ -35,7 +35,7 @@
 #include "diagnose/heuristics/experiment_cache.hpp"
 #include "diagnose/heuristics/experiment_traces.hpp"
 #include "diagnose/heuristics/request_services.hpp"
-#include "diagnose/stats/descriptive.hpp"
+#include "stats/descriptive.hpp"
 
 namespace sonde::diagnose::heuristics {
 namespace {

@@ -25,8 +25,8 @@
 
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/common.hpp"
-#include "diagnose/stats/descriptive.hpp"
-#include "diagnose/stats/regression.hpp"
+#include "stats/descriptive.hpp"
+#include "stats/regression.hpp"
 
 namespace sonde::diagnose::heuristics {
 namespace {

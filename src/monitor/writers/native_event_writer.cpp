@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "format/native_writer.hpp"
 #include "monitor/registry.hpp"
@@ -14,11 +15,14 @@ namespace {
 
 class NativeEventWriter final : public NativeEncodingWriter {
  public:
-  explicit NativeEventWriter(const Config& config) : config_(config) {}
+  // `path`: where the log goes; empty: out_dir/APPLICATION-PID.sonde.
+  NativeEventWriter(const Config& config, std::string path)
+      : config_(config), path_(std::move(path)) {}
 
   std::string open(const ProcessInfo& p) override {
     if (std::string err = make_directories(config_.out_dir); !err.empty()) return err;
-    path_ = config_.out_dir + "/" + p.application + "-" + std::to_string(p.pid) + ".sonde";
+    if (path_.empty())
+      path_ = config_.out_dir + "/" + p.application + "-" + std::to_string(p.pid) + ".sonde";
     sink_ = std::make_unique<format::FileSink>(path_);
     if (!sink_->ok()) return sink_->error();
     writer_ = std::make_unique<format::NativeWriter>(*sink_, native_writer_options(config_));
@@ -81,7 +85,11 @@ std::string make_directories(const std::string& dir) {
 }
 
 std::unique_ptr<EventWriter> make_native_writer(const Config& config) {
-  return std::make_unique<NativeEventWriter>(config);
+  return std::make_unique<NativeEventWriter>(config, "");
+}
+
+std::unique_ptr<EventWriter> make_native_writer_at(const Config& config, std::string path) {
+  return std::make_unique<NativeEventWriter>(config, std::move(path));
 }
 
 }  // namespace sonde::monitor

@@ -9,6 +9,8 @@
 namespace sonde::monitor {
 
 std::unique_ptr<EventWriter> make_native_writer(const Config& config);
+// The same log at `path` (a flight-recorder snapshot).
+std::unique_ptr<EventWriter> make_native_writer_at(const Config& config, std::string path);
 std::unique_ptr<EventWriter> make_null_writer();
 std::unique_ptr<EventWriter> make_kieker_writer(const Config& config);  // dat or bin
 std::unique_ptr<EventWriter> make_native_tcp_writer(const Config& config);

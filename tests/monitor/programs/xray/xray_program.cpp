@@ -10,6 +10,7 @@
 //                                           long_running(), which P may exclude
 // Only C library calls besides our own functions: library templates would get
 // sleds too and add operations the tests do not expect.
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,12 +85,19 @@ static int rewrite_patterns(const char* path, const char* patterns) {
   return rename(temp, path) == 0 ? 0 : 1;
 }
 
-// libsonde re-reads the file every patterns_reload_ms and compares its text;
-// give it time to see the change before going on.
+// libsonde's writer thread re-reads the file every patterns_reload_ms (10
+// in the tests) and compares its text. A fixed wait was not enough: in
+// CI's ASan pass the writer was still resolving the first buffer's names
+// 800 ms later. So: wait past the reload interval, then flush twice (found
+// with dlsym: this program does not link libsonde). The first flush is
+// served by a writer iteration that re-reads the file after it; the
+// second returns only once that iteration has ended.
 static int repattern(const char* path, const char* patterns) {
   usleep(100 * 1000);
   if (rewrite_patterns(path, patterns) != 0) return 1;
-  usleep(800 * 1000);
+  usleep(50 * 1000);
+  int (*flush)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "sonde_flush");
+  if (flush == NULL || flush() != 0 || flush() != 0) return 1;
   return 0;
 }
 

@@ -1,0 +1,168 @@
+#include "analysis/model/duration_accumulator.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "stats/percentile.hpp"
+
+namespace sonde::analysis {
+namespace {
+
+constexpr int kSubBits = 7;                       // 128 sub-buckets per power of two
+constexpr uint64_t kSubCount = 1u << kSubBits;    // 128
+constexpr uint64_t kLinearLimit = 2 * kSubCount;  // values below 256 get their own bucket
+
+size_t bucket_of(int64_t value) {
+  if (value < static_cast<int64_t>(kLinearLimit)) return value < 0 ? 0 : static_cast<size_t>(value);
+  const auto v = static_cast<uint64_t>(value);
+  const int shift = std::bit_width(v) - 1 - kSubBits;  // >= 1
+  return kLinearLimit + static_cast<size_t>(shift - 1) * kSubCount + ((v >> shift) - kSubCount);
+}
+
+// Midpoint of a bucket's value range.
+double bucket_midpoint(size_t index) {
+  if (index < kLinearLimit) return static_cast<double>(index);
+  const size_t k = index - kLinearLimit;
+  const int shift = static_cast<int>(k / kSubCount) + 1;
+  const uint64_t low = (kSubCount + k % kSubCount) << shift;
+  const uint64_t width = uint64_t{1} << shift;
+  return static_cast<double>(low) + static_cast<double>(width - 1) / 2.0;
+}
+
+}  // namespace
+
+void DurationAccumulator::add(int64_t value) {
+  if (count_ == 0) {
+    min_ = max_ = shift_ = value;
+  } else {
+    min_ = std::min(min_, value);
+    max_ = std::max(max_, value);
+  }
+  ++count_;
+  // Corrupt timestamps can make absurd durations: saturate instead of
+  // overflowing (292 years of summed nanoseconds is not a real total).
+  if (__builtin_add_overflow(total_, value, &total_)) {
+    total_ = value > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+  const double d = static_cast<double>(value) - static_cast<double>(shift_);
+  shifted_sum_ += d;
+  shifted_squares_ += d * d;
+
+  if (histogram_mode_) {
+    add_to_histogram(value, 1);
+    return;
+  }
+  samples_.push_back(value);
+  sorted_ = false;
+  if (samples_.size() > exact_limit_) move_to_histogram();
+}
+
+void DurationAccumulator::merge(const DurationAccumulator& other) {
+  if (other.count_ == 0) return;
+  if (count_ == 0) {
+    const size_t limit = exact_limit_;
+    *this = other;
+    exact_limit_ = limit;
+    if (!histogram_mode_ && samples_.size() > exact_limit_) move_to_histogram();
+    return;
+  }
+  // Re-express the other's sums relative to this shift: with k the
+  // difference of shifts, sum(d + k) and sum((d + k)^2) expand directly.
+  const double k = static_cast<double>(other.shift_) - static_cast<double>(shift_);
+  const double n_b = static_cast<double>(other.count_);
+  shifted_squares_ += other.shifted_squares_ + 2 * k * other.shifted_sum_ + n_b * k * k;
+  shifted_sum_ += other.shifted_sum_ + n_b * k;
+  count_ += other.count_;
+  if (__builtin_add_overflow(total_, other.total_, &total_)) {
+    total_ = other.total_ > 0 ? std::numeric_limits<int64_t>::max()
+                              : std::numeric_limits<int64_t>::min();
+  }
+  min_ = std::min(min_, other.min_);
+  max_ = std::max(max_, other.max_);
+
+  if (!histogram_mode_ && !other.histogram_mode_ &&
+      samples_.size() + other.samples_.size() <= exact_limit_) {
+    samples_.insert(samples_.end(), other.samples_.begin(), other.samples_.end());
+    sorted_ = false;
+    return;
+  }
+  if (!histogram_mode_) move_to_histogram();
+  if (other.histogram_mode_) {
+    if (buckets_.size() < other.buckets_.size()) buckets_.resize(other.buckets_.size());
+    for (size_t i = 0; i < other.buckets_.size(); ++i) buckets_[i] += other.buckets_[i];
+  } else {
+    for (int64_t v : other.samples_) add_to_histogram(v, 1);
+  }
+}
+
+void DurationAccumulator::move_to_histogram() {
+  histogram_mode_ = true;
+  for (int64_t v : samples_) add_to_histogram(v, 1);
+  samples_.clear();
+  samples_.shrink_to_fit();
+  sorted_ = true;
+}
+
+void DurationAccumulator::add_to_histogram(int64_t value, uint64_t times) {
+  const size_t index = bucket_of(value);
+  if (index >= buckets_.size()) buckets_.resize(index + 1, 0);
+  buckets_[index] += times;
+}
+
+double DurationAccumulator::histogram_value_at(uint64_t rank) const {
+  if (rank == 0) return static_cast<double>(min_);
+  if (rank + 1 >= count_) return static_cast<double>(max_);
+  uint64_t seen = 0;
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    seen += buckets_[i];
+    if (seen > rank) {
+      const double mid = bucket_midpoint(i);
+      return std::clamp(mid, static_cast<double>(min_), static_cast<double>(max_));
+    }
+  }
+  return static_cast<double>(max_);
+}
+
+double DurationAccumulator::quantile(double p) const {
+  if (count_ == 0) return 0;
+  if (!histogram_mode_) {
+    if (!sorted_) {
+      std::sort(samples_.begin(), samples_.end());
+      sorted_ = true;
+    }
+    return stats::percentile_sorted(std::span<const int64_t>(samples_), p);
+  }
+  p = std::clamp(p, 0.0, 1.0);
+  const double h = static_cast<double>(count_ - 1) * p;
+  const auto low = static_cast<uint64_t>(std::floor(h));
+  const double a = histogram_value_at(low);
+  const double frac = h - static_cast<double>(low);
+  if (frac == 0) return a;
+  const double b = histogram_value_at(low + 1);
+  return a + frac * (b - a);
+}
+
+DistributionSummary DurationAccumulator::summary() const {
+  DistributionSummary s;
+  if (count_ == 0) return s;
+  s.count = count_;
+  s.total = total_;
+  s.mean = static_cast<double>(total_) / static_cast<double>(count_);
+  if (count_ > 1) {
+    const double n = static_cast<double>(count_);
+    const double squares = shifted_squares_ - shifted_sum_ * shifted_sum_ / n;
+    s.stddev = std::sqrt(std::max(0.0, squares) / (n - 1));
+  }
+  s.min = min_;
+  s.max = max_;
+  s.exact_quantiles = !histogram_mode_;
+  s.median = quantile(0.5);
+  s.p90 = quantile(0.90);
+  s.p95 = quantile(0.95);
+  s.p99 = quantile(0.99);
+  return s;
+}
+
+}  // namespace sonde::analysis

@@ -1,0 +1,61 @@
+// Streaming summary of a stream of durations with bounded memory.
+//
+// count, total, mean, standard deviation, min and max are always exact.
+// Quantiles are exact (Hyndman & Fan type 7, as distribution.hpp) while at
+// most `exact_limit` samples have been added; past that the samples move into
+// a log-linear histogram (128 sub-buckets per power of two, values below 256
+// kept exactly) and quantiles come from bucket midpoints, clamped to
+// [min, max]: relative error at most 1/256 (0.4 %). Memory is then bounded by
+// the histogram (at most ~57 KiB) however many samples arrive, which is what
+// lets a 10^8-record log be analysed without holding 10^8 durations.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "analysis/model/distribution.hpp"
+
+namespace sonde::analysis {
+
+class DurationAccumulator {
+ public:
+  static constexpr size_t kDefaultExactLimit = 16384;
+
+  explicit DurationAccumulator(size_t exact_limit = kDefaultExactLimit)
+      : exact_limit_(exact_limit) {}
+
+  void add(int64_t value);
+  void merge(const DurationAccumulator& other);
+
+  uint64_t count() const { return count_; }
+  // True while quantiles are exact (no more than exact_limit samples).
+  bool exact() const { return !histogram_mode_; }
+  // Q(p), p in [0, 1]; 0 when empty.
+  double quantile(double p) const;
+  DistributionSummary summary() const;
+
+ private:
+  void move_to_histogram();
+  void add_to_histogram(int64_t value, uint64_t times);
+  // Value of the `rank`-th smallest sample (0-based) in histogram mode.
+  double histogram_value_at(uint64_t rank) const;
+
+  size_t exact_limit_;
+  uint64_t count_ = 0;
+  int64_t total_ = 0;
+  int64_t min_ = 0;
+  int64_t max_ = 0;
+  // Sums of deviations from the first value (the "shifted data" variance
+  // algorithm): stable when the mean is large against the spread, mergeable,
+  // and without Welford's division per sample.
+  int64_t shift_ = 0;
+  double shifted_sum_ = 0;
+  double shifted_squares_ = 0;
+  bool histogram_mode_ = false;
+  mutable std::vector<int64_t> samples_;  // exact mode; sorted lazily
+  mutable bool sorted_ = true;
+  std::vector<uint64_t> buckets_;  // histogram mode; grows to the highest bucket used
+};
+
+}  // namespace sonde::analysis

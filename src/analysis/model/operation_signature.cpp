@@ -1,0 +1,125 @@
+#include "analysis/model/operation_signature.hpp"
+
+#include <utility>
+
+#include "analysis/text/text_trim.hpp"
+
+namespace sonde::analysis {
+namespace {
+
+// Bracket depth bookkeeping shared by the scanners: '<' '(' open, '>' ')'
+// close. Clamped at 0 so that "operator<" cannot make the rest unreadable.
+void step_depth(char c, int& depth, bool forward) {
+  const bool opens = forward ? (c == '<' || c == '(') : (c == '>' || c == ')');
+  const bool closes = forward ? (c == '>' || c == ')') : (c == '<' || c == '(');
+  if (opens) ++depth;
+  if (closes && depth > 0) --depth;
+}
+
+// Splits "a.b.C.name" or "ns::C<T>::name" at the last separator outside brackets.
+void split_qualified(std::string_view q, std::string_view& owner, std::string_view& name) {
+  size_t sep = std::string_view::npos;
+  size_t sep_len = 0;
+  int depth = 0;
+  for (size_t i = 0; i < q.size(); ++i) {
+    const char c = q[i];
+    if (depth == 0) {
+      if (c == '.') {
+        sep = i;
+        sep_len = 1;
+      } else if (c == ':' && i + 1 < q.size() && q[i + 1] == ':') {
+        sep = i;
+        sep_len = 2;
+        ++i;
+        continue;
+      }
+    }
+    step_depth(c, depth, true);
+  }
+  if (sep == std::string_view::npos) {
+    owner = {};
+    name = q;
+  } else {
+    owner = q.substr(0, sep);
+    name = q.substr(sep + sep_len);
+  }
+}
+
+}  // namespace
+
+SignatureParts split_operation_signature(std::string_view signature) {
+  SignatureParts parts;
+  const std::string_view sig = trim_space(signature);
+  // The parameter list ends at the last ')'; walk back to its matching '('.
+  size_t head_end = sig.size();
+  const size_t close = sig.rfind(')');
+  if (close != std::string_view::npos) {
+    int depth = 0;
+    for (size_t i = close + 1; i-- > 0;) {
+      if (sig[i] == ')') ++depth;
+      if (sig[i] == '(' && --depth == 0) {
+        head_end = i;
+        parts.has_parentheses = true;
+        parts.parameters = trim_space(sig.substr(i + 1, close - i - 1));
+        break;
+      }
+    }
+  }
+  const std::string_view head = trim_space(sig.substr(0, head_end));
+  // The qualified name is the last whitespace-separated token outside brackets.
+  size_t name_begin = 0;
+  int depth = 0;
+  for (size_t i = head.size(); i-- > 0;) {
+    const char c = head[i];
+    if (depth == 0 && is_ascii_space(c)) {
+      name_begin = i + 1;
+      break;
+    }
+    step_depth(c, depth, false);
+  }
+  parts.prefix = trim_space(head.substr(0, name_begin));
+  split_qualified(head.substr(name_begin), parts.qualified_class, parts.name);
+  return parts;
+}
+
+std::string_view class_of_signature(std::string_view signature, std::string_view fallback) {
+  const SignatureParts parts = split_operation_signature(signature);
+  return parts.qualified_class.empty() ? fallback : parts.qualified_class;
+}
+
+std::string short_operation_label(std::string_view signature) {
+  const SignatureParts parts = split_operation_signature(signature);
+  std::string label(parts.name);
+  if (parts.has_parentheses) label += parts.parameters.empty() ? "()" : "(..)";
+  return label;
+}
+
+std::string_view short_class_label(std::string_view qualified_class) {
+  std::string_view owner;
+  std::string_view name;
+  split_qualified(trim_space(qualified_class), owner, name);
+  return name;
+}
+
+std::string readable_type_names(std::string_view text) {
+  // Longest first: the string types contain the bare "std::__cxx11::".
+  static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
+      {"std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
+       "std::string"},
+      {"std.__cxx11.basic_string<char| std.char_traits<char>| std.allocator<char> >", "std.string"},
+      {"std::basic_string<char, std::char_traits<char>, std::allocator<char> >", "std::string"},
+      {"std.basic_string<char| std.char_traits<char>| std.allocator<char> >", "std.string"},
+      {"std::basic_string_view<char, std::char_traits<char> >", "std::string_view"},
+      {"std.basic_string_view<char| std.char_traits<char> >", "std.string_view"},
+      {"std::__cxx11::", "std::"},
+      {"std.__cxx11.", "std."},
+  };
+  std::string out(text);
+  for (const auto& [from, to] : kNames) {
+    for (size_t at = out.find(from); at != std::string::npos; at = out.find(from, at + to.size()))
+      out.replace(at, from.size(), to);
+  }
+  return out;
+}
+
+}  // namespace sonde::analysis

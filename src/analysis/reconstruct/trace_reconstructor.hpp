@@ -1,0 +1,190 @@
+// Streaming trace reconstruction: a RecordSink that groups records by trace
+// id and hands each trace to a TraceSink the moment it is complete, so memory
+// holds only the traces still open. Flow events (TraceMetadata +
+// Before/After events) and OperationExecutionRecords are reconstructed into
+// the same Trace model (trace_model.hpp).
+//
+// Open traces are bounded: past `max_open_traces`, the least recently active
+// trace is closed; with a timeout, a trace idle that long (in log time: the
+// newest timestamp seen so far) is closed. Traces closed before they are
+// complete, and complete ones whose content is inconsistent, are reported as
+// InvalidTrace with reasons, never dropped silently.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <variant>
+#include <vector>
+
+#include "analysis/model/trace_model.hpp"
+#include "analysis/reconstruct/event_trace_buffer.hpp"
+#include "analysis/reconstruct/execution_record_buffer.hpp"
+#include "format/record.hpp"
+#include "format/string_pool.hpp"
+#include "format/typed_flow_sink.hpp"
+
+namespace sonde::analysis {
+
+struct ReconstructionOptions {
+  // Synthesise missing after events (Kieker's --repair-event-based-traces):
+  // an after event closes the executions left open above its own, and at the
+  // end of input every still-open execution is closed. Lost events (gaps in
+  // the order indices) cannot be repaired.
+  bool repair_event_traces = false;
+  // Close an OperationExecutionRecord trace as soon as its entry execution
+  // (eoi 0, ess 0) and all eois below the highest one have arrived. The entry
+  // is written last, when it returns, so this is safe for logs written in
+  // order; set false to wait for the timeout or the end of input as Kieker does.
+  bool close_execution_traces_on_entry = true;
+  // Bound on traces open at once; 0 = unbounded.
+  size_t max_open_traces = 1'000'000;
+  // Close traces without a record for this long (ns of log time); 0 = never.
+  int64_t trace_timeout_ns = 0;
+};
+
+struct ReconstructionStats {
+  uint64_t records = 0;               // all records seen
+  uint64_t flow_records = 0;          // TraceMetadata and trace events
+  uint64_t execution_records = 0;     // OperationExecutionRecords
+  uint64_t log_metadata_records = 0;  // KiekerMetadataRecords (describe the log, not a trace)
+  uint64_t ignored_records = 0;       // records trace analysis does not use
+  std::map<std::string, uint64_t> ignored_by_type;  // class name -> count
+  uint64_t valid_traces = 0;
+  uint64_t invalid_traces = 0;
+  uint64_t evicted_traces = 0;      // closed by max_open_traces
+  uint64_t timed_out_traces = 0;    // closed by trace_timeout_ns
+  uint64_t reopened_trace_ids = 0;  // records for a trace id closed shortly before
+  size_t peak_open_traces = 0;
+};
+
+class TraceReconstructor : public format::RecordSink, private format::TypedFlowSink {
+ public:
+  // Trace strings are interned in `strings` (a new pool if null), which must
+  // outlive every use of the traces and of what sinks keep from them.
+  explicit TraceReconstructor(TraceSink& sink, ReconstructionOptions options = {},
+                              std::shared_ptr<format::StringPool> strings = nullptr);
+
+  bool on_record(const format::Record& record) override;
+  // Native logs deliver their flow records through the typed fast path.
+  format::TypedFlowSink* typed_flow() override { return this; }
+
+  // Records seen per class name (including those taken in typed form).
+  std::map<std::string, uint64_t> record_type_counts() const;
+
+  // End of input: closes every open trace, in ascending trace-id order (as
+  // Kieker does, for deterministic output). Call once, after the last record.
+  void finish();
+
+  const ReconstructionStats& stats() const { return stats_; }
+  size_t open_traces() const { return open_.size(); }
+  const std::shared_ptr<format::StringPool>& strings() const { return strings_; }
+
+ private:
+  enum class RecordRole : uint8_t {
+    kTraceMetadata,
+    kFlowEvent,
+    kExecutionRecord,
+    kLogMetadata,
+    kIgnored,
+  };
+  struct Layout {
+    // Checked on every lookup: a reader may free a schema and allocate
+    // another at the same address (e.g. one reader per file).
+    uint64_t schema_serial = 0;
+    std::string class_name;
+    uint64_t records = 0;  // records of this schema seen
+    RecordRole role = RecordRole::kIgnored;
+    FlowEventKind event_kind = FlowEventKind::kOther;
+    bool constructor = false;  // a constructor's event
+    // Field indices (-1 = absent), meaning depends on the role.
+    int trace_id = -1, thread_id = -1, session = -1, host = -1, parent_trace_id = -1,
+        parent_order_id = -1, timestamp = -1, order_index = -1, operation = -1, component = -1,
+        cause = -1, tin = -1, tout = -1, eoi = -1, ess = -1, callee_operation = -1,
+        callee_component = -1;
+  };
+  struct OpenKey {
+    int64_t trace_id;
+    bool execution_records;  // the two record families are separate traces, as in Kieker
+    bool operator==(const OpenKey&) const = default;
+  };
+  struct OpenKeyHash {
+    size_t operator()(const OpenKey& k) const noexcept {
+      return std::hash<int64_t>()(k.trace_id) ^ (k.execution_records ? 0x9e3779b9u : 0u);
+    }
+  };
+  struct OpenTrace {
+    std::variant<EventTraceBuffer, ExecutionRecordBuffer> buffer;
+    std::list<OpenKey>::iterator lru_position;
+    int64_t last_active = 0;  // log time of its latest record
+    bool reopened = false;    // its id had been closed shortly before
+  };
+
+  Layout& layout_of(const format::RecordSchema* schema);
+  void add_trace_metadata(const TraceMetadataInfo& metadata, int64_t timestamp);
+  void add_flow_event(int64_t trace_id, const FlowEvent& event);
+
+  // format::TypedFlowSink
+  void on_source_begin() override;
+  void on_operation(uint32_t id, std::string_view signature, std::string_view component) override;
+  bool on_trace_start(const format::TypedTraceStart& start) override;
+  bool on_operation_event(const format::TypedOperationEvent& event) override;
+  std::string_view intern(const format::Record& r, int field);
+  // The class part of an interned operation signature, parsed once per
+  // distinct signature (it is a view into the interned string).
+  std::string_view component_of(std::string_view interned_operation);
+  OpenTrace& open_trace(const OpenKey& key);
+  void close(OpenKey key, CloseCause cause);
+  void advance_clock(int64_t timestamp);
+  void enforce_bounds();
+  void remember_closed(const OpenKey& key);
+
+  TraceSink& sink_;
+  ReconstructionOptions options_;
+  std::shared_ptr<format::StringPool> strings_;
+  ReconstructionStats stats_;
+  std::unordered_map<const format::RecordSchema*, Layout> layouts_;
+  // One-entry caches for the common case of consecutive records of one type
+  // and one trace (a thread's events arrive in runs).
+  const format::RecordSchema* last_schema_ = nullptr;
+  Layout* last_layout_ = nullptr;
+  std::map<std::string, uint64_t> retired_type_counts_;  // of layouts replaced
+  // Typed fast path: the current source's operations (interned) by id, and
+  // counts of the records taken in typed form.
+  struct SourceOperation {
+    std::string_view signature;
+    std::string_view component;
+    bool defined = false;
+  };
+  std::vector<SourceOperation> source_operations_;
+  std::unordered_map<uint32_t, SourceOperation> sparse_source_operations_;
+  std::array<uint64_t, 4> typed_counts_{};  // TraceMetadata, Before, After, AfterFailed
+  OpenKey last_key_{-1, false};
+  OpenTrace* last_open_ = nullptr;  // reset whenever a trace closes
+  // Direct-mapped cache of recently interned strings, keyed by the reader's
+  // pointer and verified by content, so a repeated operation name costs a
+  // compare instead of a hash and a table lookup.
+  struct InternCacheEntry {
+    const char* source = nullptr;
+    std::string_view interned;
+  };
+  std::array<InternCacheEntry, 256> intern_cache_{};
+  // Interned strings are unique per content, so their address is a key.
+  std::unordered_map<const char*, std::string_view> components_;
+  std::unordered_map<OpenKey, OpenTrace, OpenKeyHash> open_;
+  std::list<OpenKey> lru_;  // front = most recently active
+  // Newest timestamp seen (log time). Starts at 0 and only grows, so every
+  // last_active lies in [0, now_] and now_ - last_active cannot overflow.
+  int64_t now_ = 0;
+  // Recently closed trace ids (bounded FIFO), to flag late records.
+  std::deque<OpenKey> closed_order_;
+  std::unordered_set<OpenKey, OpenKeyHash> closed_;
+};
+
+}  // namespace sonde::analysis

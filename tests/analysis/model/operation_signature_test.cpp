@@ -1,0 +1,72 @@
+// Signature splitting for Java (as Kieker records it) and C++ names.
+#include "analysis/model/operation_signature.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sonde::analysis {
+namespace {
+
+TEST(OperationSignature, JavaWithModifiers) {
+  const SignatureParts p = split_operation_signature(
+      "public static void kieker.examples.BookstoreStarter.main(java.lang.String[])");
+  EXPECT_EQ(p.prefix, "public static void");
+  EXPECT_EQ(p.qualified_class, "kieker.examples.BookstoreStarter");
+  EXPECT_EQ(p.name, "main");
+  EXPECT_EQ(p.parameters, "java.lang.String[]");
+  EXPECT_TRUE(p.has_parentheses);
+}
+
+TEST(OperationSignature, BareJavaAndInnerClass) {
+  SignatureParts p = split_operation_signature("bookstoreTracing.Catalog.getBook(boolean)");
+  EXPECT_EQ(p.prefix, "");
+  EXPECT_EQ(p.qualified_class, "bookstoreTracing.Catalog");
+  EXPECT_EQ(p.name, "getBook");
+  p = split_operation_signature("public void a.Starter$1.run()");
+  EXPECT_EQ(p.qualified_class, "a.Starter$1");
+  EXPECT_EQ(p.parameters, "");
+}
+
+TEST(OperationSignature, CppTemplatesAndQualifiers) {
+  const SignatureParts p = split_operation_signature(
+      "std::vector<int> ns::Cache<std::string, int>::lookup(const std::pair<int, int>&) const");
+  EXPECT_EQ(p.prefix, "std::vector<int>");
+  EXPECT_EQ(p.qualified_class, "ns::Cache<std::string, int>");
+  EXPECT_EQ(p.name, "lookup");
+  EXPECT_EQ(p.parameters, "const std::pair<int, int>&");
+}
+
+TEST(OperationSignature, FreeFunctionsAndNamesWithoutParentheses) {
+  SignatureParts p = split_operation_signature("int main(int, char**)");
+  EXPECT_EQ(p.qualified_class, "");
+  EXPECT_EQ(p.name, "main");
+  p = split_operation_signature("compute");
+  EXPECT_EQ(p.name, "compute");
+  EXPECT_FALSE(p.has_parentheses);
+  EXPECT_EQ(class_of_signature("compute", "fallback"), "fallback");
+}
+
+TEST(OperationSignature, ShortLabelsAsKieker) {
+  EXPECT_EQ(short_operation_label("bookstoreTracing.Catalog.getBook(boolean)"), "getBook(..)");
+  EXPECT_EQ(short_operation_label("public void a.B.searchBook()"), "searchBook()");
+  EXPECT_EQ(short_operation_label("compute"), "compute");
+  EXPECT_EQ(short_class_label("bookstoreTracing.Catalog"), "Catalog");
+  EXPECT_EQ(short_class_label("ns::Cache<a::B, int>"), "Cache<a::B, int>");
+}
+
+// The demo's lock site as the Dispensable Synchronization finding showed it.
+TEST(OperationSignature, ReadableTypeNamesShortenTheStandardStrings) {
+  EXPECT_EQ(readable_type_names("shop.Shop.cross_bridge(std.__cxx11.basic_string<char| "
+                                "std.char_traits<char>| std.allocator<char> > const&)"),
+            "shop.Shop.cross_bridge(std.string const&)");
+  EXPECT_EQ(readable_type_names("void f(std::__cxx11::basic_string<char, std::char_traits<char>, "
+                                "std::allocator<char> >, std::basic_string_view<char, "
+                                "std::char_traits<char> >, std::__cxx11::list<int>)"),
+            "void f(std::string, std::string_view, std::list<int>)");
+  // Twice in a row, and text that only looks similar stays.
+  EXPECT_EQ(readable_type_names("std.__cxx11.list<int> std.__cxx11.list<int>"),
+            "std.list<int> std.list<int>");
+  EXPECT_EQ(readable_type_names("SELECT a || b FROM std_cxx11"), "SELECT a || b FROM std_cxx11");
+}
+
+}  // namespace
+}  // namespace sonde::analysis

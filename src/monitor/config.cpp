@@ -141,6 +141,11 @@ const std::vector<ConfigKey>& config_keys() {
       {"flight_min_interval_ms",
        "flight recorder: at most one triggered snapshot per this interval (the rest are counted)"},
       {"flight_max_snapshots", "flight recorder: snapshots written at most per run"},
+      {"flight_context_model",
+       "flight recorder: a model saved by 'sonde context --save-model'; an execution far outside "
+       "its calling context triggers a snapshot"},
+      {"flight_context_score",
+       "flight recorder: the context trigger's robust score, (duration - Q3) / IQR (default 3)"},
   };
   return keys;
 }
@@ -338,6 +343,20 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
     c.patterns = value;
     return "";
   }
+  if (key == "flight_context_model") {
+    c.flight_context_model = value;
+    return "";
+  }
+  if (key == "flight_context_score") {
+    const std::string text(value);
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !(v > 0 && v <= 1000)) {
+      return bad(key, value, "a number above 0, at most 1000");
+    }
+    c.flight_context_score = v;
+    return "";
+  }
   if (key == "trace_start") {
     c.trace_start = value;
     return "";
@@ -385,7 +404,10 @@ uint32_t flight_ring_buffers(const Config& c) {
 }
 
 std::string check_config(const Config& c) {
-  if (!c.flight) return "";
+  if (!c.flight) {
+    if (!c.flight_context_model.empty()) return "flight_context_model needs flight = on";
+    return "";
+  }
   // A thread needs its ring's buffers plus buffers_per_thread to fill while
   // the writer holds the ring; the writer gives buffers back through a ring
   // of 64 (buffer.hpp), which bounds both together.

@@ -108,6 +108,10 @@ struct Config {
   uint32_t flight_slow_trace_ms = 0;       // trigger: a trace at least this long (0: off)
   uint32_t flight_min_interval_ms = 5000;  // triggers: at most one snapshot per interval
   uint32_t flight_max_snapshots = 100;     // then further requests are counted, not written
+  // Trigger: an execution scoring above flight_context_score against a
+  // saved calling-context model (`sonde context --save-model`; "" = off).
+  std::string flight_context_model;
+  double flight_context_score = 3;  // Tukey's "far out", as `sonde context --anomalies`
 };
 
 // Checks that keys agree with each other (after all are applied).

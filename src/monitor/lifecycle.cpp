@@ -72,6 +72,18 @@ void print_summary(State& s) {
         static_cast<unsigned long long>(f.over_limit),
         static_cast<unsigned long long>(f.traces_cut_off),
         static_cast<unsigned long long>(f.calls_salvaged));
+    if (s.flight->context_trigger_active()) {
+      const flight::ContextTriggerStats& c = s.flight->context_stats();
+      std::fprintf(stderr,
+                   "sonde: flight recorder: context trigger: %llu traces scored, %llu above "
+                   "flight_context_score; not scored: %llu with a context the model never saw, "
+                   "%llu too large, %llu that lost events\n",
+                   static_cast<unsigned long long>(c.scored),
+                   static_cast<unsigned long long>(c.anomalies),
+                   static_cast<unsigned long long>(c.unknown),
+                   static_cast<unsigned long long>(c.too_large),
+                   static_cast<unsigned long long>(c.damaged));
+    }
   } else {
     std::fprintf(stderr, "sonde: %llu events written, %llu lost, log: %s\n",
                  static_cast<unsigned long long>(t.written),
@@ -130,7 +142,18 @@ void start_writer(State& s) {
   // logs of their own.
   s.core = std::make_unique<WriterCore>(
       s.config, s.config.flight ? make_null_writer() : make_event_writer(s.config), info);
-  if (s.config.flight) s.flight = std::make_unique<flight::FlightRecorder>(s.config);
+  if (s.config.flight) {
+    s.flight = std::make_unique<flight::FlightRecorder>(s.config);
+    // A model that cannot be used is a bad configuration: monitoring stays
+    // off rather than recording without the trigger the user asked for.
+    if (std::string err = s.flight->load_context_model(); !err.empty()) {
+      std::fprintf(stderr, "sonde: monitoring disabled: %s\n", err.c_str());
+      s.flight.reset();
+      s.core.reset();
+      set_mode(kModeOff);
+      return;
+    }
+  }
   if (std::string err = s.core->open(); !err.empty()) {
     std::fprintf(stderr, "sonde: monitoring disabled: %s\n", err.c_str());
     s.core.reset();

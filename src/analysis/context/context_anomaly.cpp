@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "format/context_fences.hpp"
+
 namespace sonde::analysis {
 
 double anomaly_score(const ContextNode& d, int64_t duration) {
-  const double scale = std::max({d.quartiles.iqr(), 0.05 * d.quartiles.median, 1.0});
-  return (static_cast<double>(duration) - d.quartiles.q3) / scale;
+  // One formula for `sonde context --anomalies` and the flight recorder's
+  // context trigger (format/context_fences.hpp).
+  const format::ContextFence fence =
+      format::make_context_fence(d.quartiles.q1, d.quartiles.median, d.quartiles.q3, 0);
+  return format::context_score(fence, static_cast<double>(duration));
 }
 
 AnomalyReport detect_anomalies(const ContextData& data, const ContextTree& tree, double threshold,

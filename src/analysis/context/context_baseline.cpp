@@ -8,25 +8,15 @@
 #include <unordered_map>
 
 #include "analysis/context/context_tree_dot.hpp"
+#include "format/context_key.hpp"
 
 namespace sonde::analysis {
 namespace {
 
 using nlohmann::json;
 
-uint64_t mix(uint64_t x) {  // splitmix64's finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-uint64_t combine(uint64_t a, uint64_t b) { return mix(a ^ mix(b)); }
-uint64_t name_key(std::string_view s) {
-  uint64_t h = 1469598103934665603ULL;  // FNV-1a
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
-  return mix(h ^ s.size());
-}
-constexpr uint64_t kRootTag = 0x24;  // `$`, the caller / parent of a root
+using format::context_key::combine;
+using format::context_key::kRootTag;
 
 const char* level_name(ContextLevel l) { return to_string(l); }
 
@@ -101,7 +91,7 @@ ContextKeys::ContextKeys(const ContextData& data) {
   auto& stack = keys[static_cast<size_t>(ContextLevel::kStack)];
   auto& trace = keys[static_cast<size_t>(ContextLevel::kTrace)];
   op.resize(data.operations.size());
-  for (size_t i = 0; i < op.size(); ++i) op[i] = combine(1, name_key(data.operations[i]));
+  for (size_t i = 0; i < op.size(); ++i) op[i] = format::context_key::operation(data.operations[i]);
   caller.resize(data.caller_op.size());
   for (size_t c = 0; c < caller.size(); ++c) {
     const uint32_t of = data.caller_of[c];
@@ -123,18 +113,17 @@ ContextKeys::ContextKeys(const ContextData& data) {
     chain.clear();
   }
   std::vector<uint64_t> shape_key(data.shapes.size());
+  std::vector<uint64_t> shape_ops;
   for (size_t sh = 0; sh < shape_key.size(); ++sh) {
     const TraceShape& shape = data.shapes[sh];
-    uint64_t h = combine(4, shape.ops.size());
-    for (size_t i = 0; i < shape.ops.size(); ++i) {
-      h = combine(h, combine(op[shape.ops[i]], static_cast<uint64_t>(shape.parent[i] + 1)));
-    }
-    shape_key[sh] = h;
+    shape_ops.clear();
+    for (uint32_t o : shape.ops) shape_ops.push_back(op[o]);
+    shape_key[sh] = format::context_key::trace_shape(shape_ops, shape.parent);
   }
   trace.resize(data.trace_stack.size());
   for (size_t t = 0; t < trace.size(); ++t) {
-    trace[t] =
-        combine(shape_key[data.trace_shape[t]], static_cast<uint64_t>(data.trace_position[t]));
+    trace[t] = format::context_key::trace(shape_key[data.trace_shape[t]],
+                                          static_cast<size_t>(data.trace_position[t]));
   }
 }
 

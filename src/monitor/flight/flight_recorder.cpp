@@ -51,14 +51,35 @@ void FlightRecorder::request_snapshot(const char* reason, bool from_signal) {
   controller::state().doorbell.ring();
 }
 
-void FlightRecorder::scan(Held& h, const RawEvent* begin, const RawEvent* end) {
-  if (slow_ticks_ == 0) return;
+std::string FlightRecorder::load_context_model() {
+  if (config_.flight_context_model.empty()) return "";
+  std::string err = context_.load(config_.flight_context_model, config_.flight_context_score);
+  return err.empty() ? "" : "flight_context_model '" + config_.flight_context_model + "': " + err;
+}
+
+void FlightRecorder::trigger(std::string reason) {
+  if (!triggered_) trigger_reason_ = std::move(reason);
+  triggered_ = true;
+}
+
+void FlightRecorder::scan(controller::State& s, Held& h, const RawEvent* begin,
+                          const RawEvent* end) {
+  if (!scanning()) return;
+  const double ns_per_tick = s.core->calibration().ns_per_tick();
   for (const RawEvent* e = begin; e != end; ++e) {
-    const int step = depth_step(*e);
-    if (step > 0) {
-      if (h.depth++ == 0) h.trace_start = e->a;
-    } else if (step < 0 && h.depth > 0) {
-      if (--h.depth == 0 && e->a - h.trace_start >= slow_ticks_) triggered_ = true;
+    if (slow_ticks_ != 0) {
+      const int step = depth_step(*e);
+      if (step > 0) {
+        if (h.depth++ == 0) h.trace_start = e->a;
+      } else if (step < 0 && h.depth > 0) {
+        if (--h.depth == 0 && e->a - h.trace_start >= slow_ticks_) {
+          trigger("a trace of at least flight_slow_trace_ms " +
+                  std::to_string(config_.flight_slow_trace_ms) + " ms ended");
+        }
+      }
+    }
+    if (context_.active() && context_.on_event(h.context, *e, *s.core, ns_per_tick)) {
+      trigger(context_.describe());
     }
   }
 }
@@ -80,7 +101,7 @@ void FlightRecorder::hold(controller::State& s, Buffer* b) {
   set_slow_ticks(s);
   Held& h = held_[b->channel];
   const size_t from = h.scanned_buffer == b ? h.scanned : 0;
-  scan(h, b->events + from, b->events + b->used);
+  scan(s, h, b->events + from, b->events + b->used);
   h.scanned_buffer = nullptr;
   h.scanned = 0;
   h.buffers.push_back(b);
@@ -114,7 +135,7 @@ void FlightRecorder::expire_exited(controller::State& s, uint64_t now_raw, doubl
 
 void FlightRecorder::scan_partial(controller::State& s) {
   set_slow_ticks(s);
-  if (slow_ticks_ == 0) return;
+  if (!scanning()) return;
   MonitorLock lock(s.channels_mu);
   for (ThreadChannel* ch : s.channels) {
     const auto [b, upto] = filled_part(*ch);
@@ -122,7 +143,7 @@ void FlightRecorder::scan_partial(controller::State& s) {
     Held& h = held_[ch];
     const size_t from = h.scanned_buffer == b ? h.scanned : 0;
     if (upto <= from) continue;
-    scan(h, b->events + from, b->events + upto);
+    scan(s, h, b->events + from, b->events + upto);
     h.scanned_buffer = b;
     h.scanned = upto;
   }
@@ -143,8 +164,7 @@ bool FlightRecorder::serve(controller::State& s) {
     asked = true;
   } else if (triggered_) {
     triggered_ = false;
-    reason = "a trace of at least flight_slow_trace_ms " +
-             std::to_string(config_.flight_slow_trace_ms) + " ms ended";
+    reason = std::move(trigger_reason_);
   } else {
     return false;
   }

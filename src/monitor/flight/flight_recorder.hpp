@@ -4,8 +4,9 @@
 // flight_ring_kib per thread, and hands the oldest back to its thread. A
 // snapshot writes the events of the last flight_window_ms of every thread,
 // cut at one instant, as an ordinary native log of its own. Snapshots are
-// asked for by a signal, by sonde_snapshot(), or by a trigger (a trace at
-// least flight_slow_trace_ms long).
+// asked for by a signal, by sonde_snapshot(), or by a trigger: a trace at
+// least flight_slow_trace_ms long, or an execution far outside its calling
+// context (flight_context_model, context_trigger.hpp).
 //
 // Everything here runs on the writer thread with core_mu held, except
 // request_snapshot(), which any thread (and a signal handler) may call.
@@ -21,6 +22,7 @@
 
 #include "monitor/buffer.hpp"
 #include "monitor/config.hpp"
+#include "monitor/flight/context_trigger.hpp"
 
 namespace sonde::monitor::controller {
 struct State;
@@ -42,6 +44,8 @@ struct FlightStats {
 class FlightRecorder {
  public:
   explicit FlightRecorder(const Config& config);
+  // Reads flight_context_model if one is set; "" or the problem.
+  std::string load_context_model();
 
   // Takes a full buffer instead of writing it (drain_full); hands the
   // thread's oldest held buffer back when the ring is over its size.
@@ -60,6 +64,8 @@ class FlightRecorder {
   // A snapshot now, whatever the interval (a fatal signal: the last chance).
   void snapshot_now(controller::State& s, const std::string& reason);
   const FlightStats& stats() const { return stats_; }
+  const ContextTriggerStats& context_stats() const { return context_.stats(); }
+  bool context_trigger_active() const { return context_.active(); }
 
   // Any thread, async-signal-safe for `from_signal` (no reason text then).
   static void request_snapshot(const char* reason, bool from_signal);
@@ -72,8 +78,12 @@ class FlightRecorder {
     uint64_t trace_start = 0;
     const Buffer* scanned_buffer = nullptr;  // partly scanned current buffer
     size_t scanned = 0;                      // its events already scanned
+    ContextTrigger::Stream context;          // the context trigger's view of it
   };
-  void scan(Held& h, const RawEvent* begin, const RawEvent* end);
+  // Whether any trigger looks at the events.
+  bool scanning() const { return slow_ticks_ != 0 || context_.active(); }
+  void scan(controller::State& s, Held& h, const RawEvent* begin, const RawEvent* end);
+  void trigger(std::string reason);
   // flight_slow_trace_ms in timer ticks, once the writer's clock is known.
   void set_slow_ticks(const controller::State& s);
   void release(controller::State& s, Buffer* b);
@@ -83,7 +93,9 @@ class FlightRecorder {
   const uint32_t ring_buffers_;
   std::unordered_map<const ThreadChannel*, Held> held_;
   uint64_t slow_ticks_ = 0;  // flight_slow_trace_ms in timer ticks (0: off)
+  ContextTrigger context_;
   bool triggered_ = false;   // a trigger fired since the last snapshot
+  std::string trigger_reason_;  // the first trigger's reason since then
   int64_t last_snapshot_ms_ = -1;
   uint32_t signals_served_ = 0;
   uint32_t requests_served_ = 0;

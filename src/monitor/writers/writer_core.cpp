@@ -30,7 +30,7 @@ uint32_t WriterCore::function_op(uint64_t address) {
 }
 
 uint32_t WriterCore::function_op_slow(uint64_t address) {
-  auto [it, inserted] = function_ops_.try_emplace(address, NamedOp{next_op_, {}});
+  auto [it, inserted] = function_ops_.try_emplace(address, NamedOp{next_op_, {}, {}});
   if (!inserted) return it->second.op;
   ++next_op_;
   ++functions_seen_;
@@ -46,6 +46,7 @@ uint32_t WriterCore::function_op_slow(uint64_t address) {
   op.line = s.line;
   writer_->operation(op);
   it->second.name = std::move(op.name);
+  it->second.module = std::move(op.module);
   return op.id;
 }
 
@@ -57,6 +58,11 @@ const std::string* WriterCore::name_function(uint64_t address) {
 const std::string* WriterCore::function_name(uint64_t address) const {
   auto it = function_ops_.find(address);
   return it == function_ops_.end() ? nullptr : &it->second.name;
+}
+
+const std::string* WriterCore::function_module(uint64_t address) const {
+  auto it = function_ops_.find(address);
+  return it == function_ops_.end() ? nullptr : &it->second.module;
 }
 
 void WriterCore::forget_functions(uint64_t begin, uint64_t end) {

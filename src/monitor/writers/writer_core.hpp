@@ -53,10 +53,13 @@ class WriterCore {
   // The same, naming the function in the log now if it has no name yet
   // (culling, which observes events before they are written).
   const std::string* name_function(uint64_t address);
+  // The module (object file) of a named function, or null (as function_name).
+  const std::string* function_module(uint64_t address) const;
   uint64_t events_lost() const { return lost_ + writer_->events_lost(); }
   const EventWriter& writer() const { return *writer_; }
   EventWriter& writer() { return *writer_; }
   const Calibration& calibration() const { return calibration_; }
+  const ProcessInfo& process() const { return process_; }
 
  private:
   struct Decode {
@@ -95,7 +98,8 @@ class WriterCore {
   OpCacheEntry manual_cache_[kOpCacheSize];
   struct NamedOp {
     uint32_t op = 0;
-    std::string name;  // as written to the log (function_name)
+    std::string name;    // as written to the log (function_name)
+    std::string module;  // the same (the flight recorder's context keys)
   };
   std::unordered_map<uint64_t, NamedOp> function_ops_;
   std::unordered_map<uint64_t, uint32_t> manual_ops_;

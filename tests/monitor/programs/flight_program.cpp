@@ -25,6 +25,14 @@
 //     "rss_kb FIRST LAST" on stderr.
 //   test_flight abort N
 //     N traces "doomed.request", then abort().
+//   test_flight context-train N FAST_MS SLOW_MS
+//     N times: a trace "path.fast" calling "work" for FAST_MS, and a trace
+//     "path.slow" calling "work" for SLOW_MS (two calling contexts of one
+//     operation, for a saved context model).
+//   test_flight context N FAST_MS SLOW_MS PLANT
+//     N traces "path.slow" (SLOW_MS: slow but normal for their context);
+//     with PLANT 1, then one "path.fast" whose "work" takes SLOW_MS (as slow,
+//     but far outside its context); then a pause.
 #include <signal.h>
 #include <unistd.h>
 
@@ -62,6 +70,19 @@ void slow_request(int ms) {
   SONDE_SCOPE_NAMED("slow.request");
   SONDE_SCOPE_NAMED("slow.step");
   pause_ms(ms);
+}
+
+void work(int ms) {
+  SONDE_SCOPE_NAMED("work");
+  pause_ms(ms);
+}
+void path_fast(int work_ms) {
+  SONDE_SCOPE_NAMED("path.fast");
+  work(work_ms);
+}
+void path_slow(int work_ms) {
+  SONDE_SCOPE_NAMED("path.slow");
+  work(work_ms);
 }
 
 long rss_kb() {
@@ -147,6 +168,20 @@ int main(int argc, char** argv) {
       SONDE_SCOPE_NAMED("doomed.request");
     }
     std::abort();
+  }
+  if (mode == "context-train" && argc >= 5) {
+    for (int i = 0; i < n; ++i) {
+      path_fast(std::atoi(argv[3]));
+      path_slow(std::atoi(argv[4]));
+    }
+    return 0;
+  }
+  if (mode == "context" && argc >= 6) {
+    const int slow = std::atoi(argv[4]);
+    for (int i = 0; i < n; ++i) path_slow(slow);
+    if (std::atoi(argv[5]) != 0) path_fast(slow);
+    pause_ms(500);
+    return 0;
   }
   if (mode == "steady") {
     long first = -1;

@@ -73,6 +73,7 @@ int convert_traces(const ConvertOptions& o, const std::string& output,
   }
   if (r.stitched_parts > 0) std::cerr << ", " << r.stitched_parts << " continued parts stitched";
   if (r.counter_values > 0) std::cerr << ", " << r.counter_values << " sampler values";
+  if (r.loss_markers > 0) std::cerr << ", " << r.loss_markers << " lost-event markers";
   std::cerr << ") written to " << output;
   // The rate, for converting logs of 10^8 events: records read per second.
   if (seconds > 0 && r.read.records > 0) {

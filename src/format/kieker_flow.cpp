@@ -155,6 +155,7 @@ bool KiekerFlowBuilder::event(uint32_t thread, const FlowEvent& e) {
       return emit_operation_event(e.kind == native::EventKind::kExit ? after_ : failed_, t, e);
     case native::EventKind::kLost:
       t.order += static_cast<int64_t>(e.lost);
+      sink_.on_lost_events({e.time_ns, host_, static_cast<int64_t>(t.os_tid), e.lost});
       return true;
   }
   return true;

@@ -35,6 +35,7 @@ LogReadStats read_native_as_records(const std::string& path, RecordSink& sink) {
   stats.files.push_back(path);
   stats.records = expander.delivered();
   stats.lost_reported = std::max(r.lost_reported, r.end_events_lost);
+  if (!expander.snapshot_reason().empty()) stats.snapshot_reasons.push_back(expander.snapshot_reason());
   if (!r.ok) {
     stats.ok = false;
     stats.errors.push_back(r.error);
@@ -84,6 +85,8 @@ LogReadStats read_log(const std::string& path, RecordSink& sink) {
         total.errors.insert(total.errors.end(), s.errors.begin(), s.errors.end());
         total.warnings.insert(total.warnings.end(), s.warnings.begin(), s.warnings.end());
         total.files.insert(total.files.end(), s.files.begin(), s.files.end());
+        total.snapshot_reasons.insert(total.snapshot_reasons.end(), s.snapshot_reasons.begin(),
+                                      s.snapshot_reasons.end());
       }
       return total;
     }

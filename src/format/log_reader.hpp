@@ -22,6 +22,9 @@ struct LogReadStats {
   uint64_t skipped = 0;               // records that could not be delivered (unknown type, ...)
   uint64_t lost_reported = 0;         // events the monitor reported as lost while writing
   std::vector<std::string> files;     // data files read, in order
+  // Why each flight-recorder snapshot read was taken (its META
+  // snapshot.reason, docs/flight-recorder.md), in file order.
+  std::vector<std::string> snapshot_reasons;
 };
 
 enum class LogKind { kUnknown, kNative, kKiekerDirectory, kOpenXtrace };

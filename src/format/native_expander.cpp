@@ -10,6 +10,7 @@ void NativeExpander::on_meta(std::string_view key, std::string_view value) {
   if (key == "host") flow_.set_host(value);
   if (key == "application") application_ = std::string(value);
   if (key == "start_epoch_ns") start_ns_ = std::atoll(std::string(value).c_str());
+  if (key == "snapshot.reason") snapshot_reason_ = std::string(value);
 }
 
 void NativeExpander::on_thread(const NativeThread& t) {

@@ -27,6 +27,8 @@ class NativeExpander final : public NativeVisitor {
 
   // Records handed to the sink.
   uint64_t delivered() const { return delivered_; }
+  // A flight-recorder snapshot's reason (META snapshot.reason), or "".
+  const std::string& snapshot_reason() const { return snapshot_reason_; }
   // The sink asked to stop (returned false); nothing more is delivered.
   bool stopped() const { return stopped_; }
 
@@ -37,6 +39,7 @@ class NativeExpander final : public NativeVisitor {
   StringPool pool_;
   KiekerFlowBuilder flow_;
   std::string application_;
+  std::string snapshot_reason_;
   int64_t start_ns_ = -1;
   bool metadata_sent_ = false;
   bool stopped_ = false;

@@ -35,10 +35,24 @@ bool values_match_schema(const Record& r);
 // Receives records from any reader. Returning false stops reading.
 class TypedFlowSink;
 
+// Events the monitor counted as lost at a point of a thread's stream (a
+// native log's lost marker): where the record stream has a gap.
+struct LostEvents {
+  int64_t time_ns = 0;
+  std::string_view host;
+  int64_t thread_id = -1;  // the thread's OS id
+  uint64_t count = 0;
+};
+
 class RecordSink {
  public:
   virtual ~RecordSink() = default;
   virtual bool on_record(const Record& r) = 0;
+  // A lost marker; the records around it arrive as usual (the traces it
+  // falls into are incomplete). Most sinks only need the counts in
+  // LogReadStats, so the default ignores it; a sink that wraps another
+  // forwards it where the inner sink draws it (the Perfetto export).
+  virtual void on_lost_events(const LostEvents& /*lost*/) {}
   // A sink that can take flow records in typed form (typed_flow_sink.hpp)
   // returns its TypedFlowSink; readers then use it for flow records and
   // on_record for everything else. Sinks that wrap another sink must either

@@ -300,4 +300,20 @@ inline std::string experiment_path(const std::string& root, const std::string& i
   return root + "/experiments/" + id;
 }
 
+// The folder of experiment `id` in a run directory.
+inline std::string exp_dir(const TempDir& d, const std::string& id) {
+  return experiment_path(d.path(), id);
+}
+
+// A scaling series of five steps; rt(step) ms per request, no noise.
+inline void write_scaling(const TempDir& d, const std::vector<double>& rt,
+                   const std::vector<std::string>& probes) {
+  for (int k = 0; k < 5; ++k) {
+    ExperimentSpec s = scaling_step(k, probes);
+    const double v = rt[static_cast<size_t>(k)];
+    s.response_ms = [v](int, const std::string&) { return v; };
+    write_experiment(d.path(), s, static_cast<uint64_t>(k));
+  }
+}
+
 }  // namespace sonde::diagnose::test

@@ -13,6 +13,7 @@
 
 #include "analysis/context/context_baseline.hpp"
 #include "analysis/context/context_log.hpp"
+#include "format/log_reader.hpp"
 #include "format/native_reader.hpp"
 #include "run_helpers.hpp"
 
@@ -102,6 +103,12 @@ TEST(FlightContextTrigger, AnExecutionSlowForItsContextIsSnapshotted) {
   EXPECT_NE(reason.find("far outside its calling context"), std::string::npos) << reason;
   EXPECT_NE(reason.find("path.fast"), std::string::npos) << reason;
   EXPECT_EQ(reason.find("path.slow"), std::string::npos) << reason;
+  // Every reader says why the snapshot was taken (`sonde summary` prints it).
+  struct Discard final : format::RecordSink {
+    bool on_record(const format::Record&) override { return true; }
+  } discard;
+  EXPECT_EQ(format::read_log(run.snapshots[0], discard).snapshot_reasons,
+            std::vector<std::string>{reason});
   // 20 normal slow traces and the planted one, every context known.
   EXPECT_EQ(trigger_counts(run.result.stderr_text), (std::vector<int>{21, 1, 0}))
       << run.result.stderr_text;
@@ -115,6 +122,23 @@ TEST(FlightContextTrigger, EquallySlowExecutionsOfASlowContextTriggerNothing) {
   EXPECT_TRUE(run.snapshots.empty()) << (run.reasons.empty() ? "" : run.reasons[0]);
   EXPECT_EQ(trigger_counts(run.result.stderr_text), (std::vector<int>{20, 0, 0}))
       << run.result.stderr_text;
+}
+
+TEST(FlightContextTrigger, ATraceTooLargeToFollowIsCountedAndTheNextIsScored) {
+  const std::string model = train_model("flight_context_train_wide");
+  ASSERT_FALSE(model.empty());
+  const std::string out = fresh_dir("flight_context_wide");
+  // 70,000 calls in one trace: over the trigger's 65,536 per trace.
+  RunResult r = run_program({kPrograms + "/test_flight", "context-wide", "70000", kSlowMs},
+                            env_for(out, {"SONDE_FLIGHT=on", "SONDE_SUMMARY=true",
+                                          "SONDE_FLIGHT_CONTEXT_MODEL=" + model,
+                                          "SONDE_FLIGHT_CONTEXT_SCORE=10"}));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(trigger_counts(r.stderr_text), (std::vector<int>{1, 0, 0})) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("0 with a context the model never saw, 1 too large, 0 that lost"),
+            std::string::npos)
+      << r.stderr_text;
+  EXPECT_TRUE(files_with_suffix(out, ".sonde").empty()) << "nothing triggered";
 }
 
 TEST(FlightContextTrigger, AModelThatCannotBeUsedTurnsMonitoringOffWithTheReason) {

@@ -53,6 +53,7 @@ constexpr uint32_t kFlowIds = 47;
 constexpr uint32_t kTerminatingFlowIds = 48;
 constexpr uint64_t kSliceBegin = 1;
 constexpr uint64_t kSliceEnd = 2;
+constexpr uint64_t kInstant = 3;
 constexpr uint64_t kCounter = 4;
 }  // namespace track_event
 namespace interned_data {
@@ -86,10 +87,11 @@ enum Annotation : uint64_t {
   kCause,
   kRepaired,
   kClamped,
+  kLost,
 };
-constexpr std::array<std::string_view, 11> kAnnotationNames = {
-    "trace_id", "eoi",    "ess",   "operation", "component", "part",
-    "session",  "failed", "cause", "repaired",  "clamped"};
+constexpr std::array<std::string_view, 12> kAnnotationNames = {
+    "trace_id", "eoi",   "ess",      "operation", "component", "part",
+    "session",  "failed", "cause",   "repaired",  "clamped",   "lost"};
 
 uint64_t timestamp_of(int64_t ns) { return ns < 0 ? 0 : static_cast<uint64_t>(ns); }
 
@@ -192,18 +194,46 @@ uint64_t PerfettoTraceWriter::intern_annotation_value(std::string_view value,
   return it->second;
 }
 
+void PerfettoTraceWriter::intern_common(proto::ProtoMessage& interned) {
+  if (common_interned_) return;
+  common_interned_ = true;
+  add_interned(interned, interned_data::kEventCategories, kCategoryIid, "sonde", scratch_);
+  for (size_t i = 0; i < kAnnotationNames.size(); ++i) {
+    add_interned(interned, interned_data::kDebugAnnotationNames, i + 1, kAnnotationNames[i],
+                 scratch_);
+  }
+}
+
+void PerfettoTraceWriter::on_lost_events(const format::LostEvents& lost) {
+  if (finished_) return;
+  const int32_t pid = tracks_.pid_for(lost.host.empty() ? "[unknown host]" : std::string(lost.host));
+  const int32_t tid = tracks_.tid_for_thread(pid, lost.thread_id);
+  interned_.clear();
+  intern_common(interned_);
+  event_.clear();
+  event_.uint(track_event::kType, track_event::kInstant);
+  event_.uint(track_event::kTrackUuid, perfetto_thread_uuid(tid));
+  event_.uint(track_event::kCategoryIids, kCategoryIid);
+  event_.uint(track_event::kNameIid, intern_name("events lost", interned_));
+  annotation_.clear();
+  annotation_.uint(debug_annotation::kNameIid, kLost);
+  annotation_.sint_as_int(debug_annotation::kIntValue, static_cast<int64_t>(lost.count));
+  event_.message(track_event::kDebugAnnotations, annotation_);
+  begin_packet(packet_, true);
+  packet_.uint(packet::kTimestamp, timestamp_of(lost.time_ns));
+  if (!interned_.empty()) packet_.message(packet::kInternedData, interned_);
+  packet_.message(packet::kTrackEvent, event_);
+  write_packet(packet_);
+  ++stats_.loss_markers;
+  stats_.events_lost += lost.count;
+}
+
 void PerfettoTraceWriter::write_slice_begin(const TrackNode& node, uint64_t track_uuid,
                                             bool multi_part, const std::vector<uint64_t>& flows_out,
                                             uint64_t flow_in) {
   const Execution& e = *node.execution;
   interned_.clear();
-  if (stats_.slices == 0) {
-    add_interned(interned_, interned_data::kEventCategories, kCategoryIid, "sonde", scratch_);
-    for (size_t i = 0; i < kAnnotationNames.size(); ++i) {
-      add_interned(interned_, interned_data::kDebugAnnotationNames, i + 1, kAnnotationNames[i],
-                   scratch_);
-    }
-  }
+  intern_common(interned_);
   const std::string label = execution_label(e, options_.short_labels);
   event_.clear();
   event_.uint(track_event::kType, track_event::kSliceBegin);

@@ -14,7 +14,8 @@
 //   a flow (flow_ids on the parent's slice, terminating_flow_ids on the
 //   part's first);
 // - samplers' records (CPU, memory, process, network, disk) as counter
-//   tracks of their host's process, one per host, object and field.
+//   tracks of their host's process, one per host, object and field;
+// - lost markers as instant events "events lost" on their thread's track.
 //
 // Every packet is on one sequence (trusted_packet_sequence_id 1); the first
 // clears the incremental state, and every packet that refers to interned
@@ -53,6 +54,8 @@ struct PerfettoTraceStats {
   uint64_t flows = 0;           // parent execution -> continued part
   uint64_t counter_values = 0;  // sampler values written
   uint64_t counter_tracks = 0;
+  uint64_t loss_markers = 0;  // instant events
+  uint64_t events_lost = 0;   // their counts summed
   uint64_t processes = 0;
   uint64_t threads = 0;  // thread tracks, lanes included
   uint64_t clamped = 0;  // executions moved inside their caller's span
@@ -70,6 +73,9 @@ class PerfettoTraceWriter : public StitchedTraceSink {
   // A record the trace reconstruction does not use: sampler records become
   // counter values, anything else is ignored. Returns whether it was used.
   bool on_sampler_record(const format::Record& record);
+  // A lost marker: an instant event "events lost" on its thread's track,
+  // with the count, so a gap in the slices has its reason beside it.
+  void on_lost_events(const format::LostEvents& lost);
 
   // Flushes the stream. Later traces and records are ignored. Check the
   // stream's state afterwards for write errors.
@@ -86,6 +92,8 @@ class PerfettoTraceWriter : public StitchedTraceSink {
   void write_process_track(int32_t pid, const std::string& host);
   void write_thread_track(int32_t pid, int32_t tid, const std::string& name);
   uint64_t intern_name(std::string_view name, proto::ProtoMessage& interned);
+  // The category and annotation names, into the first packet that uses them.
+  void intern_common(proto::ProtoMessage& interned);
   uint64_t intern_annotation_value(std::string_view value, proto::ProtoMessage& interned);
   uint64_t counter_track(const std::string& host, const std::string& name);
   void write_slice_begin(const TrackNode& node, uint64_t track_uuid, bool multi_part,
@@ -96,6 +104,7 @@ class PerfettoTraceWriter : public StitchedTraceSink {
   PerfettoTraceOptions options_;
   TrackAllocator tracks_;
   bool first_packet_ = true;
+  bool common_interned_ = false;
   bool finished_ = false;
   uint64_t next_flow_id_ = 1;
   uint64_t next_counter_uuid_ = 1ULL << 48;  // disjoint from process and thread uuids

@@ -31,8 +31,9 @@ class CountingSink final : public StitchedTraceSink {
   StitchedTraceSink& writer_;
 };
 
-// Hands every record to the reconstruction, and sampler records also to
-// a writer that draws them (Perfetto's counter tracks).
+// Hands every record to the reconstruction, and sampler records and lost
+// markers also to a writer that draws them (Perfetto's counter tracks and
+// instants).
 template <typename Writer>
 class SamplerTee final : public format::RecordSink {
  public:
@@ -40,6 +41,9 @@ class SamplerTee final : public format::RecordSink {
   bool on_record(const format::Record& r) override {
     writer_.on_sampler_record(r);
     return traces_.on_record(r);
+  }
+  void on_lost_events(const format::LostEvents& lost) override {
+    if constexpr (requires { writer_.on_lost_events(lost); }) writer_.on_lost_events(lost);
   }
   format::TypedFlowSink* typed_flow() override { return traces_.typed_flow(); }
 
@@ -70,6 +74,9 @@ void export_with(const std::string& input, std::ostream& out, const TraceExportO
   result.executions = counting.executions;
   if constexpr (requires { writer.stats().counter_values; }) {
     result.counter_values = writer.stats().counter_values;
+  }
+  if constexpr (requires { writer.stats().loss_markers; }) {
+    result.loss_markers = writer.stats().loss_markers;
   }
   result.stitched_parts = stitcher.stats().parts_stitched;
   result.invalid_traces = reconstructor.stats().invalid_traces;

@@ -35,6 +35,7 @@ struct TraceExportResult {
   uint64_t traces = 0;          // stitched traces written
   uint64_t executions = 0;      // executions in them (Chrome, OTLP, Perfetto)
   uint64_t counter_values = 0;  // Perfetto: sampler values written as counters
+  uint64_t loss_markers = 0;    // Perfetto: lost markers drawn as instants
   uint64_t callables = 0;       // OPEN.xtrace: callables written (invocations, SQL, HTTP, ...)
   uint64_t callable_records_dropped = 0;  // OPEN.xtrace: callable records with no trace to go to
   uint64_t stitched_parts = 0;            // continued parts attached below a parent

@@ -43,6 +43,8 @@ void write_log_section(std::ostream& out, const AnalysisResult& r) {
   out << "\n";
   if (!r.read.files.empty())
     out << "Files:     " << plural(r.read.files.size(), "data file", "data files") << "\n";
+  // A flight-recorder snapshot says why it was taken.
+  for (const std::string& reason : r.read.snapshot_reasons) out << "Snapshot:  " << reason << "\n";
   for (const auto& [type, count] : r.reconstruction.ignored_by_type) {
     out << "  not used: " << count << " x " << type << "\n";
   }

@@ -75,12 +75,16 @@ bool ContextTrigger::on_event(Stream& st, const RawEvent& e, WriterCore& core,
       }
       if (st.depth != 0) return false;
       const bool anomalous = !st.skip && finish(st, ns_per_tick);
-      st.ops.clear();
-      st.parent.clear();
-      st.start.clear();
-      st.elapsed.clear();
-      st.open.clear();
-      st.skip = false;
+      if (st.ops.capacity() > kKeptCapacity) {
+        st = Stream{};  // one huge trace must not hold its memory for the thread's life
+      } else {
+        st.ops.clear();
+        st.parent.clear();
+        st.start.clear();
+        st.elapsed.clear();
+        st.open.clear();
+        st.skip = false;
+      }
       return anomalous;
     }
     case RawKind::kLost:  // the trace under way lost events: its shape is not known

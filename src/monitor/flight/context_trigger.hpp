@@ -40,6 +40,7 @@ struct ContextTriggerStats {
 class ContextTrigger {
  public:
   static constexpr size_t kMaxExecutions = 65536;
+  static constexpr size_t kKeptCapacity = 4096;  // per thread, between traces
 
   // Reads the model; "" or the problem.
   std::string load(const std::string& path, double threshold);

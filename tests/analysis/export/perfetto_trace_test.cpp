@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -12,7 +14,10 @@
 
 #include "analysis/export/export_support.hpp"
 #include "analysis/export/perfetto_trace_writer.hpp"
+#include "analysis/export/trace_export.hpp"
 #include "export_fixtures.hpp"
+#include "format/byte_sink.hpp"
+#include "format/native_writer.hpp"
 #include "format/schema.hpp"
 #include "protobuf_test_decode.hpp"
 
@@ -36,14 +41,22 @@ struct Slice {
   std::vector<uint64_t> flows_out, flows_in;
 };
 
+struct Instant {
+  uint64_t track = 0;
+  uint64_t time = 0;
+  std::string name;
+  std::map<std::string, std::string> args;
+};
+
 // What a viewer makes of the file: tracks, slices (begin matched with end
-// per track), counters. Checks the sequence rules while reading.
+// per track), counters, instants. Checks the sequence rules while reading.
 struct Decoded {
   std::map<uint64_t, std::string> processes;                     // uuid -> name
   std::map<uint64_t, std::pair<uint64_t, std::string>> threads;  // uuid -> (parent, name)
   std::map<uint64_t, std::string> counter_tracks;                // uuid -> name
   std::vector<Slice> slices;
   std::map<uint64_t, std::vector<std::pair<uint64_t, double>>> counters;  // uuid -> values
+  std::vector<Instant> instants;
   size_t interned_names = 0;
 };
 
@@ -106,6 +119,29 @@ Decoded read_trace(const std::string& file) {
       d.counters[track].push_back({time, v});
       continue;
     }
+    auto args_of = [&](const std::vector<Field>& ev) {
+      std::map<std::string, std::string> args;
+      for (const Field& a : all(ev, 4)) {
+        const auto annotation = decode(a.bytes);
+        const std::string key = annotation_names[first(annotation, 1)->value];
+        if (const Field* iid = first(annotation, 17)) {
+          args[key] = values[iid->value];
+        } else if (const Field* n = first(annotation, 4)) {
+          args[key] = std::to_string(static_cast<int64_t>(n->value));
+        } else if (first(annotation, 2) != nullptr) {
+          args[key] = "true";
+        }
+      }
+      return args;
+    };
+    if (type == 3) {
+      EXPECT_TRUE(d.threads.count(track)) << "instant before its track";
+      EXPECT_EQ(flag_bits & 2, 2u) << "an instant refers to interned names";
+      const uint64_t name_iid = first(event, 10)->value;
+      EXPECT_TRUE(names.count(name_iid)) << "name iid " << name_iid << " used before interned";
+      d.instants.push_back({track, time, names[name_iid], args_of(event)});
+      continue;
+    }
     EXPECT_TRUE(d.threads.count(track)) << "slice event before its track";
     EXPECT_GE(time, last_time[track]) << "time runs back on a track";
     last_time[track] = time;
@@ -116,7 +152,7 @@ Decoded read_trace(const std::string& file) {
       open[track].pop_back();
       continue;
     }
-    EXPECT_EQ(type, 1u) << "a slice event is a begin, an end or a counter";
+    EXPECT_EQ(type, 1u) << "a slice event is a begin, an end, an instant or a counter";
     if (type != 1) continue;
     EXPECT_EQ(flag_bits & 2, 2u) << "a begin refers to interned names";
     Slice s;
@@ -125,17 +161,7 @@ Decoded read_trace(const std::string& file) {
     const uint64_t name_iid = first(event, 10)->value;
     EXPECT_TRUE(names.count(name_iid)) << "name iid " << name_iid << " used before interned";
     s.name = names[name_iid];
-    for (const Field& a : all(event, 4)) {
-      const auto annotation = decode(a.bytes);
-      const std::string key = annotation_names[first(annotation, 1)->value];
-      if (const Field* iid = first(annotation, 17)) {
-        s.args[key] = values[iid->value];
-      } else if (const Field* n = first(annotation, 4)) {
-        s.args[key] = std::to_string(static_cast<int64_t>(n->value));
-      } else if (first(annotation, 2) != nullptr) {
-        s.args[key] = "true";
-      }
-    }
+    s.args = args_of(event);
     for (const Field& f : all(event, 47)) s.flows_out.push_back(f.value);
     for (const Field& f : all(event, 48)) s.flows_in.push_back(f.value);
     open[track].push_back(d.slices.size());
@@ -296,6 +322,74 @@ TEST(PerfettoTrace, SamplerRecordsBecomeCounterTracksOfTheirHost) {
   EXPECT_EQ(d.counters.at(total)[0].first, static_cast<uint64_t>(kT0));
   EXPECT_DOUBLE_EQ(d.counters.at(total)[0].second, 0.25);
   EXPECT_DOUBLE_EQ(d.counters.at(total)[1].second, 0.75);
+}
+
+TEST(PerfettoTrace, LostMarkersAreInstantsOnTheirThreadsTrack) {
+  std::ostringstream out;
+  PerfettoTraceWriter writer(out);
+  // A marker before any trace (its thread's track is made for it), the
+  // sample trace (h1 threads 7 and 8, h2 thread 3), one on thread 7.
+  writer.on_lost_events({kT0 - 50, "h1", 9, 5});
+  writer.on_stitched_trace(stitched_sample());
+  writer.on_lost_events({kT0 + 2000, "h1", 7, 42});
+  writer.finish();
+  EXPECT_EQ(writer.stats().loss_markers, 2u);
+  EXPECT_EQ(writer.stats().events_lost, 47u);
+  const Decoded d = read_trace(out.str());
+  ASSERT_EQ(d.instants.size(), 2u);
+  EXPECT_EQ(d.threads.size(), 4u) << "threads 7, 8, 3 and the marker's 9";
+  EXPECT_EQ(d.threads.at(d.instants[0].track).second, "thread 9");
+  EXPECT_EQ(d.instants[0].args.at("lost"), "5");
+  EXPECT_EQ(d.instants[0].time, static_cast<uint64_t>(kT0 - 50));
+  // The second is on the track of thread 7's slices (a.Main.main is its root).
+  const Instant& on7 = d.instants[1];
+  EXPECT_EQ(on7.name, "events lost");
+  EXPECT_EQ(on7.args.at("lost"), "42");
+  EXPECT_EQ(on7.time, static_cast<uint64_t>(kT0 + 2000));
+  bool same_track = false;
+  for (const Slice& s : d.slices)
+    if (s.args.count("trace_id") && s.args.at("trace_id") == "10") same_track |= s.track == on7.track;
+  EXPECT_TRUE(same_track);
+}
+
+TEST(PerfettoTrace, ANativeLogsLostMarkerIsDrawnWhereItHappened) {
+  // A native log as libsonde writes one: two traces on thread 4242, and
+  // between them a marker for 17 events the thread could not record.
+  const std::string log = ::testing::TempDir() + "perfetto_lost.sonde";
+  const std::string trace = ::testing::TempDir() + "perfetto_lost.pftrace";
+  {
+    format::FileSink sink(log);
+    ASSERT_TRUE(sink.ok());
+    format::NativeWriter w(sink);
+    ASSERT_TRUE(w.begin());
+    w.meta("host", "h9");
+    w.clock(0, kT0, 1.0);
+    w.thread(0, 4242, "main");
+    w.operation(1, "work", format::native::OperationKind::kManual, "prog", 0, "", 0);
+    w.begin_events(0, 0);
+    w.trace_begin(0, 1, -1, -1);
+    w.enter(0, 1);
+    w.exit(100, 1);
+    w.lost(150, 17);
+    w.trace_begin(200, 2, -1, -1);
+    w.enter(200, 1);
+    w.exit(300, 1);
+    w.end_events();
+    ASSERT_TRUE(w.finish(4, 17));
+  }
+  const TraceExportResult r = export_traces(log, TraceFormat::kPerfetto, trace);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.traces, 2u);
+  EXPECT_EQ(r.loss_markers, 1u);
+  std::ifstream in(trace, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const Decoded d = read_trace(bytes);
+  ASSERT_EQ(d.instants.size(), 1u);
+  EXPECT_EQ(d.instants[0].args.at("lost"), "17");
+  EXPECT_EQ(d.instants[0].time, static_cast<uint64_t>(kT0 + 150));
+  EXPECT_EQ(d.threads.at(d.instants[0].track).second, "thread 4242");
+  ASSERT_EQ(d.slices.size(), 2u);
+  EXPECT_EQ(d.slices[0].track, d.instants[0].track) << "on the track of the thread's slices";
 }
 
 TEST(PerfettoTrace, NoTracesIsAnEmptyTrace) { EXPECT_EQ(write({}), ""); }

@@ -58,6 +58,21 @@ TEST(TextReport, LostEventsComeFirstAndLoud) {
   EXPECT_LT(banner, text.find("Log:"));
 }
 
+TEST(TextReport, AFlightRecorderSnapshotSaysWhyItWasTaken) {
+  AnalysisResult r = small_result();
+  std::ostringstream plain;
+  write_text_report(plain, r);
+  EXPECT_EQ(plain.str().find("Snapshot:"), std::string::npos) << "an ordinary log has none";
+  r.read.snapshot_reasons = {"sonde_snapshot(deploy)", "fatal signal"};
+  std::ostringstream out;
+  write_text_report(out, r);
+  const std::string text = out.str();
+  const size_t first = text.find("Snapshot:  sonde_snapshot(deploy)\n");
+  ASSERT_NE(first, std::string::npos) << text;
+  EXPECT_LT(text.find("Log:"), first);
+  EXPECT_NE(text.find("Snapshot:  fatal signal\n"), std::string::npos) << text;
+}
+
 TEST(TextReport, TopLimitsTheOperations) {
   const AnalysisResult r = small_result();
   std::ostringstream out;

@@ -29,6 +29,9 @@
 //     N times: a trace "path.fast" calling "work" for FAST_MS, and a trace
 //     "path.slow" calling "work" for SLOW_MS (two calling contexts of one
 //     operation, for a saved context model).
+//   test_flight context-wide N SLOW_MS
+//     one trace "path.fast" calling "work" N times for 0 ms, then one
+//     "path.slow" of SLOW_MS, then a pause.
 //   test_flight context N FAST_MS SLOW_MS PLANT
 //     N traces "path.slow" (SLOW_MS: slow but normal for their context);
 //     with PLANT 1, then one "path.fast" whose "work" takes SLOW_MS (as slow,
@@ -79,6 +82,10 @@ void work(int ms) {
 void path_fast(int work_ms) {
   SONDE_SCOPE_NAMED("path.fast");
   work(work_ms);
+}
+void path_wide(int calls) {
+  SONDE_SCOPE_NAMED("path.fast");
+  for (int i = 0; i < calls; ++i) work(0);
 }
 void path_slow(int work_ms) {
   SONDE_SCOPE_NAMED("path.slow");
@@ -174,6 +181,12 @@ int main(int argc, char** argv) {
       path_fast(std::atoi(argv[3]));
       path_slow(std::atoi(argv[4]));
     }
+    return 0;
+  }
+  if (mode == "context-wide" && argc >= 4) {
+    path_wide(n);
+    path_slow(std::atoi(argv[3]));
+    pause_ms(500);
     return 0;
   }
   if (mode == "context" && argc >= 6) {

@@ -1,9 +1,9 @@
-// Database Congestion, The Blob and Empty Semi Trucks on constructed
-// experiment data: each must detect the planted problem, must not detect
-// the thesis' negative cases for it, and reports not_evaluated when its
-// data is missing. Expected figures are computed from the planted
-// parameters. Also the two input bugs: exact 64-bit trace ids, and the
-// CPU sampler's aggregate "all" record not counted as a core.
+// Database Congestion on constructed experiment data: it must detect the
+// planted problem, must not detect the thesis' negative cases for it, and
+// reports not_evaluated when its data is missing. Expected figures are
+// computed from the planted parameters. Also the two input bugs: exact
+// 64-bit trace ids, and the CPU sampler's aggregate "all" record not
+// counted as a core.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,10 +28,6 @@ constexpr int64_t kCbeInterNs = 20 * kMs;
 constexpr double kCbeDurationMs = kCbeRequests * 20.0 + 10'000.0;
 // libsonde-like trace ids: a random high half, neighbours 1 apart (exact int64 needed).
 constexpr int64_t kCbeTraceBase = 0x5a3c'9e11'0000'0001;
-
-std::string cbe_dir(const TempDir& d, const std::string& id) {
-  return d.path() + "/experiments/" + id;
-}
 
 void cbe_scaling(const TempDir& d, const std::vector<std::string>& probes,
                  const std::vector<double>& rt = {100, 300, 700, 1200, 2000}) {
@@ -114,7 +110,6 @@ int cbe_rows_at(const NodeResult& r, const std::string& location) {
   for (const Evidence& ev : r.evidence) n += ev.location == location;
   return n;
 }
-
 // ---- input bugs ----
 
 TEST(CpuRecords, TheAggregateAllRecordIsNotACore) {
@@ -123,7 +118,7 @@ TEST(CpuRecords, TheAggregateAllRecordIsNotACore) {
   s.id = "load-u4";
   s.probes = {"response_time", "cpu"};
   write_experiment(d.path(), s);
-  cbe_db_cpu_log(cbe_dir(d, "load-u4"), {}, 0.4, 2);
+  cbe_db_cpu_log(exp_dir(d, "load-u4"), {}, 0.4, 2);
   const ExperimentData data = load_experiment_data(d.path());
   double u = 0;
   int cores = 0;
@@ -141,7 +136,7 @@ TEST(CpuRecords, APinnedSutCountsOnlyItsOwnCpus) {
   s.id = "load-u4";
   s.probes = {"response_time", "cpu"};
   write_experiment(d.path(), s);
-  const std::string dir = cbe_dir(d, "load-u4");
+  const std::string dir = exp_dir(d, "load-u4");
   write_log(dir, [&](format::RecordSink& sink) {
     const format::RecordSchema* schema =
         format::find_builtin_schema(format::kieker_class::kCpuUtilization);
@@ -191,7 +186,7 @@ TEST(LogRecords, SixtyFourBitTraceIdsAndTimestampsStayExact) {
   // libsonde's ids: a random high half; neighbours differ in the last bit,
   // which a double (53-bit mantissa) cannot hold at this magnitude.
   const int64_t base = 0x5a3c'9e11'0000'0001;
-  write_log(cbe_dir(d, "load-u4"), [&](format::RecordSink& sink) {
+  write_log(exp_dir(d, "load-u4"), [&](format::RecordSink& sink) {
     for (int64_t i = 0; i < 3; ++i) {
       format::Record r;
       format::reset_to_defaults(r, &message_send_schema());
@@ -224,12 +219,12 @@ TEST(DatabaseCongestion, DatabaseCallsSaturateTheCpu) {
   const double cpu[] = {0.2, 0.4, 0.6, 0.8, 0.95};
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    cbe_db_cpu_log(cbe_dir(busy, id), {{"SELECT * FROM item WHERE title LIKE ?", calls, heavy_ms}},
+    cbe_db_cpu_log(exp_dir(busy, id), {{"SELECT * FROM item WHERE title LIKE ?", calls, heavy_ms}},
                    cpu[k], 2);
     // TC10: the application burns the CPU, its queries are quick (1 ms).
-    cbe_db_cpu_log(cbe_dir(app_cpu, id), {{"SELECT * FROM item WHERE id = ?", calls, 1}}, cpu[k],
+    cbe_db_cpu_log(exp_dir(app_cpu, id), {{"SELECT * FROM item WHERE id = ?", calls, 1}}, cpu[k],
                    2);
-    cbe_db_cpu_log(cbe_dir(idle, id), {{"SELECT * FROM item WHERE title LIKE ?", calls, heavy_ms}},
+    cbe_db_cpu_log(exp_dir(idle, id), {{"SELECT * FROM item WHERE title LIKE ?", calls, heavy_ms}},
                    0.2, 2);
   }
   const double limit = 0.70710678;  // M/M/2: R = 2 D at u = 1/sqrt(2)
@@ -265,15 +260,15 @@ TEST(DatabaseCongestion, LockWaitsPerLockGrowWithLoad) {
     const std::string id = "scaling-s" + std::to_string(k);
     // One wait per request, a third to a half of its response time
     // (100, 300, 700, 1200, 2000 ms).
-    cbe_db_cpu_log(cbe_dir(locking, id),
+    cbe_db_cpu_log(exp_dir(locking, id),
                    {{"BEGIN IMMEDIATE", 300,
                      std::vector<double>{1, 100, 300, 550, 950}[static_cast<size_t>(k)]},
                     {"UPDATE stock SET n = 3", 300, 1}},
                    0.15, 2);
-    cbe_db_cpu_log(cbe_dir(flat, id),
+    cbe_db_cpu_log(exp_dir(flat, id),
                    {{"BEGIN IMMEDIATE", 200, 1}, {"SELECT name FROM product WHERE id = 4", 200, 1}},
                    0.15, 2);
-    cbe_db_cpu_log(cbe_dir(no_probe, id), {}, 0.15, 2);
+    cbe_db_cpu_log(exp_dir(no_probe, id), {}, 0.15, 2);
   }
   const NodeResult r = evaluate(locking.path(), "database_congestion");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
@@ -300,7 +295,7 @@ TEST(DatabaseCongestion, MeasuredServerCpuReplacesTheEstimate) {
   const double cores_used[] = {0.2, 0.5, 0.9, 1.6, 1.9};  // of 2: 0.8 and 0.95 over 0.707
   const int instants = static_cast<int>(kCbeDurationMs / 100) - 1;
   for (int k = 0; k < 5; ++k) {
-    const std::string dir = cbe_dir(d, "scaling-s" + std::to_string(k));
+    const std::string dir = exp_dir(d, "scaling-s" + std::to_string(k));
     cbe_db_cpu_log(dir, {{"SELECT name FROM product WHERE id = $1", 100, 1}}, 0.97, 2);
     write_server_samples(dir, cores_used[k], instants, [](int) { return 0; });
   }
@@ -330,10 +325,10 @@ TEST(DatabaseCongestion, AServerOnItsOwnCpusIsJudgedByThoseCpus) {
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
     for (TempDir* d : {&pinned, &free}) {
-      cbe_db_cpu_log(cbe_dir(*d, id), {{"SELECT name FROM product WHERE id = $1", 100, 1}}, 0.97,
+      cbe_db_cpu_log(exp_dir(*d, id), {{"SELECT name FROM product WHERE id = $1", 100, 1}}, 0.97,
                      2);
       write_server_samples(
-          cbe_dir(*d, id), cores_used[k], instants, [](int) { return 0; }, "",
+          exp_dir(*d, id), cores_used[k], instants, [](int) { return 0; }, "",
           d == &pinned ? 1 : 2);
     }
   }
@@ -352,7 +347,7 @@ TEST(DatabaseCongestion, LockWaitsTooShortToMatterAreNotCongestion) {
   TempDir tiny;
   cbe_scaling(tiny, {"response_time", "database", "cpu"});
   for (int k = 0; k < 5; ++k)
-    cbe_db_cpu_log(cbe_dir(tiny, "scaling-s" + std::to_string(k)),
+    cbe_db_cpu_log(exp_dir(tiny, "scaling-s" + std::to_string(k)),
                    {{"BEGIN IMMEDIATE", 200, 0.03 + 0.02 * k}, {"UPDATE stock SET n = 3", 200, 1}},
                    0.15, 2);
   const NodeResult r = evaluate(tiny.path(), "database_congestion");
@@ -379,7 +374,7 @@ TEST(DatabaseCongestion, ShortWaitsThatTakeMuchOfTheRequestsTimeAreCongestion) {
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
     for (const TempDir* d : {&fast, &slow})
-      cbe_db_cpu_log(cbe_dir(*d, id), {{"BEGIN IMMEDIATE", 300, wait_ms[k]}}, 0.15, 2);
+      cbe_db_cpu_log(exp_dir(*d, id), {{"BEGIN IMMEDIATE", 300, wait_ms[k]}}, 0.15, 2);
   }
   const NodeResult r = evaluate(fast.path(), "database_congestion");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
@@ -399,11 +394,11 @@ TEST(DatabaseCongestion, ServerLockWaitersGrowingWithLoadAreDetected) {
   const int instants = 100;
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    cbe_db_cpu_log(cbe_dir(growing, id), {{"UPDATE stock SET quantity = 1", 100, 1}}, 0.2, 2);
-    cbe_db_cpu_log(cbe_dir(flat, id), {{"UPDATE stock SET quantity = 1", 100, 1}}, 0.2, 2);
-    write_server_samples(cbe_dir(growing, id), 0.1, instants,
+    cbe_db_cpu_log(exp_dir(growing, id), {{"UPDATE stock SET quantity = 1", 100, 1}}, 0.2, 2);
+    cbe_db_cpu_log(exp_dir(flat, id), {{"UPDATE stock SET quantity = 1", 100, 1}}, 0.2, 2);
+    write_server_samples(exp_dir(growing, id), 0.1, instants,
                          [k](int t) { return t % 5 < k ? k : 0; });
-    write_server_samples(cbe_dir(flat, id), 0.1, instants, [](int t) { return t % 2; });
+    write_server_samples(exp_dir(flat, id), 0.1, instants, [](int t) { return t % 2; });
   }
   const NodeResult r = evaluate(growing.path(), "database_congestion");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
@@ -421,7 +416,7 @@ TEST(DatabaseCongestion, FailedDatabaseSamplerIsNotEvaluatedWithItsReason) {
   TempDir d;
   cbe_scaling(d, {"response_time", "database", "cpu"});
   for (int k = 0; k < 5; ++k) {
-    const std::string dir = cbe_dir(d, "scaling-s" + std::to_string(k));
+    const std::string dir = exp_dir(d, "scaling-s" + std::to_string(k));
     cbe_db_cpu_log(dir, {{"SELECT 1", 10, 1}}, 0.9, 2);
     write_server_samples(
         dir, 1.9, 10, [](int) { return 0; },
@@ -444,7 +439,7 @@ TEST(DatabaseCongestion, StifleIsExaminedOnlyUnderACongestedDatabase) {
     const double cpu[] = {0.2, 0.4, 0.6, 0.8, 0.95};
     const int calls = 400;
     for (int k = 0; k < 5; ++k) {
-      cbe_db_cpu_log(cbe_dir(d, "scaling-s" + std::to_string(k)),
+      cbe_db_cpu_log(exp_dir(d, "scaling-s" + std::to_string(k)),
                      {{"SELECT * FROM item WHERE title LIKE ?", calls,
                        congested ? kCbeDurationMs * 2 / calls : 1.0}},
                      cpu[k], 2);
@@ -462,7 +457,7 @@ TEST(DatabaseCongestion, StifleIsExaminedOnlyUnderACongestedDatabase) {
     single.probes = {"response_time", "database"};
     write_experiment(d.path(), single);
     // N+1: each of the 20 requests reads 5 products one by one.
-    write_log(cbe_dir(d, "single-u1"), [&](format::RecordSink& sink) {
+    write_log(exp_dir(d, "single-u1"), [&](format::RecordSink& sink) {
       const format::RecordSchema* db = format::find_builtin_schema("sonde.record.DatabaseCall");
       for (int req = 0; req < 20; ++req) {
         for (int rep = 0; rep < 5; ++rep) {
@@ -500,196 +495,6 @@ TEST(DatabaseCongestion, StifleIsExaminedOnlyUnderACongestedDatabase) {
       EXPECT_EQ(stifle->status, Status::kSkipped) << stifle->reason;
     }
   }
-}
-
-// ---- The Blob ----
-
-struct CbeMessage {
-  std::string destination;  // "sender>receiver" or "receiver"
-  int count = 0;
-};
-
-void cbe_message_log(const std::string& dir, const std::vector<CbeMessage>& messages) {
-  write_log(dir, [&](format::RecordSink& sink) {
-    int64_t i = 0;
-    for (const CbeMessage& m : messages) {
-      for (int c = 0; c < m.count; ++c, ++i) {
-        format::Record r;
-        format::reset_to_defaults(r, &message_send_schema());
-        r.values[0] = kT0 + i * kMs;
-        r.values[1] = i;
-        r.values[3] = int64_t{50'000};
-        r.values[4] = std::string_view(m.destination);
-        r.values[5] = int64_t{64};
-        sink.on_record(r);
-      }
-    }
-  });
-}
-
-std::string cbe_load_test(const TempDir& d,
-                          std::vector<std::string> probes = {"response_time", "messaging"}) {
-  ExperimentSpec s;
-  s.id = "load-u50";
-  s.users = 50;
-  s.probes = std::move(probes);
-  write_experiment(d.path(), s);
-  return cbe_dir(d, "load-u50");
-}
-
-TEST(TheBlob, OneComponentTakesPartInAllMessaging) {
-  // Thesis TC17: components a, b, c talk only through the hub.
-  TempDir clear;
-  cbe_message_log(cbe_load_test(clear), {{"a>hub", 100},
-                                         {"hub>b", 100},
-                                         {"b>hub", 100},
-                                         {"hub>c", 100},
-                                         {"c>hub", 100},
-                                         {"hub>a", 100}});
-  const NodeResult r = evaluate(clear.path(), "the_blob");
-  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
-  ASSERT_EQ(r.evidence.size(), 1u);
-  EXPECT_EQ(r.evidence[0].location, "component hub");
-  EXPECT_DOUBLE_EQ(r.evidence[0].effect_size, 1.0);
-  // The others each take part in 200 of 600 messages, with no spread.
-  EXPECT_NEAR(r.evidence[0].values["threshold"].get<double>(), 200.0 / 600, 1e-12);
-  EXPECT_TRUE(std::isnan(r.evidence[0].p_value));
-}
-
-TEST(TheBlob, BlurredBlobStillStandsOut) {
-  // Thesis TC18: the hub plus some peer-to-peer messages.
-  TempDir blurred;
-  cbe_message_log(cbe_load_test(blurred), {{"a>hub", 100},
-                                           {"hub>b", 100},
-                                           {"b>hub", 100},
-                                           {"hub>c", 100},
-                                           {"c>hub", 100},
-                                           {"hub>a", 100},
-                                           {"a>b", 20},
-                                           {"b>c", 20},
-                                           {"c>a", 20}});
-  const NodeResult r = evaluate(blurred.path(), "the_blob");
-  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
-  ASSERT_EQ(r.evidence.size(), 1u);
-  EXPECT_EQ(r.evidence[0].location, "component hub");
-  EXPECT_NEAR(r.evidence[0].effect_size, 600.0 / 660, 1e-12);
-}
-
-TEST(TheBlob, NotDetectedWithoutACentralComponent) {
-  TempDir ring, pair, source, no_probe;
-  // Peer to peer, evenly: every component takes part in 2/3.
-  cbe_message_log(cbe_load_test(ring), {{"a>b", 100}, {"b>c", 100}, {"c>a", 100}});
-  // Thesis TC16: one sender, one receiver (file transfer).
-  cbe_message_log(cbe_load_test(pair), {{"a>b", 500}});
-  // The request handlers start all messaging but receive nothing.
-  cbe_message_log(cbe_load_test(source), {{"front>inventory", 100}, {"front>mail", 100}});
-  cbe_load_test(no_probe, {"response_time"});
-  EXPECT_EQ(evaluate(ring.path(), "the_blob").status, Status::kNotDetected);
-  const NodeResult two = evaluate(pair.path(), "the_blob");
-  EXPECT_EQ(two.status, Status::kNotDetected);
-  EXPECT_NE(two.reason.find("at least 3"), std::string::npos) << two.reason;
-  EXPECT_EQ(evaluate(source.path(), "the_blob").status, Status::kNotDetected);
-  EXPECT_EQ(evaluate(no_probe.path(), "the_blob").status, Status::kNotEvaluated);
-}
-
-// ---- Empty Semi Trucks ----
-
-constexpr int kCbeUnits = 8;    // order lines per order
-constexpr int kCbeOrders = 20;  // requests in the single-user test
-
-// kBatchedViaHub: kBatched with both messages sent to one receiver (a hub,
-// as in the Blob case tc17): two equal-looking sends in a row.
-enum class CbeOrderShape { kLoop, kCascadingLoop, kBatched, kLoopWithoutSend, kBatchedViaHub };
-
-void cbe_orders(const TempDir& d, CbeOrderShape shape,
-                std::vector<std::string> probes = {"response_time", "messaging"}) {
-  ExperimentSpec s;
-  s.id = "single-u1";
-  s.kind = "single_user";
-  s.users = 1;
-  s.requests = kCbeOrders;
-  s.probes = std::move(probes);
-  write_experiment(d.path(), s);
-  write_log(cbe_dir(d, "single-u1"), [&](format::RecordSink& sink) {
-    for (int o = 0; o < kCbeOrders; ++o) {
-      TraceWriter t(sink, kCbeTraceBase + o, kT0 + o * 10 * kMs);
-      t.enter("shop::place_order");
-      for (int u = 0; u < kCbeUnits; ++u) {
-        t.enter("shop::insert_line");
-        t.leave("shop::insert_line");
-      }
-      const bool batched =
-          shape == CbeOrderShape::kBatched || shape == CbeOrderShape::kBatchedViaHub;
-      const bool via_hub = shape == CbeOrderShape::kBatchedViaHub;
-      const int units = batched ? 1 : kCbeUnits;
-      for (int u = 0; u < units; ++u) {
-        t.enter("shop::route");
-        if (shape == CbeOrderShape::kCascadingLoop) t.enter("shop::forward");
-        t.enter("shop::bus_send");
-        if (shape != CbeOrderShape::kLoopWithoutSend || u == 0)
-          t.send(via_hub ? "orders>hub" : "orders>inventory", batched ? 8 * 24 : 24);
-        t.leave("shop::bus_send");
-        if (shape == CbeOrderShape::kCascadingLoop) t.leave("shop::forward");
-        t.leave("shop::route");
-      }
-      t.enter("shop::route");
-      t.enter("shop::bus_send");
-      t.send(via_hub ? "orders>hub" : "orders>notification", 64);
-      t.leave("shop::bus_send");
-      t.leave("shop::route");
-      t.leave("shop::place_order");
-    }
-  });
-}
-
-TEST(EmptySemiTrucks, SmallMessagesSentInALoop) {
-  // Thesis TC19 (direct message loop) and TC20 (behind a level of indirection).
-  for (CbeOrderShape shape : {CbeOrderShape::kLoop, CbeOrderShape::kCascadingLoop}) {
-    TempDir d;
-    cbe_orders(d, shape);
-    const NodeResult r = evaluate(d.path(), "empty_semi_trucks");
-    ASSERT_EQ(r.status, Status::kDetected) << r.reason;
-    ASSERT_EQ(r.evidence.size(), 1u);
-    const Evidence& ev = r.evidence[0];
-    EXPECT_EQ(ev.location.rfind("shop::place_order (loop: shop::route)", 0), 0u) << ev.location;
-    EXPECT_EQ(ev.values["requests"], kCbeOrders) << "every order request has the loop";
-    EXPECT_DOUBLE_EQ(ev.values["iterations"].get<double>(), kCbeUnits);
-    EXPECT_DOUBLE_EQ(ev.values["payload_bytes"].get<double>(), 24);
-    // Saving potential (nu - 1) * overhead, overhead = the default 160 B.
-    EXPECT_DOUBLE_EQ(ev.effect_size, (kCbeUnits - 1) * 160.0);
-    EXPECT_EQ(ev.values["receivers"], "inventory");
-  }
-}
-
-TEST(EmptySemiTrucks, NotDetectedWhenSendsAreNotRepeated) {
-  TempDir batched, quiet_loop, no_traces;
-  cbe_orders(batched, CbeOrderShape::kBatched);
-  // A loop of calls of which only the first sends: the loop body differs.
-  cbe_orders(quiet_loop, CbeOrderShape::kLoopWithoutSend);
-  cbe_orders(no_traces, CbeOrderShape::kLoop, {"messaging"});
-  const NodeResult r = evaluate(batched.path(), "empty_semi_trucks");
-  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
-  // Every send was placed into its request's trace (none lost to id rounding).
-  EXPECT_NE(r.reason.find(std::to_string(2 * kCbeOrders) + " sends in request traces"),
-            std::string::npos)
-      << r.reason;
-  EXPECT_EQ(evaluate(quiet_loop.path(), "empty_semi_trucks").status, Status::kNotDetected);
-  const NodeResult missing = evaluate(no_traces.path(), "empty_semi_trucks");
-  EXPECT_EQ(missing.status, Status::kNotEvaluated);
-  EXPECT_NE(missing.reason.find("response_time"), std::string::npos) << missing.reason;
-}
-
-TEST(EmptySemiTrucks, TwoMessagesToOneReceiverAreNotALoop) {
-  // An order's stock batch and its notification, both through the hub
-  // (scenario tc17): the same call-and-send shape twice in a row, which a
-  // loop of two iterations would also give. A loop needs min_iterations 3.
-  TempDir d;
-  cbe_orders(d, CbeOrderShape::kBatchedViaHub);
-  const NodeResult r = evaluate(d.path(), "empty_semi_trucks");
-  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
-  // The thesis' "> 1" takes the pair for a loop.
-  const NodeResult thesis = evaluate_with(d.path(), "empty_semi_trucks", {{"min_iterations", 2}});
-  EXPECT_EQ(thesis.status, Status::kDetected) << thesis.reason;
 }
 
 }  // namespace

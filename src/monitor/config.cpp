@@ -146,6 +146,9 @@ const std::vector<ConfigKey>& config_keys() {
        "its calling context triggers a snapshot"},
       {"flight_context_score",
        "flight recorder: the context trigger's robust score, (duration - Q3) / IQR (default 3)"},
+      {"flight_context_min_excess_us",
+       "flight recorder: the context trigger fires only this far above the context's Q3 (default "
+       "1000)"},
   };
   return keys;
 }
@@ -307,6 +310,7 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
       {"flight_slow_trace_ms", 0, 86400000, &c.flight_slow_trace_ms},
       {"flight_min_interval_ms", 0, 86400000, &c.flight_min_interval_ms},
       {"flight_max_snapshots", 1, 1000000, &c.flight_max_snapshots},
+      {"flight_context_min_excess_us", 0, 4000000000u, &c.flight_context_min_excess_us},
   };
   for (const U32Key& k : u32_keys) {
     if (key != k.name) continue;

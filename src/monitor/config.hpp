@@ -112,6 +112,9 @@ struct Config {
   // saved calling-context model (`sonde context --save-model`; "" = off).
   std::string flight_context_model;
   double flight_context_score = 3;  // Tukey's "far out", as `sonde context --anomalies`
+  // ... and at least this far above its context's third quartile: the
+  // score alone flags nanosecond jitter of tiny functions (a 1-ns scale).
+  uint32_t flight_context_min_excess_us = 1000;
 };
 
 // Checks that keys agree with each other (after all are applied).

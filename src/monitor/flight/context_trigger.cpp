@@ -9,10 +9,12 @@
 
 namespace sonde::monitor::flight {
 
-std::string ContextTrigger::load(const std::string& path, double threshold) {
+std::string ContextTrigger::load(const std::string& path, double threshold,
+                                 double min_excess_ns) {
   if (std::string err = format::read_context_fences(path, &fences_); !err.empty()) return err;
   if (fences_.by_trace_context.empty()) return "the model has no trace contexts";
   threshold_ = threshold;
+  min_excess_ns_ = min_excess_ns;
   active_ = true;
   return "";
 }
@@ -109,8 +111,10 @@ bool ContextTrigger::finish(const Stream& st, double ns_per_tick) {
       ++stats_.unknown;
       return false;
     }
-    const double score =
-        format::context_score(it->second, static_cast<double>(st.elapsed[i]) * ns_per_tick);
+    const double ns = static_cast<double>(st.elapsed[i]) * ns_per_tick;
+    const double score = format::context_score(it->second, ns);
+    // Only executions far enough above their context count, in time too.
+    if (ns - it->second.q3 < min_excess_ns_) continue;
     if (worst_at == SIZE_MAX || score > worst) {
       worst = score;
       worst_at = i;

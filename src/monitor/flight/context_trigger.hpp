@@ -43,7 +43,7 @@ class ContextTrigger {
   static constexpr size_t kKeptCapacity = 4096;  // per thread, between traces
 
   // Reads the model; "" or the problem.
-  std::string load(const std::string& path, double threshold);
+  std::string load(const std::string& path, double threshold, double min_excess_ns);
   bool active() const { return active_; }
 
   // One thread's calls as they arrive.
@@ -69,6 +69,7 @@ class ContextTrigger {
 
   bool active_ = false;
   double threshold_ = 3;
+  double min_excess_ns_ = 0;
   format::ContextFences fences_;
   std::unordered_map<uint64_t, uint64_t> op_keys_;      // enter word -> operation key
   std::unordered_map<uint64_t, std::string> op_names_;  // operation key -> signature

@@ -53,7 +53,8 @@ void FlightRecorder::request_snapshot(const char* reason, bool from_signal) {
 
 std::string FlightRecorder::load_context_model() {
   if (config_.flight_context_model.empty()) return "";
-  std::string err = context_.load(config_.flight_context_model, config_.flight_context_score);
+  std::string err = context_.load(config_.flight_context_model, config_.flight_context_score,
+                                  config_.flight_context_min_excess_us * 1e3);
   return err.empty() ? "" : "flight_context_model '" + config_.flight_context_model + "': " + err;
 }
 

@@ -25,6 +25,7 @@
 // __cyg_profile_func_exit`), which culling patches to `ret`
 // (src/monitor/tail_exits.hpp).
 #include <dirent.h>
+#include <dlfcn.h>
 #include <time.h>
 
 #include <cstdio>
@@ -95,6 +96,16 @@ namespace {
   }
   timespec pause{1, 0};
   nanosleep(&pause, nullptr);
+  // Under ASan the writer may still be busy (naming functions) after the
+  // pause and not have re-read the file (seen 2026-12-02, as with the XRay
+  // program): the second flush returns only after a writer iteration that
+  // began after the first, which re-reads a file older than
+  // patterns_reload_ms.
+  using Flush = int (*)();
+  if (auto flush = reinterpret_cast<Flush>(dlsym(RTLD_DEFAULT, "sonde_flush"))) {
+    flush();
+    flush();
+  }
 }
 
 }  // namespace

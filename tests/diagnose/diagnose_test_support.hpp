@@ -300,11 +300,6 @@ inline std::string experiment_path(const std::string& root, const std::string& i
   return root + "/experiments/" + id;
 }
 
-// The folder of experiment `id` in a run directory.
-inline std::string exp_dir(const TempDir& d, const std::string& id) {
-  return experiment_path(d.path(), id);
-}
-
 // A scaling series of five steps; rt(step) ms per request, no noise.
 inline void write_scaling(const TempDir& d, const std::vector<double>& rt,
                    const std::vector<std::string>& probes) {

@@ -52,7 +52,7 @@ std::string cbe_load_test(const TempDir& d,
   s.users = 50;
   s.probes = std::move(probes);
   write_experiment(d.path(), s);
-  return exp_dir(d, "load-u50");
+  return experiment_path(d.path(), "load-u50");
 }
 
 TEST(TheBlob, OneComponentTakesPartInAllMessaging) {
@@ -128,7 +128,7 @@ void cbe_orders(const TempDir& d, CbeOrderShape shape,
   s.requests = kCbeOrders;
   s.probes = std::move(probes);
   write_experiment(d.path(), s);
-  write_log(exp_dir(d, "single-u1"), [&](format::RecordSink& sink) {
+  write_log(experiment_path(d.path(), "single-u1"), [&](format::RecordSink& sink) {
     for (int o = 0; o < kCbeOrders; ++o) {
       TraceWriter t(sink, kBlobTraceBase + o, kT0 + o * 10 * kMs);
       t.enter("shop::place_order");

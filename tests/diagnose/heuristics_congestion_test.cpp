@@ -118,7 +118,7 @@ TEST(CpuRecords, TheAggregateAllRecordIsNotACore) {
   s.id = "load-u4";
   s.probes = {"response_time", "cpu"};
   write_experiment(d.path(), s);
-  cbe_db_cpu_log(exp_dir(d, "load-u4"), {}, 0.4, 2);
+  cbe_db_cpu_log(experiment_path(d.path(), "load-u4"), {}, 0.4, 2);
   const ExperimentData data = load_experiment_data(d.path());
   double u = 0;
   int cores = 0;
@@ -136,7 +136,7 @@ TEST(CpuRecords, APinnedSutCountsOnlyItsOwnCpus) {
   s.id = "load-u4";
   s.probes = {"response_time", "cpu"};
   write_experiment(d.path(), s);
-  const std::string dir = exp_dir(d, "load-u4");
+  const std::string dir = experiment_path(d.path(), "load-u4");
   write_log(dir, [&](format::RecordSink& sink) {
     const format::RecordSchema* schema =
         format::find_builtin_schema(format::kieker_class::kCpuUtilization);
@@ -186,7 +186,7 @@ TEST(LogRecords, SixtyFourBitTraceIdsAndTimestampsStayExact) {
   // libsonde's ids: a random high half; neighbours differ in the last bit,
   // which a double (53-bit mantissa) cannot hold at this magnitude.
   const int64_t base = 0x5a3c'9e11'0000'0001;
-  write_log(exp_dir(d, "load-u4"), [&](format::RecordSink& sink) {
+  write_log(experiment_path(d.path(), "load-u4"), [&](format::RecordSink& sink) {
     for (int64_t i = 0; i < 3; ++i) {
       format::Record r;
       format::reset_to_defaults(r, &message_send_schema());
@@ -219,12 +219,12 @@ TEST(DatabaseCongestion, DatabaseCallsSaturateTheCpu) {
   const double cpu[] = {0.2, 0.4, 0.6, 0.8, 0.95};
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    cbe_db_cpu_log(exp_dir(busy, id), {{"SELECT * FROM item WHERE title LIKE ?", calls, heavy_ms}},
+    cbe_db_cpu_log(experiment_path(busy.path(), id), {{"SELECT * FROM item WHERE title LIKE ?", calls, heavy_ms}},
                    cpu[k], 2);
     // TC10: the application burns the CPU, its queries are quick (1 ms).
-    cbe_db_cpu_log(exp_dir(app_cpu, id), {{"SELECT * FROM item WHERE id = ?", calls, 1}}, cpu[k],
+    cbe_db_cpu_log(experiment_path(app_cpu.path(), id), {{"SELECT * FROM item WHERE id = ?", calls, 1}}, cpu[k],
                    2);
-    cbe_db_cpu_log(exp_dir(idle, id), {{"SELECT * FROM item WHERE title LIKE ?", calls, heavy_ms}},
+    cbe_db_cpu_log(experiment_path(idle.path(), id), {{"SELECT * FROM item WHERE title LIKE ?", calls, heavy_ms}},
                    0.2, 2);
   }
   const double limit = 0.70710678;  // M/M/2: R = 2 D at u = 1/sqrt(2)
@@ -260,15 +260,15 @@ TEST(DatabaseCongestion, LockWaitsPerLockGrowWithLoad) {
     const std::string id = "scaling-s" + std::to_string(k);
     // One wait per request, a third to a half of its response time
     // (100, 300, 700, 1200, 2000 ms).
-    cbe_db_cpu_log(exp_dir(locking, id),
+    cbe_db_cpu_log(experiment_path(locking.path(), id),
                    {{"BEGIN IMMEDIATE", 300,
                      std::vector<double>{1, 100, 300, 550, 950}[static_cast<size_t>(k)]},
                     {"UPDATE stock SET n = 3", 300, 1}},
                    0.15, 2);
-    cbe_db_cpu_log(exp_dir(flat, id),
+    cbe_db_cpu_log(experiment_path(flat.path(), id),
                    {{"BEGIN IMMEDIATE", 200, 1}, {"SELECT name FROM product WHERE id = 4", 200, 1}},
                    0.15, 2);
-    cbe_db_cpu_log(exp_dir(no_probe, id), {}, 0.15, 2);
+    cbe_db_cpu_log(experiment_path(no_probe.path(), id), {}, 0.15, 2);
   }
   const NodeResult r = evaluate(locking.path(), "database_congestion");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
@@ -295,7 +295,7 @@ TEST(DatabaseCongestion, MeasuredServerCpuReplacesTheEstimate) {
   const double cores_used[] = {0.2, 0.5, 0.9, 1.6, 1.9};  // of 2: 0.8 and 0.95 over 0.707
   const int instants = static_cast<int>(kCbeDurationMs / 100) - 1;
   for (int k = 0; k < 5; ++k) {
-    const std::string dir = exp_dir(d, "scaling-s" + std::to_string(k));
+    const std::string dir = experiment_path(d.path(), "scaling-s" + std::to_string(k));
     cbe_db_cpu_log(dir, {{"SELECT name FROM product WHERE id = $1", 100, 1}}, 0.97, 2);
     write_server_samples(dir, cores_used[k], instants, [](int) { return 0; });
   }
@@ -325,10 +325,10 @@ TEST(DatabaseCongestion, AServerOnItsOwnCpusIsJudgedByThoseCpus) {
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
     for (TempDir* d : {&pinned, &free}) {
-      cbe_db_cpu_log(exp_dir(*d, id), {{"SELECT name FROM product WHERE id = $1", 100, 1}}, 0.97,
+      cbe_db_cpu_log(experiment_path(d->path(), id), {{"SELECT name FROM product WHERE id = $1", 100, 1}}, 0.97,
                      2);
       write_server_samples(
-          exp_dir(*d, id), cores_used[k], instants, [](int) { return 0; }, "",
+          experiment_path(d->path(), id), cores_used[k], instants, [](int) { return 0; }, "",
           d == &pinned ? 1 : 2);
     }
   }
@@ -347,7 +347,7 @@ TEST(DatabaseCongestion, LockWaitsTooShortToMatterAreNotCongestion) {
   TempDir tiny;
   cbe_scaling(tiny, {"response_time", "database", "cpu"});
   for (int k = 0; k < 5; ++k)
-    cbe_db_cpu_log(exp_dir(tiny, "scaling-s" + std::to_string(k)),
+    cbe_db_cpu_log(experiment_path(tiny.path(), "scaling-s" + std::to_string(k)),
                    {{"BEGIN IMMEDIATE", 200, 0.03 + 0.02 * k}, {"UPDATE stock SET n = 3", 200, 1}},
                    0.15, 2);
   const NodeResult r = evaluate(tiny.path(), "database_congestion");
@@ -374,7 +374,7 @@ TEST(DatabaseCongestion, ShortWaitsThatTakeMuchOfTheRequestsTimeAreCongestion) {
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
     for (const TempDir* d : {&fast, &slow})
-      cbe_db_cpu_log(exp_dir(*d, id), {{"BEGIN IMMEDIATE", 300, wait_ms[k]}}, 0.15, 2);
+      cbe_db_cpu_log(experiment_path(d->path(), id), {{"BEGIN IMMEDIATE", 300, wait_ms[k]}}, 0.15, 2);
   }
   const NodeResult r = evaluate(fast.path(), "database_congestion");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
@@ -394,11 +394,11 @@ TEST(DatabaseCongestion, ServerLockWaitersGrowingWithLoadAreDetected) {
   const int instants = 100;
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    cbe_db_cpu_log(exp_dir(growing, id), {{"UPDATE stock SET quantity = 1", 100, 1}}, 0.2, 2);
-    cbe_db_cpu_log(exp_dir(flat, id), {{"UPDATE stock SET quantity = 1", 100, 1}}, 0.2, 2);
-    write_server_samples(exp_dir(growing, id), 0.1, instants,
+    cbe_db_cpu_log(experiment_path(growing.path(), id), {{"UPDATE stock SET quantity = 1", 100, 1}}, 0.2, 2);
+    cbe_db_cpu_log(experiment_path(flat.path(), id), {{"UPDATE stock SET quantity = 1", 100, 1}}, 0.2, 2);
+    write_server_samples(experiment_path(growing.path(), id), 0.1, instants,
                          [k](int t) { return t % 5 < k ? k : 0; });
-    write_server_samples(exp_dir(flat, id), 0.1, instants, [](int t) { return t % 2; });
+    write_server_samples(experiment_path(flat.path(), id), 0.1, instants, [](int t) { return t % 2; });
   }
   const NodeResult r = evaluate(growing.path(), "database_congestion");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
@@ -416,7 +416,7 @@ TEST(DatabaseCongestion, FailedDatabaseSamplerIsNotEvaluatedWithItsReason) {
   TempDir d;
   cbe_scaling(d, {"response_time", "database", "cpu"});
   for (int k = 0; k < 5; ++k) {
-    const std::string dir = exp_dir(d, "scaling-s" + std::to_string(k));
+    const std::string dir = experiment_path(d.path(), "scaling-s" + std::to_string(k));
     cbe_db_cpu_log(dir, {{"SELECT 1", 10, 1}}, 0.9, 2);
     write_server_samples(
         dir, 1.9, 10, [](int) { return 0; },
@@ -439,7 +439,7 @@ TEST(DatabaseCongestion, StifleIsExaminedOnlyUnderACongestedDatabase) {
     const double cpu[] = {0.2, 0.4, 0.6, 0.8, 0.95};
     const int calls = 400;
     for (int k = 0; k < 5; ++k) {
-      cbe_db_cpu_log(exp_dir(d, "scaling-s" + std::to_string(k)),
+      cbe_db_cpu_log(experiment_path(d.path(), "scaling-s" + std::to_string(k)),
                      {{"SELECT * FROM item WHERE title LIKE ?", calls,
                        congested ? kCbeDurationMs * 2 / calls : 1.0}},
                      cpu[k], 2);
@@ -457,7 +457,7 @@ TEST(DatabaseCongestion, StifleIsExaminedOnlyUnderACongestedDatabase) {
     single.probes = {"response_time", "database"};
     write_experiment(d.path(), single);
     // N+1: each of the 20 requests reads 5 products one by one.
-    write_log(exp_dir(d, "single-u1"), [&](format::RecordSink& sink) {
+    write_log(experiment_path(d.path(), "single-u1"), [&](format::RecordSink& sink) {
       const format::RecordSchema* db = format::find_builtin_schema("sonde.record.DatabaseCall");
       for (int req = 0; req < 20; ++req) {
         for (int rep = 0; rep < 5; ++rep) {

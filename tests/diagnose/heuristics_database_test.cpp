@@ -65,9 +65,9 @@ TEST(DatabaseOlb, StatementSlowsWithLoadWhileCpuIsIdle) {
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
     const std::string update = "UPDATE stock SET n = n - 1 WHERE id = ";
-    write_db_log(exp_dir(olb, id), {{update, 200, 1 + 50.0 * k}}, 0.2);
-    write_db_log(exp_dir(saturated, id), {{update, 200, 1 + 50.0 * k}}, 0.97);
-    write_db_log(exp_dir(flat, id), {{update, 200, 1}}, 0.2);
+    write_db_log(experiment_path(olb.path(), id), {{update, 200, 1 + 50.0 * k}}, 0.2);
+    write_db_log(experiment_path(saturated.path(), id), {{update, 200, 1 + 50.0 * k}}, 0.97);
+    write_db_log(experiment_path(flat.path(), id), {{update, 200, 1}}, 0.2);
   }
   const NodeResult r = evaluate(olb.path(), "database_olb");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
@@ -92,9 +92,9 @@ TEST(DatabaseOlb, RanksTheStrongestGrowthFirstAndIgnoresSlightOnes) {
     const double creeping = 10 * std::pow(1.05, k);  // +5% per step
     const double commit = std::pow(1.3, k);          // +30% per step
     const double lock = 1 + 50.0 * k;
-    write_db_log(exp_dir(slight, id), {{"SELECT * FROM order_line WHERE p = ", 400, creeping}},
+    write_db_log(experiment_path(slight.path(), id), {{"SELECT * FROM order_line WHERE p = ", 400, creeping}},
                  0.2);
-    write_db_log(exp_dir(mixed, id),
+    write_db_log(experiment_path(mixed.path(), id),
                  {{"COMMIT -- ", 400, commit},
                   {"LOCK TABLE stock IN EXCLUSIVE MODE -- ", 400, lock},
                   {"SELECT * FROM order_line WHERE p = ", 400, creeping}},

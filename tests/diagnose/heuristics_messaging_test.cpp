@@ -47,8 +47,8 @@ TEST(ExcessiveMessaging, ThroughputStagnatesWhileLoadRises) {
   const double stagnant_waits_us[] = {200, 60000, 150000, 150000, 150000};
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    write_message_log(exp_dir(stagnant, id), k == 0 ? 100 : 1000, stagnant_waits_us[k]);
-    write_message_log(exp_dir(scaling, id), 100 + 1000 * k, 200);
+    write_message_log(experiment_path(stagnant.path(), id), k == 0 ? 100 : 1000, stagnant_waits_us[k]);
+    write_message_log(experiment_path(scaling.path(), id), 100 + 1000 * k, 200);
   }
   EXPECT_EQ(evaluate(stagnant.path(), "excessive_messaging").status, Status::kNotDetected)
       << "outside a Traffic Jam subtree every step counts, and 1 -> 13 users did grow";
@@ -86,7 +86,7 @@ TEST(ExcessiveMessaging, StagnationWhileMessagingIsIdleIsNotExcessive) {
   TempDir idle;
   write_scaling(idle, {100, 300, 700, 1200, 2000}, {"response_time", "messaging"});
   for (int k = 0; k < 5; ++k)
-    write_message_log(exp_dir(idle, "scaling-s" + std::to_string(k)), k == 0 ? 100 : 1000, 5);
+    write_message_log(experiment_path(idle.path(), "scaling-s" + std::to_string(k)), k == 0 ? 100 : 1000, 5);
   const ExperimentData data = load_experiment_data(idle.path());
   Settings settings;
   std::map<std::string, nlohmann::json> ancestors = {
@@ -116,8 +116,8 @@ TEST(ExcessiveMessaging, BusyMeansSlowerThanAtTheLowestLoadAndAMaterialShare) {
   const double sliver_waits_us[] = {60, 100, 200, 300, 300};
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    write_message_log(exp_dir(constant, id), k == 0 ? 100 : 1000, 150000);
-    write_message_log(exp_dir(sliver, id), k == 0 ? 100 : 1000, sliver_waits_us[k]);
+    write_message_log(experiment_path(constant.path(), id), k == 0 ? 100 : 1000, 150000);
+    write_message_log(experiment_path(sliver.path(), id), k == 0 ? 100 : 1000, sliver_waits_us[k]);
   }
   for (const TempDir* d : {&constant, &sliver}) {
     const NodeResult r = evaluate_under_traffic_jam(*d);
@@ -147,12 +147,12 @@ TEST(ExcessiveMessaging, AQueueThatFillsAtEveryViolatingLoadIsFound) {
   const double full_waits_us[] = {2, 2, 3, 900, 2500};
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    write_message_log(exp_dir(full, id), sends[k], full_waits_us[k], "orders>notification");
-    write_message_log(exp_dir(diluted, id), sends[k], full_waits_us[k], "orders>notification");
+    write_message_log(experiment_path(full.path(), id), sends[k], full_waits_us[k], "orders>notification");
+    write_message_log(experiment_path(diluted.path(), id), sends[k], full_waits_us[k], "orders>notification");
     // Something else limits the system: sends stagnate, nobody waits.
-    write_message_log(exp_dir(cpu_bound, id), sends[k], 3, "orders>notification");
+    write_message_log(experiment_path(cpu_bound.path(), id), sends[k], 3, "orders>notification");
     // Waits grow significantly but stay a sliver of the response time.
-    write_message_log(exp_dir(tiny_waits, id), sends[k], 2 + 4.0 * k, "orders>notification");
+    write_message_log(experiment_path(tiny_waits.path(), id), sends[k], 2 + 4.0 * k, "orders>notification");
   }
   const Heuristic& h = *heuristic_registry().at("excessive_messaging");
   Settings settings;
@@ -202,7 +202,7 @@ TEST(ExcessiveMessaging, TheBrokersMessageCountIsTheThroughput) {
   TempDir d;
   write_scaling(d, {100, 300, 700, 1200, 2000}, {"response_time", "messaging"});
   for (int k = 0; k < 5; ++k) {
-    const std::string exp = exp_dir(d, "scaling-s" + std::to_string(k));
+    const std::string exp = experiment_path(d.path(), "scaling-s" + std::to_string(k));
     write_message_log(exp, 100 + 1000 * k, 3);
     write_broker_samples(exp, k < 2 ? 4000.0 * (k + 1) : 8000, "shop:queue:orders", 200);
   }
@@ -224,10 +224,10 @@ TEST(ExcessiveMessaging, ABrokerQueueThatGrowsAtEveryViolatingLoadIsFound) {
   const double lengths[] = {-1, -1, -1, 40, 300};
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    for (const TempDir* d : {&grows, &flat}) write_message_log(exp_dir(*d, id), 100 + 1000 * k, 3);
-    write_broker_samples(exp_dir(grows, id), 4000.0 * (k + 1), "shop:queue:notification",
+    for (const TempDir* d : {&grows, &flat}) write_message_log(experiment_path(d->path(), id), 100 + 1000 * k, 3);
+    write_broker_samples(experiment_path(grows.path(), id), 4000.0 * (k + 1), "shop:queue:notification",
                          lengths[k]);
-    write_broker_samples(exp_dir(flat, id), 4000.0 * (k + 1), "shop:queue:notification", 0.5);
+    write_broker_samples(experiment_path(flat.path(), id), 4000.0 * (k + 1), "shop:queue:notification", 0.5);
   }
   const NodeResult r = evaluate_under_traffic_jam(grows);
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
@@ -243,7 +243,7 @@ TEST(ExcessiveMessaging, AFailedBrokerSamplerMeansNotEvaluated) {
   TempDir d;
   write_scaling(d, {100, 300, 700, 1200, 2000}, {"response_time", "messaging"});
   for (int k = 0; k < 5; ++k) {
-    const std::string exp = exp_dir(d, "scaling-s" + std::to_string(k));
+    const std::string exp = experiment_path(d.path(), "scaling-s" + std::to_string(k));
     write_message_log(exp, 100 + 1000 * k, 3);
     write_broker_samples(
         exp, 0, "q", 0,
@@ -257,7 +257,7 @@ TEST(ExcessiveMessaging, AFailedBrokerSamplerMeansNotEvaluated) {
   EXPECT_NE(r.reason.find("127.0.0.1:6390"), std::string::npos) << r.reason;
   // A step with a single sampling instant has no message count (counts are
   // differences): not evaluated either, rather than a "collapse" to 0.
-  write_broker_samples(exp_dir(d, "scaling-s3"), 1000, "q", 0, "", 1);
+  write_broker_samples(experiment_path(d.path(), "scaling-s3"), 1000, "q", 0, "", 1);
   const NodeResult one = evaluate_under_traffic_jam(d);
   EXPECT_EQ(one.status, Status::kNotEvaluated);
   EXPECT_NE(one.reason.find("fewer than 2 samples in experiment 'scaling-s3'"), std::string::npos)

@@ -191,9 +191,11 @@ TEST(Samplers, RecordsLandInTheSameLog) {
                                 "SONDE_PATTERNS_FILE=" + out + "/patterns"}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   LogContents c = read_contents(files_with_suffix(out, ".sonde").at(0));
-  EXPECT_GT(count_class(c, "CPUUtilizationRecord"), 0);
-  EXPECT_GT(count_class(c, "MemSwapUsageRecord"), 0);
-  EXPECT_GT(count_class(c, "ProcessMemoryRecord"), 0);
+  std::string seen;  // for the failure message: what did land
+  for (const auto& [cls, n] : c.records_by_class) seen += cls + "=" + std::to_string(n) + " ";
+  EXPECT_GT(count_class(c, "CPUUtilizationRecord"), 0) << seen << "\n" << r.stderr_text;
+  EXPECT_GT(count_class(c, "MemSwapUsageRecord"), 0) << seen;
+  EXPECT_GT(count_class(c, "ProcessMemoryRecord"), 0) << seen;
 }
 
 TEST(AdaptiveMonitoring, PatternsFileReloadedWithoutRestart) {

@@ -89,9 +89,11 @@ void CpuSampler::sample_once(int64_t now_epoch_ns, std::vector<format::Record>& 
 
   std::map<std::string_view, Times> next;
   for (const auto& [id, now] : current) {
-    next[id] = now;
     const auto it = previous_.find(id);
-    if (it == previous_.end()) continue;  // first reading of this CPU: prime only
+    if (it == previous_.end()) {  // first reading of this CPU: prime only
+      next[id] = now;
+      continue;
+    }
     const Times& was = it->second;
     const uint64_t user = counter_delta(now.user, was.user);
     const uint64_t nice = counter_delta(now.nice, was.nice);
@@ -103,7 +105,14 @@ void CpuSampler::sample_once(int64_t now_epoch_ns, std::vector<format::Record>& 
     // The total is the sum of the clamped parts, so every fraction is in 0..1
     // and they add up to 1 (steal has no field of its own; it counts as busy).
     const uint64_t total = user + nice + system + idle + iowait + irq + steal;
-    if (total == 0) continue;  // no tick on this CPU since the last sample
+    if (total == 0) {
+      // No tick on this CPU since the base reading (some kernels and
+      // containers update /proc/stat more coarsely than the period): keep the
+      // base, so the next record covers the whole interval instead of none.
+      next[id] = was;
+      continue;
+    }
+    next[id] = now;
     const double n = static_cast<double>(total);
     RecordBuilder b(schema_);
     b.set_int("timestamp", now_epoch_ns)

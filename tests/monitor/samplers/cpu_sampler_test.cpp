@@ -177,6 +177,25 @@ TEST_F(CpuSamplerTest, NoTicksNoRecord) {
   EXPECT_EQ(sampler.last_error(), "");
 }
 
+TEST_F(CpuSamplerTest, AReadingWithoutTicksKeepsTheBase) {
+  // /proc/stat unchanged between two periods: the next record must cover both
+  // periods, measured from the first reading, not be lost.
+  proc_.write("stat", kStat1);
+  CpuSampler sampler = make();
+  sampler.sample(kT0, out_);
+  sampler.sample(kT0 + kSecond, out_);
+  ASSERT_TRUE(out_.empty());
+  proc_.write("stat", kStat2);
+  sampler.sample(kT0 + 2 * kSecond, out_);
+  ASSERT_EQ(out_.size(), 3u);
+  EXPECT_EQ(i64(out_[0], "timestamp"), kT0 + 2 * kSecond);
+  EXPECT_DOUBLE_EQ(f64(out_[0], "totalUtilization"), 90.0 / 200);
+  // And the base moves on once a record was made.
+  out_.clear();
+  sampler.sample(kT0 + 3 * kSecond, out_);
+  EXPECT_TRUE(out_.empty());
+}
+
 TEST_F(CpuSamplerTest, MissingFileGivesErrorNotRecords) {
   CpuSampler sampler = make();
   sampler.sample(kT0, out_);

@@ -114,7 +114,8 @@ int run_snapshot(const SnapshotOptions& o) {
   }
   std::cerr << "sonde snapshot: sent signal " << sig << " to process " << o.pid
             << ", but no new snapshot appeared in " << dir << " within " << o.timeout_s
-            << " s (is it running with flight = on? its summary line at exit says)\n";
+            << " s (is it running with flight = on? has it written flight_max_snapshots already? its "
+               "summary line at exit says)\n";
   return kFailed;
 }
 

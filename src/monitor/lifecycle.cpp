@@ -90,11 +90,14 @@ void print_summary(State& s) {
                  static_cast<unsigned long long>(t.dropped), s.core->writer().location().c_str());
   }
   if (s.writer_cpu_ns > 0) {
-    std::fprintf(stderr, "sonde: writer thread: %.1f ms CPU, %.2f ns per event\n",
+    // The flight recorder's writer reads every recorded event (triggers) and
+    // writes few: its cost is per event recorded, not per event written.
+    const uint64_t events = s.flight ? s.recorded.load() : t.written;
+    std::fprintf(stderr, "sonde: writer thread: %.1f ms CPU, %.2f ns per event %s\n",
                  static_cast<double>(s.writer_cpu_ns) / 1e6,
-                 t.written == 0
-                     ? 0.0
-                     : static_cast<double>(s.writer_cpu_ns) / static_cast<double>(t.written));
+                 events == 0 ? 0.0
+                             : static_cast<double>(s.writer_cpu_ns) / static_cast<double>(events),
+                 s.flight ? "recorded" : "written");
   }
   if (uint64_t d = diagnostics_emitted() + diagnostics_dropped(); d != 0) {
     std::fprintf(stderr,

@@ -7,7 +7,8 @@
 // "traceparent" does so through a W3C traceparent string; "remote" hands
 // a traceparent to a second process ("serve TRACEPARENT", this program
 // again), as an RPC would; "reload" rewrites SONDE_PATTERNS_FILE half-way
-// to exclude shop.leaf; "churn" runs THREADS short-lived threads, eight at
+// to exclude shop.leaf; "pause" does the work, sleeps 1.5 s and does it
+// again (a run that lasts, for the samplers); "churn" runs THREADS short-lived threads, eight at
 // a time, each doing the work once.
 #include <spawn.h>
 #include <sys/wait.h>
@@ -173,6 +174,10 @@ int main(int argc, char** argv) {
         serve_work(argc > 5 ? argv[5] : "");
       } else if (mode == "reload") {
         reload_work(iterations);
+      } else if (mode == "pause") {
+        work(iterations, depth, false);
+        usleep(1500 * 1000);
+        work(iterations, depth, false);
       } else {
         work(iterations, depth, mode == "throw");
       }

@@ -60,7 +60,8 @@ class ReasonReader : public format::NativeVisitor {
   std::string reason;
 };
 
-FlightRun run_with_model(const std::string& name, const std::string& model, bool plant) {
+FlightRun run_with_model(const std::string& name, const std::string& model, bool plant,
+                         const std::string& min_excess_us = "1000") {
   const std::string out = fresh_dir(name);
   FlightRun run;
   // Score 10, not 3: the slow context's 25-ms sleeps must not reach it on
@@ -70,6 +71,7 @@ FlightRun run_with_model(const std::string& name, const std::string& model, bool
                            env_for(out, {"SONDE_FLIGHT=on", "SONDE_SUMMARY=true",
                                          "SONDE_FLIGHT_CONTEXT_MODEL=" + model,
                                          "SONDE_FLIGHT_CONTEXT_SCORE=10",
+                                         "SONDE_FLIGHT_CONTEXT_MIN_EXCESS_US=" + min_excess_us,
                                          "SONDE_FLIGHT_MIN_INTERVAL_MS=0",
                                          "SONDE_FLIGHT_WINDOW_MS=60000"}));
   for (const std::string& f : files_with_suffix(out, ".sonde")) {
@@ -121,6 +123,19 @@ TEST(FlightContextTrigger, EquallySlowExecutionsOfASlowContextTriggerNothing) {
   ASSERT_EQ(run.result.exit_code, 0) << run.result.stderr_text;
   EXPECT_TRUE(run.snapshots.empty()) << (run.reasons.empty() ? "" : run.reasons[0]);
   EXPECT_EQ(trigger_counts(run.result.stderr_text), (std::vector<int>{20, 0, 0}))
+      << run.result.stderr_text;
+}
+
+TEST(FlightContextTrigger, AnExcessBelowTheFloorTriggersNothing) {
+  // The planted execution is about 23 ms above its context's third
+  // quartile (25 ms against 2 ms): far out by its score, but under a floor
+  // of 100 ms.
+  const std::string model = train_model("flight_context_train_floor");
+  ASSERT_FALSE(model.empty());
+  const FlightRun run = run_with_model("flight_context_floor", model, true, "100000");
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.stderr_text;
+  EXPECT_TRUE(run.snapshots.empty()) << (run.reasons.empty() ? "" : run.reasons[0]);
+  EXPECT_EQ(trigger_counts(run.result.stderr_text), (std::vector<int>{21, 0, 0}))
       << run.result.stderr_text;
 }
 

@@ -206,7 +206,7 @@ void PerfettoTraceWriter::intern_common(proto::ProtoMessage& interned) {
 
 void PerfettoTraceWriter::on_lost_events(const format::LostEvents& lost) {
   if (finished_) return;
-  const int32_t pid = tracks_.pid_for(lost.host.empty() ? "[unknown host]" : std::string(lost.host));
+  const int32_t pid = tracks_.pid_for(lost.host.empty() ? kUnknownHost : std::string(lost.host));
   const int32_t tid = tracks_.tid_for_thread(pid, lost.thread_id);
   interned_.clear();
   intern_common(interned_);
@@ -359,7 +359,7 @@ bool PerfettoTraceWriter::on_sampler_record(const format::Record& r) {
   if (time_field < 0 || static_cast<size_t>(time_field) >= r.values.size()) return false;
   const int64_t* time = std::get_if<int64_t>(&r.values[time_field]);
   if (time == nullptr) return false;
-  std::string host = "[unknown host]";
+  std::string host = kUnknownHost;
   if (host_field >= 0 && static_cast<size_t>(host_field) < r.values.size()) {
     if (const auto* h = std::get_if<std::string_view>(&r.values[host_field]); h && !h->empty())
       host.assign(*h);

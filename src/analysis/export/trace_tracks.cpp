@@ -10,7 +10,7 @@ namespace {
 
 const std::string& host_of(const Execution& e, const Trace& t, std::string& storage) {
   storage.assign(e.host.empty() ? t.host : e.host);
-  if (storage.empty()) storage = "[unknown host]";
+  if (storage.empty()) storage = kUnknownHost;
   return storage;
 }
 

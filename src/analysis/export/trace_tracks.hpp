@@ -26,6 +26,9 @@
 
 namespace sonde::analysis {
 
+// The process name of records and executions that name no host.
+inline constexpr const char* kUnknownHost = "[unknown host]";
+
 // One execution of the stitched trace, indexed across all parts in part
 // order then eoi order, so a caller always has a smaller index.
 struct TrackNode {

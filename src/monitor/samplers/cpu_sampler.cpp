@@ -106,9 +106,10 @@ void CpuSampler::sample_once(int64_t now_epoch_ns, std::vector<format::Record>& 
     // and they add up to 1 (steal has no field of its own; it counts as busy).
     const uint64_t total = user + nice + system + idle + iowait + irq + steal;
     if (total == 0) {
-      // No tick on this CPU since the base reading (some kernels and
-      // containers update /proc/stat more coarsely than the period): keep the
-      // base, so the next record covers the whole interval instead of none.
+      // No tick on this CPU since the base reading (the counters move in
+      // USER_HZ ticks, 10 ms, as coarse as the shortest sampler_period_ms):
+      // keep the base, so the next record covers the whole interval instead
+      // of the interval being dropped.
       next[id] = was;
       continue;
     }

@@ -112,15 +112,22 @@ TEST(TheBlob, NotDetectedWithoutACentralComponent) {
 
 // ---- Empty Semi Trucks ----
 
-constexpr int kCbeUnits = 8;    // order lines per order
+constexpr int kCbeUnits = 8;    // order lines per order, on average
 constexpr int kCbeOrders = 20;  // requests in the single-user test
+
+// Order o's lines: 7 and 9 in turn (8 on average), as a loop over data
+// varies with the data; `fixed_size` gives every order kCbeUnits.
+int cbe_units(int order, bool fixed_size) {
+  return fixed_size ? kCbeUnits : kCbeUnits + (order % 2 == 0 ? -1 : 1);
+}
 
 // kBatchedViaHub: kBatched with both messages sent to one receiver (a hub,
 // as in the Blob case tc17): two equal-looking sends in a row.
 enum class CbeOrderShape { kLoop, kCascadingLoop, kBatched, kLoopWithoutSend, kBatchedViaHub };
 
 void cbe_orders(const TempDir& d, CbeOrderShape shape,
-                std::vector<std::string> probes = {"response_time", "messaging"}) {
+                std::vector<std::string> probes = {"response_time", "messaging"},
+                bool fixed_size = false) {
   ExperimentSpec s;
   s.id = "single-u1";
   s.kind = "single_user";
@@ -132,14 +139,14 @@ void cbe_orders(const TempDir& d, CbeOrderShape shape,
     for (int o = 0; o < kCbeOrders; ++o) {
       TraceWriter t(sink, kBlobTraceBase + o, kT0 + o * 10 * kMs);
       t.enter("shop::place_order");
-      for (int u = 0; u < kCbeUnits; ++u) {
+      for (int u = 0; u < cbe_units(o, fixed_size); ++u) {
         t.enter("shop::insert_line");
         t.leave("shop::insert_line");
       }
       const bool batched =
           shape == CbeOrderShape::kBatched || shape == CbeOrderShape::kBatchedViaHub;
       const bool via_hub = shape == CbeOrderShape::kBatchedViaHub;
-      const int units = batched ? 1 : kCbeUnits;
+      const int units = batched ? 1 : cbe_units(o, fixed_size);
       for (int u = 0; u < units; ++u) {
         t.enter("shop::route");
         if (shape == CbeOrderShape::kCascadingLoop) t.enter("shop::forward");
@@ -199,15 +206,40 @@ TEST(EmptySemiTrucks, NotDetectedWhenSendsAreNotRepeated) {
 
 TEST(EmptySemiTrucks, TwoMessagesToOneReceiverAreNotALoop) {
   // An order's stock batch and its notification, both through the hub
-  // (scenario tc17): the same call-and-send shape twice in a row, which a
-  // loop of two iterations would also give. A loop needs min_iterations 3.
+  // (scenario tc17): the same call-and-send shape twice in a row in every
+  // request, which a loop of two iterations would also give. Its count
+  // never varies, so it is a sequence in the code, not a loop over data.
   TempDir d;
   cbe_orders(d, CbeOrderShape::kBatchedViaHub);
   const NodeResult r = evaluate(d.path(), "empty_semi_trucks");
   EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  // The repetition is in the evidence, marked not found, with the reason.
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_FALSE(r.evidence[0].values.at("found").get<bool>());
+  EXPECT_EQ(r.evidence[0].values.at("most_iterations").get<size_t>(), 2u);
+  EXPECT_NE(r.evidence[0].detail.find("2 times in each of its 20 requests"), std::string::npos)
+      << r.evidence[0].detail;
   // The thesis' "> 1" takes the pair for a loop.
-  const NodeResult thesis = evaluate_with(d.path(), "empty_semi_trucks", {{"min_iterations", 2}});
+  const NodeResult thesis = evaluate_with(d.path(), "empty_semi_trucks", {{"varying_count", 0}});
   EXPECT_EQ(thesis.status, Status::kDetected) << thesis.reason;
+}
+
+TEST(EmptySemiTrucks, ALoopOfFixedSizeIsTheRulesKnownMiss) {
+  // Every order has 8 lines: the loop's count follows no data, so the
+  // default rule cannot tell it from 8 sends written out in the code.
+  TempDir fixed, varying;
+  cbe_orders(fixed, CbeOrderShape::kLoop, {"response_time", "messaging"}, true);
+  cbe_orders(varying, CbeOrderShape::kLoop);
+  const NodeResult r = evaluate(fixed.path(), "empty_semi_trucks");
+  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_EQ(r.evidence[0].values.at("fewest_iterations").get<size_t>(), 8u);
+  EXPECT_EQ(evaluate_with(fixed.path(), "empty_semi_trucks", {{"varying_count", 0}}).status,
+            Status::kDetected);
+  const NodeResult v = evaluate(varying.path(), "empty_semi_trucks");
+  ASSERT_EQ(v.status, Status::kDetected) << v.reason;
+  EXPECT_EQ(v.evidence[0].values.at("fewest_iterations").get<size_t>(), 7u);
+  EXPECT_EQ(v.evidence[0].values.at("most_iterations").get<size_t>(), 9u);
 }
 
 }  // namespace

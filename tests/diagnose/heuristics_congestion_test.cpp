@@ -219,13 +219,13 @@ TEST(DatabaseCongestion, DatabaseCallsSaturateTheCpu) {
   const double cpu[] = {0.2, 0.4, 0.6, 0.8, 0.95};
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    cbe_db_cpu_log(experiment_path(busy.path(), id), {{"SELECT * FROM item WHERE title LIKE ?", calls, heavy_ms}},
-                   cpu[k], 2);
+    cbe_db_cpu_log(experiment_path(busy.path(), id),
+                   {{"SELECT * FROM item WHERE title LIKE ?", calls, heavy_ms}}, cpu[k], 2);
     // TC10: the application burns the CPU, its queries are quick (1 ms).
-    cbe_db_cpu_log(experiment_path(app_cpu.path(), id), {{"SELECT * FROM item WHERE id = ?", calls, 1}}, cpu[k],
-                   2);
-    cbe_db_cpu_log(experiment_path(idle.path(), id), {{"SELECT * FROM item WHERE title LIKE ?", calls, heavy_ms}},
-                   0.2, 2);
+    cbe_db_cpu_log(experiment_path(app_cpu.path(), id),
+                   {{"SELECT * FROM item WHERE id = ?", calls, 1}}, cpu[k], 2);
+    cbe_db_cpu_log(experiment_path(idle.path(), id),
+                   {{"SELECT * FROM item WHERE title LIKE ?", calls, heavy_ms}}, 0.2, 2);
   }
   const double limit = 0.70710678;  // M/M/2: R = 2 D at u = 1/sqrt(2)
   const NodeResult r = evaluate(busy.path(), "database_congestion");
@@ -258,11 +258,11 @@ TEST(DatabaseCongestion, LockWaitsPerLockGrowWithLoad) {
   cbe_scaling(no_probe, {"response_time", "cpu"});
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    // One wait per request, a third to a half of its response time
+    // One wait per request, 60% of its response time under load
     // (100, 300, 700, 1200, 2000 ms).
     cbe_db_cpu_log(experiment_path(locking.path(), id),
                    {{"BEGIN IMMEDIATE", 300,
-                     std::vector<double>{1, 100, 300, 550, 950}[static_cast<size_t>(k)]},
+                     std::vector<double>{1, 180, 420, 720, 1200}[static_cast<size_t>(k)]},
                     {"UPDATE stock SET n = 3", 300, 1}},
                    0.15, 2);
     cbe_db_cpu_log(experiment_path(flat.path(), id),
@@ -272,9 +272,12 @@ TEST(DatabaseCongestion, LockWaitsPerLockGrowWithLoad) {
   }
   const NodeResult r = evaluate(locking.path(), "database_congestion");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
-  const std::vector<Evidence> found = cbe_found(r);
+  // The waits are most of the response time, so the in-process database's
+  // rule 3 (time in database calls) finds it too; the lock rule's tests:
+  std::vector<Evidence> found;
+  for (const Evidence& ev : cbe_found(r))
+    if (ev.location == "lock BEGIN IMMEDIATE") found.push_back(ev);
   ASSERT_EQ(found.size(), 4u) << "one t-test per step into 13, 25, 37, 50 users";
-  EXPECT_EQ(found[0].location, "lock BEGIN IMMEDIATE");
   for (const Evidence& ev : found) {
     EXPECT_LT(ev.p_value, 0.05);
     EXPECT_GT(ev.effect_size, 0);
@@ -325,8 +328,8 @@ TEST(DatabaseCongestion, AServerOnItsOwnCpusIsJudgedByThoseCpus) {
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
     for (TempDir* d : {&pinned, &free}) {
-      cbe_db_cpu_log(experiment_path(d->path(), id), {{"SELECT name FROM product WHERE id = $1", 100, 1}}, 0.97,
-                     2);
+      cbe_db_cpu_log(experiment_path(d->path(), id),
+                     {{"SELECT name FROM product WHERE id = $1", 100, 1}}, 0.97, 2);
       write_server_samples(
           experiment_path(d->path(), id), cores_used[k], instants, [](int) { return 0; }, "",
           d == &pinned ? 1 : 2);
@@ -362,25 +365,27 @@ TEST(DatabaseCongestion, LockWaitsTooShortToMatterAreNotCongestion) {
 }
 
 // What matters is the share of the requests' time the lock takes, not how
-// long one wait is: a fast service (1.2 -> 3 ms) whose every request waits
-// 0.1 -> 0.45 ms for the lock spends 8-15% of its time there, which the
-// 0.5-ms floor that stood here until 2026-11-28 (set for tc18) ignored.
-// Waits growing the same way behind ten times slower requests are 0.8-1.5%.
-TEST(DatabaseCongestion, ShortWaitsThatTakeMuchOfTheRequestsTimeAreCongestion) {
+// long one wait is: a fast service (1.2 -> 3 ms) whose requests wait
+// 0.6 -> 1.8 ms for the lock spends most of its time there, whatever the
+// 0.5-ms floor that stood here until 2026-11-28 (set for tc18) said of one
+// wait. Waits growing the same way behind ten times slower requests are a
+// few per cent of them: the lock is not why those requests are slow.
+TEST(DatabaseCongestion, ShortWaitsThatTakeMostOfTheRequestsTimeAreCongestion) {
   TempDir fast, slow;
   cbe_scaling(fast, {"response_time", "database", "cpu"}, {1, 1.2, 1.5, 2, 3});
   cbe_scaling(slow, {"response_time", "database", "cpu"}, {10, 12, 15, 20, 30});
-  const double wait_ms[] = {0.05, 0.1, 0.2, 0.3, 0.45};
+  const double wait_ms[] = {0.6, 0.75, 0.95, 1.25, 1.8};
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
     for (const TempDir* d : {&fast, &slow})
-      cbe_db_cpu_log(experiment_path(d->path(), id), {{"BEGIN IMMEDIATE", 300, wait_ms[k]}}, 0.15, 2);
+      cbe_db_cpu_log(experiment_path(d->path(), id), {{"BEGIN IMMEDIATE", 300, wait_ms[k]}}, 0.15,
+                     2);
   }
   const NodeResult r = evaluate(fast.path(), "database_congestion");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
   const std::vector<Evidence> found = cbe_found(r);
   ASSERT_FALSE(found.empty());
-  EXPECT_GT(found.back().values.value("wait_share", 0.0), 0.05);
+  EXPECT_GT(found.back().values.value("wait_share", 0.0), 0.5);
   EXPECT_EQ(evaluate(slow.path(), "database_congestion").status, Status::kNotDetected);
 }
 
@@ -394,11 +399,14 @@ TEST(DatabaseCongestion, ServerLockWaitersGrowingWithLoadAreDetected) {
   const int instants = 100;
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    cbe_db_cpu_log(experiment_path(growing.path(), id), {{"UPDATE stock SET quantity = 1", 100, 1}}, 0.2, 2);
-    cbe_db_cpu_log(experiment_path(flat.path(), id), {{"UPDATE stock SET quantity = 1", 100, 1}}, 0.2, 2);
+    cbe_db_cpu_log(experiment_path(growing.path(), id), {{"UPDATE stock SET quantity = 1", 100, 1}},
+                   0.2, 2);
+    cbe_db_cpu_log(experiment_path(flat.path(), id), {{"UPDATE stock SET quantity = 1", 100, 1}},
+                   0.2, 2);
     write_server_samples(experiment_path(growing.path(), id), 0.1, instants,
                          [k](int t) { return t % 5 < k ? k : 0; });
-    write_server_samples(experiment_path(flat.path(), id), 0.1, instants, [](int t) { return t % 2; });
+    write_server_samples(experiment_path(flat.path(), id), 0.1, instants,
+                         [](int t) { return t % 2; });
   }
   const NodeResult r = evaluate(growing.path(), "database_congestion");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;

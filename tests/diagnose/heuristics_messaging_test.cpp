@@ -41,13 +41,14 @@ TEST(ExcessiveMessaging, ThroughputStagnatesWhileLoadRises) {
   write_scaling(scaling, {100, 300, 700, 1200, 2000}, probes);
   write_scaling(no_probe, {100, 300, 700, 1200, 2000}, {"response_time"});
   // Flat from the second step on, while the sends slow down from 0.2 ms to
-  // 150 ms, about 40% of the response time: messaging is busy. (They stop
-  // slowing down after 25 users, so no queue fills at every step when
-  // every step counts.)
-  const double stagnant_waits_us[] = {200, 60000, 150000, 150000, 150000};
+  // 330 ms, 55-92% of the response time at 37 and 50 users: messaging is
+  // busy (takes the larger part). (They stop slowing down after 37 users,
+  // so no queue fills at every step when every step counts.)
+  const double stagnant_waits_us[] = {200, 60000, 150000, 330000, 330000};
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    write_message_log(experiment_path(stagnant.path(), id), k == 0 ? 100 : 1000, stagnant_waits_us[k]);
+    write_message_log(experiment_path(stagnant.path(), id), k == 0 ? 100 : 1000,
+                      stagnant_waits_us[k]);
     write_message_log(experiment_path(scaling.path(), id), 100 + 1000 * k, 200);
   }
   EXPECT_EQ(evaluate(stagnant.path(), "excessive_messaging").status, Status::kNotDetected)
@@ -86,7 +87,8 @@ TEST(ExcessiveMessaging, StagnationWhileMessagingIsIdleIsNotExcessive) {
   TempDir idle;
   write_scaling(idle, {100, 300, 700, 1200, 2000}, {"response_time", "messaging"});
   for (int k = 0; k < 5; ++k)
-    write_message_log(experiment_path(idle.path(), "scaling-s" + std::to_string(k)), k == 0 ? 100 : 1000, 5);
+    write_message_log(experiment_path(idle.path(), "scaling-s" + std::to_string(k)),
+                      k == 0 ? 100 : 1000, 5);
   const ExperimentData data = load_experiment_data(idle.path());
   Settings settings;
   std::map<std::string, nlohmann::json> ancestors = {
@@ -144,15 +146,19 @@ TEST(ExcessiveMessaging, AQueueThatFillsAtEveryViolatingLoadIsFound) {
   // The same waits in requests that take seconds: a sliver of their time.
   write_scaling(diluted, {100, 300, 700, 1200, 2000}, probes);
   const int sends[] = {100, 1100, 2100, 3000, 3050};  // grows into step 3, then flat
-  const double full_waits_us[] = {2, 2, 3, 900, 2500};
+  // At 37 and 50 users the waits are 75% and 63% of the response time.
+  const double full_waits_us[] = {2, 2, 3, 1500, 2500};
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    write_message_log(experiment_path(full.path(), id), sends[k], full_waits_us[k], "orders>notification");
-    write_message_log(experiment_path(diluted.path(), id), sends[k], full_waits_us[k], "orders>notification");
+    write_message_log(experiment_path(full.path(), id), sends[k], full_waits_us[k],
+                      "orders>notification");
+    write_message_log(experiment_path(diluted.path(), id), sends[k], full_waits_us[k],
+                      "orders>notification");
     // Something else limits the system: sends stagnate, nobody waits.
     write_message_log(experiment_path(cpu_bound.path(), id), sends[k], 3, "orders>notification");
     // Waits grow significantly but stay a sliver of the response time.
-    write_message_log(experiment_path(tiny_waits.path(), id), sends[k], 2 + 4.0 * k, "orders>notification");
+    write_message_log(experiment_path(tiny_waits.path(), id), sends[k], 2 + 4.0 * k,
+                      "orders>notification");
   }
   const Heuristic& h = *heuristic_registry().at("excessive_messaging");
   Settings settings;
@@ -224,10 +230,12 @@ TEST(ExcessiveMessaging, ABrokerQueueThatGrowsAtEveryViolatingLoadIsFound) {
   const double lengths[] = {-1, -1, -1, 40, 300};
   for (int k = 0; k < 5; ++k) {
     const std::string id = "scaling-s" + std::to_string(k);
-    for (const TempDir* d : {&grows, &flat}) write_message_log(experiment_path(d->path(), id), 100 + 1000 * k, 3);
-    write_broker_samples(experiment_path(grows.path(), id), 4000.0 * (k + 1), "shop:queue:notification",
-                         lengths[k]);
-    write_broker_samples(experiment_path(flat.path(), id), 4000.0 * (k + 1), "shop:queue:notification", 0.5);
+    for (const TempDir* d : {&grows, &flat})
+      write_message_log(experiment_path(d->path(), id), 100 + 1000 * k, 3);
+    write_broker_samples(experiment_path(grows.path(), id), 4000.0 * (k + 1),
+                         "shop:queue:notification", lengths[k]);
+    write_broker_samples(experiment_path(flat.path(), id), 4000.0 * (k + 1),
+                         "shop:queue:notification", 0.5);
   }
   const NodeResult r = evaluate_under_traffic_jam(grows);
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;

@@ -280,9 +280,11 @@ class DatabaseCongestion : public Heuristic {
     // scenario tc18 and congested nothing). A share, not a wait in ms
     // (min_lock_wait_ms 0.5, set for tc18, until 2026-11-28): what
     // matters is how much of the requests' time the lock takes, and a
-    // floor in ms means something else on a faster or slower system. 0.05
-    // is the share Excessive Messaging and One Lane Bridge ask of busy
-    // messaging (min_wait_share, messaging_busy_share).
+    // floor in ms means something else on a faster or slower system. 0.5:
+    // the majority, as every share rule of the hierarchy (until 2026-12-02
+    // 0.05, borrowed from Excessive Messaging's min_wait_share, which was
+    // set for tc23; re-evaluated, no stored label moves between 1/3 and
+    // 2/3).
     // min_call_share, min_attributed (sonde's own, for an embedded
     // database, rule 3): the majority of a violating service's response
     // time, or of its growth under load, spent in database calls; and the
@@ -290,7 +292,7 @@ class DatabaseCongestion : public Heuristic {
     // Call asks, for the per-service split to mean anything.
     return {{"saturation_rt_factor", 2},
             {"min_relative_increase", 0},
-            {"min_lock_wait_share", 0.05},
+            {"min_lock_wait_share", 0.5},
             {"min_call_share", 0.5},
             {"min_attributed", 0.5}};
   }

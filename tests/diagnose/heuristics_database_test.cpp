@@ -9,6 +9,7 @@
 
 #include "diagnose/database/postgres_sampler.hpp"
 #include "diagnose/diagnosis.hpp"
+#include "diagnose/heuristics/common.hpp"
 #include "diagnose/heuristics/request_services.hpp"
 #include "diagnose_test_support.hpp"
 #include "format/record.hpp"
@@ -92,8 +93,8 @@ TEST(DatabaseOlb, RanksTheStrongestGrowthFirstAndIgnoresSlightOnes) {
     const double creeping = 10 * std::pow(1.05, k);  // +5% per step
     const double commit = std::pow(1.3, k);          // +30% per step
     const double lock = 1 + 50.0 * k;
-    write_db_log(experiment_path(slight.path(), id), {{"SELECT * FROM order_line WHERE p = ", 400, creeping}},
-                 0.2);
+    write_db_log(experiment_path(slight.path(), id),
+                 {{"SELECT * FROM order_line WHERE p = ", 400, creeping}}, 0.2);
     write_db_log(experiment_path(mixed.path(), id),
                  {{"COMMIT -- ", 400, commit},
                   {"LOCK TABLE stock IN EXCLUSIVE MODE -- ", 400, lock},
@@ -317,6 +318,26 @@ TEST(ExpensiveDatabaseCall, ACheapQueryIsNotReportedButShownAsChecked) {
   EXPECT_NEAR(ev.values.at("share_single_user").get<double>(), 0.5 / 10, 1e-6);
   EXPECT_FALSE(ev.values.at("found").get<bool>());
   EXPECT_NE(ev.detail.find("not expensive"), std::string::npos) << ev.detail;
+}
+
+// Whether a statement belongs to a service, against wrong trace matches:
+// the upper tail of Binomial(ambiguous, p_elsewhere), checked against the
+// sums of the binomial terms (computed apart, with Python's math.comb).
+TEST(ExpensiveDatabaseCall, AStatementWrongMatchesExplainIsNotOneOfTheServicesQueries) {
+  using heuristics::misattribution_p;
+  // 3 of a service's requests issue it, 100 were ambiguous, 5% of the other
+  // services' requests issue it: wrong matches explain that easily.
+  EXPECT_NEAR(misattribution_p(3, 100, 0.05), 0.8817370188148759, 1e-9);
+  EXPECT_NEAR(misattribution_p(10, 100, 0.05), 0.028188294163416, 1e-9);
+  // 20 of them could hardly all be wrong matches: one of its queries.
+  EXPECT_NEAR(misattribution_p(20, 100, 0.05), 1.0522953420147241e-07, 1e-12);
+  EXPECT_NEAR(misattribution_p(1, 4, 0.5), 0.9375, 1e-12);
+  // More requests issue it than were ambiguous, or no other service does:
+  // wrong matches cannot explain it. None does: nothing to explain.
+  EXPECT_EQ(misattribution_p(5, 4, 0.5), 0);
+  EXPECT_EQ(misattribution_p(2, 100, 0), 0);
+  EXPECT_EQ(misattribution_p(0, 100, 0.5), 1);
+  EXPECT_EQ(misattribution_p(4, 100, 1), 1);
 }
 
 TEST(ExpensiveDatabaseCall, NotEvaluatedWithoutProbesOrTraces) {

@@ -281,6 +281,14 @@ std::vector<double> durations_ms(const LogRecords& recs) {
   return out;
 }
 
+double misattribution_p(size_t with_query, size_t ambiguous, double p_elsewhere) {
+  if (with_query == 0) return 1;
+  if (with_query > ambiguous || p_elsewhere <= 0) return 0;
+  if (p_elsewhere >= 1) return 1;
+  return stats::incomplete_beta(static_cast<double>(with_query),
+                                static_cast<double>(ambiguous - with_query + 1), p_elsewhere);
+}
+
 MessagingBusy messaging_busy(const Experiment& lowest, const Experiment& step, double alpha,
                              double min_share) {
   MessagingBusy b;

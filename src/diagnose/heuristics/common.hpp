@@ -122,6 +122,17 @@ std::vector<std::string> violating_services(const Experiment& e, const Settings&
 // The records' "duration" fields in ms (records without one are skipped).
 std::vector<double> durations_ms(const LogRecords& recs);
 
+// Whether a statement seen in a service's requests is one of its queries
+// or came along with requests attributed to the wrong trace: under "every
+// ambiguous match is wrong", the number of the service's requests that
+// issue it is at most Binomial(ambiguous, p), p = the share of the other
+// services' requests that issue it. Returns the one-sided p-value
+// P(X >= with_query); the statement belongs to the service when it is
+// below alpha. 1 when no request issues it; 0 when more do than there are
+// ambiguous requests, or when no other service issues it.
+double misattribution_p(size_t with_query, size_t ambiguous, double p_elsewhere);
+
+
 // Whether messaging is busy at a load step, decided from the data rather
 // than an absolute send time (which was set for one case): the sends of
 // `step` take at least `min_share` of the summed response time of its

@@ -78,6 +78,8 @@ void attribute(const Experiment& e, const ExperimentTraces& traces, RequestServi
         static_cast<size_t>(requests[c.request] - e.requests.data());
     ++out.matched;
     out.unambiguous += single_candidate[c.request];
+    if (!single_candidate[c.request])
+      out.ambiguous_requests.insert(static_cast<size_t>(requests[c.request] - e.requests.data()));
   }
   // Work a request hands to another thread runs in child traces: they
   // belong to the service of their root.

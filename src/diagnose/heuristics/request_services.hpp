@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 
 #include "diagnose/experiment_data.hpp"
@@ -33,6 +34,10 @@ struct RequestServices {
   // choice was made for them. The rest took the best fit among several
   // (concurrent requests), which can be wrong.
   size_t unambiguous = 0;
+  // The matched requests that took the best fit among several traces (an
+  // index into `requests`, as request_of_trace): the ones whose trace may
+  // be another request's.
+  std::set<size_t> ambiguous_requests;
   std::string error;  // the log could not be read
 };
 

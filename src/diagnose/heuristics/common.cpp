@@ -281,6 +281,18 @@ std::vector<double> durations_ms(const LogRecords& recs) {
   return out;
 }
 
+stats::MeanError demand_noise(const ExperimentData& data, const std::string& service,
+                              const std::vector<double>& single) {
+  std::vector<double> means;
+  for (const Experiment& e : data.experiments) {
+    if (!e.complete() || e.users != 1) continue;
+    const std::vector<double> rt = e.response_times(service);
+    if (rt.size() >= 2) means.push_back(stats::mean(rt));
+  }
+  if (means.size() >= 2) return {stats::stddev(means), static_cast<double>(means.size() - 1)};
+  return stats::series_mean_error(single);
+}
+
 double misattribution_p(size_t with_query, size_t ambiguous, double p_elsewhere) {
   if (with_query == 0) return 1;
   if (with_query > ambiguous || p_elsewhere <= 0) return 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "diagnose/heuristic.hpp"
+#include "stats/descriptive.hpp"
 #include "stats/t_test.hpp"
 
 namespace sonde::diagnose::heuristics {
@@ -122,6 +123,17 @@ std::vector<std::string> violating_services(const Experiment& e, const Settings&
 // The records' "duration" fields in ms (records without one are skipped).
 std::vector<double> durations_ms(const LogRecords& recs);
 
+// How much one experiment's single-user mean of a service ("" = all
+// services) varies from experiment to experiment: the standard deviation
+// of its means over the run's single-user experiments (the single-user
+// test, a scaling series' first step, the Ramp's windows), with their
+// count - 1 degrees of freedom. A threshold computed from one of them
+// carries this noise (tc10's CPU-bound service: 6.00, 6.57, 6.27, 6.83,
+// 6.08, 6.06 ms in six experiments of one run, while each mean's own error
+// was 0.05-0.33 ms). With one such experiment, `single`'s own mean's error.
+stats::MeanError demand_noise(const ExperimentData& data, const std::string& service,
+                              const std::vector<double>& single);
+
 // Whether a statement seen in a service's requests is one of its queries
 // or came along with requests attributed to the wrong trace: under "every
 // ambiguous match is wrong", the number of the service's requests that
@@ -131,7 +143,6 @@ std::vector<double> durations_ms(const LogRecords& recs);
 // below alpha. 1 when no request issues it; 0 when more do than there are
 // ambiguous requests, or when no other service issues it.
 double misattribution_p(size_t with_query, size_t ambiguous, double p_elsewhere);
-
 
 // Whether messaging is busy at a load step, decided from the data rather
 // than an absolute send time (which was set for one case): the sends of

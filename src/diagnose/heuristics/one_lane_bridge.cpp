@@ -88,26 +88,6 @@ std::map<std::string, double> database_demand_per_service(const Experiment& e, d
   return out;
 }
 
-// How much one experiment's single-user mean of a service varies from
-// experiment to experiment: the standard deviation of its means over the
-// run's single-user experiments (the single-user test, a scaling series'
-// first step, the Ramp's windows). The threshold is computed from one of
-// them, so this is the noise it carries (tc10's CPU-bound service: 6.00,
-// 6.57, 6.27, 6.83, 6.08, 6.06 ms in six experiments of one run, while
-// each mean's own error was 0.05-0.33 ms). With one such experiment, its
-// own mean's error.
-stats::MeanError demand_noise(const ExperimentData& data, const std::string& service,
-                              const std::vector<double>& single) {
-  std::vector<double> means;
-  for (const Experiment& e : data.experiments) {
-    if (!e.complete() || e.users != 1) continue;
-    const std::vector<double> rt = e.response_times(service);
-    if (rt.size() >= 2) means.push_back(stats::mean(rt));
-  }
-  if (means.size() >= 2) return {stats::stddev(means), static_cast<double>(means.size() - 1)};
-  return stats::series_mean_error(single);
-}
-
 // One-sided test that a step's mean lies above the threshold, with both
 // errors: the step mean's (batch means) and the threshold's, which moves
 // by `slope` ms per ms of the single-user mean. Returns P(excess this

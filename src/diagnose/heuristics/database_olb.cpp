@@ -24,10 +24,15 @@ class DatabaseOlb : public Heuristic {
   }
   std::map<std::string, double> defaults() const override {
     // Saturation: the utilization at which M/M/c response time doubles.
-    // A growth below 10% per step does not count (the thesis: any
-    // significant one): a table that grows during the run slows its scans
-    // a little at every step (demo: a search over order_line +6% per step).
-    return {{"min_relative_increase", 0.1}, {"saturation_rt_factor", 2}};
+    // min_relative_increase 0: any significant growth, the thesis' rule.
+    // Until 2026-12-02 a growth below 10% per step did not count, set for
+    // the demo's search over a growing order_line table (+6% per step: a
+    // table that grows during the run slows its scans with time, not with
+    // load). Re-evaluated with 0, the stored runs shop-full-6, shop-full-7
+    // and ledger full-8 keep every verdict of this node; such a statement
+    // is listed after the strongest growth (growth_with_load ranks by the
+    // weakest step's increase), where a lock's +64-94% per step leads.
+    return {{"min_relative_increase", 0}, {"saturation_rt_factor", 2}};
   }
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
     NodeResult r;

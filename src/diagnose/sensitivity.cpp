@@ -27,8 +27,8 @@ struct LoadedCase {
 std::string not_scalable(const std::string& parameter, double value) {
   static const std::set<std::string> plan_sizes = {"steps", "windows"};
   static const std::set<std::string> switches = {
-      "network_check", "rank_test",         "window_rule",     "busy_check",   "trend_test",
-      "noise_test",    "utilization_bound", "violating_steps", "varying_count"};
+      "network_check", "rank_test",         "window_rule",     "busy_check",    "trend_test",
+      "noise_test",    "utilization_bound", "violating_steps", "varying_count", "peak_test"};
   if (plan_sizes.count(parameter))
     return "sets the experiment plan (stored data keeps the plan it ran)";
   if (switches.count(parameter)) return "a switch (selects a rule)";

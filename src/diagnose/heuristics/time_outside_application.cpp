@@ -36,6 +36,7 @@
 #include "diagnose/heuristics/experiment_traces.hpp"
 #include "diagnose/heuristics/request_services.hpp"
 #include "stats/descriptive.hpp"
+#include "stats/t_test.hpp"
 
 namespace sonde::diagnose::heuristics {
 namespace {
@@ -125,15 +126,34 @@ std::map<size_t, const analysis::Trace*> request_traces(const Experiment& e,
     }
     if (thread >= 0) ++first_of_user[r.user][thread];
   }
-  // A thread that serves one connection: the majority first responder of
-  // exactly one user. Claimed by several users, it serves them all (one
-  // event loop, a single worker): no connection matching there.
+  // A thread that serves one connection answers that user first far more
+  // often than chance: were the first responder any of the T threads at
+  // random, its count would be Binomial(requests, 1/T); a candidate needs
+  // P(X >= count) < alpha / (users x threads) (Bonferroni: then no user
+  // gets a thread by accident, with probability 1 - alpha). Of a user's
+  // candidates the one that answered it most; an event loop (T = 1) has
+  // none. Claimed by several users, a thread serves them all (a single
+  // worker): no connection matching there.
+  // The default alpha: the split is cached per experiment and shared by
+  // every evaluation, so a config's alpha cannot reach it.
+  const double alpha = Settings{}.alpha;
+  const double threads = static_cast<double>(on_thread.size());
+  const double level =
+      alpha / std::max(1.0, static_cast<double>(requests_of_user.size()) * threads);
   std::map<int64_t, std::vector<int>> users_of_thread;
-  for (const auto& [user, threads] : first_of_user) {
-    for (const auto& [thread, n] : threads) {
-      if (static_cast<double>(n) > 0.5 * static_cast<double>(requests_of_user[user]))
-        users_of_thread[thread].push_back(user);  // a majority: one thread per user at most
+  for (const auto& [user, answered] : first_of_user) {
+    const size_t n = requests_of_user[user];
+    int64_t best_thread = -1;
+    size_t best_count = 0;
+    for (const auto& [thread, count] : answered) {
+      const double p =
+          threads <= 1 || count > n ? 1
+          : count == 0              ? 1
+                                    : stats::incomplete_beta(static_cast<double>(count),
+                                                             static_cast<double>(n - count + 1), 1 / threads);
+      if (p < level && count > best_count) best_thread = thread, best_count = count;
     }
+    if (best_thread >= 0) users_of_thread[best_thread].push_back(user);
   }
   // And its traces run inside that user's requests (all but the odd one at
   // the stable phase's borders): a shared thread (a message consumer, a
@@ -185,17 +205,18 @@ std::map<size_t, const analysis::Trace*> request_traces(const Experiment& e,
   }
   *by_connection = refined.size();
   // The best fit for the rest, unless a refined request took its trace or
-  // it ran on the thread of another user's connection. When most users
-  // have their connection's thread (a thread-per-connection server), a
-  // user without one left no traces of its own (e.g. lost with its
-  // worker's records) and its best fits are a neighbour's or background
-  // work: a 40-ms call got a 0.5-ms message delivery in a run where one of
-  // six workers' traces were absent. Those requests stay unattributed.
-  const bool per_connection = 2 * thread_of_user.size() >= requests_of_user.size();
+  // it ran on the thread of another user's connection. A user's thread
+  // found above shows a thread-per-connection server (chance finds none,
+  // with probability 1 - alpha), so a user without one left no traces of
+  // its own (e.g. lost with its worker's records) and its best fits are a
+  // neighbour's or background work: a 40-ms call got a 0.5-ms message
+  // delivery in a run where one of six workers' traces were absent. Those
+  // requests stay unattributed. (Until 2026-12-02 this took half of the
+  // users with a thread, a rule made for that run, tc08's quick run.)
   for (const auto& [request, trace] : best) {
     if (refined.count(request) || claimed.count(trace)) continue;
     const int user = e.requests[request].user;
-    if (per_connection && !thread_of_user.count(user)) continue;
+    if (!thread_of_user.count(user)) continue;
     auto owner = user_of_thread.find(trace->thread_id);
     if (owner != user_of_thread.end() && owner->second != user) continue;
     refined[request] = trace;

@@ -379,6 +379,51 @@ TEST(TimeOutsideApplication, TheConnectionsThreadMatchesRequestsTheBestFitCannot
   EXPECT_NE(r.reason.find(n + " by their connection's thread"), std::string::npos) << r.reason;
 }
 
+// A pool: three workers serve whichever of three users comes next, so
+// each worker answers each user first a third of the time, as its share
+// of all first responses predicts. No thread is a user's connection
+// thread, and no user's requests are left unattributed for lacking one:
+// every request keeps its best fit.
+TEST(TimeOutsideApplication, APoolOfWorkersHasNoConnectionThreads) {
+  TempDir d;
+  ExperimentSpec s = toa_load_test(3);
+  s.requests = kToaRequests;
+  s.inter_request_ns = kToaInterNs;
+  s.services = {"GET /product", "GET /search", "GET /shipping"};
+  const std::string dir = write_experiment(d.path(), s);
+  const int64_t offset_ns[] = {0, 30'000'000, 60'000'000};
+  {
+    std::ofstream csv(dir + "/requests.csv");
+    csv << "start_ns,end_ns,user,service,status\n";
+    for (int i = 0; i < kToaRequests; ++i) {
+      for (int u = 0; u < 3; ++u) {
+        const int64_t start = kT0 + i * kToaInterNs + offset_ns[u];
+        const double rt = toa_spread(2, i) + 41;
+        csv << start << ',' << start + static_cast<int64_t>(rt * 1e6) << ',' << u << ','
+            << s.services[static_cast<size_t>(u)] << ",200\n";
+      }
+    }
+  }
+  write_log(dir, [&](format::RecordSink& sink) {
+    int64_t trace = 0x70c0'0000'0000'0001;
+    for (int i = 0; i < kToaRequests; ++i) {
+      for (int u = 0; u < 3; ++u) {
+        const int64_t start = kT0 + i * kToaInterNs + offset_ns[u];
+        TraceWriter t(sink, trace++, start + 19'000, -1, 300 + (i + u) % 3);
+        t.enter("shop::serve");
+        t.advance_to(start + 20'000 + static_cast<int64_t>(toa_spread(2, i) * 1e6) - 1000);
+        t.leave("shop::serve");
+      }
+    }
+  });
+  const NodeResult r = evaluate_toa(d);
+  const std::string n = std::to_string(3 * kToaRequests);
+  EXPECT_NE(r.reason.find(n + " of " + n + " requests attributed to their trace"),
+            std::string::npos)
+      << r.reason;
+  EXPECT_NE(r.reason.find(", 0 by their connection's thread"), std::string::npos) << r.reason;
+}
+
 // Sets experiment.json's CPU accounting: the machine `busy` (share of its
 // capacity), `other` of it taken by other processes.
 void toa_cpu(const TempDir& d, const std::string& id, double busy, double other) {

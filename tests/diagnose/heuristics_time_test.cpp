@@ -281,6 +281,8 @@ TEST(ApplicationHiccups, FlickerJustOverTheThresholdIsNotAHiccup) {
   const NodeResult p = evaluate(pauses.path(), "application_hiccups");
   EXPECT_EQ(p.status, Status::kDetected) << p.reason;
   // Every pause: all 50 requests over the threshold, far outside the level.
+  ASSERT_EQ(p.evidence.size(), 1u);
+  ASSERT_FALSE(p.evidence[0].values["hiccups"].empty());
   for (const auto& h : p.evidence[0].values["hiccups"]) {
     EXPECT_LT(h["p_violation"].get<double>(), 1e-6);
     EXPECT_GT(h["peak_z"].get<double>(), 10);

@@ -30,9 +30,9 @@
 //      requests is not;
 //  (b) its worst bucket lies outside the service's own bucket-to-bucket
 //      variation: on a log scale, above the median of the compliant
-//      buckets' percentiles by more than z(1 - level) robust standard
-//      deviations (1.4826 x the median absolute deviation); skipped with
-//      fewer than 3 compliant buckets.
+//      buckets' percentiles by more than t(1 - level, compliant - 1)
+//      robust standard deviations (1.4826 x the median absolute
+//      deviation); skipped with fewer than 3 compliant buckets.
 // In the hiccup cases (tc03-tc05) every pause peaks 58 to 1226 times above
 // the typical level. Until 2026-12-02 the rule was a peak of 3 x the
 // typical level (min_peak_factor, set for tc14's flickers at 1.8x).
@@ -137,14 +137,17 @@ class ApplicationHiccups : public Heuristic {
       size_t non_empty = 0;
       for (const Bucket& b : buckets) non_empty += b.count > 0;
       // The level of each test: alpha over the buckets that could have
-      // been the candidate; its normal quantile (Student's t at a df
-      // where it equals the normal to six digits).
+      // been the candidate. (b)'s quantile is Student's t with the
+      // compliant buckets' count - 1 df: the scale is estimated from them.
       const double level = ctx.settings.alpha / static_cast<double>(std::max<size_t>(1, non_empty));
-      const double z = stats::student_t_quantile(1 - level, 1e9);
+      const double z = normal.buckets >= 3 ? stats::student_t_quantile(
+                                                 1 - level, static_cast<double>(normal.buckets - 1))
+                                           : 0;
       // Hiccups: [left of first violating bucket, right of the next compliant one].
       nlohmann::json hiccups = nlohmann::json::array();
       int64_t total = 0;
-      size_t flickers = 0;  // violating periods that do not stand out
+      size_t flickers = 0;                  // violating periods that do not stand out
+      size_t flickers_not_significant = 0;  // ... of them, failing test (a)
       for (size_t i = 0; i < buckets.size(); ++i) {
         if (!buckets[i].violating) continue;
         size_t j = i;
@@ -165,13 +168,19 @@ class ApplicationHiccups : public Heuristic {
           over += tv.value > req.threshold_ms;
         }
         const double p_violation = binomial_upper_tail(over, m, 1 - req.percentile);
-        // (b) the peak against the compliant buckets' variation.
-        const double peak_z = peak <= 0 || normal.buckets < 3 ? INFINITY
+        // (b) the peak against the compliant buckets' variation; skipped
+        // (passes) with fewer than 3 compliant buckets; with no spread at
+        // all (MAD 0) any peak above their median stands out.
+        const bool judged = peak > 0 && normal.buckets >= 3;
+        const double peak_z = !judged ? 0
                               : normal.log_sigma > 0
                                   ? (std::log(peak) - normal.log_median) / normal.log_sigma
                                   : (std::log(peak) > normal.log_median ? INFINITY : 0);
-        if (peak_test && (p_violation >= level || peak_z <= z)) {
+        const bool significant = p_violation < level;
+        const bool outside = !judged || peak_z > z;
+        if (peak_test && !(significant && outside)) {
           ++flickers;
+          flickers_not_significant += !significant;
           continue;
         }
         hiccups.push_back({{"start_ns", start},
@@ -180,7 +189,9 @@ class ApplicationHiccups : public Heuristic {
                            {"requests", m},
                            {"over_threshold", over},
                            {"p_violation", p_violation},
-                           {"peak_z", std::isfinite(peak_z) ? peak_z : -1}});
+                           // null: not judged, or no spread to measure by
+                           {"peak_z", judged && std::isfinite(peak_z) ? nlohmann::json(peak_z)
+                                                                      : nlohmann::json()}});
         total += end - start;
       }
       const int64_t span = buckets.back().end_ns - buckets.front().start_ns;
@@ -215,9 +226,10 @@ class ApplicationHiccups : public Heuristic {
           (found ? ""
            : hiccups.empty()
                ? (flickers > 0
-                      ? " (" + std::to_string(flickers) +
-                            " violating period(s) neither significant for their own requests "
-                            "nor outside the service's bucket-to-bucket variation (typical " +
+                      ? " (" + std::to_string(flickers) + " violating period(s) (" +
+                            std::to_string(flickers_not_significant) +
+                            " not significant for their own requests, the others not outside "
+                            "the service's bucket-to-bucket variation; typical " +
                             fmt(typical) + " ms, level " + fmt(level) +
                             "): noise around the threshold, not hiccups)"
                       : std::string(" (no violating period)"))

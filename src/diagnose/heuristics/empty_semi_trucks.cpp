@@ -61,7 +61,7 @@ struct LoopStats {
   size_t requests = 0;
   double iterations = 0;  // summed over requests
   size_t fewest = 0;      // iterations in the request with the fewest
-  size_t most = 0;        // ... and with the most
+  size_t most = 0;        // ... and with the most (merged per request)
   double messages = 0;
   double bytes = 0;
 };
@@ -164,9 +164,7 @@ void find_loops(const analysis::Trace& t, const std::vector<Send>& sends, size_t
         LoopStats& l = loops[location + "\n" + body];
         l.location = location;
         l.body = body;
-        l.fewest = l.requests == 0 ? best_reps : std::min(l.fewest, best_reps);
-        l.most = std::max(l.most, best_reps);
-        ++l.requests;
+        ++l.requests;  // per occurrence here; per request once merged
         l.iterations += static_cast<double>(best_reps);
         l.messages += static_cast<double>(loop_sends.size());
         for (size_t k : loop_sends) {
@@ -228,7 +226,24 @@ class EmptySemiTrucks : public Heuristic {
         continue;
       }
       placed += sends.size();
-      find_loops(t->second, sends, max_body, loops);
+      // One request's loops, merged per request: a body that repeats in
+      // two places of one trace counts its iterations together, so the
+      // count compared across requests is the request's.
+      std::map<std::string, LoopStats> mine;
+      find_loops(t->second, sends, max_body, mine);
+      for (auto& [key, m] : mine) {
+        const auto its = static_cast<size_t>(m.iterations);
+        LoopStats& l = loops[key];
+        l.location = m.location;
+        l.body = m.body;
+        l.fewest = l.requests == 0 ? its : std::min(l.fewest, its);
+        l.most = std::max(l.most, its);
+        ++l.requests;
+        l.iterations += m.iterations;
+        l.messages += m.messages;
+        l.bytes += m.bytes;
+        l.receivers.insert(m.receivers.begin(), m.receivers.end());
+      }
     }
     if (placed == 0) {
       return not_evaluated("none of the " + std::to_string(recs.records.size()) +

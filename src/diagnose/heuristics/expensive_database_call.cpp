@@ -27,6 +27,7 @@
 #include "diagnose/heuristics/common.hpp"
 #include "diagnose/heuristics/request_services.hpp"
 #include "diagnose/heuristics/sql_shape.hpp"
+#include "stats/descriptive.hpp"
 #include "stats/t_test.hpp"
 
 namespace sonde::diagnose::heuristics {
@@ -35,17 +36,19 @@ namespace {
 struct QueryTime {
   size_t calls = 0;
   double total_ms = 0;
-  double total_sq_ms = 0;     // sum of squares, for the mean's error
-  std::set<size_t> requests;  // the service's requests that issued it
+  std::vector<double> durations_ms;  // in log order, for the mean's error
+  std::set<size_t> requests;         // the service's requests that issued it
+  std::set<size_t> unambiguous;      // ... of them, matched with no choice
   double mean_ms() const { return calls == 0 ? 0 : total_ms / static_cast<double>(calls); }
-  // The one-sided lower 1 - alpha confidence bound of the mean call time
-  // (Student's t, calls - 1 df); nullopt with fewer than 2 calls, whose
-  // mean has no error to test against.
+  // The one-sided lower 1 - alpha confidence bound of the mean call time:
+  // from batch means where there are enough calls (the calls of one
+  // request and of neighbouring requests are correlated), else as if
+  // independent (stats::series_mean_error); nullopt with fewer than 2
+  // calls, whose mean has no error to test against.
   std::optional<double> mean_low_ms(double alpha) const {
-    if (calls < 2) return std::nullopt;
-    const double n = static_cast<double>(calls);
-    const double var = std::max(0.0, (total_sq_ms - total_ms * total_ms / n) / (n - 1));
-    return mean_ms() - stats::student_t_quantile(1 - alpha, n - 1) * std::sqrt(var / n);
+    const stats::MeanError e = stats::series_mean_error(durations_ms);
+    if (calls < 2 || e.df < 1) return std::nullopt;
+    return mean_ms() - stats::student_t_quantile(1 - alpha, e.df) * e.se;
   }
 };
 
@@ -61,10 +64,12 @@ QueriesPerService queries_per_service(const LogRecords& recs, const RequestServi
     ++q.calls;
     const double ms = std::max(0.0, r.number("duration")) / 1e6;
     q.total_ms += ms;
-    q.total_sq_ms += ms * ms;
+    q.durations_ms.push_back(ms);
     if (auto req = services.request_of_trace.find(r.trace_id);
-        req != services.request_of_trace.end())
+        req != services.request_of_trace.end()) {
       q.requests.insert(req->second);
+      if (!services.ambiguous_requests.count(req->second)) q.unambiguous.insert(req->second);
+    }
   }
   return out;
 }
@@ -204,7 +209,12 @@ class ExpensiveDatabaseCall : public Heuristic {
             others == 0 ? 0
                         : static_cast<double>(issuing_all[shape] - h.requests.size()) /
                               static_cast<double>(others);
-        const double p_wrong = misattribution_p(h.requests.size(), own.ambiguous, p_elsewhere);
+        // A request matched with no choice is direct evidence; only the
+        // ambiguous issuers are tested against wrong matches.
+        const double p_wrong =
+            !h.unambiguous.empty()
+                ? 0
+                : misattribution_p(h.requests.size(), own.ambiguous, p_elsewhere);
         if (p_wrong >= ctx.settings.alpha) {
           ++misattributed;
           continue;
@@ -252,6 +262,7 @@ class ExpensiveDatabaseCall : public Heuristic {
                      {"grows", grows},
                      {"dominates", dominates},
                      {"requests_with_query", h.requests.size()},
+                     {"unambiguous_with_query", h.unambiguous.size()},
                      {"service_requests", own.matched},
                      {"ambiguous_requests", own.ambiguous},
                      {"p_misattributed", p_wrong},

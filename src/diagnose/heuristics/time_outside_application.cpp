@@ -127,30 +127,41 @@ std::map<size_t, const analysis::Trace*> request_traces(const Experiment& e,
     if (thread >= 0) ++first_of_user[r.user][thread];
   }
   // A thread that serves one connection answers that user first far more
-  // often than chance: were the first responder any of the T threads at
-  // random, its count would be Binomial(requests, 1/T); a candidate needs
-  // P(X >= count) < alpha / (users x threads) (Bonferroni: then no user
-  // gets a thread by accident, with probability 1 - alpha). Of a user's
-  // candidates the one that answered it most; an event loop (T = 1) has
-  // none. Claimed by several users, a thread serves them all (a single
-  // worker): no connection matching there.
+  // often than its share of all first responses predicts: were users
+  // served by whichever thread comes (a pool, an event loop), thread h
+  // would answer user u's n requests first Binomial(n, share_h) times,
+  // share_h = h's first responses over all users'. A candidate needs
+  // P(X >= count) < alpha / (users x first responders) (Bonferroni over
+  // every pair tested). Of a user's candidates the one that answered it
+  // most; a single first responder (an event loop) has none. Claimed by
+  // several users, a thread serves them all: no connection matching there.
   // The default alpha: the split is cached per experiment and shared by
   // every evaluation, so a config's alpha cannot reach it.
   const double alpha = Settings{}.alpha;
-  const double threads = static_cast<double>(on_thread.size());
+  std::map<int64_t, size_t> firsts_of_thread;
+  size_t firsts = 0;
+  for (const auto& [user, answered] : first_of_user) {
+    for (const auto& [thread, count] : answered) {
+      firsts_of_thread[thread] += count;
+      firsts += count;
+    }
+  }
+  const double responders = static_cast<double>(firsts_of_thread.size());
   const double level =
-      alpha / std::max(1.0, static_cast<double>(requests_of_user.size()) * threads);
+      alpha / std::max(1.0, static_cast<double>(first_of_user.size()) * responders);
   std::map<int64_t, std::vector<int>> users_of_thread;
   for (const auto& [user, answered] : first_of_user) {
-    const size_t n = requests_of_user[user];
+    size_t n = 0;  // the user's requests with a first responder
+    for (const auto& [thread, count] : answered) n += count;
     int64_t best_thread = -1;
     size_t best_count = 0;
     for (const auto& [thread, count] : answered) {
-      const double p =
-          threads <= 1 || count > n ? 1
-          : count == 0              ? 1
-                                    : stats::incomplete_beta(static_cast<double>(count),
-                                                             static_cast<double>(n - count + 1), 1 / threads);
+      const double share =
+          static_cast<double>(firsts_of_thread[thread]) / static_cast<double>(firsts);
+      const double p = responders <= 1 || share >= 1
+                           ? 1
+                           : stats::incomplete_beta(static_cast<double>(count),
+                                                    static_cast<double>(n - count + 1), share);
       if (p < level && count > best_count) best_thread = thread, best_count = count;
     }
     if (best_thread >= 0) users_of_thread[best_thread].push_back(user);
@@ -206,8 +217,10 @@ std::map<size_t, const analysis::Trace*> request_traces(const Experiment& e,
   *by_connection = refined.size();
   // The best fit for the rest, unless a refined request took its trace or
   // it ran on the thread of another user's connection. A user's thread
-  // found above shows a thread-per-connection server (chance finds none,
-  // with probability 1 - alpha), so a user without one left no traces of
+  // found above shows a thread-per-connection server (where threads serve
+  // whoever comes, the test finds none with probability 1 - alpha, and a
+  // thread must also run 90% of its traces inside that one user's
+  // requests), so a user without one left no traces of
   // its own (e.g. lost with its worker's records) and its best fits are a
   // neighbour's or background work: a 40-ms call got a 0.5-ms message
   // delivery in a run where one of six workers' traces were absent. Those

@@ -26,10 +26,9 @@
 // asks too. Until 2026-12-02 this was a slope in ms/user (1, one of the
 // four slopes the thesis' Table 6.5 tried, taken for tc12): an absolute
 // unit that means something else on a faster or slower system. The share
-// is scale-free; in the stored runs the jams' shares are about 0.9 and the
-// significant slopes of the services that must not count (a flat
-// transport stall, a CPU-bound service) below 0.05
-// (docs/diagnose/parameters.md).
+// is scale-free; in the stored runs the jams' shares are 0.65 (l10) to
+// 1.07 and those of the services that must not count (flat external calls,
+// transport stalls) at most 0.023 (docs/diagnose/parameters.md).
 #include <optional>
 
 #include "diagnose/heuristics/all.hpp"
@@ -42,9 +41,9 @@ namespace {
 
 // Strategy A for a violating service whose t-test chain failed: the slope
 // of its response time over the users, with values["significant"] when it
-// grows significantly by more than the minimum slope. A slope that does
-// not is reported too: it says why the service is no jam (nullopt only
-// without a fit).
+// grows significantly and the growth is at least min_growth_share of the
+// fitted time at the highest load. A slope that does not is reported too:
+// it says why the service is no jam (nullopt only without a fit).
 std::optional<Evidence> growth_with_users(const Context& ctx,
                                           const std::vector<const Experiment*>& steps,
                                           const std::string& service, const Requirement& req) {

@@ -82,17 +82,20 @@ void write_db_calls(const std::string& dir, int traces,
   });
 }
 
+// The single-user test The Stifle reads: 20 requests, traces and calls.
+ExperimentSpec stifle_single_user() {
+  ExperimentSpec s;
+  s.id = "single";
+  s.kind = "single_user";
+  s.users = 1;
+  s.requests = 20;
+  s.probes = {"response_time", "database"};
+  return s;
+}
+
 TEST(TheStifle, SameStatementRepeatedWithinRequests) {
   TempDir stifle, distinct;
-  for (auto* d : {&stifle, &distinct}) {
-    ExperimentSpec s;
-    s.id = "single";
-    s.kind = "single_user";
-    s.users = 1;
-    s.requests = 20;
-    s.probes = {"response_time", "database"};
-    write_experiment(d->path(), s);
-  }
+  for (auto* d : {&stifle, &distinct}) write_experiment(d->path(), stifle_single_user());
   write_db_calls(
       experiment_path(stifle.path(), "single"), 20,
       [](int, int q) { return "SELECT * FROM item WHERE id = " + std::to_string(q); }, 10, 2);
@@ -115,12 +118,7 @@ TEST(TheStifle, SameStatementRepeatedWithinRequests) {
 TEST(TheStifle, RepetitionsWhoseSavingNoiseWouldHideAreNotReported) {
   TempDir cheap, costly;
   for (const TempDir* d : {&cheap, &costly}) {
-    ExperimentSpec s;
-    s.id = "single";
-    s.kind = "single_user";
-    s.users = 1;
-    s.requests = 20;
-    s.probes = {"response_time", "database"};
+    ExperimentSpec s = stifle_single_user();
     s.response_ms = [](int, const std::string&) { return 50.0; };
     write_experiment(d->path(), s);
   }

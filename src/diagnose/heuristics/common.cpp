@@ -281,6 +281,17 @@ std::vector<double> durations_ms(const LogRecords& recs) {
   return out;
 }
 
+size_t findings_then_checked(std::vector<Evidence>& findings, std::vector<Evidence> checked) {
+  const auto by_effect = [](const Evidence& a, const Evidence& b) {
+    return a.effect_size > b.effect_size;
+  };
+  std::stable_sort(findings.begin(), findings.end(), by_effect);
+  std::stable_sort(checked.begin(), checked.end(), by_effect);
+  const size_t found = findings.size();
+  for (Evidence& ev : checked) findings.push_back(std::move(ev));
+  return found;
+}
+
 stats::MeanError demand_noise(const ExperimentData& data, const std::string& service,
                               const std::vector<double>& single) {
   std::vector<double> means;

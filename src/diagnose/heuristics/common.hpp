@@ -134,6 +134,11 @@ std::vector<double> durations_ms(const LogRecords& recs);
 stats::MeanError demand_noise(const ExperimentData& data, const std::string& service,
                               const std::vector<double>& single);
 
+// Orders a node's evidence for the report: the findings by effect size,
+// largest first, then what was checked and not found, likewise, so a
+// reader sees why (docs/diagnose/report.md). Returns the findings' count.
+size_t findings_then_checked(std::vector<Evidence>& findings, std::vector<Evidence> checked);
+
 // Whether a statement seen in a service's requests is one of its queries
 // or came along with requests attributed to the wrong trace: under "every
 // ambiguous match is wrong", the number of the service's requests that

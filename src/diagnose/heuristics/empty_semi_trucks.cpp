@@ -301,20 +301,15 @@ class EmptySemiTrucks : public Heuristic {
                    {"receivers", receivers}};
       (found ? r.evidence : fixed).push_back(std::move(ev));
     }
-    const auto by_saving = [](const Evidence& a, const Evidence& b) {
-      return a.effect_size > b.effect_size;
-    };
-    std::stable_sort(r.evidence.begin(), r.evidence.end(), by_saving);
-    std::stable_sort(fixed.begin(), fixed.end(), by_saving);
-    const size_t reported = r.evidence.size();
-    for (Evidence& ev : fixed) r.evidence.push_back(std::move(ev));
+    const size_t fixed_count = fixed.size();
+    const size_t reported = findings_then_checked(r.evidence, std::move(fixed));
     r.charts["loops"] = chart;
     r.status = reported == 0 ? Status::kNotDetected : Status::kDetected;
     r.reason = reported > 0 ? std::to_string(reported) + " loop(s) send messages one by one"
-               : fixed.empty()
+               : fixed_count == 0
                    ? "no message is sent inside a loop (" + std::to_string(placed) +
                          " sends in request traces)"
-                   : "no loop over data sends messages: " + std::to_string(fixed.size()) +
+                   : "no loop over data sends messages: " + std::to_string(fixed_count) +
                          " repeated send(s) repeat the same number of times in every request";
     return r;
   }

@@ -270,13 +270,7 @@ class ExpensiveDatabaseCall : public Heuristic {
         (found ? r.evidence : checked).push_back(std::move(ev));
       }
     }
-    const auto by_share = [](const Evidence& a, const Evidence& b) {
-      return a.effect_size > b.effect_size;
-    };
-    std::sort(r.evidence.begin(), r.evidence.end(), by_share);
-    std::sort(checked.begin(), checked.end(), by_share);
-    const size_t found = r.evidence.size();
-    for (Evidence& ev : checked) r.evidence.push_back(std::move(ev));
+    const size_t found = findings_then_checked(r.evidence, std::move(checked));
     r.status = found == 0 ? Status::kNotDetected : Status::kDetected;
     r.reason = (found == 0 ? "no single query takes a large and growing share of a violating "
                              "service, or most of its time at every load"

@@ -41,7 +41,8 @@ packages=(
 # --bench: the peers `sonde bench` measures side by side (docs/bench.md);
 # not needed to build or test sonde.
 if [ "${1:-}" = "--bench" ]; then
-  packages+=(uftrace lttng-tools liblttng-ust-dev)
+  packages+=(uftrace lttng-tools liblttng-ust-dev
+    time)  # GNU time: bench/collect_throughput.sh's CPU time of any collector build
 fi
 # Node.js runs the browser tests (playwright-core); a Node.js that brings its
 # own npm (e.g. NodeSource's) is fine, Debian's needs the npm package.

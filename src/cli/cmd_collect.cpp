@@ -10,9 +10,11 @@
 // fatal: the collector keeps serving the others); 1 cannot listen or cannot
 // store; 2 usage.
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <charconv>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -24,6 +26,27 @@
 
 namespace sonde::cli {
 namespace {
+
+// The collector's own CPU time (every thread), which bench/collect_throughput.sh
+// reports per million records: on a machine the senders share, wall time
+// alone says little about what ingest costs.
+void print_cpu_time(uint64_t records) {
+  rusage usage{};
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return;
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  const double user = seconds(usage.ru_utime), system = seconds(usage.ru_stime);
+  char line[200];
+  std::snprintf(line, sizeof line, "sonde collect: cpu: %.2f s user + %.2f s system", user, system);
+  std::cerr << line;
+  if (records > 0) {
+    std::snprintf(line, sizeof line, " (%.3f CPU-s per million records)",
+                  (user + system) * 1e6 / static_cast<double>(records));
+    std::cerr << line;
+  }
+  std::cerr << ", peak RSS " << usage.ru_maxrss / 1024 << " MiB\n";
+}
 
 std::atomic<bool> g_stop{false};
 
@@ -192,6 +215,7 @@ int run_collect(const CollectArgs& a) {
   if (options.reduce) std::cerr << " in " << reduced << " reduced traces";
   if (!collector.stats_path().empty()) std::cerr << "; stats in " << collector.stats_path();
   std::cerr << "\n";
+  print_cpu_time(received);
   if (options.forward) {
     const collect::OtlpForwardStats f = collector.forward_stats();
     std::cerr << "sonde collect: forwarded to otlp://" << options.forward->host << ":"

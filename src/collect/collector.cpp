@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "collect/raw_native_log.hpp"
+#include "format/native_writer.hpp"
 #include "format/record_log_writer.hpp"
 
 namespace sonde::collect {
@@ -37,7 +39,7 @@ class ForwardingSink final : public analysis::TraceSink {
   OtlpForwarder* forward_;
 };
 
-class Collector::Client final : public format::RecordSink {
+class Collector::Client final : public format::RecordSink, public NativeChunkSink {
  public:
   Client(Collector& owner, int64_t id, const std::string& peer)
       : owner_(owner),
@@ -54,25 +56,31 @@ class Collector::Client final : public format::RecordSink {
     report_.open = true;
     if (!owner.log_dir_.empty()) {
       report_.record.log_file = "log/client-" + std::to_string(id) + ".sonde";
-      format::NativeWriterOptions chunks;
-      chunks.chunk_target = kLogChunkBytes;
-      chunks.manual_flush = true;  // flush_log() cuts chunks where the sender's end
-      log_ = format::open_record_log(format::OutputFormat::kNative,
-                                     (fs::path(owner.log_dir_) / report_.record.log_file).string(),
-                                     format::Compression::kNone, chunks);
+      log_path_ = (fs::path(owner.log_dir_) / report_.record.log_file).string();
     }
   }
+
+  bool keeps_log() const { return !log_path_.empty(); }
 
   bool on_record(const format::Record& r) override {
     store::ClientRecord& c = report_.record;
     ++c.received;
-    if (!log_) {
+    if (!keeps_log()) {
       // No log kept: a record is stored once the trace reconstruction has it.
       ++c.stored;
       reconstructor_->on_record(r);
       owner_.dirty_ = true;
       return owner_.index_->error().empty();
     }
+    if (raw_) {
+      // A native stream: its chunk's bytes are stored as they came
+      // (on_native_chunk, right after the chunk's records), and counted there.
+      reconstructor_->on_record(r);
+      owner_.dirty_ = true;
+      return log_error_.empty() && owner_.index_->error().empty();
+    }
+    // Kieker's protocol is not the log format: each record is encoded.
+    if (!log_) open_record_log();
     const uint64_t rejected_before = log_->rejected();
     if (!log_->on_record(r)) {
       // The output failed (disk full, ...): stop rather than lose records
@@ -92,6 +100,28 @@ class Collector::Client final : public format::RecordSink {
     return owner_.index_->error().empty();
   }
 
+  bool on_stream_header(std::string_view header) override {
+    if (!keeps_log()) return true;
+    raw_ = std::make_unique<RawNativeLog>(log_path_);
+    return raw_->header(header) || raw_failed();
+  }
+
+  bool on_native_chunk(std::string_view chunk, uint64_t records, bool duplicate,
+                       std::string_view definitions, uint32_t definition_items) override {
+    if (!raw_) return true;  // no log kept: on_record counted them
+    bool ok = true;
+    if (!duplicate) {
+      ok = raw_->append(chunk);
+    } else if (definition_items > 0) {
+      // The events are in an earlier connection's log already; later
+      // chunks of this one may refer to the definitions.
+      ok = raw_->append(format::NativeWriter::frame_chunk(definitions, definition_items));
+    }
+    if (!ok) return raw_failed();
+    report_.record.stored += records;
+    return true;
+  }
+
   // The connection is gone: close its open traces and its log.
   void close(const ClientStats& stats) {
     if (!report_.open) return;
@@ -102,12 +132,18 @@ class Collector::Client final : public format::RecordSink {
     reconstructor_.reset();
     report_.record.undecoded_bytes = stats.undecoded_bytes;
     report_.record.error = stats.error;
-    const std::string e = !log_ ? "" : !log_error_.empty() ? log_error_ : log_->finish();
+    // A connection that sent nothing still leaves the (empty) log the
+    // stats name.
+    if (keeps_log() && !raw_ && !log_) open_record_log();
+    std::string e = log_error_;
+    if (e.empty() && raw_) e = raw_->finish();
+    if (e.empty() && log_) e = log_->finish();
     if (!e.empty()) {
       owner_.fail(e);
       if (report_.record.error.empty()) report_.record.error = e;
     }
     log_.reset();
+    raw_.reset();
   }
 
   ClientReport report() const {
@@ -123,15 +159,20 @@ class Collector::Client final : public format::RecordSink {
   // when they are all in the log file, which is written in chunks of
   // kLogChunkBytes.
   bool delivered() {
-    if (!log_) return false;  // confirmed after the index commit
-    if (log_->buffered_bytes() >= kLogChunkBytes) flush_log();
-    return log_error_.empty() && log_->buffered_bytes() == 0;
+    if (!keeps_log()) return false;  // confirmed after the index commit
+    if (buffered_bytes() >= kLogChunkBytes) flush_log();
+    return log_error_.empty() && buffered_bytes() == 0;
   }
 
-  // Writes the log's buffered records to the file (before a commit that
+  // Writes the log's buffered bytes to the file (before a commit that
   // confirms them to the sender).
   void flush_log() {
-    if (!log_ || !log_error_.empty() || log_->flush()) return;
+    if (!log_error_.empty()) return;
+    if (raw_ && !raw_->flush()) {
+      raw_failed();
+      return;
+    }
+    if (!log_ || log_->flush()) return;
     log_error_ = log_->finish();
     if (log_error_.empty()) log_error_ = "cannot write " + report_.record.log_file;
     owner_.fail(log_error_);
@@ -149,13 +190,34 @@ class Collector::Client final : public format::RecordSink {
     return r;
   }
 
+  size_t buffered_bytes() const {
+    return raw_ ? raw_->buffered_bytes() : log_ ? log_->buffered_bytes() : 0;
+  }
+
+  void open_record_log() {
+    format::NativeWriterOptions chunks;
+    chunks.chunk_target = kLogChunkBytes;
+    chunks.manual_flush = true;  // flush_log() cuts chunks where the sender's frames end
+    log_ = format::open_record_log(format::OutputFormat::kNative, log_path_,
+                                   format::Compression::kNone, chunks);
+  }
+
+  // Writing the raw log failed: stop the connection, name the file.
+  bool raw_failed() {
+    if (log_error_.empty()) log_error_ = raw_->error();
+    owner_.fail(log_error_);
+    return false;
+  }
+
   Collector& owner_;
   store::IndexTraceSink traces_;
   std::unique_ptr<store::ReducingIndexSink> reducing_;  // with --reduce
   ForwardingSink sink_;
   std::unique_ptr<analysis::TraceReconstructor> reconstructor_;
-  std::unique_ptr<format::RecordLogWriter> log_;
-  std::string log_error_;  // why writing the log failed
+  std::string log_path_;                          // "" = keep no log
+  std::unique_ptr<format::RecordLogWriter> log_;  // Kieker's protocol: records encoded
+  std::unique_ptr<RawNativeLog> raw_;             // native: the sender's chunks as received
+  std::string log_error_;                         // why writing the log failed
   ClientReport report_;
 };
 
@@ -219,6 +281,12 @@ void Collector::on_close(size_t client, const ClientStats& stats) {
   clients_[client]->close(stats);
   index_->put_client(clients_[client]->report().record);
   dirty_ = true;
+}
+
+NativeChunkSink* Collector::chunk_sink(size_t client) {
+  // Without logs (ClickHouse alone) the chunks' bytes are not kept.
+  if (log_dir_.empty() || client >= clients_.size()) return nullptr;
+  return clients_[client].get();
 }
 
 bool Collector::on_delivered(size_t client) {

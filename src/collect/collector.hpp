@@ -1,6 +1,8 @@
 // `sonde collect`: receives records from many monitored processes over
 // sonde's native stream or Kieker's TCP protocol and stores them in the embedded default store:
-//   DIR/log/client-N.sonde   every record of connection N, native format
+//   DIR/log/client-N.sonde   every record of connection N, native format:
+//                            a native stream's chunks as the sender
+//                            encoded them, Kieker's records encoded
 //   DIR/index.sqlite         traces, their executions, per-operation
 //                            aggregates and call edges (docs/formats/store.md)
 //   DIR/collect-stats.json   per-client counts, rewritten as they change
@@ -14,10 +16,10 @@
 // client's error is kept in the stats. A native stream's chunks are
 // confirmed to the sender only once their records are in the client's log
 // file (the index is derived from the logs), so a sender keeps and resends
-// what a collector that dies never stored. The log is cut into chunks only
-// where the sender's chunks end, so it never holds part of an unconfirmed
-// one. Without a log directory (ClickHouse alone) confirmation waits for
-// the index commit; traces still open then are not in it.
+// what a collector that dies never stored. A native chunk is written
+// whole, after every check of it passed, so a log never holds part of an
+// unconfirmed one (nor a chunk that failed a check). Without a log directory (ClickHouse alone)
+// confirmation waits for the index commit; traces still open then are not in it.
 #pragma once
 
 #include <atomic>
@@ -99,6 +101,7 @@ class Collector final : private ConnectionHandler {
  private:
   class Client;
   format::RecordSink& on_open(size_t client, const ClientStats& stats) override;
+  NativeChunkSink* chunk_sink(size_t client) override;
   void on_close(size_t client, const ClientStats& stats) override;
   bool on_tick() override;
   bool on_delivered(size_t client) override;

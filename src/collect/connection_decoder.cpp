@@ -24,13 +24,38 @@ class ConnectionRecordCounter final : public format::RecordSink {
 // stream (definitions always pass: later chunks refer to them).
 class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
  public:
-  NativeStream(const std::string& peer, format::RecordSink& sink, StoredChunks& stored)
-      : counter_(sink), stored_(stored), expander_(counter_), reader_(*this, peer) {}
+  NativeStream(const std::string& peer, format::RecordSink& sink, StoredChunks& stored,
+               NativeChunkSink* chunks)
+      : counter_(sink),
+        stored_(stored),
+        chunks_(chunks),
+        expander_(counter_),
+        reader_(*this, peer) {
+    reader_.keep_definitions(chunks_ != nullptr);
+  }
 
   format::NativeStreamReader& reader() { return reader_; }
-  bool stopped() const { return expander_.stopped(); }
+  bool stopped() const { return expander_.stopped() || chunk_sink_failed_; }
   uint64_t records() const { return counter_.records; }
   uint64_t duplicates() const { return duplicates_; }
+  // Records the chunk being decoded when reading stopped had delivered:
+  // they reached the record sink, but the chunk's bytes were not stored.
+  uint64_t records_of_unfinished_chunk() const {
+    return in_chunk_ ? counter_.records - records_at_chunk_start_ : 0;
+  }
+
+  void on_stream_header(std::string_view header) override {
+    if (chunks_ != nullptr && !chunks_->on_stream_header(header)) chunk_sink_failed_ = true;
+  }
+  void on_chunk_done(uint64_t /*index*/, std::string_view chunk, std::string_view definitions,
+                     uint32_t definition_items) override {
+    in_chunk_ = false;
+    if (chunks_ == nullptr || stopped()) return;
+    if (!chunks_->on_native_chunk(chunk, counter_.records - records_at_chunk_start_, skipping_,
+                                  definitions, definition_items)) {
+      chunk_sink_failed_ = true;
+    }
+  }
 
   void on_meta(std::string_view key, std::string_view value) override {
     if (key == "stream.id") stream_id_ = std::string(value);
@@ -50,6 +75,8 @@ class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
   void on_chunk(uint64_t index) override {
     // Chunk 0 of a stream is its preamble (stream id and the definitions
     // so far); data chunk `index` is stream chunk first_chunk + index - 1.
+    in_chunk_ = true;
+    records_at_chunk_start_ = counter_.records;
     skipping_ = false;
     if (index == 0 || stream_id_.empty() || first_chunk_ == 0) return;
     const uint64_t number = first_chunk_ + index - 1;
@@ -65,17 +92,21 @@ class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
  private:
   ConnectionRecordCounter counter_;
   StoredChunks& stored_;
+  NativeChunkSink* chunks_;
   format::NativeExpander expander_;
   format::NativeStreamReader reader_;
   std::string stream_id_;
   uint64_t first_chunk_ = 0;
   bool skipping_ = false;
   uint64_t duplicates_ = 0;
+  bool in_chunk_ = false;
+  uint64_t records_at_chunk_start_ = 0;
+  bool chunk_sink_failed_ = false;
 };
 
 ConnectionDecoder::ConnectionDecoder(std::string peer, format::RecordSink& sink,
-                                     StoredChunks& stored)
-    : peer_(std::move(peer)), sink_(sink), stored_(stored) {}
+                                     StoredChunks& stored, NativeChunkSink* chunks)
+    : peer_(std::move(peer)), sink_(sink), stored_(stored), chunks_(chunks) {}
 
 ConnectionDecoder::~ConnectionDecoder() = default;
 
@@ -84,7 +115,7 @@ bool ConnectionDecoder::feed(const void* data, size_t size) {
   if (size == 0) return true;
   if (!kieker_ && !native_) {
     if (*static_cast<const char*>(data) == format::native::kFileMagic[0]) {
-      native_ = std::make_unique<NativeStream>(peer_, sink_, stored_);
+      native_ = std::make_unique<NativeStream>(peer_, sink_, stored_, chunks_);
     } else {
       kieker_ = std::make_unique<format::kieker::TcpDecoder>(peer_);
     }
@@ -96,7 +127,15 @@ bool ConnectionDecoder::feed(const void* data, size_t size) {
     return ok;
   }
   const bool ok = native_->reader().feed(data, size);
-  if (!ok) error_ = native_->reader().result().error;
+  if (!ok) {
+    error_ = native_->reader().result().error;
+    // Not silent: the records a rejected chunk delivered before its bad
+    // item are received (traces saw them) but not stored.
+    if (const uint64_t n = native_->records_of_unfinished_chunk(); n > 0 && chunks_ != nullptr) {
+      error_ += "; the chunk was not stored, its first " + std::to_string(n) +
+                " records reached trace reconstruction only";
+    }
+  }
   stopped_ = native_->stopped();
   return ok && !stopped_;
 }

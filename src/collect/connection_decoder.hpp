@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "format/kieker_tcp.hpp"
 #include "format/native_expander.hpp"
@@ -26,9 +27,29 @@ namespace sonde::collect {
 // the connections of one listener.
 using StoredChunks = std::map<std::string, uint64_t>;
 
+// Takes a native stream's bytes as the log format stores them, once the
+// reader has checked and decoded them (the collector writes them to the
+// client's log as they are). Returning false stops the connection.
+class NativeChunkSink {
+ public:
+  virtual ~NativeChunkSink() = default;
+  // The stream's 16-byte file header, before any chunk.
+  virtual bool on_stream_header(std::string_view header) = 0;
+  // A chunk that decoded completely: `chunk` is its header and stored
+  // payload as received, `records` the records it delivered to the record
+  // sink. A chunk resent from an earlier connection and already stored
+  // (`duplicate`) delivered no events; only its definition items
+  // (`definitions`, `definition_items` of them, raw) are new to this
+  // connection, and later chunks may refer to them.
+  virtual bool on_native_chunk(std::string_view chunk, uint64_t records, bool duplicate,
+                               std::string_view definitions, uint32_t definition_items) = 0;
+};
+
 class ConnectionDecoder {
  public:
-  ConnectionDecoder(std::string peer, format::RecordSink& sink, StoredChunks& stored);
+  // `chunks`, if not null, receives a native stream's checked chunks.
+  ConnectionDecoder(std::string peer, format::RecordSink& sink, StoredChunks& stored,
+                    NativeChunkSink* chunks = nullptr);
   ~ConnectionDecoder();
   ConnectionDecoder(const ConnectionDecoder&) = delete;
   ConnectionDecoder& operator=(const ConnectionDecoder&) = delete;
@@ -56,6 +77,7 @@ class ConnectionDecoder {
   std::string peer_;
   format::RecordSink& sink_;
   StoredChunks& stored_;
+  NativeChunkSink* chunks_;
   std::unique_ptr<format::kieker::TcpDecoder> kieker_;
   std::unique_ptr<NativeStream> native_;
   std::string error_;

@@ -88,7 +88,8 @@ void RecordListener::accept_new() {
     clients_.push_back(std::move(client));
     c->sink = handler_ ? &handler_->on_open(c->client, clients_.back()) : sink_;
     c->decoder =
-        std::make_unique<ConnectionDecoder>(clients_.back().peer, *c->sink, stored_chunks_);
+        std::make_unique<ConnectionDecoder>(clients_.back().peer, *c->sink, stored_chunks_,
+                                            handler_ ? handler_->chunk_sink(c->client) : nullptr);
     connections_.push_back(std::move(c));
     peak_connections_ = std::max(peak_connections_, connections_.size());
   }

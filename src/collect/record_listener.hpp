@@ -63,6 +63,9 @@ class ConnectionHandler {
   virtual ~ConnectionHandler() = default;
   // A new connection: returns the sink for its records (must live until on_close).
   virtual format::RecordSink& on_open(size_t client, const ClientStats& stats) = 0;
+  // After on_open: where a native stream's checked chunks go as received
+  // (the collector's client log), or null.
+  virtual NativeChunkSink* chunk_sink(size_t /*client*/) { return nullptr; }
   // The connection is closed (by the peer, an error, or the listener stopping).
   virtual void on_close(size_t client, const ClientStats& stats) = 0;
   // Once per poll round (at least every 100 ms): time for periodic work.

@@ -73,12 +73,20 @@ class Decoder {
   std::string decode(const uint8_t* data, size_t size, uint32_t expected_items) {
     ByteCursor c{data, data + size};
     uint32_t items = 0;
+    definitions_.clear();
+    definition_items_ = 0;
     while (!c.at_end()) {
+      const uint8_t* item_start = c.p;
       auto tag = static_cast<Tag>(c.u8());
       ++items;
       std::string err = decode_item(tag, c);
       if (!err.empty()) return err;
       if (!c.ok) return "item " + std::to_string(items) + " is truncated";
+      if (keep_definitions_ && is_definition(tag)) {
+        definitions_.append(reinterpret_cast<const char*>(item_start),
+                            static_cast<size_t>(c.p - item_start));
+        ++definition_items_;
+      }
     }
     if (items != expected_items) {
       return "chunk holds " + std::to_string(items) + " items, header says " +
@@ -87,7 +95,26 @@ class Decoder {
     return "";
   }
 
+  void keep_definitions(bool keep) { keep_definitions_ = keep; }
+  // The last decoded chunk's definition items (with keep_definitions).
+  std::string_view definitions() const { return definitions_; }
+  uint32_t definition_items() const { return definition_items_; }
+
  private:
+  static bool is_definition(Tag tag) {
+    switch (tag) {
+      case Tag::kMeta:
+      case Tag::kString:
+      case Tag::kSchema:
+      case Tag::kThread:
+      case Tag::kOperation:
+      case Tag::kClock:
+        return true;
+      default:
+        return false;
+    }
+  }
+
   std::string_view string_ref(uint64_t id, std::string& err) {
     if (id >= strings_.size()) {
       err = "reference to undefined string " + std::to_string(id);
@@ -349,6 +376,9 @@ class Decoder {
   ClockSegments clocks_;
   uint16_t version_;
   uint64_t block_last_trace_ = 0;  // v2: trace ids are relative within a block
+  bool keep_definitions_ = false;
+  std::string definitions_;
+  uint32_t definition_items_ = 0;
 };
 
 }  // namespace
@@ -384,6 +414,8 @@ struct NativeStreamReader::State {
       }
       result.version = version;
       decoder = std::make_unique<Decoder>(visitor, result, version);
+      decoder->keep_definitions(keep_definitions);
+      visitor.on_stream_header(std::string_view(buf.data() + pos, native::kFileHeaderSize));
       pos += native::kFileHeaderSize;
       offset = native::kFileHeaderSize;
     }
@@ -434,6 +466,9 @@ struct NativeStreamReader::State {
     visitor.on_chunk(result.chunks);
     std::string err = decoder->decode(reinterpret_cast<const uint8_t*>(payload), raw_size, items);
     if (!err.empty()) return fail(offset, err);
+    visitor.on_chunk_done(result.chunks,
+                          std::string_view(ch, native::kChunkHeaderSize + stored_size),
+                          decoder->definitions(), decoder->definition_items());
     ++result.chunks;
     return true;
   }
@@ -449,6 +484,7 @@ struct NativeStreamReader::State {
   ZSTD_DCtx* dctx = ZSTD_createDCtx();
   bool failed = false;
   bool finished = false;
+  bool keep_definitions = false;
 };
 
 NativeStreamReader::NativeStreamReader(NativeVisitor& visitor, std::string name)
@@ -467,6 +503,11 @@ bool NativeStreamReader::feed(const void* data, size_t size) {
   }
   s_->buf.append(static_cast<const char*>(data), size);
   return s_->consume();
+}
+
+void NativeStreamReader::keep_definitions(bool keep) {
+  s_->keep_definitions = keep;
+  if (s_->decoder) s_->decoder->keep_definitions(keep);
 }
 
 const NativeReadResult& NativeStreamReader::finish() {

@@ -54,6 +54,16 @@ class NativeVisitor {
   virtual void on_loss(uint32_t /*thread*/, uint64_t /*events*/, std::string_view /*reason*/) {}
   // Before the items of chunk `index` (0 = the first chunk after the header).
   virtual void on_chunk(uint64_t /*index*/) {}
+  // Readers that keep the bytes as they came (the collector stores a
+  // sender's chunks verbatim), after the checks: the 16-byte file header
+  // once it is read, and each chunk (its header and stored payload) once
+  // every item of it decoded. With NativeStreamReader::keep_definitions,
+  // `definitions` holds the chunk's META, STRING, SCHEMA, THREAD,
+  // OPERATION and CLOCK items as encoded, `definition_items` of them (what
+  // later chunks may refer to when this one's events are not kept).
+  virtual void on_stream_header(std::string_view /*header*/) {}
+  virtual void on_chunk_done(uint64_t /*index*/, std::string_view /*chunk*/,
+                             std::string_view /*definitions*/, uint32_t /*definition_items*/) {}
 };
 
 struct NativeReadResult {
@@ -85,6 +95,9 @@ class NativeStreamReader {
   NativeStreamReader& operator=(const NativeStreamReader&) = delete;
 
   bool feed(const void* data, size_t size);
+  // Collect each chunk's definition items for on_chunk_done (off by
+  // default: plain readers do not pay for the copy).
+  void keep_definitions(bool keep);
   // End of input: an incomplete last chunk is reported as truncated.
   const NativeReadResult& finish();
   const NativeReadResult& result() const;

@@ -1,8 +1,9 @@
 // The one query the live view needs that TraceStore has no method for: the
 // traces a running collector indexed after a cursor, newest first. The
-// cursor is the row id of DIR/index.sqlite's `traces` table
-// (docs/formats/store.md), which only grows while a collector appends, so
-// "after cursor C" is exactly "stored since the poll that returned C".
+// cursor is a trace's row id in DIR/index.sqlite (its batch row and its
+// place there, store/trace_batch.hpp; docs/formats/store.md), which only
+// grows while a collector appends, so "after cursor C" is exactly "stored
+// since the poll that returned C".
 // Opened read-only like SqliteStore (WAL: never blocks the collector).
 #pragma once
 
@@ -13,6 +14,7 @@
 
 #include "analysis/reconstruct/trace_catalog.hpp"
 #include "store/sqlite_db.hpp"
+#include "store/trace_batch.hpp"
 
 namespace sonde::serve {
 
@@ -39,6 +41,7 @@ class LiveIndex {
   std::string index_file_;
   std::mutex mutex_;
   store::SqliteDb db_;
+  store::IndexNames names_;
 };
 
 }  // namespace sonde::serve

@@ -3,34 +3,32 @@
 namespace sonde::store {
 
 const std::string& index_schema_sql() {
-  // Times are ns since the epoch, durations ns. `traces.id` is the row id:
-  // trace ids are not unique across monitored processes.
+  // Times are ns since the epoch, durations ns. Traces are stored many to
+  // a `trace_batches` row (trace_batch.hpp); trace ids are not unique
+  // across monitored processes.
   static const std::string sql = R"(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS traces (
-  id INTEGER PRIMARY KEY,
-  trace_id INTEGER NOT NULL,
-  root_operation TEXT NOT NULL,
-  start_ns INTEGER NOT NULL,
-  duration_ns INTEGER NOT NULL,
-  host TEXT NOT NULL,
-  thread_id INTEGER NOT NULL,
-  parent_trace_id INTEGER NOT NULL,
-  executions INTEGER NOT NULL,
-  failed INTEGER NOT NULL,
-  valid INTEGER NOT NULL,
-  problem TEXT NOT NULL,
-  client INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS traces_by_start ON traces (start_ns, trace_id);
-CREATE INDEX IF NOT EXISTS traces_by_duration ON traces (duration_ns, trace_id);
-CREATE INDEX IF NOT EXISTS traces_by_trace_id ON traces (trace_id);
-CREATE INDEX IF NOT EXISTS traces_by_host ON traces (host, start_ns);
 CREATE TABLE IF NOT EXISTS names (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
-CREATE TABLE IF NOT EXISTS trace_executions (
-  trace INTEGER PRIMARY KEY REFERENCES traces (id),
-  data BLOB NOT NULL
+CREATE TABLE IF NOT EXISTS trace_batches (
+  id INTEGER PRIMARY KEY,
+  traces INTEGER NOT NULL,
+  invalid INTEGER NOT NULL,
+  valid_executions INTEGER NOT NULL,
+  first_start_ns INTEGER NOT NULL,
+  last_start_ns INTEGER NOT NULL,
+  valid_first_start_ns INTEGER,
+  valid_last_start_ns INTEGER,
+  min_duration_ns INTEGER NOT NULL,
+  max_duration_ns INTEGER NOT NULL,
+  min_trace_id INTEGER NOT NULL,
+  max_trace_id INTEGER NOT NULL,
+  bloom BLOB NOT NULL,
+  entries BLOB NOT NULL,
+  executions BLOB NOT NULL
 );
+CREATE INDEX IF NOT EXISTS trace_batches_by_start ON trace_batches (first_start_ns);
+CREATE INDEX IF NOT EXISTS trace_batches_by_trace_id ON trace_batches (min_trace_id);
+CREATE TABLE IF NOT EXISTS hosts (name TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS reduced_traces (
   id INTEGER PRIMARY KEY,
   first_trace_id INTEGER NOT NULL,

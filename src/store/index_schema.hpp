@@ -9,7 +9,8 @@ namespace sonde::store {
 
 // Bumped whenever a table or column changes meaning; readers refuse others.
 // 2: executions packed per trace (execution_blob.hpp) instead of a row each.
-inline constexpr int kIndexSchemaVersion = 2;
+// 3: traces many to a row (trace_batch.hpp) instead of a row each.
+inline constexpr int kIndexSchemaVersion = 3;
 inline constexpr const char* kIndexFileName = "index.sqlite";
 
 // CREATE TABLE/INDEX IF NOT EXISTS statements for every table.

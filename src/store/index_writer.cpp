@@ -44,13 +44,13 @@ std::string IndexWriter::open(const std::string& dir) {
              std::to_string(kIndexSchemaVersion) + " (move it away; `sonde index` rebuilds it)";
     }
   }
-  insert_trace_ = SqliteStatement(
+  insert_batch_ = SqliteStatement(
       db_,
-      "INSERT INTO traces (trace_id, root_operation, start_ns, duration_ns, host, thread_id, "
-      "parent_trace_id, executions, failed, valid, problem, client) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-  insert_executions_ =
-      SqliteStatement(db_, "INSERT INTO trace_executions (trace, data) VALUES (?1, ?2)");
+      "INSERT INTO trace_batches (traces, invalid, valid_executions, first_start_ns, "
+      "last_start_ns, valid_first_start_ns, valid_last_start_ns, min_duration_ns, "
+      "max_duration_ns, min_trace_id, max_trace_id, bloom, entries, executions) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+  insert_host_ = SqliteStatement(db_, "INSERT OR IGNORE INTO hosts (name) VALUES (?1)");
   insert_name_ = SqliteStatement(db_, "INSERT INTO names (id, text) VALUES (?1, ?2)");
   insert_reduced_ = SqliteStatement(
       db_,
@@ -69,7 +69,7 @@ std::string IndexWriter::open(const std::string& dir) {
       "undecoded_bytes, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   set_meta_ = SqliteStatement(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)");
   for (const SqliteStatement* s :
-       {&insert_trace_, &insert_executions_, &insert_name_, &insert_reduced_, &upsert_operation_,
+       {&insert_batch_, &insert_host_, &insert_name_, &insert_reduced_, &upsert_operation_,
         &upsert_edge_, &upsert_client_, &set_meta_}) {
     if (!s->ok()) return "cannot prepare the index: " + s->error();
   }
@@ -97,12 +97,15 @@ std::string IndexWriter::load_existing() {
   if (generation.ok() && generation.step()) generation_ = std::stoull(generation.text(0));
   SqliteStatement clients(db_, "SELECT COALESCE(MAX(id), 0) + 1 FROM clients");
   if (clients.ok() && clients.step()) next_client_id_ = clients.int64(0);
-  SqliteStatement counts(db_,
-                         "SELECT COALESCE(SUM(valid), 0), COALESCE(SUM(1 - valid), 0) FROM traces");
+  SqliteStatement counts(
+      db_,
+      "SELECT COALESCE(SUM(traces - invalid), 0), COALESCE(SUM(invalid), 0) FROM trace_batches");
   if (counts.ok() && counts.step()) {
     traces_ = static_cast<uint64_t>(counts.int64(0));
     invalid_traces_ = static_cast<uint64_t>(counts.int64(1));
   }
+  SqliteStatement hosts(db_, "SELECT name FROM hosts");
+  while (hosts.ok() && hosts.step()) hosts_.emplace(hosts.text(0), true);
   std::vector<std::string> by_id(1);  // id 0: ""
   SqliteStatement names(db_, "SELECT id, text FROM names");
   if (!names.ok()) return "cannot read the index: " + names.error();
@@ -119,29 +122,42 @@ std::string IndexWriter::load_existing() {
     return id < by_id.size() ? &by_id[id] : nullptr;
   };
   // Aggregates are not additive (quantiles): rebuild them from the executions.
-  SqliteStatement executions(db_,
-                             "SELECT e.trace, e.data FROM trace_executions e "
-                             "JOIN traces t ON t.id = e.trace WHERE t.valid = 1");
-  if (!executions.ok()) return "cannot read the index: " + executions.error();
+  SqliteStatement batches(db_, "SELECT id, entries, executions FROM trace_batches ORDER BY id");
+  if (!batches.ok()) return "cannot read the index: " + batches.error();
+  std::vector<BatchEntry> entries;
   std::vector<StoredExecution> unpacked;
-  while (executions.step()) {
-    unpacked.clear();
-    if (std::string e = unpack_executions(executions.blob(1), name_of, unpacked); !e.empty()) {
-      return "cannot read the index: executions of trace row " +
-             std::to_string(executions.int64(0)) + ": " + e;
+  std::string raw_entries, raw_executions;
+  while (batches.step()) {
+    const std::string where = "batch row " + std::to_string(batches.int64(0));
+    std::string e = unpack_batch_entries(batches.blob(1), raw_entries, entries);
+    if (e.empty()) {
+      e = unpack_batch_blob(batches.blob(2), raw_executions);
+      if (!e.empty()) e = "executions " + e;
     }
-    for (const StoredExecution& x : unpacked) {
-      OperationAggregate& a = operations_[x.operation];
-      a.inclusive.add(x.tout - x.tin);
-      a.failed += x.failed ? 1 : 0;
+    if (!e.empty()) return "cannot read the index: " + where + ": " + e;
+    for (const BatchEntry& entry : entries) {
+      if (!entry.valid) continue;
+      if (entry.executions_offset + entry.executions_size > raw_executions.size()) {
+        return "cannot read the index: " + where + ": executions cut short";
+      }
+      unpacked.clear();
+      e = unpack_executions(
+          std::string_view(raw_executions).substr(entry.executions_offset, entry.executions_size),
+          name_of, unpacked);
+      if (!e.empty()) return "cannot read the index: " + where + ": " + e;
+      for (const StoredExecution& x : unpacked) {
+        OperationAggregate& a = operations_[x.operation];
+        a.inclusive.add(x.tout - x.tin);
+        a.failed += x.failed ? 1 : 0;
+      }
     }
   }
+  if (!batches.error().empty()) return "cannot read the index: " + batches.error();
   SqliteStatement edges(db_, "SELECT caller, callee, calls FROM call_edges");
   if (!edges.ok()) return "cannot read the index: " + edges.error();
   while (edges.step()) {
     edges_[{edges.text(0), edges.text(1)}].calls = static_cast<uint64_t>(edges.int64(2));
   }
-  if (!executions.error().empty()) return "cannot read the index: " + executions.error();
   return "";
 }
 
@@ -222,33 +238,62 @@ void IndexWriter::insert(const analysis::Trace& trace, bool valid, const std::st
     if (first || std::max(e.tin, e.tout) > end) end = std::max(e.tin, e.tout);
     first = false;
   }
-  SqliteStatement& t = insert_trace_;
-  t.bind(1, trace.trace_id);
-  t.bind(2, analysis::root_operation(trace));
-  t.bind(3, start);
-  t.bind(4, end - start);
-  t.bind(5, trace.host);
-  t.bind(6, trace.thread_id);
-  t.bind(7, trace.parent_trace_id);
-  t.bind(8, static_cast<int64_t>(trace.executions.size()));
-  t.bind(9, failed);
-  t.bind(10, int64_t{valid ? 1 : 0});
-  t.bind(11, std::string_view(problem));
-  t.bind(12, client);
-  t.step();
-  t.reset();
-  if (!t.error().empty()) return fail("cannot write the index: " + t.error());
-  const int64_t row = sqlite3_last_insert_rowid(db_.handle());
   packed_.clear();
   pack_executions(
       trace.executions, [this](std::string_view name) { return name_id(name); }, packed_);
+  BatchEntry entry;
+  entry.trace_id = trace.trace_id;
+  entry.start = start;
+  entry.duration = end - start;
+  entry.root = name_id_or_empty(analysis::root_operation(trace));
+  entry.host = name_id_or_empty(trace.host);
+  entry.thread_id = trace.thread_id;
+  entry.parent_trace_id = trace.parent_trace_id;
+  entry.executions = static_cast<uint32_t>(trace.executions.size());
+  entry.failed = static_cast<uint32_t>(failed);
+  entry.valid = valid;
+  entry.problem = problem;
+  entry.client = client;
   if (!error_.empty()) return;  // a name could not be written
-  SqliteStatement& x = insert_executions_;
-  x.bind(1, row);
-  x.bind_blob(2, packed_);
-  x.step();
-  x.reset();
-  if (!x.error().empty()) return fail("cannot write the index: " + x.error());
+  if (hosts_.find(trace.host) == hosts_.end()) {
+    insert_host_.bind(1, trace.host);
+    insert_host_.step();
+    insert_host_.reset();
+    if (!insert_host_.error().empty())
+      return fail("cannot write the index: " + insert_host_.error());
+    hosts_.emplace(std::string(trace.host), true);
+  }
+  batch_.add(entry, packed_);
+  if (batch_.size() >= kMaxBatchTraces) write_batch();
+}
+
+void IndexWriter::write_batch() {
+  if (batch_.empty() || !error_.empty()) return;
+  const BatchRow r = batch_.take();
+  SqliteStatement& b = insert_batch_;
+  b.bind(1, r.traces);
+  b.bind(2, r.invalid);
+  b.bind(3, r.valid_executions);
+  b.bind(4, r.first_start);
+  b.bind(5, r.last_start);
+  if (r.any_valid) {
+    b.bind(6, r.valid_first_start);
+    b.bind(7, r.valid_last_start);
+  }  // else NULL: reset() clears the bindings
+  b.bind(8, r.min_duration);
+  b.bind(9, r.max_duration);
+  b.bind(10, r.min_trace_id);
+  b.bind(11, r.max_trace_id);
+  b.bind_blob(12, r.bloom);
+  b.bind_blob(13, r.entries);
+  b.bind_blob(14, r.executions);
+  b.step();
+  b.reset();
+  if (!b.error().empty()) fail("cannot write the index: " + b.error());
+}
+
+uint64_t IndexWriter::name_id_or_empty(std::string_view name) {
+  return name.empty() ? 0 : name_id(name);
 }
 
 uint64_t IndexWriter::name_id(std::string_view name) {
@@ -320,6 +365,7 @@ void IndexWriter::put_client(const ClientRecord& c) {
 std::string IndexWriter::commit() {
   if (!error_.empty()) return error_;
   if (!in_transaction_) return "";
+  write_batch();
   for (auto& [name, a] : operations_) {
     if (!a.dirty) continue;
     a.dirty = false;

@@ -1,7 +1,7 @@
 // Writes reconstructed traces into DIR/index.sqlite (schema in
-// index_schema.cpp, docs/formats/store.md): one row per trace, its
-// executions packed into one BLOB (so a trace can be shown without reading
-// the logs; execution_blob.hpp), and
+// index_schema.cpp, docs/formats/store.md): traces many to a row
+// (trace_batch.hpp), with their executions (so a trace can be shown
+// without reading the logs; execution_blob.hpp), and
 // per-operation aggregates and call edges kept up to date on every commit.
 //
 // Inserts are batched in transactions; commit() makes everything added so
@@ -24,6 +24,7 @@
 #include "analysis/model/trace_model.hpp"
 #include "store/index_sink.hpp"
 #include "store/sqlite_db.hpp"
+#include "store/trace_batch.hpp"
 
 namespace sonde::store {
 
@@ -71,16 +72,19 @@ class IndexWriter final : public TraceIndex {
     bool dirty = false;
   };
   bool begin();
+  void write_batch();
   void insert(const analysis::Trace& trace, bool valid, const std::string& problem, int64_t client);
   void aggregate(const analysis::Trace& trace);
   void fail(const std::string& message);
   std::string load_existing();
   uint64_t name_id(std::string_view name);
+  uint64_t name_id_or_empty(std::string_view name);
 
   size_t batch_traces_;
   SqliteDb db_;
-  SqliteStatement insert_trace_, insert_executions_, insert_name_, insert_reduced_,
-      upsert_operation_, upsert_edge_, upsert_client_, set_meta_;
+  SqliteStatement insert_batch_, insert_host_, insert_name_, insert_reduced_, upsert_operation_,
+      upsert_edge_, upsert_client_, set_meta_;
+  TraceBatchBuilder batch_;  // traces not yet in a row
   bool in_transaction_ = false;
   size_t pending_ = 0;
   uint64_t generation_ = 0;
@@ -96,6 +100,7 @@ class IndexWriter final : public TraceIndex {
   };
   std::unordered_map<std::string, uint64_t, NameHash, std::equal_to<>> names_;
   std::string packed_;  // reused buffer for one trace's executions
+  std::unordered_map<std::string, bool, NameHash, std::equal_to<>> hosts_;  // in `hosts`
   uint64_t next_name_id_ = 1;
   // Ordered by (caller, callee); looked up with string_views, no copies.
   struct EdgeLess {

@@ -87,7 +87,8 @@ ReducedTraceLookup SqliteStore::reduced_trace(int64_t id) {
     if (find.step()) {
       StoredReducedTrace t{read_reduced_entry(find), {}};
       const std::string problem = unpack_reduced_executions(
-          find.blob(11), [this](uint64_t name_id) { return name(name_id); }, t.executions);
+          find.blob(11), [this](uint64_t name_id) { return names_.get(db_, name_id); },
+          t.executions);
       if (!problem.empty()) {
         result.error = "call positions of reduced trace row " + std::to_string(id) + ": " + problem;
         return result;

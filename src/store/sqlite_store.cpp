@@ -2,48 +2,18 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
 
 #include "store/execution_blob.hpp"
 #include "store/index_schema.hpp"
+#include "store/trace_batch.hpp"
 
 namespace sonde::store {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-const std::string kTraceColumns = std::string("id, ") + kTraceEntryColumns;
-
-// Column 0 is the row id.
-analysis::TraceEntry read_entry(const SqliteStatement& s) { return read_trace_entry(s, 1); }
-
-int64_t clamp_to_int64(size_t n) {
-  return n > static_cast<size_t>(std::numeric_limits<int64_t>::max())
-             ? std::numeric_limits<int64_t>::max()
-             : static_cast<int64_t>(n);
-}
-
-}  // namespace
-
-const char* const kTraceEntryColumns =
-    "trace_id, root_operation, start_ns, duration_ns, host, thread_id, parent_trace_id, "
-    "executions, failed, valid, problem";
-
-analysis::TraceEntry read_trace_entry(const SqliteStatement& s, int first) {
-  analysis::TraceEntry e;
-  e.trace_id = s.int64(first);
-  e.root_operation = s.text(first + 1);
-  e.start = s.int64(first + 2);
-  e.duration = s.int64(first + 3);
-  e.host = s.text(first + 4);
-  e.thread_id = s.int64(first + 5);
-  e.parent_trace_id = s.int64(first + 6);
-  e.executions = static_cast<uint32_t>(s.int64(first + 7));
-  e.failed = static_cast<uint32_t>(s.int64(first + 8));
-  e.valid = s.int64(first + 9) != 0;
-  e.problem = s.text(first + 10);
-  return e;
-}
 
 std::unique_ptr<SqliteStore> SqliteStore::open(const std::string& path, std::string* error) {
   std::error_code ec;
@@ -86,10 +56,10 @@ StoreInfo SqliteStore::info() {
   StoreInfo info;
   // Executions and the time range of valid traces, as the in-memory store.
   SqliteStatement totals(db_,
-                         "SELECT COALESCE(SUM(valid), 0), COALESCE(SUM(1 - valid), 0), "
-                         "COALESCE(SUM(CASE WHEN valid = 1 THEN executions END), 0), "
-                         "COALESCE(MIN(CASE WHEN valid = 1 THEN start_ns END), 0), "
-                         "COALESCE(MAX(CASE WHEN valid = 1 THEN start_ns END), 0) FROM traces");
+                         "SELECT COALESCE(SUM(traces - invalid), 0), COALESCE(SUM(invalid), 0), "
+                         "COALESCE(SUM(valid_executions), 0), "
+                         "COALESCE(MIN(valid_first_start_ns), 0), "
+                         "COALESCE(MAX(valid_last_start_ns), 0) FROM trace_batches");
   if (totals.ok() && totals.step()) {
     info.traces = static_cast<uint64_t>(totals.int64(0));
     info.invalid_traces = static_cast<uint64_t>(totals.int64(1));
@@ -112,7 +82,7 @@ StoreInfo SqliteStore::info() {
     }
   }
   SqliteStatement hosts(db_,
-                        "SELECT host FROM traces WHERE host <> '' UNION "
+                        "SELECT name FROM hosts WHERE name <> '' UNION "
                         "SELECT host FROM reduced_traces WHERE host <> '' ORDER BY host");
   while (hosts.ok() && hosts.step()) info.hosts.push_back(hosts.text(0));
   SqliteStatement generation(db_, "SELECT value FROM meta WHERE key = 'generation'");
@@ -123,101 +93,204 @@ StoreInfo SqliteStore::info() {
   return info;
 }
 
+namespace {
+
+// A trace that passes a query, with what orders it.
+struct Candidate {
+  int64_t first;  // start, or -duration for the longest first
+  int64_t trace_id;
+  int64_t row;
+  BatchEntry entry;     // its problem view is not kept: see `problem`
+  std::string problem;  // owned: the unpacked batch is reused
+};
+
+bool before(const Candidate& a, const Candidate& b) {
+  return std::tie(a.first, a.trace_id, a.row) < std::tie(b.first, b.trace_id, b.row);
+}
+
+}  // namespace
+
 TraceQueryResult SqliteStore::find_traces(const TraceQuery& q) {
   std::lock_guard lock(mutex_);
   // Same semantics as TraceCatalog (root-operation substring, exact host,
   // inclusive duration bounds), plus the time window on the trace start.
-  std::string where = " WHERE start_ns >= ?1 AND start_ns <= ?2 AND duration_ns >= ?3";
+  // The batch rows' bounds select the candidates; their entries decide.
   const analysis::TraceFilter& f = q.filter;
+  std::string where =
+      " WHERE last_start_ns >= ?1 AND first_start_ns <= ?2 AND max_duration_ns >= ?3";
+  if (f.max_duration >= 0) where += " AND min_duration_ns <= ?4";
   if (f.only_invalid) {
-    where += " AND valid = 0";
+    where += " AND invalid > 0";
   } else if (!f.include_invalid) {
-    where += " AND valid = 1";
+    where += " AND traces > invalid";
   }
-  if (f.max_duration >= 0) where += " AND duration_ns <= ?4";
-  if (!f.operation.empty()) where += " AND instr(root_operation, ?5) > 0";
-  if (!f.host.empty()) where += " AND host = ?6";
-  if (f.only_failed) where += " AND failed > 0";
-  auto bind_filter = [&](SqliteStatement& s) {
-    s.bind(1, q.from_ns);
-    s.bind(2, q.to_ns);
-    s.bind(3, f.min_duration);
-    if (f.max_duration >= 0) s.bind(4, f.max_duration);
-    if (!f.operation.empty()) s.bind(5, std::string_view(f.operation));
-    if (!f.host.empty()) s.bind(6, std::string_view(f.host));
-  };
-  const std::string order = q.order == analysis::TraceOrder::kLongest
-                                ? " ORDER BY duration_ns DESC, trace_id, id"
-                                : " ORDER BY start_ns, trace_id, id";
-
   SqliteReadSnapshot snapshot(db_);
   TraceQueryResult result;
-  SqliteStatement count(db_, "SELECT COUNT(*) FROM traces" + where);
-  if (!count.ok()) {
-    last_error_ = count.error();
+  // The rows most likely to hold the page first, so that later ones can
+  // often be counted from their columns without being unpacked (below).
+  const bool longest = q.order == analysis::TraceOrder::kLongest;
+  SqliteStatement batches(
+      db_,
+      "SELECT id, entries, traces, invalid, first_start_ns, last_start_ns, min_duration_ns, "
+      "max_duration_ns FROM trace_batches" +
+          where +
+          (longest ? " ORDER BY max_duration_ns DESC, id" : " ORDER BY first_start_ns, id"));
+  if (!batches.ok()) {
+    last_error_ = batches.error();
     return result;
   }
-  bind_filter(count);
-  if (count.step()) result.matched = static_cast<uint64_t>(count.int64(0));
-  SqliteStatement page(
-      db_, "SELECT " + kTraceColumns + " FROM traces" + where + order + " LIMIT ?7 OFFSET ?8");
-  if (!page.ok()) {
-    last_error_ = page.error();
-    return result;
+  batches.bind(1, q.from_ns);
+  batches.bind(2, q.to_ns);
+  batches.bind(3, f.min_duration);
+  if (f.max_duration >= 0) batches.bind(4, f.max_duration);
+
+  std::string problem;
+  const auto name_of = [this, &problem](uint64_t id) {
+    const std::string* text = names_.get(db_, id);
+    if (text == nullptr && problem.empty()) problem = "unknown name id " + std::to_string(id);
+    return text;
+  };
+  std::unordered_map<uint64_t, bool> root_matches;  // by names id, for f.operation
+  const auto root_passes = [&](uint64_t root) {
+    if (f.operation.empty()) return true;
+    auto it = root_matches.find(root);
+    if (it == root_matches.end()) {
+      const std::string* text = name_of(root);
+      const bool match = text != nullptr && text->find(f.operation) != std::string::npos;
+      it = root_matches.emplace(root, match).first;
+    }
+    return it->second;
+  };
+  std::optional<uint64_t> host_id;  // f.host's names id (none: matches no trace)
+  if (!f.host.empty()) {
+    SqliteStatement host(db_, "SELECT id FROM names WHERE text = ?1");
+    host.bind(1, std::string_view(f.host));
+    host_id = host.ok() && host.step() ? static_cast<uint64_t>(host.int64(0))
+                                       : std::numeric_limits<uint64_t>::max();
   }
-  bind_filter(page);
-  page.bind(7, clamp_to_int64(q.limit));
-  page.bind(8, clamp_to_int64(q.offset));
-  while (page.step()) result.entries.push_back(read_entry(page));
-  last_error_ = !count.error().empty() ? count.error() : page.error();
+
+  // The page is the first offset + limit traces in order: a heap keeps
+  // those (its top is the last of them); the rest are only counted.
+  const size_t keep = q.limit > std::numeric_limits<size_t>::max() - q.offset
+                          ? std::numeric_limits<size_t>::max()
+                          : q.offset + q.limit;
+  std::vector<Candidate> heap;
+  std::vector<BatchEntry> entries;
+  std::string raw;
+  // Whether every trace of a row passes the query can be told from its
+  // columns when the query filters on nothing but time, duration and
+  // validity.
+  const bool by_columns_only = f.operation.empty() && f.host.empty() && !f.only_failed;
+  while (problem.empty() && batches.step()) {
+    const int64_t batch = batches.int64(0);
+    const int64_t traces = batches.int64(2), invalid = batches.int64(3);
+    const int64_t first_start = batches.int64(4), last_start = batches.int64(5);
+    const int64_t min_duration = batches.int64(6), max_duration = batches.int64(7);
+    const bool all_pass = by_columns_only && first_start >= q.from_ns && last_start <= q.to_ns &&
+                          min_duration >= f.min_duration &&
+                          (f.max_duration < 0 || max_duration <= f.max_duration);
+    // The best key any trace of the row can have, against the page's last.
+    const bool may_enter_page =
+        heap.size() < keep ||
+        (keep > 0 && (longest ? -max_duration : first_start) <= heap.front().first);
+    if (all_pass && !may_enter_page) {
+      result.matched += static_cast<uint64_t>(f.only_invalid      ? invalid
+                                              : f.include_invalid ? traces
+                                                                  : traces - invalid);
+      continue;
+    }
+    if (std::string e = unpack_batch_entries(batches.blob(1), raw, entries); !e.empty()) {
+      problem = "batch row " + std::to_string(batch) + ": " + e;
+      break;
+    }
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const BatchEntry& e = entries[i];
+      if (e.start < q.from_ns || e.start > q.to_ns || e.duration < f.min_duration) continue;
+      if (f.max_duration >= 0 && e.duration > f.max_duration) continue;
+      if (f.only_invalid ? e.valid : (!f.include_invalid && !e.valid)) continue;
+      if (host_id && e.host != *host_id) continue;
+      if (f.only_failed && e.failed == 0) continue;
+      if (!root_passes(e.root)) continue;
+      ++result.matched;
+      Candidate c{q.order == analysis::TraceOrder::kLongest ? -e.duration : e.start, e.trace_id,
+                  batch_row_id(batch, i), e, std::string()};
+      if (heap.size() >= keep && (keep == 0 || !before(c, heap.front()))) continue;
+      c.problem = std::string(e.problem);
+      c.entry.problem = {};
+      if (heap.size() >= keep) {
+        std::pop_heap(heap.begin(), heap.end(), before);
+        heap.pop_back();
+      }
+      heap.push_back(std::move(c));
+      std::push_heap(heap.begin(), heap.end(), before);
+    }
+  }
+  std::sort_heap(heap.begin(), heap.end(), before);
+  for (size_t i = q.offset; i < heap.size(); ++i) {
+    result.entries.push_back(to_trace_entry(heap[i].entry, name_of));
+    result.entries.back().problem = std::move(heap[i].problem);
+  }
+  last_error_ = !batches.error().empty() ? batches.error() : problem;
   return result;
 }
 
 std::vector<StoredTrace> SqliteStore::trace(int64_t trace_id) {
   std::lock_guard lock(mutex_);
   SqliteReadSnapshot snapshot(db_);
-  std::vector<StoredTrace> traces;
-  std::vector<int64_t> rows;
-  SqliteStatement find(
-      db_, "SELECT " + kTraceColumns + " FROM traces WHERE trace_id = ?1 ORDER BY start_ns, id");
-  find.bind(1, trace_id);
-  while (find.ok() && find.step()) {
-    rows.push_back(find.int64(0));
-    traces.push_back({read_entry(find), {}});
-  }
-  SqliteStatement executions(db_, "SELECT data FROM trace_executions WHERE trace = ?1");
   std::string problem;
-  for (size_t i = 0; i < rows.size() && executions.ok() && problem.empty(); ++i) {
-    executions.bind(1, rows[i]);
-    if (executions.step()) {
-      problem = unpack_executions(
-          executions.blob(0), [this](uint64_t id) { return name(id); }, traces[i].executions);
-      if (!problem.empty()) {
-        problem = "executions of trace row " + std::to_string(rows[i]) + ": " + problem;
+  const auto name_of = [this, &problem](uint64_t id) {
+    const std::string* text = names_.get(db_, id);
+    if (text == nullptr && problem.empty()) problem = "unknown name id " + std::to_string(id);
+    return text;
+  };
+  std::vector<std::pair<int64_t, StoredTrace>> found;  // with their row ids
+  SqliteStatement batches(db_,
+                          "SELECT id, bloom, entries, executions FROM trace_batches "
+                          "WHERE min_trace_id <= ?1 AND max_trace_id >= ?1 ORDER BY id");
+  batches.bind(1, trace_id);
+  std::vector<BatchEntry> entries;
+  std::string raw_entries, raw_executions;
+  while (problem.empty() && batches.ok() && batches.step()) {
+    if (!batch_may_hold(batches.blob(1), trace_id)) continue;
+    const int64_t batch = batches.int64(0);
+    const std::string where = "batch row " + std::to_string(batch) + ": ";
+    if (std::string e = unpack_batch_entries(batches.blob(2), raw_entries, entries); !e.empty()) {
+      problem = where + e;
+      break;
+    }
+    bool unpacked = false;
+    for (size_t i = 0; i < entries.size() && problem.empty(); ++i) {
+      const BatchEntry& e = entries[i];
+      if (e.trace_id != trace_id) continue;
+      if (!unpacked) {
+        if (std::string x = unpack_batch_blob(batches.blob(3), raw_executions); !x.empty()) {
+          problem = where + "executions " + x;
+        }
+        unpacked = true;
       }
+      // A damaged BLOB still lists the trace, without its executions.
+      StoredTrace t{to_trace_entry(e, name_of), {}};
+      if (!problem.empty()) {
+      } else if (e.executions_offset + e.executions_size > raw_executions.size()) {
+        problem = where + "executions cut short";
+      } else {
+        const std::string_view packed =
+            std::string_view(raw_executions).substr(e.executions_offset, e.executions_size);
+        if (std::string x = unpack_executions(packed, name_of, t.executions); !x.empty()) {
+          problem = where + "executions of trace " + std::to_string(trace_id) + ": " + x;
+        }
+      }
+      found.emplace_back(batch_row_id(batch, i), std::move(t));
     }
-    executions.reset();
   }
-  last_error_ = !find.error().empty()         ? find.error()
-                : !executions.error().empty() ? executions.error()
-                                              : problem;
+  // By start, then as stored (the order of the one-row-per-trace index).
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.second.entry.start, a.first) < std::tie(b.second.entry.start, b.first);
+  });
+  std::vector<StoredTrace> traces;
+  for (auto& [row, t] : found) traces.push_back(std::move(t));
+  last_error_ = !batches.error().empty() ? batches.error() : problem;
   return traces;
-}
-
-const std::string* SqliteStore::name(uint64_t id) {
-  // Names only grow (a collector may add some after we last looked): read
-  // the new ones when an id is past what we have.
-  if (id >= names_.size()) {
-    SqliteStatement more(db_, "SELECT id, text FROM names WHERE id >= ?1 ORDER BY id");
-    more.bind(1, static_cast<int64_t>(names_.size()));
-    while (more.ok() && more.step()) {
-      const auto at = static_cast<uint64_t>(more.int64(0));
-      if (at >= (uint64_t{1} << 32)) break;  // not an id this writer makes: stays unknown
-      if (names_.size() <= at) names_.resize(at + 1);
-      names_[at] = more.text(1);
-    }
-  }
-  return id < names_.size() ? &names_[id] : nullptr;
 }
 
 // Largest total inclusive time first, as `sonde summary` and the in-memory store.

@@ -11,14 +11,10 @@
 #include <vector>
 
 #include "store/sqlite_db.hpp"
+#include "store/trace_batch.hpp"
 #include "store/trace_store.hpp"
 
 namespace sonde::store {
-
-// The `traces` columns a TraceEntry is made of, in the order
-// read_trace_entry() reads them starting at column `first`.
-extern const char* const kTraceEntryColumns;
-analysis::TraceEntry read_trace_entry(const SqliteStatement& s, int first);
 
 class SqliteStore : public TraceStore {
  public:
@@ -41,12 +37,10 @@ class SqliteStore : public TraceStore {
 
  private:
   SqliteStore() = default;
-  // The text of a `names` id (null: no such id); caller holds mutex_.
-  const std::string* name(uint64_t id);
   std::mutex mutex_;
   SqliteDb db_;
   std::string last_error_;
-  std::vector<std::string> names_{std::string()};  // by id; id 0 is ""
+  IndexNames names_;  // used with mutex_ held
 };
 
 }  // namespace sonde::store

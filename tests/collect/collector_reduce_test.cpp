@@ -75,7 +75,7 @@ TEST(CollectorReduce, ReducedTracesAccountForEveryTraceAndKeepTheStatistics) {
   EXPECT_EQ(static_cast<uint64_t>(sums.int64(0)), rows);
   EXPECT_EQ(static_cast<uint64_t>(sums.int64(1)), clients * plain[0].traces);
   EXPECT_EQ(sums.int64(2), clients);
-  store::SqliteStatement individually(db, "SELECT COUNT(*) FROM traces");
+  store::SqliteStatement individually(db, "SELECT COALESCE(SUM(traces), 0) FROM trace_batches");
   ASSERT_TRUE(individually.step());
   EXPECT_EQ(individually.int64(0), 0);  // only invalid traces would be stored one by one
 

@@ -386,20 +386,20 @@ TEST(SqliteStore, NewNamesAreSeenAndDamagedExecutionsNamed) {
   {
     SqliteDb db;
     ASSERT_EQ(db.open(dir / "index.sqlite", SQLITE_OPEN_READWRITE), "");
-    ASSERT_EQ(db.exec("UPDATE trace_executions SET data = x'0001' WHERE trace = "
-                      "(SELECT id FROM traces WHERE trace_id = 2)"),
-              "");
+    // Trace 2 was committed on its own: the second batch row.
+    ASSERT_EQ(db.exec("UPDATE trace_batches SET executions = x'0001' WHERE min_trace_id = 2"), "");
   }
   const auto damaged = store->trace(2);
   ASSERT_EQ(damaged.size(), 1u);
+  EXPECT_EQ(damaged[0].entry.root_operation, second);
   EXPECT_TRUE(damaged[0].executions.empty());
-  EXPECT_NE(store->last_error().find("executions of trace row 2: truncated execution 0"),
-            std::string::npos)
+  EXPECT_NE(store->last_error().find("batch row 2: executions not a zstd frame"), std::string::npos)
       << store->last_error();
+  EXPECT_EQ(store->trace(1).at(0).executions.size(), 1u);
   // Reopening for writing rebuilds the aggregates from every BLOB: it refuses the damaged one.
   IndexWriter again;
   const std::string reopen = again.open(dir.path());
-  EXPECT_NE(reopen.find("executions of trace row 2"), std::string::npos) << reopen;
+  EXPECT_NE(reopen.find("batch row 2: executions not a zstd frame"), std::string::npos) << reopen;
 }
 
 TEST(SqliteStore, AnIndexOfAnotherSchemaVersionIsRefusedWithTheWayOut) {
@@ -416,11 +416,11 @@ TEST(SqliteStore, AnIndexOfAnotherSchemaVersionIsRefusedWithTheWayOut) {
   }
   std::string error;
   EXPECT_EQ(SqliteStore::open(dir.path(), &error), nullptr);
-  EXPECT_NE(error.find("index schema version 1, this sonde reads 2"), std::string::npos) << error;
+  EXPECT_NE(error.find("index schema version 1, this sonde reads 3"), std::string::npos) << error;
   EXPECT_NE(error.find("sonde index"), std::string::npos) << error;
   IndexWriter w;
   const std::string refused = w.open(dir.path());
-  EXPECT_NE(refused.find("index schema version 1, this sonde writes 2"), std::string::npos)
+  EXPECT_NE(refused.find("index schema version 1, this sonde writes 3"), std::string::npos)
       << refused;
 }
 

@@ -1,0 +1,197 @@
+#include "store/trace_batch.hpp"
+
+#include <zstd.h>
+
+#include <algorithm>
+
+#include "format/varint.hpp"
+
+namespace sonde::store {
+
+namespace {
+
+constexpr uint64_t kValid = 1, kHasProblem = 2, kKnownFlags = kValid | kHasProblem;
+// Decompressed BLOBs larger than this are not ours (a damaged row).
+constexpr size_t kMaxUnpackedBytes = size_t{1} << 30;
+// About 1 % false positives at 10 bits per trace and 7 probes.
+constexpr size_t kBloomBitsPerTrace = 10;
+constexpr int kBloomProbes = 7;
+
+uint64_t mix(uint64_t x) {  // splitmix64's finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+template <typename Visit>
+void bloom_probes(int64_t trace_id, size_t bits, Visit visit) {
+  const uint64_t h1 = mix(static_cast<uint64_t>(trace_id));
+  const uint64_t h2 = mix(h1) | 1;
+  for (int i = 0; i < kBloomProbes; ++i) visit((h1 + static_cast<uint64_t>(i) * h2) % bits);
+}
+
+std::string compress(const std::string& raw) {
+  std::string out(ZSTD_compressBound(raw.size()), '\0');
+  const size_t n = ZSTD_compress(out.data(), out.size(), raw.data(), raw.size(), 1);
+  // Cannot fail with a bound-sized buffer and a valid level; keep it safe.
+  if (ZSTD_isError(n)) return raw;
+  out.resize(n);
+  return out;
+}
+
+}  // namespace
+
+void TraceBatchBuilder::add(const BatchEntry& e, std::string_view packed_executions) {
+  using format::put_varint;
+  using format::zigzag;
+  const bool problem = !e.problem.empty();
+  put_varint(entries_, (e.valid ? kValid : 0) | (problem ? kHasProblem : 0));
+  put_varint(entries_, zigzag(e.trace_id));
+  put_varint(entries_, zigzag(e.start - previous_start_));
+  previous_start_ = e.start;
+  put_varint(entries_, zigzag(e.duration));
+  put_varint(entries_, e.root);
+  put_varint(entries_, e.host);
+  put_varint(entries_, zigzag(e.thread_id));
+  put_varint(entries_, zigzag(e.parent_trace_id));
+  put_varint(entries_, e.executions);
+  put_varint(entries_, e.failed);
+  put_varint(entries_, zigzag(e.client));
+  put_varint(entries_, packed_executions.size());
+  if (problem) format::put_str(entries_, e.problem);
+  executions_.append(packed_executions);
+
+  BatchRow& r = row_;
+  const bool first = traces_ == 0;
+  r.first_start = first ? e.start : std::min(r.first_start, e.start);
+  r.last_start = first ? e.start : std::max(r.last_start, e.start);
+  r.min_duration = first ? e.duration : std::min(r.min_duration, e.duration);
+  r.max_duration = first ? e.duration : std::max(r.max_duration, e.duration);
+  r.min_trace_id = first ? e.trace_id : std::min(r.min_trace_id, e.trace_id);
+  r.max_trace_id = first ? e.trace_id : std::max(r.max_trace_id, e.trace_id);
+  if (e.valid) {
+    r.valid_first_start = r.any_valid ? std::min(r.valid_first_start, e.start) : e.start;
+    r.valid_last_start = r.any_valid ? std::max(r.valid_last_start, e.start) : e.start;
+    r.any_valid = true;
+    r.valid_executions += e.executions;
+  } else {
+    ++r.invalid;
+  }
+  trace_ids_.push_back(e.trace_id);
+  ++traces_;
+  r.traces = static_cast<int64_t>(traces_);
+}
+
+BatchRow TraceBatchBuilder::take() {
+  BatchRow row = std::move(row_);
+  row.entries = compress(entries_);
+  row.executions = compress(executions_);
+  const size_t bits = std::max<size_t>(64, (trace_ids_.size() * kBloomBitsPerTrace + 7) / 8 * 8);
+  row.bloom.assign(bits / 8, '\0');
+  for (int64_t id : trace_ids_) {
+    bloom_probes(id, bits, [&row](uint64_t bit) {
+      row.bloom[bit / 8] = static_cast<char>(row.bloom[bit / 8] | (1 << (bit % 8)));
+    });
+  }
+  row_ = BatchRow{};
+  entries_.clear();
+  executions_.clear();
+  trace_ids_.clear();
+  previous_start_ = 0;
+  traces_ = 0;
+  return row;
+}
+
+bool batch_may_hold(std::string_view bloom, int64_t trace_id) {
+  if (bloom.empty()) return true;
+  const size_t bits = bloom.size() * 8;
+  bool all = true;
+  bloom_probes(trace_id, bits, [&](uint64_t bit) {
+    if ((static_cast<uint8_t>(bloom[bit / 8]) & (1 << (bit % 8))) == 0) all = false;
+  });
+  return all;
+}
+
+std::string unpack_batch_blob(std::string_view compressed, std::string& raw) {
+  const unsigned long long size = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN) {
+    return "not a zstd frame";
+  }
+  if (size > kMaxUnpackedBytes) return "claims " + std::to_string(size) + " bytes unpacked";
+  raw.resize(static_cast<size_t>(size));
+  const size_t n = ZSTD_decompress(raw.data(), raw.size(), compressed.data(), compressed.size());
+  if (ZSTD_isError(n) || n != raw.size()) return "does not decompress";
+  return "";
+}
+
+std::string unpack_batch_entries(std::string_view compressed, std::string& raw,
+                                 std::vector<BatchEntry>& out) {
+  out.clear();
+  if (std::string e = unpack_batch_blob(compressed, raw); !e.empty()) return "entries " + e;
+  const auto* begin = reinterpret_cast<const uint8_t*>(raw.data());
+  format::ByteCursor in{begin, begin + raw.size()};
+  int64_t previous_start = 0;
+  size_t executions_offset = 0;
+  while (!in.at_end()) {
+    const size_t at = static_cast<size_t>(in.p - begin);
+    BatchEntry e;
+    const uint64_t flags = in.varint();
+    if (in.ok && (flags & ~kKnownFlags) != 0) {
+      return "entries: unknown flags " + std::to_string(flags) + " at byte " + std::to_string(at);
+    }
+    e.valid = (flags & kValid) != 0;
+    e.trace_id = in.svarint();
+    e.start = previous_start + in.svarint();
+    previous_start = e.start;
+    e.duration = in.svarint();
+    e.root = in.varint();
+    e.host = in.varint();
+    e.thread_id = in.svarint();
+    e.parent_trace_id = in.svarint();
+    e.executions = static_cast<uint32_t>(in.varint());
+    e.failed = static_cast<uint32_t>(in.varint());
+    e.client = in.svarint();
+    e.executions_size = static_cast<size_t>(in.varint());
+    if ((flags & kHasProblem) != 0) e.problem = in.str();
+    if (!in.ok) return "entries: truncated at byte " + std::to_string(at);
+    e.executions_offset = executions_offset;
+    executions_offset += e.executions_size;
+    out.push_back(e);
+  }
+  return "";
+}
+
+analysis::TraceEntry to_trace_entry(const BatchEntry& e,
+                                    const std::function<const std::string*(uint64_t)>& name_of) {
+  analysis::TraceEntry t;
+  t.trace_id = e.trace_id;
+  if (const std::string* root = name_of(e.root)) t.root_operation = *root;
+  if (const std::string* host = name_of(e.host)) t.host = *host;
+  t.thread_id = e.thread_id;
+  t.parent_trace_id = e.parent_trace_id;
+  t.start = e.start;
+  t.duration = e.duration;
+  t.executions = e.executions;
+  t.failed = e.failed;
+  t.valid = e.valid;
+  t.problem = std::string(e.problem);
+  return t;
+}
+
+const std::string* IndexNames::get(SqliteDb& db, uint64_t id) {
+  // Names only grow: read the new ones when an id is past what we have.
+  if (id >= names_.size()) {
+    SqliteStatement more(db, "SELECT id, text FROM names WHERE id >= ?1 ORDER BY id");
+    more.bind(1, static_cast<int64_t>(names_.size()));
+    while (more.ok() && more.step()) {
+      const auto at = static_cast<uint64_t>(more.int64(0));
+      if (at >= (uint64_t{1} << 32)) break;  // not an id the writer makes: stays unknown
+      if (names_.size() <= at) names_.resize(at + 1);
+      names_[at] = more.text(1);
+    }
+  }
+  return id < names_.size() ? &names_[id] : nullptr;
+}
+
+}  // namespace sonde::store

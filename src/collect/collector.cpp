@@ -10,6 +10,7 @@
 #include "collect/raw_native_log.hpp"
 #include "format/native_writer.hpp"
 #include "format/record_log_writer.hpp"
+#include "format/typed_flow_sink.hpp"
 
 namespace sonde::collect {
 
@@ -39,7 +40,9 @@ class ForwardingSink final : public analysis::TraceSink {
   OtlpForwarder* forward_;
 };
 
-class Collector::Client final : public format::RecordSink, public NativeChunkSink {
+class Collector::Client final : public format::RecordSink,
+                                 public NativeChunkSink,
+                                 private format::TypedFlowSink {
  public:
   Client(Collector& owner, int64_t id, const std::string& peer)
       : owner_(owner),
@@ -98,6 +101,13 @@ class Collector::Client final : public format::RecordSink, public NativeChunkSin
     reconstructor_->on_record(r);
     owner_.dirty_ = true;
     return owner_.index_->error().empty();
+  }
+
+  // A native stream's flow records come in typed form, straight to the
+  // reconstructor's fast path, counted as the records they stand for.
+  format::TypedFlowSink* typed_flow() override {
+    typed_ = reconstructor_ ? reconstructor_->typed_flow() : nullptr;
+    return typed_ != nullptr ? this : nullptr;
   }
 
   bool on_stream_header(std::string_view header) override {
@@ -190,6 +200,30 @@ class Collector::Client final : public format::RecordSink, public NativeChunkSin
     return r;
   }
 
+  // format::TypedFlowSink, for typed_flow().
+  void on_source_begin() override { typed_->on_source_begin(); }
+  void on_operation(uint32_t id, std::string_view signature, std::string_view component) override {
+    typed_->on_operation(id, signature, component);
+  }
+  bool on_trace_start(const format::TypedTraceStart& start) override {
+    count_typed();
+    typed_->on_trace_start(start);
+    return typed_taken();
+  }
+  bool on_operation_event(const format::TypedOperationEvent& event) override {
+    count_typed();
+    typed_->on_operation_event(event);
+    return typed_taken();
+  }
+  // As on_record counts a record: without a log it is stored once the
+  // reconstruction has it; a native log counts it with its chunk.
+  void count_typed() {
+    ++report_.record.received;
+    if (!keeps_log()) ++report_.record.stored;
+    owner_.dirty_ = true;
+  }
+  bool typed_taken() const { return log_error_.empty() && owner_.index_->error().empty(); }
+
   size_t buffered_bytes() const {
     return raw_ ? raw_->buffered_bytes() : log_ ? log_->buffered_bytes() : 0;
   }
@@ -214,6 +248,7 @@ class Collector::Client final : public format::RecordSink, public NativeChunkSin
   std::unique_ptr<store::ReducingIndexSink> reducing_;  // with --reduce
   ForwardingSink sink_;
   std::unique_ptr<analysis::TraceReconstructor> reconstructor_;
+  format::TypedFlowSink* typed_ = nullptr;  // the reconstructor's fast path
   std::string log_path_;                          // "" = keep no log
   std::unique_ptr<format::RecordLogWriter> log_;  // Kieker's protocol: records encoded
   std::unique_ptr<RawNativeLog> raw_;             // native: the sender's chunks as received

@@ -2,20 +2,42 @@
 
 #include <cstdlib>
 
+#include "format/typed_flow_sink.hpp"
+
 namespace sonde::collect {
 
-// Counts what reaches the connection's sink.
-class ConnectionRecordCounter final : public format::RecordSink {
+// Counts what reaches the connection's sink: records, and flow records in
+// typed form (one each) when the sink takes them so (the collector's trace
+// reconstruction: no Record is built per event).
+class ConnectionRecordCounter final : public format::RecordSink, private format::TypedFlowSink {
  public:
   explicit ConnectionRecordCounter(format::RecordSink& sink) : sink_(sink) {}
   bool on_record(const format::Record& r) override {
     ++records;
     return sink_.on_record(r);
   }
+  format::TypedFlowSink* typed_flow() override {
+    typed_ = sink_.typed_flow();
+    return typed_ != nullptr ? this : nullptr;
+  }
   uint64_t records = 0;
 
  private:
+  void on_source_begin() override { typed_->on_source_begin(); }
+  void on_operation(uint32_t id, std::string_view signature, std::string_view component) override {
+    typed_->on_operation(id, signature, component);
+  }
+  bool on_trace_start(const format::TypedTraceStart& start) override {
+    ++records;
+    return typed_->on_trace_start(start);
+  }
+  bool on_operation_event(const format::TypedOperationEvent& event) override {
+    ++records;
+    return typed_->on_operation_event(event);
+  }
+
   format::RecordSink& sink_;
+  format::TypedFlowSink* typed_ = nullptr;
 };
 
 // A native stream: the reader checks and decodes chunks, the expander turns

@@ -315,7 +315,8 @@ uint64_t IndexWriter::name_id(std::string_view name) {
 
 void IndexWriter::aggregate(const analysis::Trace& trace) {
   // Caller of an execution: the nearest earlier execution one level up.
-  std::vector<std::string_view> stack;
+  std::vector<std::string_view>& stack = caller_stack_;
+  stack.clear();
   for (const analysis::Execution& e : trace.executions) {
     auto op = operations_.find(e.operation);
     if (op == operations_.end()) {

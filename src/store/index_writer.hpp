@@ -14,11 +14,11 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "analysis/model/duration_accumulator.hpp"
 #include "analysis/model/trace_model.hpp"
@@ -92,26 +92,40 @@ class IndexWriter final : public TraceIndex {
   uint64_t invalid_traces_ = 0;
   int64_t next_client_id_ = 1;
   std::string error_;
-  std::map<std::string, OperationAggregate, std::less<>> operations_;
-  // Ids of the `names` table; looked up with string_views, no copies.
+  // Looked up with string_views, no copies; hashed, since every execution
+  // looks up its operation, its edge and three names (ordered maps of
+  // strings were a tenth of the collector's time, docs/collect.md).
   struct NameHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
+  std::unordered_map<std::string, OperationAggregate, NameHash, std::equal_to<>> operations_;
+  // Ids of the `names` table.
   std::unordered_map<std::string, uint64_t, NameHash, std::equal_to<>> names_;
-  std::string packed_;  // reused buffer for one trace's executions
+  std::string packed_;                          // reused buffer for one trace's executions
+  std::vector<std::string_view> caller_stack_;  // reused by aggregate()
   std::unordered_map<std::string, bool, NameHash, std::equal_to<>> hosts_;  // in `hosts`
   uint64_t next_name_id_ = 1;
-  // Ordered by (caller, callee); looked up with string_views, no copies.
-  struct EdgeLess {
+  // (caller, callee), looked up as a pair of string_views.
+  struct EdgeHash {
+    using is_transparent = void;
+    template <typename Pair>
+    size_t operator()(const Pair& p) const {
+      const size_t a = std::hash<std::string_view>{}(p.first);
+      return a ^ (std::hash<std::string_view>{}(p.second) + 0x9e3779b97f4a7c15ULL + (a << 6) +
+                  (a >> 2));
+    }
+  };
+  struct EdgeEqual {
     using is_transparent = void;
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const {
-      return std::pair<std::string_view, std::string_view>(a.first, a.second) <
-             std::pair<std::string_view, std::string_view>(b.first, b.second);
+      return std::string_view(a.first) == std::string_view(b.first) &&
+             std::string_view(a.second) == std::string_view(b.second);
     }
   };
-  std::map<std::pair<std::string, std::string>, EdgeAggregate, EdgeLess> edges_;
+  std::unordered_map<std::pair<std::string, std::string>, EdgeAggregate, EdgeHash, EdgeEqual>
+      edges_;
 };
 
 }  // namespace sonde::store

@@ -16,9 +16,10 @@ namespace sonde::collect {
 
 namespace fs = std::filesystem;
 
-// Up to --max-clients logs are open at once, each holding a chunk being
-// filled and its compressed copy: 128 KiB chunks instead of the default
-// 1 MiB (RSS measured in docs/RELIABILITY.md's soak).
+// Up to --max-clients logs are open at once, each holding up to this much:
+// a native client's write buffer of received chunks, or a Kieker client's
+// chunk being encoded (plus its compressed copy), 128 KiB instead of the
+// default 1 MiB (RSS measured in docs/RELIABILITY.md's soak).
 constexpr size_t kLogChunkBytes = 128u << 10;
 
 // One monitored process: its log file, its reconstructor, its counts.
@@ -41,8 +42,8 @@ class ForwardingSink final : public analysis::TraceSink {
 };
 
 class Collector::Client final : public format::RecordSink,
-                                 public NativeChunkSink,
-                                 private format::TypedFlowSink {
+                                public NativeChunkSink,
+                                private format::TypedFlowSink {
  public:
   Client(Collector& owner, int64_t id, const std::string& peer)
       : owner_(owner),
@@ -66,23 +67,16 @@ class Collector::Client final : public format::RecordSink,
   bool keeps_log() const { return !log_path_.empty(); }
 
   bool on_record(const format::Record& r) override {
-    store::ClientRecord& c = report_.record;
-    ++c.received;
-    if (!keeps_log()) {
-      // No log kept: a record is stored once the trace reconstruction has it.
-      ++c.stored;
+    if (!keeps_log() || raw_) {
+      // Stored once the reconstruction has it (no log), or with its chunk
+      // (a native stream's bytes, on_native_chunk).
+      count_received();
       reconstructor_->on_record(r);
-      owner_.dirty_ = true;
-      return owner_.index_->error().empty();
-    }
-    if (raw_) {
-      // A native stream: its chunk's bytes are stored as they came
-      // (on_native_chunk, right after the chunk's records), and counted there.
-      reconstructor_->on_record(r);
-      owner_.dirty_ = true;
-      return log_error_.empty() && owner_.index_->error().empty();
+      return taken();
     }
     // Kieker's protocol is not the log format: each record is encoded.
+    store::ClientRecord& c = report_.record;
+    ++c.received;
     if (!log_) open_record_log();
     const uint64_t rejected_before = log_->rejected();
     if (!log_->on_record(r)) {
@@ -206,23 +200,24 @@ class Collector::Client final : public format::RecordSink,
     typed_->on_operation(id, signature, component);
   }
   bool on_trace_start(const format::TypedTraceStart& start) override {
-    count_typed();
+    count_received();
     typed_->on_trace_start(start);
-    return typed_taken();
+    return taken();
   }
   bool on_operation_event(const format::TypedOperationEvent& event) override {
-    count_typed();
+    count_received();
     typed_->on_operation_event(event);
-    return typed_taken();
+    return taken();
   }
-  // As on_record counts a record: without a log it is stored once the
-  // reconstruction has it; a native log counts it with its chunk.
-  void count_typed() {
+  // A record for the reconstruction alone: without a log it is stored
+  // once the reconstruction has it; a native log counts it with its chunk.
+  void count_received() {
     ++report_.record.received;
     if (!keeps_log()) ++report_.record.stored;
     owner_.dirty_ = true;
   }
-  bool typed_taken() const { return log_error_.empty() && owner_.index_->error().empty(); }
+  // False stops the connection: its log or the index failed.
+  bool taken() const { return log_error_.empty() && owner_.index_->error().empty(); }
 
   size_t buffered_bytes() const {
     return raw_ ? raw_->buffered_bytes() : log_ ? log_->buffered_bytes() : 0;
@@ -248,7 +243,7 @@ class Collector::Client final : public format::RecordSink,
   std::unique_ptr<store::ReducingIndexSink> reducing_;  // with --reduce
   ForwardingSink sink_;
   std::unique_ptr<analysis::TraceReconstructor> reconstructor_;
-  format::TypedFlowSink* typed_ = nullptr;  // the reconstructor's fast path
+  format::TypedFlowSink* typed_ = nullptr;        // the reconstructor's fast path
   std::string log_path_;                          // "" = keep no log
   std::unique_ptr<format::RecordLogWriter> log_;  // Kieker's protocol: records encoded
   std::unique_ptr<RawNativeLog> raw_;             // native: the sender's chunks as received

@@ -77,8 +77,7 @@ std::string IndexWriter::open(const std::string& dir) {
   if (!begin()) return error_;
   set_meta_.bind(1, std::string_view("schema_version"));
   set_meta_.bind(2, std::to_string(kIndexSchemaVersion));
-  set_meta_.step();
-  set_meta_.reset();
+  write(set_meta_);
   return commit();
 }
 
@@ -105,7 +104,7 @@ std::string IndexWriter::load_existing() {
     invalid_traces_ = static_cast<uint64_t>(counts.int64(1));
   }
   SqliteStatement hosts(db_, "SELECT name FROM hosts");
-  while (hosts.ok() && hosts.step()) hosts_.emplace(hosts.text(0), true);
+  while (hosts.ok() && hosts.step()) hosts_.emplace(hosts.text(0));
   std::vector<std::string> by_id(1);  // id 0: ""
   SqliteStatement names(db_, "SELECT id, text FROM names");
   if (!names.ok()) return "cannot read the index: " + names.error();
@@ -165,6 +164,14 @@ void IndexWriter::fail(const std::string& message) {
   if (error_.empty()) error_ = message;
 }
 
+bool IndexWriter::write(SqliteStatement& s) {
+  s.step();
+  s.reset();
+  if (s.error().empty()) return true;
+  fail("cannot write the index: " + s.error());
+  return false;
+}
+
 bool IndexWriter::begin() {
   if (in_transaction_) return true;
   if (std::string e = db_.exec("BEGIN"); !e.empty()) {
@@ -209,9 +216,7 @@ void IndexWriter::add_reduced(const analysis::ReducedTrace& r, int64_t client) {
   x.bind(10, r.max_duration);
   x.bind(11, client);
   x.bind_blob(12, packed_);
-  x.step();
-  x.reset();
-  if (!x.error().empty()) return fail("cannot write the index: " + x.error());
+  if (!write(x)) return;
   if (++pending_ >= batch_traces_) commit();
 }
 
@@ -257,11 +262,8 @@ void IndexWriter::insert(const analysis::Trace& trace, bool valid, const std::st
   if (!error_.empty()) return;  // a name could not be written
   if (hosts_.find(trace.host) == hosts_.end()) {
     insert_host_.bind(1, trace.host);
-    insert_host_.step();
-    insert_host_.reset();
-    if (!insert_host_.error().empty())
-      return fail("cannot write the index: " + insert_host_.error());
-    hosts_.emplace(std::string(trace.host), true);
+    if (!write(insert_host_)) return;
+    hosts_.emplace(trace.host);
   }
   batch_.add(entry, packed_);
   if (batch_.size() >= kMaxBatchTraces) write_batch();
@@ -276,7 +278,7 @@ void IndexWriter::write_batch() {
   b.bind(3, r.valid_executions);
   b.bind(4, r.first_start);
   b.bind(5, r.last_start);
-  if (r.any_valid) {
+  if (r.traces > r.invalid) {
     b.bind(6, r.valid_first_start);
     b.bind(7, r.valid_last_start);
   }  // else NULL: reset() clears the bindings
@@ -287,9 +289,7 @@ void IndexWriter::write_batch() {
   b.bind_blob(12, r.bloom);
   b.bind_blob(13, r.entries);
   b.bind_blob(14, r.executions);
-  b.step();
-  b.reset();
-  if (!b.error().empty()) fail("cannot write the index: " + b.error());
+  write(b);
 }
 
 uint64_t IndexWriter::name_id_or_empty(std::string_view name) {
@@ -302,12 +302,7 @@ uint64_t IndexWriter::name_id(std::string_view name) {
   SqliteStatement& n = insert_name_;
   n.bind(1, static_cast<int64_t>(id));
   n.bind(2, name);
-  n.step();
-  n.reset();
-  if (!n.error().empty()) {
-    fail("cannot write the index: " + n.error());
-    return 0;
-  }
+  if (!write(n)) return 0;
   names_.emplace(std::string(name), id);
   ++next_name_id_;
   return id;
@@ -357,9 +352,7 @@ void IndexWriter::put_client(const ClientRecord& c) {
   s.bind(6, static_cast<int64_t>(c.rejected));
   s.bind(7, static_cast<int64_t>(c.undecoded_bytes));
   s.bind(8, std::string_view(c.error));
-  s.step();
-  s.reset();
-  if (!s.error().empty()) fail("cannot write the index: " + s.error());
+  write(s);
   next_client_id_ = std::max(next_client_id_, c.id + 1);
 }
 
@@ -384,9 +377,7 @@ std::string IndexWriter::commit() {
     u.bind(10, s.p95);
     u.bind(11, s.p99);
     u.bind(12, int64_t{s.exact_quantiles ? 1 : 0});
-    u.step();
-    u.reset();
-    if (!u.error().empty()) fail("cannot write the index: " + u.error());
+    write(u);
   }
   for (auto& [key, edge] : edges_) {
     if (!edge.dirty) continue;
@@ -395,15 +386,11 @@ std::string IndexWriter::commit() {
     u.bind(1, std::string_view(key.first));
     u.bind(2, std::string_view(key.second));
     u.bind(3, static_cast<int64_t>(edge.calls));
-    u.step();
-    u.reset();
-    if (!u.error().empty()) fail("cannot write the index: " + u.error());
+    write(u);
   }
   set_meta_.bind(1, std::string_view("generation"));
   set_meta_.bind(2, std::to_string(++generation_));
-  set_meta_.step();
-  set_meta_.reset();
-  if (!set_meta_.error().empty()) fail("cannot write the index: " + set_meta_.error());
+  write(set_meta_);
   if (!error_.empty()) {
     db_.exec("ROLLBACK");
     in_transaction_ = false;

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -76,6 +77,8 @@ class IndexWriter final : public TraceIndex {
   void insert(const analysis::Trace& trace, bool valid, const std::string& problem, int64_t client);
   void aggregate(const analysis::Trace& trace);
   void fail(const std::string& message);
+  // Runs an INSERT/UPDATE and resets it; false (and error() set) if it failed.
+  bool write(SqliteStatement& s);
   std::string load_existing();
   uint64_t name_id(std::string_view name);
   uint64_t name_id_or_empty(std::string_view name);
@@ -104,7 +107,7 @@ class IndexWriter final : public TraceIndex {
   std::unordered_map<std::string, uint64_t, NameHash, std::equal_to<>> names_;
   std::string packed_;                          // reused buffer for one trace's executions
   std::vector<std::string_view> caller_stack_;  // reused by aggregate()
-  std::unordered_map<std::string, bool, NameHash, std::equal_to<>> hosts_;  // in `hosts`
+  std::unordered_set<std::string, NameHash, std::equal_to<>> hosts_;  // in `hosts`
   uint64_t next_name_id_ = 1;
   // (caller, callee), looked up as a pair of string_views.
   struct EdgeHash {

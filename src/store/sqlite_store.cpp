@@ -270,10 +270,9 @@ std::vector<StoredTrace> SqliteStore::trace(int64_t trace_id) {
       }
       // A damaged BLOB still lists the trace, without its executions.
       StoredTrace t{to_trace_entry(e, name_of), {}};
-      if (!problem.empty()) {
-      } else if (e.executions_offset + e.executions_size > raw_executions.size()) {
+      if (problem.empty() && e.executions_offset + e.executions_size > raw_executions.size()) {
         problem = where + "executions cut short";
-      } else {
+      } else if (problem.empty()) {
         const std::string_view packed =
             std::string_view(raw_executions).substr(e.executions_offset, e.executions_size);
         if (std::string x = unpack_executions(packed, name_of, t.executions); !x.empty()) {

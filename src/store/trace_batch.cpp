@@ -63,7 +63,8 @@ void TraceBatchBuilder::add(const BatchEntry& e, std::string_view packed_executi
   executions_.append(packed_executions);
 
   BatchRow& r = row_;
-  const bool first = traces_ == 0;
+  const bool first = r.traces == 0;
+  const bool first_valid = r.traces == r.invalid;
   r.first_start = first ? e.start : std::min(r.first_start, e.start);
   r.last_start = first ? e.start : std::max(r.last_start, e.start);
   r.min_duration = first ? e.duration : std::min(r.min_duration, e.duration);
@@ -71,16 +72,14 @@ void TraceBatchBuilder::add(const BatchEntry& e, std::string_view packed_executi
   r.min_trace_id = first ? e.trace_id : std::min(r.min_trace_id, e.trace_id);
   r.max_trace_id = first ? e.trace_id : std::max(r.max_trace_id, e.trace_id);
   if (e.valid) {
-    r.valid_first_start = r.any_valid ? std::min(r.valid_first_start, e.start) : e.start;
-    r.valid_last_start = r.any_valid ? std::max(r.valid_last_start, e.start) : e.start;
-    r.any_valid = true;
+    r.valid_first_start = first_valid ? e.start : std::min(r.valid_first_start, e.start);
+    r.valid_last_start = first_valid ? e.start : std::max(r.valid_last_start, e.start);
     r.valid_executions += e.executions;
   } else {
     ++r.invalid;
   }
   trace_ids_.push_back(e.trace_id);
-  ++traces_;
-  r.traces = static_cast<int64_t>(traces_);
+  ++r.traces;
 }
 
 BatchRow TraceBatchBuilder::take() {
@@ -99,7 +98,6 @@ BatchRow TraceBatchBuilder::take() {
   executions_.clear();
   trace_ids_.clear();
   previous_start_ = 0;
-  traces_ = 0;
   return row;
 }
 

@@ -67,7 +67,7 @@ struct BatchRow {
   int64_t invalid = 0;
   int64_t valid_executions = 0;
   int64_t first_start = 0, last_start = 0;  // over every trace
-  bool any_valid = false;
+  // Over the valid traces; meaningless unless traces > invalid.
   int64_t valid_first_start = 0, valid_last_start = 0;
   int64_t min_duration = 0, max_duration = 0;
   int64_t min_trace_id = 0, max_trace_id = 0;
@@ -80,17 +80,16 @@ class TraceBatchBuilder {
  public:
   // `packed_executions`: the trace's executions as pack_executions packs them.
   void add(const BatchEntry& entry, std::string_view packed_executions);
-  size_t size() const { return traces_; }
-  bool empty() const { return traces_ == 0; }
+  size_t size() const { return trace_ids_.size(); }
+  bool empty() const { return trace_ids_.empty(); }
   // The row of everything added since the last take(); starts a new batch.
   BatchRow take();
 
  private:
   BatchRow row_;
   std::string entries_, executions_;
-  std::vector<int64_t> trace_ids_;
+  std::vector<int64_t> trace_ids_;  // one per trace added: the Bloom filter's input
   int64_t previous_start_ = 0;
-  size_t traces_ = 0;
 };
 
 // Unpacks a compressed entries BLOB. Returns "" or what is wrong.

@@ -22,19 +22,30 @@ namespace {
 
 using format::test::TempDir;
 
+// A stream's preamble chunk: its id and the number of its first data chunk.
+void preamble(format::NativeWriter& w, const std::string& stream_id,
+              const std::string& first_chunk) {
+  w.meta("stream.id", stream_id);
+  w.meta("stream.first_chunk", first_chunk);
+  w.flush(true);
+}
+
+// What these streams' events refer to: a clock, thread 0 and operation 0.
+void define_main_thread(format::NativeWriter& w, uint64_t os_tid) {
+  w.clock(0, 1'700'000'000'000'000'000, 1.0);
+  w.thread(0, os_tid, "main");
+  w.operation(0, "shop.order", format::native::OperationKind::kManual, "shop", 0, "", 0);
+}
+
 // A native stream as the monitor's tcp writer sends it: header, preamble
 // chunk (stream id, first chunk 1), then `chunks` data chunks of `traces`
 // one-call traces each.
 std::string native_stream(const std::string& stream_id, int chunks, int traces) {
   format::StringSink sink;
   format::NativeWriter w(sink, {format::native::Codec::kZstd, 1, 1u << 20, false, false});
-  w.meta("stream.id", stream_id);
-  w.meta("stream.first_chunk", "1");
-  w.flush(true);
+  preamble(w, stream_id, "1");
   w.meta("host", "native-host");
-  w.clock(0, 1'700'000'000'000'000'000, 1.0);
-  w.thread(0, 4242, "main");
-  w.operation(0, "shop.order", format::native::OperationKind::kManual, "shop", 0, "", 0);
+  define_main_thread(w, 4242);
   uint64_t t = 1000, trace = 1;
   for (int c = 0; c < chunks; ++c) {
     w.begin_events(0, t);
@@ -190,12 +201,8 @@ TEST(CollectorNative, AChunkWithABadItemReportsTheRecordsThatReachedOnlyTheTrace
   // after its events: the checksum holds, the events decode, the item not.
   format::StringSink sink;
   format::NativeWriter w(sink, {format::native::Codec::kNone, 1, 1u << 20, false, false});
-  w.meta("stream.id", "host/6/6");
-  w.meta("stream.first_chunk", "1");
-  w.flush(true);
-  w.clock(0, 1'700'000'000'000'000'000, 1.0);
-  w.thread(0, 77, "main");
-  w.operation(0, "shop.order", format::native::OperationKind::kManual, "shop", 0, "", 0);
+  preamble(w, "host/6/6", "1");
+  define_main_thread(w, 77);
   for (uint64_t trace = 1; trace <= 2; ++trace) {
     const uint64_t t = 1000 * trace;
     w.begin_events(0, t);
@@ -235,11 +242,6 @@ TEST(CollectorNative, AResentChunkKeepsItsDefinitionsForTheChunksAfterIt) {
   // of 2 is lost, so the second connection starts at 2 again.
   format::StringSink sink;
   format::NativeWriter w(sink, {format::native::Codec::kZstd, 1, 1u << 20, false, false});
-  auto define_first = [](format::NativeWriter& to) {
-    to.clock(0, 1'700'000'000'000'000'000, 1.0);
-    to.thread(0, 88, "main");
-    to.operation(0, "shop.order", format::native::OperationKind::kManual, "shop", 0, "", 0);
-  };
   uint64_t t = 1000, trace = 1;
   auto traces = [&](std::vector<uint32_t> ops) {
     w.begin_events(0, t);
@@ -254,10 +256,8 @@ TEST(CollectorNative, AResentChunkKeepsItsDefinitionsForTheChunksAfterIt) {
     w.end_events();
     w.flush(true);
   };
-  w.meta("stream.id", "host/7/7");
-  w.meta("stream.first_chunk", "1");
-  w.flush(true);
-  define_first(w);
+  preamble(w, "host/7/7", "1");
+  define_main_thread(w, 88);
   traces({0});
   w.operation(1, "shop.pay", format::native::OperationKind::kManual, "shop", 0, "", 0);
   traces({1});
@@ -270,7 +270,7 @@ TEST(CollectorNative, AResentChunkKeepsItsDefinitionsForTheChunksAfterIt) {
   format::NativeWriter p(again, {format::native::Codec::kZstd, 1, 1u << 20, false, false});
   p.meta("stream.id", "host/7/7");
   p.meta("stream.first_chunk", "2");
-  define_first(p);
+  define_main_thread(p, 88);
   p.flush(true);
   const std::string header = format::NativeWriter::file_header();
   EXPECT_EQ(send_stream(running.port(), header + sent[0] + sent[1] + sent[2]), 3u);

@@ -241,7 +241,7 @@ TEST(CullEndToEnd, AStraightLineLeafIsCulledBeforeItsWindowEnds) {
   CullRun c = run_cull_program(
       "leaf", requests,
       {"SONDE_SUMMARY=true", "SONDE_CULL_PHASE_CALLS=1000000000", "SONDE_CULL_PHASE_MS=600000"},
-      {"nowait"});
+      {"settle"});
   ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
   ASSERT_EQ(c.requests, requests) << c.run.stderr_text;
   EXPECT_NE(c.report.find("\n-helper(unsigned int)\n"), std::string::npos) << c.report;
@@ -270,7 +270,7 @@ TEST(CullEndToEnd, AFunctionShortFromItsFirstCallsIsCulledBeforeItsWindowEnds) {
   CullRun c = run_cull_program("early", requests,
                                {"SONDE_SUMMARY=true", "SONDE_CULL_LEAF_INSTRUCTIONS=0",
                                 "SONDE_CULL_PHASE_CALLS=1000000000", "SONDE_CULL_PHASE_MS=600000"},
-                               {"nowait"});
+                               {"settle"});
   ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
   ASSERT_EQ(c.requests, requests) << c.run.stderr_text;
   EXPECT_NE(c.report.find("\n-helper(unsigned int)\n"), std::string::npos) << c.report;

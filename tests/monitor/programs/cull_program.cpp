@@ -3,7 +3,7 @@
 // helper called a thousand times per request, and a request that is busy
 // for at least 50 µs on its own, far longer than any culling threshold.
 //
-//   test_cull REQUESTS [wait|nowait]
+//   test_cull REQUESTS [wait|nowait|settle]
 //   test_cull REQUESTS repattern FILE
 //   test_cull REQUESTS phases
 //   test_cull REQUESTS tail  |  test_cull REQUESTS repattern FILE tail
@@ -16,6 +16,12 @@
 // phase; after half the requests, FILE (the patterns_file) is rewritten to
 // "+helper*" (after 150 ms, past the exit hooks' grace period) and the
 // program waits 1 s for libsonde to re-read it.
+// `settle`: no first phase; after a tenth of the requests, two
+// sonde_flush() calls return only once the writer has read their events
+// and polled culling since, so that what those calls made ripe is culled
+// before the rest run, however busy the machine: with `nowait`, a CI run
+// under load (2026-12-02) ended all 2,000 requests in 0.23 s before the
+// writer had looked at their events.
 // `phases`: after the first phase, 400 ms more of the same requests (the
 // next window culls nothing, so observation pauses), then the REQUESTS
 // run code not seen before: other_request, calling other_helper, which a
@@ -67,6 +73,17 @@ bool g_tail = false;
 
 namespace {
 
+// Both flushes: the first returns once a writer iteration has drained the
+// buffers, possibly before that iteration's cull poll; the second only
+// after an iteration that began after the first, i.e. after that poll.
+[[gnu::no_instrument_function]] void flush_twice() {
+  using Flush = int (*)();
+  if (auto flush = reinterpret_cast<Flush>(dlsym(RTLD_DEFAULT, "sonde_flush"))) {
+    flush();
+    flush();
+  }
+}
+
 [[gnu::no_instrument_function]] bool report_exists(const char* dir) {
   DIR* d = opendir(dir);
   if (d == nullptr) return false;
@@ -101,11 +118,7 @@ namespace {
   // program): the second flush returns only after a writer iteration that
   // began after the first, which re-reads a file older than
   // patterns_reload_ms.
-  using Flush = int (*)();
-  if (auto flush = reinterpret_cast<Flush>(dlsym(RTLD_DEFAULT, "sonde_flush"))) {
-    flush();
-    flush();
-  }
+  flush_twice();
 }
 
 }  // namespace
@@ -132,6 +145,7 @@ namespace {
     for (double until = seconds_now() + 0.4; seconds_now() < until; ++warmup)
       sink = sink + request(static_cast<unsigned>(warmup), 1000);
   }
+  const bool settle = argc > 2 && std::strcmp(argv[2], "settle") == 0;
   const char* repattern = argc > 3 && std::strcmp(argv[2], "repattern") == 0 ? argv[3] : nullptr;
   unsigned result = 0;
   for (int i = 0; i < requests; ++i) {
@@ -142,6 +156,7 @@ namespace {
       nanosleep(&grace, nullptr);
       rewrite_patterns(repattern, "+helper*\n");
     }
+    if (settle && i == requests / 10) flush_twice();
     result = result * 31 + (phases ? other_request(static_cast<unsigned>(i))
                                    : request(static_cast<unsigned>(i), 1000));
   }

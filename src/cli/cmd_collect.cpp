@@ -23,6 +23,7 @@
 #include "cli/command.hpp"
 #include "collect/collector.hpp"
 #include "store/clickhouse_client.hpp"
+#include "store/clickhouse_writer.hpp"
 
 namespace sonde::cli {
 namespace {
@@ -67,6 +68,7 @@ struct CollectArgs {
   std::string forward;            // otlp://HOST:PORT; "" = none
   std::string forward_min = "0";  // also spans at least this long (0: roots only)
   std::string forward_service;    // service.name; "" = the host
+  std::string collector_id;       // "" = 0, a single collector
 };
 
 int run_collect(const CollectArgs& a) {
@@ -149,6 +151,21 @@ int run_collect(const CollectArgs& a) {
     std::cerr << "sonde collect: --log-dir is for a ClickHouse --out; a directory store keeps "
                  "its logs inside\n";
     return kUsage;
+  }
+  if (!a.collector_id.empty()) {
+    uint64_t id = 0;
+    if (!parse_number(a.collector_id, &id) || id > store::ClickHouseWriter::kMaxCollectorId) {
+      std::cerr << "sonde collect: --collector-id needs a number from 0 to "
+                << store::ClickHouseWriter::kMaxCollectorId << ", got '" << a.collector_id << "'\n";
+      return kUsage;
+    }
+    if (!store::is_clickhouse_url(a.out)) {
+      std::cerr << "sonde collect: --collector-id is for several collectors writing one "
+                   "ClickHouse database (--out clickhouse://...); a directory store has one "
+                   "collector\n";
+      return kUsage;
+    }
+    options.collector_id = static_cast<uint32_t>(id);
   }
   options.out = a.out;
   if (!a.forward.empty()) {
@@ -242,6 +259,10 @@ void setup_collect(CLI::App& app, int& exit_code) {
                  "The store: a directory (created if missing) or "
                  "clickhouse://HOST:PORT/DATABASE")
       ->type_name("DIR|URL");
+  app.add_option("--collector-id", a->collector_id,
+                 "With a ClickHouse --out written by several collectors: this collector's id "
+                 "(0-65535), each collector its own; it owns a range of row and client ids")
+      ->type_name("N");
   app.add_option("--log-dir", a->log_dir,
                  "With a ClickHouse --out: also keep the native logs and stats file here")
       ->type_name("DIR");

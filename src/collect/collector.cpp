@@ -282,7 +282,7 @@ std::string Collector::open() {
     return "--reduce works with the embedded store only, not with " + options_.out;
   }
   std::string error;
-  index_ = store::open_trace_index(options_.out, &error);
+  index_ = store::open_trace_index(options_.out, &error, options_.collector_id);
   if (!index_) return error;
   if (options_.forward) forwarder_ = std::make_unique<OtlpForwarder>(*options_.forward);
   if (std::string e = listener_.open(); !e.empty()) return e;

@@ -58,6 +58,10 @@ struct CollectorOptions {
   // Request-level spans of every valid trace to an OTLP/HTTP receiver
   // (otlp_forwarder.hpp), besides the store.
   std::optional<OtlpForwardOptions> forward;
+  // With a ClickHouse store written by several collectors: this one's id
+  // (0-65535; store/clickhouse_writer.hpp), which gives it its own range
+  // of row and client ids. 0 for a single collector.
+  uint32_t collector_id = 0;
 };
 
 struct ClientReport {

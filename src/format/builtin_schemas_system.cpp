@@ -72,8 +72,8 @@ std::span<const RecordSchema* const> system_schemas() {
   // Never destroyed: the writer thread may use them during exit.
   static const std::array<RecordSchema, 5>& schemas =
       *new std::array<RecordSchema, 5>(make_schemas());
-  static const std::array<const RecordSchema*, 5> pointers = {
-      &schemas[0], &schemas[1], &schemas[2], &schemas[3], &schemas[4]};
+  static const std::array<const RecordSchema*, 5> pointers = {&schemas[0], &schemas[1], &schemas[2],
+                                                              &schemas[3], &schemas[4]};
   return pointers;
 }
 

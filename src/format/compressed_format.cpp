@@ -10,10 +10,6 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // RFC 1950 §2.2: method 8 (deflate) with a window of at most 32 KiB, a check
 // value making the 16-bit header a multiple of 31, and no preset dictionary
 // (which a reader without that dictionary could not use anyway).
@@ -78,7 +74,7 @@ std::string_view compression_extension(Compression c) {
 Compression compression_from_extension(std::string_view file_name) {
   for (Compression c : {Compression::kGzip, Compression::kZlib, Compression::kXz,
                         Compression::kBzip2, Compression::kZip}) {
-    if (ends_with(file_name, compression_extension(c))) return c;
+    if (file_name.ends_with(compression_extension(c))) return c;
   }
   return Compression::kNone;
 }

@@ -44,12 +44,8 @@ struct LocalEntry {
   bool has_descriptor() const { return (flags & kFlagDataDescriptor) != 0; }
 };
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 bool is_data_entry(std::string_view name) {
-  return ends_with(name, ".dat") || ends_with(name, ".bin");
+  return name.ends_with(".dat") || name.ends_with(".bin");
 }
 
 StreamEnd truncated() { return {StreamEnd::kTruncated, ""}; }

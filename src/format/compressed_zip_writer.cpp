@@ -14,8 +14,8 @@ namespace {
 
 constexpr uint16_t kVersion = 20;  // 2.0: deflate
 constexpr uint16_t kMadeByUnix = 3 << 8 | kVersion;
-constexpr uint16_t kFlagDataDescriptor = 1 << 3;
-constexpr uint16_t kMethodDeflate = 8;
+constexpr uint16_t kWriterFlagDataDescriptor = 1 << 3;
+constexpr uint16_t kWriterMethodDeflate = 8;
 constexpr uint32_t kUnixFileMode = 0100644;  // regular file, rw-r--r--
 
 void put16(std::string& out, uint32_t v) {
@@ -80,8 +80,8 @@ class ZipEncoder final : public Encoder {
   void write_local_header(std::string& out) const {
     put32(out, 0x04034b50);
     put16(out, kVersion);
-    put16(out, kFlagDataDescriptor);
-    put16(out, kMethodDeflate);
+    put16(out, kWriterFlagDataDescriptor);
+    put16(out, kWriterMethodDeflate);
     put16(out, time_);
     put16(out, date_);
     put32(out, 0);  // CRC-32 and sizes follow in the data descriptor
@@ -103,8 +103,8 @@ class ZipEncoder final : public Encoder {
     put32(out, 0x02014b50);
     put16(out, kMadeByUnix);
     put16(out, kVersion);
-    put16(out, kFlagDataDescriptor);
-    put16(out, kMethodDeflate);
+    put16(out, kWriterFlagDataDescriptor);
+    put16(out, kWriterMethodDeflate);
     put16(out, time_);
     put16(out, date_);
     put32(out, crc_);

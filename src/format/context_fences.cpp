@@ -2,8 +2,8 @@
 
 #include <charconv>
 #include <fstream>
-#include <vector>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace sonde::format {
 namespace {

@@ -31,12 +31,6 @@ T get_be(const char* p) {
   return std::bit_cast<T>(u);
 }
 
-template <typename T>
-T value_or(const Value& v, T fallback) {
-  const T* p = std::get_if<T>(&v);
-  return p ? *p : fallback;
-}
-
 }  // namespace
 
 void encode_bin_record(const Record& r, int32_t type_id, WriterRegistry& strings,

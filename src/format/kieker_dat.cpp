@@ -189,12 +189,6 @@ bool append_dat_char(std::string& out, int64_t c) {
   return false;
 }
 
-template <typename T>
-T value_or(const Value& v, T fallback) {
-  const T* p = std::get_if<T>(&v);
-  return p ? *p : fallback;
-}
-
 }  // namespace
 
 void append_java_double(std::string& out, double v) { append_java_fp(out, v); }

@@ -180,10 +180,6 @@ namespace {
 
 enum class DataKind { kNone, kDat, kBin, kSniff, kCompressedMap };
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // Only .dat and .bin are data, optionally behind a compression extension
 // (.dat.gz, as older Kieker writers and sonde name them). A bare compression
 // extension on a name without other dots (kieker-...-001.gz, as Kieker's
@@ -193,10 +189,10 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 DataKind classify(std::string_view name) {
   const Compression c = compression_from_extension(name);
   name.remove_suffix(compression_extension(c).size());
-  if (ends_with(name, ".dat")) return DataKind::kDat;
-  if (ends_with(name, ".bin")) return DataKind::kBin;
+  if (name.ends_with(".dat")) return DataKind::kDat;
+  if (name.ends_with(".bin")) return DataKind::kBin;
   if (c == Compression::kNone) return DataKind::kNone;
-  if (ends_with(name, ".map")) return DataKind::kCompressedMap;
+  if (name.ends_with(".map")) return DataKind::kCompressedMap;
   if (name.find('.') != std::string_view::npos) return DataKind::kNone;
   return DataKind::kSniff;
 }
@@ -312,7 +308,7 @@ LogReadStats read_kieker_directory(const std::string& dir, RecordSink& sink) {
   KiekerDirectoryReader reader(sink, stats);
   bool has_map = false;
   for (const std::string& name : names) {
-    if (!ends_with(name, ".map")) continue;
+    if (!name.ends_with(".map")) continue;
     has_map = true;
     size_t before = stats.errors.size();
     kieker::read_map_file((fs::path(dir) / name).string(), reader.registry(), stats.errors);

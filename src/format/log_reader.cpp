@@ -35,7 +35,8 @@ LogReadStats read_native_as_records(const std::string& path, RecordSink& sink) {
   stats.files.push_back(path);
   stats.records = expander.delivered();
   stats.lost_reported = std::max(r.lost_reported, r.end_events_lost);
-  if (!expander.snapshot_reason().empty()) stats.snapshot_reasons.push_back(expander.snapshot_reason());
+  if (!expander.snapshot_reason().empty())
+    stats.snapshot_reasons.push_back(expander.snapshot_reason());
   if (!r.ok) {
     stats.ok = false;
     stats.errors.push_back(r.error);

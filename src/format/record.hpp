@@ -15,6 +15,13 @@ namespace sonde::format {
 // int32/int64/short/byte/char are held as int64; float/double as double.
 using Value = std::variant<int64_t, double, bool, std::string_view, std::vector<std::string_view>>;
 
+// The value if it holds a T, else `fallback` (the Kieker codecs' encoders).
+template <typename T>
+T value_or(const Value& v, T fallback) {
+  const T* p = std::get_if<T>(&v);
+  return p ? *p : fallback;
+}
+
 struct Record {
   const RecordSchema* schema = nullptr;
   int64_t logging_timestamp = -1;  // Kieker's header timestamp; -1 when unset

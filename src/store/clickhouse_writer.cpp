@@ -1,6 +1,9 @@
 #include "store/clickhouse_writer.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <limits>
+#include <thread>
 #include <vector>
 
 #include "analysis/reconstruct/trace_catalog.hpp"
@@ -41,32 +44,67 @@ std::string clickhouse_schema_sql(const std::string& database) {
          kExecutionsTable + ";\n";
 }
 
-ClickHouseWriter::ClickHouseWriter(ClickHouseUrl url, size_t batch_traces)
-    : client_(std::move(url)), batch_traces_(batch_traces) {}
+ClickHouseWriter::ClickHouseWriter(ClickHouseUrl url, size_t batch_traces, uint32_t collector_id)
+    : client_(std::move(url)), batch_traces_(batch_traces), collector_id_(collector_id) {}
 
 ClickHouseWriter::~ClickHouseWriter() {
   if (open_ && error_.empty()) finish();
 }
 
+// Collectors started together on a new database create its tables at the
+// same time: ClickHouse may then fail a CREATE … IF NOT EXISTS ("already
+// exists", or a table "is creating or attaching right now"); another try
+// finds the object made.
+std::string ClickHouseWriter::create(const std::string& sql, bool in_database) {
+  std::string e;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    e = client_.query(sql, nullptr, in_database);
+    if (e.empty()) return e;
+    if (e.find("already exists") == std::string::npos && e.find("right now") == std::string::npos) {
+      return e;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return e;
+}
+
 std::string ClickHouseWriter::open() {
-  if (std::string e =
-          client_.query("CREATE DATABASE IF NOT EXISTS " + client_.url().database, nullptr, false);
+  if (collector_id_ > kMaxCollectorId) {
+    return "collector id " + std::to_string(collector_id_) + " is out of range (0-" +
+           std::to_string(kMaxCollectorId) + ")";
+  }
+  if (std::string e = create("CREATE DATABASE IF NOT EXISTS " + client_.url().database, false);
       !e.empty()) {
     return e;
   }
   for (const char* sql : {kTracesTable, kExecutionsTable}) {
-    if (std::string e = client_.query(sql); !e.empty()) return e;
+    if (std::string e = create(sql, true); !e.empty()) return e;
   }
-  // Appending: row and client ids continue after the stored ones.
+  // Appending: row and client ids continue after the stored ones of this
+  // collector's range. (max() of no rows is 0 in ClickHouse.) The last
+  // range ends one short of 2^64.
+  const uint64_t first_id = std::max<uint64_t>(1, uint64_t{collector_id_} << 48);
+  const uint64_t id_end = collector_id_ == kMaxCollectorId ? std::numeric_limits<uint64_t>::max()
+                                                           : (uint64_t{collector_id_} + 1) << 48;
+  const int64_t first_client = std::max<int64_t>(1, int64_t{collector_id_} << 32);
+  const int64_t client_end = (int64_t{collector_id_} + 1) << 32;
+  const std::string range = " FROM traces WHERE id >= " + std::to_string(first_id) + " AND id < " +
+                            std::to_string(id_end);
   std::string result;
-  if (std::string e = client_.query("SELECT max(id) + 1, max(client) + 1 FROM traces", &result);
+  if (std::string e = client_.query("SELECT max(id) + 1, max(client) + 1" + range, &result);
       !e.empty()) {
     return e;
   }
+  next_id_ = first_id;
+  next_client_id_ = first_client;
   const auto rows = ClickHouseClient::parse_rows(result);
   if (!rows.empty() && rows[0].size() == 2) {
-    next_id_ = std::max<uint64_t>(1, std::stoull(rows[0][0]));
-    next_client_id_ = std::max<int64_t>(1, std::stoll(rows[0][1]));
+    next_id_ = std::max<uint64_t>(first_id, std::stoull(rows[0][0]));
+    next_client_id_ = std::max<int64_t>(first_client, std::stoll(rows[0][1]));
+  }
+  if (next_id_ >= id_end || next_client_id_ >= client_end) {
+    return "collector " + std::to_string(collector_id_) + "'s id range in " +
+           client_.url().database + " is used up";
   }
   open_ = true;
   return "";

@@ -4,6 +4,13 @@
 // SQLite index, aggregates are not stored: ClickHouse computes operation
 // statistics and call edges from `executions` at query time (each
 // execution row carries its caller and its trace's validity for that).
+//
+// Several collectors may write one database (docs/collect.md, "Several
+// collectors, one ClickHouse database"): each is started with its own
+// collector id N (0-65535) and then owns the row ids [N<<48, (N+1)<<48) and
+// the client ids [N<<32, (N+1)<<32); a restarted collector continues after
+// the largest ids of its own range only, so no two collectors ever hand out
+// the same id, and none has to coordinate with the others.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +23,9 @@ namespace sonde::store {
 
 class ClickHouseWriter final : public TraceIndex {
  public:
-  explicit ClickHouseWriter(ClickHouseUrl url, size_t batch_traces = 5000);
+  explicit ClickHouseWriter(ClickHouseUrl url, size_t batch_traces = 5000,
+                            uint32_t collector_id = 0);
+  static constexpr uint32_t kMaxCollectorId = 65535;
   ~ClickHouseWriter() override;
 
   // Creates the database and tables if missing. Returns "" or the error.
@@ -37,11 +46,13 @@ class ClickHouseWriter final : public TraceIndex {
  private:
   void insert(const analysis::Trace& trace, bool valid, const std::string& problem, int64_t client);
   void reduction_unsupported();
+  std::string create(const std::string& sql, bool in_database);
 
   ClickHouseClient client_;
   size_t batch_traces_;
   std::string trace_rows_, execution_rows_;
   size_t pending_ = 0;
+  uint32_t collector_id_;
   uint64_t next_id_ = 1;
   int64_t next_client_id_ = 1;
   std::string error_;

@@ -49,7 +49,10 @@ class TraceIndex {
 
 // Opens the store named by `out`: "clickhouse://HOST:PORT/DATABASE" or a
 // directory (DIR/index.sqlite). Returns null and sets *error on failure.
-std::unique_ptr<TraceIndex> open_trace_index(const std::string& out, std::string* error);
+// `collector_id` (ClickHouse only; clickhouse_writer.hpp): the id space of
+// this collector among several writing one database.
+std::unique_ptr<TraceIndex> open_trace_index(const std::string& out, std::string* error,
+                                             uint32_t collector_id = 0);
 
 bool is_clickhouse_url(const std::string& out);
 

@@ -109,6 +109,15 @@ TEST_F(SondeCli, CollectNamesBadArgumentsAndUnwritableStores) {
   r = sonde({"collect", "--out", (dir_ / "s").string(), "--trace-timeout", "soon"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("'soon'"), std::string::npos) << r.err;
+  // A collector id out of range, and one for a directory store.
+  r = sonde({"collect", "--out", "clickhouse://127.0.0.1:1/db", "--collector-id", "65536"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--collector-id needs a number from 0 to 65535, got '65536'"),
+            std::string::npos)
+      << r.err;
+  r = sonde({"collect", "--out", (dir_ / "s").string(), "--collector-id", "2"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("a directory store has one collector"), std::string::npos) << r.err;
 }
 
 // A full disk, simulated with a file size limit (SIGXFSZ ignored, so writes

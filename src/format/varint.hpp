@@ -19,6 +19,16 @@ inline void put_varint(std::string& out, uint64_t v) {
   out.append(buf, n);
 }
 
+// Differences and sums of timestamps for delta encodings, modulo 2^64:
+// a hostile log's times can be any int64, whose difference overflows
+// (undefined for signed integers); wrapping both ways round-trips exactly.
+inline int64_t wrapping_sub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+inline int64_t wrapping_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
 inline uint64_t zigzag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
 }

@@ -24,9 +24,9 @@ void pack_executions(std::span<const analysis::Execution> executions,
     format::put_varint(out, id(e.host));
     format::put_varint(out, format::zigzag(e.eoi));
     format::put_varint(out, format::zigzag(e.ess));
-    format::put_varint(out, format::zigzag(e.tin - previous_tin));
+    format::put_varint(out, format::zigzag(format::wrapping_sub(e.tin, previous_tin)));
     previous_tin = e.tin;
-    if (!no_exit) format::put_varint(out, format::zigzag(e.tout - e.tin));
+    if (!no_exit) format::put_varint(out, format::zigzag(format::wrapping_sub(e.tout, e.tin)));
     if (e.failed) format::put_varint(out, id(e.cause));
   }
 }
@@ -61,9 +61,9 @@ std::string unpack_executions(std::string_view blob,
     name(e.host);
     e.eoi = static_cast<int32_t>(in.svarint());
     e.ess = static_cast<int32_t>(in.svarint());
-    e.tin = previous_tin + in.svarint();
+    e.tin = format::wrapping_add(previous_tin, in.svarint());
     previous_tin = e.tin;
-    e.tout = (flags & kNoExit) != 0 ? -1 : e.tin + in.svarint();
+    e.tout = (flags & kNoExit) != 0 ? -1 : format::wrapping_add(e.tin, in.svarint());
     e.failed = (flags & kFailed) != 0;
     if (e.failed) name(e.cause);
     if (!in.ok) {

@@ -146,7 +146,7 @@ std::string IndexWriter::load_existing() {
       if (!e.empty()) return "cannot read the index: " + where + ": " + e;
       for (const StoredExecution& x : unpacked) {
         OperationAggregate& a = operations_[x.operation];
-        a.inclusive.add(x.tout - x.tin);
+        a.inclusive.add(analysis::saturating_span(x.tin, x.tout));
         a.failed += x.failed ? 1 : 0;
       }
     }

@@ -48,7 +48,7 @@ void TraceBatchBuilder::add(const BatchEntry& e, std::string_view packed_executi
   const bool problem = !e.problem.empty();
   put_varint(entries_, (e.valid ? kValid : 0) | (problem ? kHasProblem : 0));
   put_varint(entries_, zigzag(e.trace_id));
-  put_varint(entries_, zigzag(e.start - previous_start_));
+  put_varint(entries_, zigzag(format::wrapping_sub(e.start, previous_start_)));
   previous_start_ = e.start;
   put_varint(entries_, zigzag(e.duration));
   put_varint(entries_, e.root);
@@ -140,7 +140,7 @@ std::string unpack_batch_entries(std::string_view compressed, std::string& raw,
     }
     e.valid = (flags & kValid) != 0;
     e.trace_id = in.svarint();
-    e.start = previous_start + in.svarint();
+    e.start = format::wrapping_add(previous_start, in.svarint());
     previous_start = e.start;
     e.duration = in.svarint();
     e.root = in.varint();

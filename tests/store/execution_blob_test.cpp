@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -75,6 +76,27 @@ TEST(ExecutionBlob, EveryFieldRoundTrips) {
   }
   // Repeated strings are stored once; "" never gets an id.
   EXPECT_EQ(names.texts.size(), 1 + 3 + 3 + 2 + 1u);  // operations, components, hosts, cause
+}
+
+// Times at both ends of int64 (a hostile sender's): their deltas wrap
+// modulo 2^64 on the way in and back, so they round-trip exactly.
+TEST(ExecutionBlob, ExtremeTimesRoundTripExactly) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  BlobNames names;
+  std::vector<analysis::Execution> xs;
+  xs.push_back(
+      analysis::test::exec("a", "", kMax - 1, 0, 0, 0, ""));  // negative touts mean "no exit"
+  xs.push_back(analysis::test::exec("b", "", kMin, kMax, 1, 1, ""));
+  xs.push_back(analysis::test::exec("c", "", kMax, -1, 2, 1, ""));
+  const std::string blob = pack(xs, names);
+  std::vector<StoredExecution> back;
+  ASSERT_EQ(unpack(blob, names, back), "");
+  ASSERT_EQ(back.size(), xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    EXPECT_EQ(back[i].tin, xs[i].tin) << i;
+    EXPECT_EQ(back[i].tout, xs[i].tout) << i;
+  }
 }
 
 TEST(ExecutionBlob, NoExecutionsIsAnEmptyBlob) {

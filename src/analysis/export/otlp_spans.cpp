@@ -131,7 +131,7 @@ std::vector<OtlpSpan> otlp_spans(const StitchedTrace& stitched, const OtlpSpanOp
           parent >= 0 ? otlp_span_id(owner, trace.trace_id, trace.executions[parent].eoi)
                       : caller_span[p];
       const bool keep = !options.roots_only || parent < 0 ||
-                        (options.min_duration_ns > 0 && e.tout - e.tin >= options.min_duration_ns);
+                        (options.min_duration_ns > 0 && e.duration() >= options.min_duration_ns);
       // What this execution's descendants hang from if they are kept.
       const uint64_t hang_from =
           parent < 0

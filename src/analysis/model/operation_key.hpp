@@ -43,7 +43,11 @@ struct TimeAccumulator {
   void add(int64_t duration, bool was_failed) {
     ++count;
     if (was_failed) ++failed;
-    total += duration;
+    // Saturated: a hostile log's durations can sum past int64.
+    if (__builtin_add_overflow(total, duration, &total)) {
+      total =
+          duration > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+    }
     if (duration < min) min = duration;
     if (duration > max) max = duration;
   }

@@ -18,7 +18,9 @@ void OperationStatistics::add(const Trace& trace) {
     exclusive_[i] = e.duration();
     const size_t depth = e.ess < 0 ? 0 : static_cast<size_t>(e.ess);
     if (open_.size() > depth) open_.resize(depth);
-    if (!open_.empty()) exclusive_[open_.back()] -= e.duration();
+    if (!open_.empty()) {
+      exclusive_[open_.back()] = saturating_span(e.duration(), exclusive_[open_.back()]);
+    }
     open_.push_back(static_cast<int32_t>(i));
   }
   for (size_t i = 0; i < n; ++i) {

@@ -15,6 +15,13 @@
 
 namespace sonde::analysis {
 
+// to - from, clamped to the int64 range instead of overflowing.
+inline int64_t saturating_span(int64_t from, int64_t to) {
+  int64_t d = 0;
+  if (!__builtin_sub_overflow(to, from, &d)) return d;
+  return to > from ? INT64_MAX : INT64_MIN;
+}
+
 struct Execution {
   std::string_view operation;  // full operation signature, as recorded
   std::string_view component;  // class signature (flow events) or class parsed from `operation`
@@ -41,8 +48,9 @@ struct Execution {
   // Flow events: known only from a call event, the callee recorded none.
   bool call_only = false;
 
-  // Inclusive response time in ns.
-  int64_t duration() const { return tout - tin; }
+  // Inclusive response time in ns (saturated: a hostile log's times can
+  // be any int64, and their difference must not overflow).
+  int64_t duration() const { return saturating_span(tin, tout); }
 };
 
 enum class TraceOrigin : uint8_t { kFlowEvents, kExecutionRecords };
@@ -61,7 +69,7 @@ struct Trace {
   // Earliest tin / latest tout over all executions (0 for an empty trace).
   int64_t start_time() const;
   int64_t end_time() const;
-  int64_t duration() const { return end_time() - start_time(); }
+  int64_t duration() const { return saturating_span(start_time(), end_time()); }
 };
 
 // Why a trace could not be reconstructed. Kinds are stable (reports

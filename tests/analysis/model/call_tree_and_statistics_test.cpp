@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 
+#include <limits>
+
 #include "analysis/model/aggregated_call_tree.hpp"
 #include "analysis/model/call_tree.hpp"
 #include "analysis/model/dependency_graph.hpp"
@@ -81,6 +83,37 @@ TEST(OperationStatistics, CountsFailuresInclusiveAndExclusive) {
   EXPECT_EQ(main.exclusive.max, 30);
   EXPECT_EQ(results[1].exclusive.min, 20);
   EXPECT_TRUE(main.key.host.empty());  // assembly level by default
+}
+
+// A hostile log's times can be any int64 (the fuzz replays found
+// timestamps whose differences overflowed, undefined behaviour that UBSan
+// stops on): durations and sums saturate instead of wrapping to nonsense.
+TEST(OperationStatistics, ExtremeTimesSaturateInsteadOfOverflowing) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  Trace t;
+  t.trace_id = 7;
+  t.executions = {exec("main", kMin + 5, kMax - 5, 0, 0), exec("a", kMax - 9, kMin + 3, 1, 1),
+                  exec("a", 0, kMax, 2, 1)};
+  EXPECT_EQ(t.executions[0].duration(), kMax);
+  EXPECT_EQ(t.executions[1].duration(), kMin);
+  EXPECT_EQ(t.duration(), kMax);
+  EXPECT_EQ(saturating_span(-10, 15), 25);
+  OperationStatistics stats;
+  stats.add(t);
+  const auto results = stats.results();
+  ASSERT_EQ(results.size(), 2u);
+  for (const OperationStats& s : results) {
+    if (s.key.operation == "main") {
+      EXPECT_EQ(s.inclusive.total, kMax);
+      // kMax minus its callees' kMin and kMax, each step clamped.
+      EXPECT_EQ(s.exclusive.max, 0);
+    } else {
+      EXPECT_EQ(s.count, 2u);
+      EXPECT_EQ(s.inclusive.max, kMax);
+      EXPECT_EQ(s.inclusive.min, kMin);
+    }
+  }
 }
 
 TEST(OperationStatistics, DeploymentLevelSeparatesHosts) {

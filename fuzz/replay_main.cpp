@@ -5,7 +5,7 @@
 // under the sanitizers, without building the suite a fourth time with
 // clang. Coverage-guided fuzzing stays in scripts/fuzz.sh.
 //
-//   fuzz_replay_X [--mutations N] [--kieker-seed DIR AS]... [INPUT]...
+//   fuzz_replay_X [--kieker-seed DIR AS]... [INPUT]...
 //
 // INPUT: a file or a directory of files. --kieker-seed converts a Kieker
 // fixture log with the format library into the harness's input layout
@@ -22,8 +22,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -76,23 +74,14 @@ struct Replay {
   }
 };
 
-bool read_file(const std::filesystem::path& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return true;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  int mutations = 1000;
+  constexpr int kMutations = 1000;                         // per seed
   std::vector<std::pair<std::string, std::string>> seeds;  // name, bytes
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--mutations" && i + 1 < argc) {
-      mutations = std::atoi(argv[++i]);
-    } else if (arg == "--kieker-seed" && i + 2 < argc) {
+    if (arg == "--kieker-seed" && i + 2 < argc) {
       const std::string dir = argv[++i];
       const std::string as = argv[++i];
       std::string error;
@@ -113,13 +102,11 @@ int main(int argc, char** argv) {
       } else {
         files.emplace_back(arg);
       }
-      for (const auto& f : files) {
-        std::string bytes;
-        if (!read_file(f, &bytes)) {
-          std::fprintf(stderr, "fuzz replay: cannot read %s\n", f.c_str());
-          return 2;
-        }
-        seeds.emplace_back(f.string(), std::move(bytes));
+      try {
+        for (const auto& f : files) seeds.emplace_back(f.string(), sonde::fuzz::slurp(f));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "fuzz replay: %s\n", e.what());
+        return 2;
       }
     }
   }
@@ -134,7 +121,7 @@ int main(int argc, char** argv) {
     const uint64_t before = replay.inputs;
     replay.run(bytes);
     replay.truncations(bytes);
-    replay.mutations(bytes, mutations);
+    replay.mutations(bytes, kMutations);
     std::fprintf(stderr, "  %llu inputs\n",
                  static_cast<unsigned long long>(replay.inputs - before));
   }

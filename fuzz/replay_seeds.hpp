@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,14 +23,17 @@
 
 namespace sonde::fuzz {
 
-namespace replay_detail {
-
+// A file's bytes (at most `limit`); throws naming the file if it cannot be
+// opened, so that a missing seed fails the replay instead of feeding nothing.
 inline std::string slurp(const std::filesystem::path& path, size_t limit = std::string::npos) {
   std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
   std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   if (bytes.size() > limit) bytes.resize(limit);
   return bytes;
 }
+
+namespace replay_detail {
 
 // The directory's files ending in `suffix`, in name order.
 inline std::vector<std::filesystem::path> files_ending(const std::filesystem::path& dir,
@@ -76,8 +80,7 @@ inline std::string seed_from_kieker(const std::string& dir, const std::string& a
         *error = "no .dat file";
         return {};
       }
-      return d::slurp(std::filesystem::path(dir) / "kieker.map") + '\0' +
-             d::slurp(dats.front(), 8192);
+      return slurp(std::filesystem::path(dir) / "kieker.map") + '\0' + slurp(dats.front(), 8192);
     }
     if (as == "kieker-bin" || as == "native") {
       const bool bin = as == "kieker-bin";
@@ -89,9 +92,9 @@ inline std::string seed_from_kieker(const std::string& dir, const std::string& a
         *error = r.error.empty() ? "nothing converted" : r.error;
         return {};
       }
-      if (!bin) return d::slurp(out);
-      std::string bytes = d::slurp(out / "kieker.map") + '\0';
-      for (const auto& f : d::files_ending(out, ".bin")) bytes += d::slurp(f);
+      if (!bin) return slurp(out);
+      std::string bytes = slurp(out / "kieker.map") + '\0';
+      for (const auto& f : d::files_ending(out, ".bin")) bytes += slurp(f);
       return bytes;
     }
     if (as == "kieker-tcp") {

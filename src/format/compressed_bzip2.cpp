@@ -9,8 +9,6 @@ namespace sonde::format::compressed {
 
 namespace {
 
-constexpr size_t kBzip2OutBlock = 256 * 1024;
-
 // libbz2's low-level API returns codes only; these are their documented meanings.
 std::string bzip2_message(int ret) {
   switch (ret) {
@@ -52,7 +50,7 @@ StreamEnd decode_bzip2(InputFile& in, Output& out) {
   Bzip2State st;
   int ret = st.init();
   if (ret != BZ_OK) return {StreamEnd::kCorrupt, bzip2_message(ret)};
-  std::unique_ptr<char[]> obuf(new char[kBzip2OutBlock]);
+  std::unique_ptr<char[]> obuf(new char[kOutputBlock]);
   bool pending = false;  // the output buffer was filled: more output may wait
   for (;;) {
     if (in.buffered().empty() && !pending && !in.refill()) {
@@ -63,10 +61,10 @@ StreamEnd decode_bzip2(InputFile& in, Output& out) {
     st.s.next_in = const_cast<char*>(avail.data());
     st.s.avail_in = static_cast<unsigned>(avail.size());
     st.s.next_out = obuf.get();
-    st.s.avail_out = static_cast<unsigned>(kBzip2OutBlock);
+    st.s.avail_out = static_cast<unsigned>(kOutputBlock);
     ret = BZ2_bzDecompress(&st.s);
     in.consume(avail.size() - st.s.avail_in);
-    const size_t produced = kBzip2OutBlock - st.s.avail_out;
+    const size_t produced = kOutputBlock - st.s.avail_out;
     pending = st.s.avail_out == 0;
     if (!out.emit(std::string_view(obuf.get(), produced))) return {StreamEnd::kStopped, ""};
     if (ret == BZ_OK) continue;

@@ -11,6 +11,10 @@
 
 namespace sonde::format::compressed {
 
+// The output buffer of the gzip/zlib, xz and bzip2 decoders: what one
+// decoder call may produce before it hands the bytes on.
+inline constexpr size_t kOutputBlock = 256 * 1024;
+
 // Reads a file descriptor in large blocks; decoders look at what is buffered
 // and consume what they used, so a container parser (zip) can hand the rest
 // of a block to the next step.

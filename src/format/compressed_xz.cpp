@@ -9,8 +9,6 @@ namespace sonde::format::compressed {
 
 namespace {
 
-constexpr size_t kXzOutBlock = 256 * 1024;
-
 // liblzma returns codes only; these are the meanings its API documents.
 std::string lzma_message(lzma_ret ret) {
   switch (ret) {
@@ -43,7 +41,7 @@ StreamEnd decode_xz(InputFile& in, Output& out) {
   // LZMA_CONCATENATED: read every stream of the file, as xz -d does.
   lzma_ret ret = lzma_stream_decoder(&st.s, UINT64_MAX, LZMA_CONCATENATED);
   if (ret != LZMA_OK) return {StreamEnd::kCorrupt, lzma_message(ret)};
-  std::unique_ptr<uint8_t[]> obuf(new uint8_t[kXzOutBlock]);
+  std::unique_ptr<uint8_t[]> obuf(new uint8_t[kOutputBlock]);
   bool pending = false;  // the output buffer was filled: more output may wait
   for (;;) {
     if (in.buffered().empty() && !pending) in.refill();
@@ -54,10 +52,10 @@ StreamEnd decode_xz(InputFile& in, Output& out) {
     st.s.next_in = reinterpret_cast<const uint8_t*>(avail.data());
     st.s.avail_in = avail.size();
     st.s.next_out = obuf.get();
-    st.s.avail_out = kXzOutBlock;
+    st.s.avail_out = kOutputBlock;
     ret = lzma_code(&st.s, action);
     in.consume(avail.size() - st.s.avail_in);
-    const size_t produced = kXzOutBlock - st.s.avail_out;
+    const size_t produced = kOutputBlock - st.s.avail_out;
     pending = st.s.avail_out == 0;
     if (!out.emit(std::string_view(reinterpret_cast<const char*>(obuf.get()), produced))) {
       return {StreamEnd::kStopped, ""};

@@ -9,21 +9,13 @@
 #include <string>
 
 #include "format/compressed_stream.hpp"
+#include "format/compressed_zip_format.hpp"
 
 namespace sonde::format::compressed {
 
 namespace {
 
-constexpr uint32_t kLocalHeader = 0x04034b50;
-constexpr uint32_t kCentralHeader = 0x02014b50;
-constexpr uint32_t kEndOfCentralDirectory = 0x06054b50;
-constexpr uint32_t kZip64EndOfCentralDirectory = 0x06064b50;
-constexpr uint32_t kDataDescriptor = 0x08074b50;
 constexpr size_t kLocalHeaderSize = 30;
-constexpr uint16_t kFlagEncrypted = 1 << 0;
-constexpr uint16_t kFlagDataDescriptor = 1 << 3;
-constexpr uint16_t kMethodStored = 0;
-constexpr uint16_t kMethodDeflate = 8;
 constexpr uint16_t kZip64ExtraId = 0x0001;
 constexpr uint32_t kZip64Marker = 0xffffffff;
 
@@ -41,7 +33,7 @@ struct LocalEntry {
   uint64_t compressed = 0;
   uint64_t uncompressed = 0;
   bool zip64 = false;  // sizes in the data descriptor are 8 bytes wide
-  bool has_descriptor() const { return (flags & kFlagDataDescriptor) != 0; }
+  bool has_descriptor() const { return (flags & zip::kFlagDataDescriptor) != 0; }
 };
 
 bool is_data_entry(std::string_view name) {
@@ -103,7 +95,8 @@ StreamEnd copy_stored(InputFile& in, Output* out, uint64_t size, uint32_t& crc) 
 StreamEnd read_descriptor(InputFile& in, LocalEntry& e) {
   const size_t width = e.zip64 ? 8 : 4;
   if (!in.want(4)) return cut_or_failed(in);
-  if (little_endian(in.buffered(), 0, 4) == kDataDescriptor) in.consume(4);  // optional signature
+  if (little_endian(in.buffered(), 0, 4) == zip::kDataDescriptor)
+    in.consume(4);  // optional signature
   if (!in.want(4 + 2 * width)) return cut_or_failed(in);
   e.crc = static_cast<uint32_t>(little_endian(in.buffered(), 0, 4));
   e.compressed = little_endian(in.buffered(), 4, width);
@@ -115,7 +108,7 @@ StreamEnd read_descriptor(InputFile& in, LocalEntry& e) {
 // Reads (out != null) or skips (out == null) the entry whose header was just read.
 StreamEnd read_entry(InputFile& in, LocalEntry& e, Output* out) {
   const bool skipping = out == nullptr;
-  if ((e.flags & kFlagEncrypted) != 0 && (!skipping || e.has_descriptor())) {
+  if ((e.flags & zip::kFlagEncrypted) != 0 && (!skipping || e.has_descriptor())) {
     return {StreamEnd::kUnusable, "zip entry " + e.name + " is encrypted"};
   }
   if (skipping && !e.has_descriptor()) {
@@ -124,14 +117,14 @@ StreamEnd read_entry(InputFile& in, LocalEntry& e, Output* out) {
   }
   uint32_t crc = 0;
   StreamEnd end;
-  if (e.method == kMethodDeflate) {
+  if (e.method == zip::kMethodDeflate) {
     auto drop = [](std::string_view) { return true; };
     ChunkCallback drop_fn = drop;
     Output dropped(drop_fn);
     end = decode_raw_deflate(in, skipping ? dropped : *out, crc);
-  } else if (e.method == kMethodStored && !e.has_descriptor()) {
+  } else if (e.method == zip::kMethodStored && !e.has_descriptor()) {
     end = copy_stored(in, out, e.compressed, crc);
-  } else if (e.method == kMethodStored) {
+  } else if (e.method == zip::kMethodStored) {
     return {StreamEnd::kUnusable, "zip entry " + e.name +
                                       " is stored with a data descriptor, so its end "
                                       "cannot be found without the central directory"};
@@ -163,11 +156,11 @@ void note_what_follows(InputFile& in, const std::string& entry, ZipReport& repor
   const uint64_t offset = in.offset();
   const uint32_t sig = static_cast<uint32_t>(little_endian(in.buffered(), 0, 4));
   LocalEntry next;
-  if (sig == kLocalHeader && read_local_header(in, next)) {
+  if (sig == zip::kLocalHeader && read_local_header(in, next)) {
     report.notes.push_back("zip archive holds more entries after " + entry +
                            " (next: " + next.name + "); only " + entry + " was read");
-  } else if (sig != kCentralHeader && sig != kEndOfCentralDirectory &&
-             sig != kZip64EndOfCentralDirectory) {
+  } else if (sig != zip::kCentralHeader && sig != zip::kEndOfCentralDirectory &&
+             sig != zip::kZip64EndOfCentralDirectory) {
     report.notes.push_back("unexpected bytes after zip entry " + entry + " at offset " +
                            std::to_string(offset) + " ignored");
   }
@@ -180,14 +173,14 @@ StreamEnd decode_zip(InputFile& in, Output& out, ZipReport& report) {
   for (;;) {
     if (!in.want(4)) return cut_or_failed(in);
     const uint32_t sig = static_cast<uint32_t>(little_endian(in.buffered(), 0, 4));
-    if (sig == kCentralHeader || sig == kEndOfCentralDirectory) {
+    if (sig == zip::kCentralHeader || sig == zip::kEndOfCentralDirectory) {
       if (skipped.empty()) return {StreamEnd::kUnusable, "zip archive holds no entry"};
       std::string names;
       for (const std::string& n : skipped) names += (names.empty() ? "" : ", ") + n;
       return {StreamEnd::kUnusable,
               "zip archive holds no entry named *.dat or *.bin (entries: " + names + ")"};
     }
-    if (sig != kLocalHeader) {
+    if (sig != zip::kLocalHeader) {
       return {StreamEnd::kCorrupt, "no zip entry header at offset " + std::to_string(in.offset())};
     }
     LocalEntry e;

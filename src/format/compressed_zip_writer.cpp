@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "format/compressed_encoder.hpp"
+#include "format/compressed_zip_format.hpp"
 
 namespace sonde::format::compressed {
 
@@ -14,8 +15,6 @@ namespace {
 
 constexpr uint16_t kVersion = 20;  // 2.0: deflate
 constexpr uint16_t kMadeByUnix = 3 << 8 | kVersion;
-constexpr uint16_t kWriterFlagDataDescriptor = 1 << 3;
-constexpr uint16_t kWriterMethodDeflate = 8;
 constexpr uint32_t kUnixFileMode = 0100644;  // regular file, rw-r--r--
 
 void put16(std::string& out, uint32_t v) {
@@ -78,10 +77,10 @@ class ZipEncoder final : public Encoder {
   uint64_t header_size() const { return 30 + name_.size(); }
 
   void write_local_header(std::string& out) const {
-    put32(out, 0x04034b50);
+    put32(out, zip::kLocalHeader);
     put16(out, kVersion);
-    put16(out, kWriterFlagDataDescriptor);
-    put16(out, kWriterMethodDeflate);
+    put16(out, zip::kFlagDataDescriptor);
+    put16(out, zip::kMethodDeflate);
     put16(out, time_);
     put16(out, date_);
     put32(out, 0);  // CRC-32 and sizes follow in the data descriptor
@@ -93,18 +92,18 @@ class ZipEncoder final : public Encoder {
   }
 
   void write_descriptor(std::string& out) const {
-    put32(out, 0x08074b50);
+    put32(out, zip::kDataDescriptor);
     put32(out, crc_);
     put32(out, static_cast<uint32_t>(compressed_));
     put32(out, static_cast<uint32_t>(uncompressed_));
   }
 
   void write_central_header(std::string& out) const {
-    put32(out, 0x02014b50);
+    put32(out, zip::kCentralHeader);
     put16(out, kMadeByUnix);
     put16(out, kVersion);
-    put16(out, kWriterFlagDataDescriptor);
-    put16(out, kWriterMethodDeflate);
+    put16(out, zip::kFlagDataDescriptor);
+    put16(out, zip::kMethodDeflate);
     put16(out, time_);
     put16(out, date_);
     put32(out, crc_);
@@ -121,7 +120,7 @@ class ZipEncoder final : public Encoder {
   }
 
   static void write_end_record(std::string& out, uint64_t central_size, uint64_t central_offset) {
-    put32(out, 0x06054b50);
+    put32(out, zip::kEndOfCentralDirectory);
     put16(out, 0);  // this disk
     put16(out, 0);  // disk with the central directory
     put16(out, 1);  // entries on this disk

@@ -12,7 +12,6 @@ namespace {
 constexpr int kGzipWindow = 15 + 16;  // zlib's way of asking for the gzip wrapper
 constexpr int kZlibWindow = 15;
 constexpr int kRawWindow = -15;  // negative: no wrapper at all
-constexpr size_t kZlibOutBlock = 256 * 1024;
 
 struct InflateState {
   z_stream zs{};
@@ -44,7 +43,7 @@ StreamEnd inflate_stream(InputFile& in, Output& out, int window_bits, uint32_t* 
   int ret = inflateInit2(&st.zs, window_bits);
   if (ret != Z_OK) return corrupt(st.zs, ret);
   st.ready = true;
-  std::unique_ptr<char[]> obuf(new char[kZlibOutBlock]);
+  std::unique_ptr<char[]> obuf(new char[kOutputBlock]);
   // inflate() filled the whole output buffer last time, so it may hold more
   // output without needing more input.
   bool pending = false;
@@ -57,10 +56,10 @@ StreamEnd inflate_stream(InputFile& in, Output& out, int window_bits, uint32_t* 
     st.zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(avail.data()));
     st.zs.avail_in = static_cast<uInt>(avail.size());
     st.zs.next_out = reinterpret_cast<Bytef*>(obuf.get());
-    st.zs.avail_out = static_cast<uInt>(kZlibOutBlock);
+    st.zs.avail_out = static_cast<uInt>(kOutputBlock);
     ret = inflate(&st.zs, Z_NO_FLUSH);
     in.consume(avail.size() - st.zs.avail_in);
-    const size_t produced = kZlibOutBlock - st.zs.avail_out;
+    const size_t produced = kOutputBlock - st.zs.avail_out;
     pending = st.zs.avail_out == 0;
     if (crc != nullptr) {
       *crc = static_cast<uint32_t>(

@@ -20,6 +20,9 @@
 
 namespace sonde::format::openxtrace {
 
+// OPEN.xtrace times in milliseconds (timestamp) become nanoseconds.
+inline constexpr int64_t kNanosPerMilli = 1'000'000;
+
 using Json = nlohmann::json;
 
 // One key, or several spellings of one key (first the one sonde writes).

@@ -10,7 +10,6 @@
 namespace sonde::format::openxtrace {
 namespace {
 
-constexpr int64_t kNanosPerMilli = 1'000'000;
 // Ids made up for sub-traces without a usable one: a range sonde's monitor
 // does not hand out (its ids have bit 32 set and bits 56-62 clear).
 constexpr int64_t kSyntheticIdBase = int64_t{0x5e} << 56;

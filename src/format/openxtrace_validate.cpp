@@ -13,8 +13,6 @@ using openxtrace::CallableKind;
 using openxtrace::Json;
 using openxtrace::JsonPathTree;
 
-constexpr int64_t kValidateNanosPerMilli = 1'000'000;
-
 // Times of a callable as far as they are known.
 struct Timing {
   std::optional<int64_t> entry_ns;  // exact (sonde) or from milliseconds
@@ -70,8 +68,8 @@ class Validator {
         openxtrace::additional_information(c, "sonde.timestampNanos"), &e);
     t.exact = t.entry_ns.has_value();
     t.timestamp_ms = number(c, openxtrace::key::kTimeStamp, seg);
-    if (!t.entry_ns && t.timestamp_ms && *t.timestamp_ms < INT64_MAX / kValidateNanosPerMilli) {
-      t.entry_ns = *t.timestamp_ms * kValidateNanosPerMilli;
+    if (!t.entry_ns && t.timestamp_ms && *t.timestamp_ms < INT64_MAX / openxtrace::kNanosPerMilli) {
+      t.entry_ns = *t.timestamp_ms * openxtrace::kNanosPerMilli;
     }
     t.exit_ms = number(c, "exitTime", seg);
     t.response_ns = number(c, "responseTime", seg);
@@ -183,7 +181,8 @@ class Validator {
     if (t.timestamp_ms && t.exit_ms && t.response_ns) {
       const int64_t span_ms = *t.exit_ms - *t.timestamp_ms;
       // Both ends are floored to milliseconds: one millisecond of slack.
-      if (std::llabs(span_ms * kValidateNanosPerMilli - *t.response_ns) > kValidateNanosPerMilli) {
+      if (std::llabs(span_ms * openxtrace::kNanosPerMilli - *t.response_ns) >
+          openxtrace::kNanosPerMilli) {
         error(seg, "exitTime - timeStamp is " + std::to_string(span_ms) +
                        " ms but responseTime is " + std::to_string(*t.response_ns) + " ns");
       }
@@ -229,7 +228,7 @@ class Validator {
   // Is `inner` within `outer`? Remote callees and sub-traces only warn.
   void check_within(const Timing& outer, const Timing& inner, CallableKind kind, int32_t seg) {
     if (!outer.entry_ns || !inner.entry_ns) return;
-    const int64_t slack = outer.exact && inner.exact ? 0 : kValidateNanosPerMilli;
+    const int64_t slack = outer.exact && inner.exact ? 0 : openxtrace::kNanosPerMilli;
     const std::optional<int64_t> outer_end = outer.end_ns();
     const std::optional<int64_t> inner_end = is_timed(kind) ? inner.end_ns() : inner.entry_ns;
     const bool before = *inner.entry_ns + slack < *outer.entry_ns;
@@ -253,7 +252,7 @@ class Validator {
       if (root != nullptr && root->is_object()) {
         const Timing inner = timing(*root, paths_.key(target_seg, "rootOfSubTrace"));
         if (t.entry_ns && inner.entry_ns) {
-          const int64_t slack = t.exact && inner.exact ? 0 : kValidateNanosPerMilli;
+          const int64_t slack = t.exact && inner.exact ? 0 : openxtrace::kNanosPerMilli;
           const std::optional<int64_t> outer_end = t.end_ns();
           const std::optional<int64_t> inner_end = inner.end_ns();
           if (*inner.entry_ns + slack < *t.entry_ns ||

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "analysis/model/trace_model.hpp"
 #include "stats/percentile.hpp"
 
 namespace sonde::analysis {
@@ -41,11 +42,7 @@ void DurationAccumulator::add(int64_t value) {
     max_ = std::max(max_, value);
   }
   ++count_;
-  // Corrupt timestamps can make absurd durations: saturate instead of
-  // overflowing (292 years of summed nanoseconds is not a real total).
-  if (__builtin_add_overflow(total_, value, &total_)) {
-    total_ = value > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-  }
+  total_ = saturating_add(total_, value);  // corrupt timestamps: absurd durations
   const double d = static_cast<double>(value) - static_cast<double>(shift_);
   shifted_sum_ += d;
   shifted_squares_ += d * d;
@@ -75,10 +72,7 @@ void DurationAccumulator::merge(const DurationAccumulator& other) {
   shifted_squares_ += other.shifted_squares_ + 2 * k * other.shifted_sum_ + n_b * k * k;
   shifted_sum_ += other.shifted_sum_ + n_b * k;
   count_ += other.count_;
-  if (__builtin_add_overflow(total_, other.total_, &total_)) {
-    total_ = other.total_ > 0 ? std::numeric_limits<int64_t>::max()
-                              : std::numeric_limits<int64_t>::min();
-  }
+  total_ = saturating_add(total_, other.total_);
   min_ = std::min(min_, other.min_);
   max_ = std::max(max_, other.max_);
 

@@ -43,11 +43,7 @@ struct TimeAccumulator {
   void add(int64_t duration, bool was_failed) {
     ++count;
     if (was_failed) ++failed;
-    // Saturated: a hostile log's durations can sum past int64.
-    if (__builtin_add_overflow(total, duration, &total)) {
-      total =
-          duration > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-    }
+    total = saturating_add(total, duration);
     if (duration < min) min = duration;
     if (duration > max) max = duration;
   }

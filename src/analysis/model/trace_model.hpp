@@ -15,11 +15,21 @@
 
 namespace sonde::analysis {
 
-// to - from, clamped to the int64 range instead of overflowing.
+// Time arithmetic on what a log says: a hostile or corrupt log's times
+// can be any int64, so differences and sums are clamped to the int64 range
+// instead of overflowing (undefined behaviour; 292 years of nanoseconds is
+// no real duration anyway).
+// to - from:
 inline int64_t saturating_span(int64_t from, int64_t to) {
   int64_t d = 0;
   if (!__builtin_sub_overflow(to, from, &d)) return d;
   return to > from ? INT64_MAX : INT64_MIN;
+}
+// a + b:
+inline int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t s = 0;
+  if (!__builtin_add_overflow(a, b, &s)) return s;
+  return b > 0 ? INT64_MAX : INT64_MIN;
 }
 
 struct Execution {

@@ -44,7 +44,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     c=${NAMES[$(((i + r) % n))]}
     if [ "$c" = noop ]; then wrap=(); else
       # shellcheck disable=SC2206  # the configuration's words are its variables
-      wrap=(env ${ENVS[$c]} "$SONDE" run --cull --out "$SCRATCH/log" --)
+      wrap=(env ${ENVS[$c]} "$SONDE" run --cull --no-cull-cache --out "$SCRATCH/log" --)
     fi
     rm -rf "$SCRATCH/log" "$SCRATCH/db" "$SCRATCH/st.db"
     lv="$("${wrap[@]}" "$DB_BENCH" --benchmarks=fillseq,readrandom --num=30000 \

@@ -13,7 +13,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-CONFIGS = ["plain", "noop", "sonde-null", "sonde", "sonde-cull", "sonde-profile", "uftrace", "lttng"]
+CONFIGS = ["plain", "noop", "sonde-null", "sonde", "sonde-cull", "sonde-cull-again", "sonde-profile",
+           "uftrace", "lttng"]
 BASE = "noop"
 # program -> [(metric key, column title, higher is better, unit)]
 METRICS = {
@@ -144,7 +145,7 @@ def main():
     # The sonde log checks.
     checks = {}
     for p in programs:
-        for c in ("sonde-null", "sonde", "sonde-cull", "sonde-profile"):
+        for c in ("sonde-null", "sonde", "sonde-cull", "sonde-cull-again", "sonde-profile"):
             if c in skip:
                 continue
             written = per_run(p, c, "events_written")

@@ -323,13 +323,14 @@ find_library() {
   return 1
 }
 LTTNG_LIB="$(find_library liblttng-ust-cyg-profile-fast.so || true)"
-CONFIGS=(plain noop sonde-null sonde sonde-cull sonde-profile uftrace lttng)
+CONFIGS=(plain noop sonde-null sonde sonde-cull sonde-cull-again sonde-profile uftrace lttng)
 declare -A LABEL=(
   [plain]="uninstrumented"
   [noop]="no-op hooks ($INSTR, glibc's empty hooks)"
   [sonde-null]="sonde run --writer null"
   [sonde]="sonde run (native writer, defaults)"
-  [sonde-cull]="sonde run --cull"
+  [sonde-cull]="sonde run --cull (a first run: --no-cull-cache)"
+  [sonde-cull-again]="sonde run --cull again (starting with what the profiling run culled: its cache)"
   [sonde-profile]="sonde run, culled from the start (patterns_file: a --cull run's report)"
   [uftrace]="uftrace record --no-libcall"
   [lttng]="LTTng-UST cyg-profile-fast"
@@ -337,6 +338,13 @@ declare -A LABEL=(
 declare -A SKIP=()
 [ $HAVE_CULL = 1 ] || SKIP[sonde-cull]="not available: this sonde has no 'run --cull'"
 [ $HAVE_CULL = 1 ] || SKIP[sonde-profile]="not available: this sonde has no 'run --cull'"
+if [ $HAVE_CULL = 1 ] && ! "$SONDE" run --help 2>/dev/null | grep -q -- --no-cull-cache; then
+  HAVE_CULL_CACHE=0
+  SKIP[sonde-cull-again]="not available: this sonde's --cull remembers nothing between runs"
+else
+  HAVE_CULL_CACHE=$HAVE_CULL
+fi
+[ $HAVE_CULL = 1 ] || SKIP[sonde-cull-again]="not available: this sonde has no 'run --cull'"
 command -v uftrace >/dev/null 2>&1 || SKIP[uftrace]="uftrace not installed (Debian package uftrace)"
 if ! command -v lttng >/dev/null 2>&1 || ! command -v lttng-sessiond >/dev/null 2>&1; then
   SKIP[lttng]="lttng not installed (Debian package lttng-tools)"
@@ -423,7 +431,23 @@ set_wrap() {  # config trace-dir
     noop) ;;
     sonde-null) WRAP=("$SONDE" run --writer null --out "$t" --) ;;
     sonde) WRAP=("$SONDE" run --out "$t" --) ;;
-    sonde-cull) WRAP=("$SONDE" run --cull --out "$t" --) ;;
+    # A first run: what earlier runs culled is neither used nor kept,
+    # except by the profiling run (round 0), which fills its program's
+    # cache for sonde-cull-again.
+    sonde-cull)
+      if [ "$ROUND_OF" = 0 ] && [ $HAVE_CULL_CACHE = 1 ]; then
+        WRAP=(env "SONDE_CULL_CACHE=$CACHES/$PROFILE_OF" "$SONDE" run --cull --out "$t" --)
+      elif [ $HAVE_CULL_CACHE = 1 ]; then
+        WRAP=("$SONDE" run --cull --no-cull-cache --out "$t" --)
+      else
+        WRAP=("$SONDE" run --cull --out "$t" --)
+      fi ;;
+    # The next --cull run as a user makes it (docs/cull.md, "Across runs"):
+    # it starts with what the profiling run culled. Each run gets a fresh
+    # copy, so that the rounds do not learn from one another.
+    sonde-cull-again)
+      rm -rf "$SCRATCH/cull-cache" && cp -r "$CACHES/$PROFILE_OF" "$SCRATCH/cull-cache"
+      WRAP=(env "SONDE_CULL_CACHE=$SCRATCH/cull-cache" "$SONDE" run --cull --out "$t" --) ;;
     # The documented second run (docs/cull.md): the report a --cull run
     # wrote, as the patterns file, excludes its functions from the first call.
     sonde-profile) WRAP=("$SONDE" run --set "patterns_file=$PROFILES/$PROFILE_OF.txt" --out "$t" --) ;;
@@ -518,6 +542,7 @@ run_one() {  # round program config
   local t="$d/trace" data="$d/data"
   rm -rf "$d" && mkdir -p "$data" "$t"
   PROFILE_OF=$p
+  ROUND_OF=$r
   set_wrap "$c" "$t"
   if [ "$c" = lttng ]; then
     lttng_begin "$t" || { fail "$r" "$p" "$c" "lttng create/enable-event/start failed: $(tail -1 "$t.lttng.txt")"; return; }
@@ -623,10 +648,10 @@ run_one() {  # round program config
     return
   fi
   case $c in
-    sonde|sonde-cull|sonde-profile|sonde-null) sonde_exit_line "$r" "$p" "$c" "$d/err.txt" ;;
+    sonde|sonde-cull|sonde-cull-again|sonde-profile|sonde-null) sonde_exit_line "$r" "$p" "$c" "$d/err.txt" ;;
   esac
   case $c in
-    sonde|sonde-cull|sonde-profile|lttng) [ -d "$t" ] && rec "$r" "$p" "$c" log_bytes "$(du -sb "$t" | cut -f1)" ;;
+    sonde|sonde-cull|sonde-cull-again|sonde-profile|lttng) [ -d "$t" ] && rec "$r" "$p" "$c" log_bytes "$(du -sb "$t" | cut -f1)" ;;
     uftrace)
       if [ -d "$t/uftrace.data" ]; then
         rec "$r" "$p" "$c" log_bytes "$(du -sb "$t/uftrace.data" | cut -f1)"
@@ -635,7 +660,7 @@ run_one() {  # round program config
         grep -qiE 'lost' "$d/err.txt" && rec "$r" "$p" "$c" uftrace_lost "$(grep -iE 'lost' "$d/err.txt" | head -1)"
       fi ;;
   esac
-  if [ "$r" = 1 ] && { [ "$c" = sonde ] || [ "$c" = sonde-cull ] || [ "$c" = sonde-profile ]; }; then
+  if [ "$r" = 1 ] && { [ "$c" = sonde ] || [ "$c" = sonde-cull ] || [ "$c" = sonde-cull-again ] || [ "$c" = sonde-profile ]; }; then
     check_log "$p" "$c" "$t"
   fi
   # Round 0 is the profiling run of sonde-profile: its report is kept.
@@ -696,8 +721,9 @@ T_START=$(date +%s)
 # sonde-profile's patterns: one --cull run per program before the rounds
 # (round 0; report.py leaves it out of the figures).
 PROFILES="$SCRATCH/profiles"
-mkdir -p "$PROFILES"
-if [ -z "${SKIP[sonde-profile]:-}" ]; then
+CACHES="$SCRATCH/cull-caches"
+mkdir -p "$PROFILES" "$CACHES"
+if [ -z "${SKIP[sonde-profile]:-}" ] || [ -z "${SKIP[sonde-cull-again]:-}" ]; then
   for p in "${PROGS[@]}"; do
     say "profiling run: $p, ${LABEL[sonde-cull]}"
     run_one 0 "$p" sonde-cull

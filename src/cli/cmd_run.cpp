@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/cull_cache.hpp"
 
 namespace sonde::cli {
 namespace {
@@ -44,7 +45,8 @@ struct RunOptions {
   std::string config;
   std::vector<std::string> sets;
   bool no_preload = false;
-  bool cull = false;  // --cull: cull = auto (docs/cull.md)
+  bool cull = false;           // --cull: cull = auto (docs/cull.md)
+  bool no_cull_cache = false;  // --no-cull-cache: neither read nor update it
   std::vector<std::string> command;
 };
 
@@ -395,17 +397,56 @@ bool is_cull_report(const std::string& name) {
 }
 
 // Points to the cull reports written during the run: each is a patterns
-// file for the next run.
-void report_cull(const fs::path& dir, const Snapshot& before) {
-  bool any = false;
+// file for the next run. Returns their paths.
+std::vector<fs::path> report_cull(const fs::path& dir, const Snapshot& before) {
+  std::vector<fs::path> reports;
   for (const auto& [name, mtime] : snapshot(dir)) {
     auto old = before.find(name);
     if (!is_cull_report(name) || (old != before.end() && old->second == mtime)) continue;
     std::cerr << "sonde: cull report written to " << (dir / name).string()
               << " (next run: --set patterns_file=" << (dir / name).string() << ")\n";
-    any = true;
+    reports.push_back(dir / name);
   }
-  if (!any) std::cerr << "sonde: no cull report: the program made no monitored call\n";
+  if (reports.empty()) std::cerr << "sonde: no cull report: the program made no monitored call\n";
+  return reports;
+}
+
+// The cache file of what --cull culled in earlier runs of this build of
+// the program (cull_cache.hpp), or empty when there is none to use: the
+// executable cannot be found or read, no cache folder can be named, or the
+// user chose the patterns file.
+fs::path cull_cache_file(const RunOptions& o, bool user_patterns_file) {
+  if (!o.cull || o.no_cull_cache) return {};
+  if (user_patterns_file) {
+    std::cerr << "sonde: cull: patterns_file is set, so what earlier --cull runs culled is not "
+                 "used (docs/cull.md, \"Across runs\")\n";
+    return {};
+  }
+  const std::optional<fs::path> exe = resolve_executable(o.command.front());
+  const std::string key = exe ? executable_key(*exe) : "";
+  const fs::path dir = cull_cache_dir();
+  if (key.empty() || dir.empty()) return {};
+  return dir / (key + ".patterns");
+}
+
+// After the run: the union of what the cache held and what this run's
+// reports culled becomes the cache.
+void remember_culled(const fs::path& cache, const std::vector<fs::path>& reports,
+                     const std::string& program) {
+  std::vector<std::string> exclusions = excluded_patterns(cache);
+  const size_t before = exclusions.size();
+  for (const fs::path& report : reports) {
+    for (std::string& line : excluded_patterns(report)) exclusions.push_back(std::move(line));
+  }
+  if (exclusions.empty()) return;
+  if (std::string e = write_cull_cache(cache, exclusions, program); !e.empty()) {
+    std::cerr << "sonde: cull: not remembered for the next run: " << e << "\n";
+    return;
+  }
+  const size_t after = excluded_patterns(cache).size();
+  std::cerr << "sonde: cull: " << after << " functions remembered for the next --cull run of "
+            << program << " (" << (after >= before ? after - before : 0) << " new; "
+            << cache.string() << ")\n";
 }
 
 // Entries created or modified during the run: the program's own log (named
@@ -458,6 +499,28 @@ int run(const RunOptions& o) {
   const bool writes_files = writer != "tcp" && writer != "null";
   if (writes_files || o.cull) prepare_out_dir(out);
   if (o.cull && sets.count("cull") == 0) sets["cull"] = "auto";
+  const fs::path cull_cache =
+      cull_cache_file(o, !effective_setting(sets, config_file, "patterns_file", "").empty());
+  if (!cull_cache.empty()) {
+    const size_t remembered = excluded_patterns(cull_cache).size();
+    if (remembered > 0) {
+      sets["patterns_file"] = cull_cache.string();
+      // libsonde applies `patterns`, then the file, and the last matching
+      // rule wins: the run's own rules go last, so that they pin.
+      const std::string own = effective_setting(sets, config_file, "patterns", "");
+      if (!own.empty()) {
+        const fs::path start = out / "cull-start.patterns";
+        std::ofstream file(start, std::ios::trunc);
+        file << std::ifstream(cull_cache).rdbuf()
+             << "\n# this run's own patterns, last so that they decide:\n"
+             << own << "\n";
+        if (file.flush()) sets["patterns_file"] = start.string();
+      }
+      std::cerr << "sonde: cull: starting with " << remembered
+                << " functions culled in earlier runs of this build (" << cull_cache.string()
+                << "; --no-cull-cache starts afresh)\n";
+    }
+  }
 
   if (!o.no_preload) preload(find_monitor_libraries());
   // SONDE_OUT is always set, absolute, so libsonde writes where we look.
@@ -504,7 +567,10 @@ int run(const RunOptions& o) {
     std::cerr << "sonde: writer '" << writer << "' writes no log file"
               << (writer == "tcp" ? " (records went to the TCP receiver)" : "") << "\n";
   }
-  if (o.cull) report_cull(out, before);
+  if (o.cull) {
+    const std::vector<fs::path> reports = report_cull(out, before);
+    if (!cull_cache.empty()) remember_culled(cull_cache, reports, program);
+  }
   return exit_code;
 }
 
@@ -527,6 +593,9 @@ void setup_run(CLI::App& app, int& exit_code) {
                "Cull: after a first phase, stop monitoring the functions called often whose own "
                "mean duration is under cull_max_ns (2 us), and patch their hook calls to NOPs "
                "(cull=auto; thresholds: --set cull_max_ns=..., docs/cull.md)");
+  app.add_flag("--no-cull-cache", o->no_cull_cache,
+               "With --cull: do not start with what earlier --cull runs of this build culled, "
+               "and do not remember this run's (docs/cull.md, \"Across runs\")");
   app.add_flag("--no-preload", o->no_preload,
                "Do not preload libsonde and libsonde-preload (for programs linked with them)");
   app.add_option("command", o->command, "The program and its arguments")->required();

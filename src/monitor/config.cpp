@@ -443,14 +443,16 @@ std::string load_config(Config& c) {
     text << in.rdbuf();
     if (std::string err = apply_config_text(c, text.str(), path); !err.empty()) return err;
   }
-  // SONDE_<KEY> overrides the file; SONDE_CONFIG itself is not a key.
+  // SONDE_<KEY> overrides the file. Not keys: SONDE_CONFIG itself, and
+  // SONDE_CULL_CACHE, where `sonde run --cull` keeps what it culled
+  // (docs/cull.md), which a monitored program inherits.
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string_view entry(*e);
     if (entry.substr(0, 6) != "SONDE_") continue;
     size_t eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
     std::string key(entry.substr(6, eq - 6));
-    if (key == "CONFIG") continue;
+    if (key == "CONFIG" || key == "CULL_CACHE") continue;
     for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     std::string err = apply_config(c, key, entry.substr(eq + 1));
     if (!err.empty())

@@ -91,6 +91,63 @@ TEST_F(SondeCull, RunCullPointsToTheReport) {
   EXPECT_NE(r.err.find("sonde: cull: 1 functions excluded"), std::string::npos) << r.err;
 }
 
+// Across runs: a --cull run remembers what it culled for this build of
+// the program, and the next --cull run starts with it excluded.
+TEST_F(SondeCull, ASecondRunStartsWithWhatTheFirstCulled) {
+  const fs::path cache = dir_ / "cull-cache";  // SONDE_CULL_CACHE (the fixture)
+  const std::string first = (dir_ / "first").string();
+  CliRun r = sonde({"run", "--cull", "--set", "cull_phase_calls=100000", "--out", first, "--",
+                    kCullTestProgram, "100"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("starting with"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sonde: cull: 1 functions remembered for the next --cull run of " +
+                       kCullTestProgram + " (1 new; " + cache.string() + "/build-id-"),
+            std::string::npos)
+      << r.err;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(cache)) files.push_back(entry.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_NE(slurp(files[0]).find("\n-helper(unsigned int)\n"), std::string::npos);
+
+  // No first phase now: the helper is excluded from its first call.
+  const std::string second = (dir_ / "second").string();
+  r = sonde({"run", "--cull", "--out", second, "--", kCullTestProgram, "100", "nowait"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("sonde: cull: starting with 1 functions culled in earlier runs of this "
+                       "build (" +
+                       files[0].string()),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("functions remembered for the next --cull run of " + kCullTestProgram +
+                       " (0 new;"),
+            std::string::npos)
+      << r.err;
+  r = sonde({"summary", second, "--format", "csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("helper"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("request(unsigned int, int)\",100,"), std::string::npos) << r.out;
+
+  // The run's own rules decide over the remembered ones: a pin keeps the
+  // helper traced, every call of it.
+  const std::string pinned = (dir_ / "pinned").string();
+  r = sonde({"run", "--cull", "--set", "patterns=+helper*", "--out", pinned, "--", kCullTestProgram,
+             "100", "nowait"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("starting with 1 functions"), std::string::npos) << r.err;
+  r = sonde({"summary", pinned, "--format", "csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("helper(unsigned int),100000,"), std::string::npos) << r.out;
+
+  // --no-cull-cache: neither read nor written.
+  const auto before = fs::last_write_time(files[0]);
+  r = sonde({"run", "--cull", "--no-cull-cache", "--out", (dir_ / "fresh").string(), "--",
+             kCullTestProgram, "100", "nowait"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("starting with"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("remembered"), std::string::npos) << r.err;
+  EXPECT_EQ(fs::last_write_time(files[0]), before);
+}
+
 TEST_F(SondeCull, UsageErrorsAndUnreadableLogs) {
   EXPECT_EQ(sonde({"cull"}).exit_code, 2);
   EXPECT_EQ(sonde({"cull", dir_.string(), "--max-ns", "abc"}).exit_code, 2);

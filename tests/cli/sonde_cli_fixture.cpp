@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +26,9 @@ void SondeCli::SetUp() {
                                       info->test_suite_name() + "-" + info->name());
   fs::remove_all(dir_);
   fs::create_directories(dir_);
+  // What `sonde run --cull` remembers between runs stays in the test's own
+  // folder, not the user's ~/.cache (docs/cull.md, "Across runs").
+  setenv("SONDE_CULL_CACHE", (dir_ / "cull-cache").c_str(), 1);
 }
 
 void SondeCli::TearDown() {

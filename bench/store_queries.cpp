@@ -8,7 +8,8 @@
 // Kinds: the first page of all traces; a window of 1 % of the stored time; the traces of
 // one root operation (substring); the longest traces; a duration band;
 // one trace by id; the per-operation statistics; the dependency graph.
-// Prints per kind the median, p95 and maximum in milliseconds, and the
+// Prints per kind the median, p95 and maximum in milliseconds and how many
+// of its searches gave an estimated count (TraceQueryResult), and the
 // store's size per trace.
 #include <algorithm>
 #include <chrono>
@@ -29,6 +30,7 @@ using Clock = std::chrono::steady_clock;
 struct Kind {
   std::string name;
   std::vector<double> ms;
+  int estimated = 0;  // searches whose count was an estimate
 };
 
 double percentile(std::vector<double> v, double p) {
@@ -74,12 +76,13 @@ int main(int argc, char** argv) {
   // Trace ids to look up: from the random windows.
   std::vector<int64_t> ids;
   std::vector<Kind> kinds;
-  const auto time = [&](const std::string& name, const std::function<void()>& query) {
+  // `query` returns whether its count was estimated.
+  const auto time = [&](const std::string& name, const std::function<bool()>& query) {
     auto it =
         std::find_if(kinds.begin(), kinds.end(), [&](const Kind& k) { return k.name == name; });
     if (it == kinds.end()) it = kinds.insert(kinds.end(), Kind{name, {}});
     const auto t = Clock::now();
-    query();
+    it->estimated += query() ? 1 : 0;
     it->ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
     if (const std::string e = store->last_error(); !e.empty()) {
       std::fprintf(stderr, "bench_store_queries: %s: %s\n", name.c_str(), e.c_str());
@@ -89,7 +92,7 @@ int main(int argc, char** argv) {
   const int64_t window_ns = std::max<int64_t>(1, (info.last_start - info.first_start) / 100);
   for (long q = 0; q < queries; ++q) {
     sonde::store::TraceQuery all;
-    time("first page", [&] { store->find_traces(all); });
+    time("first page", [&] { return store->find_traces(all).matched_estimated; });
     sonde::store::TraceQuery window;
     window.from_ns = uniform(info.first_start, info.last_start - window_ns);
     window.to_ns = window.from_ns + window_ns;
@@ -99,26 +102,40 @@ int main(int argc, char** argv) {
         ids.push_back(
             r.entries[static_cast<size_t>(uniform(0, static_cast<int64_t>(r.entries.size()) - 1))]
                 .trace_id);
+      return r.matched_estimated;
     });
     sonde::store::TraceQuery by_op;
     by_op.filter.operation =
         ops[static_cast<size_t>(uniform(0, static_cast<int64_t>(ops.size()) - 1))].operation;
-    time("root operation", [&] { store->find_traces(by_op); });
+    time("root operation", [&] { return store->find_traces(by_op).matched_estimated; });
     sonde::store::TraceQuery longest;
     longest.order = sonde::analysis::TraceOrder::kLongest;
-    time("longest", [&] { store->find_traces(longest); });
+    time("longest", [&] { return store->find_traces(longest).matched_estimated; });
     const sonde::store::OperationStats& op =
         ops[static_cast<size_t>(uniform(0, static_cast<int64_t>(ops.size()) - 1))];
     sonde::store::TraceQuery band;
     band.filter.min_duration = static_cast<int64_t>(op.p50);
     band.filter.max_duration = static_cast<int64_t>(op.p90);
-    time("duration band", [&] { store->find_traces(band); });
+    time("duration band", [&] { return store->find_traces(band).matched_estimated; });
     if (!ids.empty()) {
       const int64_t id = ids[static_cast<size_t>(uniform(0, static_cast<int64_t>(ids.size()) - 1))];
-      time("one trace", [&] { store->trace(id); });
+      time("one trace", [&] {
+        if (store->trace(id).empty()) {
+          std::fprintf(stderr, "bench_store_queries: trace %lld not found\n",
+                       static_cast<long long>(id));
+          std::exit(1);
+        }
+        return false;
+      });
     }
-    time("operations", [&] { store->operations(); });
-    time("call graph", [&] { store->call_edges(); });
+    time("operations", [&] {
+      store->operations();
+      return false;
+    });
+    time("call graph", [&] {
+      store->call_edges();
+      return false;
+    });
   }
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(std::filesystem::path(dir) / "index.sqlite", ec);
@@ -130,11 +147,12 @@ int main(int argc, char** argv) {
       static_cast<double>(ec ? 0 : bytes) / (1024.0 * 1024.0),
       traces == 0 ? 0.0 : static_cast<double>(ec ? 0 : bytes) / static_cast<double>(traces),
       info_ms);
-  std::printf("%-16s %8s %10s %10s %10s\n", "query", "runs", "median ms", "p95 ms", "max ms");
+  std::printf("%-16s %8s %10s %10s %10s %10s\n", "query", "runs", "median ms", "p95 ms", "max ms",
+              "estimated");
   for (const Kind& k : kinds) {
-    std::printf("%-16s %8zu %10.1f %10.1f %10.1f\n", k.name.c_str(), k.ms.size(),
+    std::printf("%-16s %8zu %10.1f %10.1f %10.1f %10d\n", k.name.c_str(), k.ms.size(),
                 percentile(k.ms, 0.5), percentile(k.ms, 0.95),
-                *std::max_element(k.ms.begin(), k.ms.end()));
+                *std::max_element(k.ms.begin(), k.ms.end()), k.estimated);
   }
   return 0;
 }

@@ -212,7 +212,7 @@ function navigateSearch(s) {
 }
 
 // Duration against start time for (up to) the first 1000 matching traces: outliers stand out.
-function scatterPlot(traces, matched) {
+function scatterPlot(traces, matched, estimated) {
   const width = 1000, height = 170, left = 64, right = 12, top = 10, bottom = 24;
   const t0 = Math.min(...traces.map((t) => t.start_ns));
   const t1 = Math.max(...traces.map((t) => t.start_ns));
@@ -234,7 +234,7 @@ function scatterPlot(traces, matched) {
     svg.append(dot);
   }
   return el('figure', { class: 'chart-figure' }, svg,
-    el('figcaption', { class: 'legend' }, `Duration over start time of ${traces.length < matched ? `the first ${traces.length} of ` : ''}${matched} matching traces (square-root scale); click a dot to open the trace.`));
+    el('figcaption', { class: 'legend' }, `Duration over start time of ${traces.length < matched ? `the first ${traces.length} of ` : ''}${estimated ? 'about ' : ''}${matched} matching traces (square-root scale); click a dot to open the trace.`));
 }
 
 async function renderTraces(s) {
@@ -248,7 +248,7 @@ async function renderTraces(s) {
     data = await api('/api/traces', query);
     if (data.matched > 1) {
       const overview = await api('/api/traces', { ...query, order: 'start', offset: 0, limit: 1000 });
-      plot.replaceChildren(scatterPlot(overview.traces, overview.matched));
+      plot.replaceChildren(scatterPlot(overview.traces, overview.matched, overview.matched_estimated));
     }
   } catch (e) {
     results.replaceChildren(errorBox(e.message));
@@ -276,7 +276,7 @@ async function renderTraces(s) {
   const pager = el('div', { class: 'pager' },
     el('span', { class: 'muted', id: 'match-count' },
       data.matched === 0 ? 'No trace matches.' :
-        `${offset + 1}–${offset + data.traces.length} of ${data.matched} matching traces`),
+        `${offset + 1}–${offset + data.traces.length} of ${data.matched_estimated ? 'about ' : ''}${data.matched} matching traces`),
     el('button', { disabled: offset === 0, onclick: () => navigateSearch({ ...s, offset: Math.max(0, offset - 50) }) }, '‹ Previous'),
     el('button', { disabled: offset + data.traces.length >= data.matched, onclick: () => navigateSearch({ ...s, offset: offset + 50 }) }, 'Next ›'));
   results.replaceChildren(pager,

@@ -128,7 +128,11 @@ ApiResponse traces(store::TraceStore& store, const QueryParams& params) {
   const store::TraceQueryResult r = store.find_traces(q);
   json list = json::array();
   for (const auto& e : r.entries) list.push_back(trace_entry_json(e));
-  return ok({{"matched", r.matched}, {"offset", q.offset}, {"limit", q.limit}, {"traces", list}});
+  return ok({{"matched", r.matched},
+             {"matched_estimated", r.matched_estimated},
+             {"offset", q.offset},
+             {"limit", q.limit},
+             {"traces", list}});
 }
 
 ApiResponse one_trace(store::TraceStore& store, const std::string& id_text,

@@ -25,7 +25,7 @@ std::variant<store::TraceQuery, ParamError> parse_trace_query(
     const std::multimap<std::string, std::string>& params) {
   static const std::set<std::string> known = {"operation", "host",  "min_ns", "max_ns",
                                               "from",      "to",    "failed", "invalid",
-                                              "order",     "limit", "offset"};
+                                              "order",     "limit", "offset", "exact"};
   store::TraceQuery q;
   for (const auto& [name, value] : params) {
     if (!known.contains(name)) return bad(name, "unknown parameter");
@@ -62,6 +62,11 @@ std::variant<store::TraceQuery, ParamError> parse_trace_query(
       }
       q.filter.include_invalid = value == "include";
       q.filter.only_invalid = value == "only";
+    } else if (name == "exact") {
+      // true: count every match, however long it takes (the embedded store
+      // otherwise estimates past TraceQuery::exact_count_traces).
+      if (value != "true" && value != "false") return bad(name, "needs true or false");
+      if (value == "true") q.exact_count_traces = 0;
     } else if (name == "order") {
       if (value != "start" && value != "duration") return bad(name, "needs start or duration");
       q.order = value == "start" ? analysis::TraceOrder::kStart : analysis::TraceOrder::kLongest;

@@ -5,7 +5,11 @@ namespace sonde::store {
 const std::string& index_schema_sql() {
   // Times are ns since the epoch, durations ns. Traces are stored many to
   // a `trace_batches` row (trace_batch.hpp); trace ids are not unique
-  // across monitored processes.
+  // across monitored processes. `batch_roots` and `batch_id_spans` say
+  // which rows a search by root operation or a lookup by id must unpack.
+  // The two indexes on trace_batches hold every column a search orders and
+  // prunes on (the first also what info() sums), so that those read the
+  // indexes alone: a row's own page would bring the start of its BLOBs.
   static const std::string sql = R"(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS names (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
@@ -26,8 +30,28 @@ CREATE TABLE IF NOT EXISTS trace_batches (
   entries BLOB NOT NULL,
   executions BLOB NOT NULL
 );
-CREATE INDEX IF NOT EXISTS trace_batches_by_start ON trace_batches (first_start_ns);
-CREATE INDEX IF NOT EXISTS trace_batches_by_trace_id ON trace_batches (min_trace_id);
+CREATE INDEX IF NOT EXISTS trace_batches_by_start ON trace_batches
+  (first_start_ns, last_start_ns, min_duration_ns, max_duration_ns, traces, invalid,
+   valid_executions, valid_first_start_ns, valid_last_start_ns);
+CREATE INDEX IF NOT EXISTS trace_batches_by_max_duration ON trace_batches
+  (max_duration_ns, first_start_ns, last_start_ns, min_duration_ns, traces, invalid);
+CREATE TABLE IF NOT EXISTS batch_roots (
+  root INTEGER NOT NULL,
+  batch INTEGER NOT NULL,
+  traces INTEGER NOT NULL,
+  invalid INTEGER NOT NULL,
+  first_start_ns INTEGER NOT NULL,
+  last_start_ns INTEGER NOT NULL,
+  min_duration_ns INTEGER NOT NULL,
+  max_duration_ns INTEGER NOT NULL,
+  PRIMARY KEY (root, batch)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS batch_id_spans (
+  lo INTEGER NOT NULL,
+  hi INTEGER NOT NULL,
+  batch INTEGER NOT NULL,
+  PRIMARY KEY (lo, batch)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS hosts (name TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS reduced_traces (
   id INTEGER PRIMARY KEY,
@@ -59,6 +83,11 @@ CREATE TABLE IF NOT EXISTS operations (
   p99 REAL NOT NULL,
   exact_quantiles INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS operation_state (
+  operation TEXT PRIMARY KEY,
+  failed INTEGER NOT NULL,
+  state BLOB NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS call_edges (
   caller TEXT NOT NULL,
   callee TEXT NOT NULL,

@@ -10,7 +10,11 @@ namespace sonde::store {
 // Bumped whenever a table or column changes meaning; readers refuse others.
 // 2: executions packed per trace (execution_blob.hpp) instead of a row each.
 // 3: traces many to a row (trace_batch.hpp) instead of a row each.
-inline constexpr int kIndexSchemaVersion = 3;
+// 4: per row, its root operations (`batch_roots`) and trace-id spans
+//    (`batch_id_spans`), so that searches skip the rows they need not unpack;
+//    the operations' statistics state (`operation_state`) at a clean close,
+//    so that reopening does not read every execution again.
+inline constexpr int kIndexSchemaVersion = 4;
 inline constexpr const char* kIndexFileName = "index.sqlite";
 
 // CREATE TABLE/INDEX IF NOT EXISTS statements for every table.

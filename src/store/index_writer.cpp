@@ -50,6 +50,12 @@ std::string IndexWriter::open(const std::string& dir) {
       "last_start_ns, valid_first_start_ns, valid_last_start_ns, min_duration_ns, "
       "max_duration_ns, min_trace_id, max_trace_id, bloom, entries, executions) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+  insert_root_ = SqliteStatement(
+      db_,
+      "INSERT INTO batch_roots (root, batch, traces, invalid, first_start_ns, last_start_ns, "
+      "min_duration_ns, max_duration_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  insert_id_span_ =
+      SqliteStatement(db_, "INSERT INTO batch_id_spans (lo, hi, batch) VALUES (?1, ?2, ?3)");
   insert_host_ = SqliteStatement(db_, "INSERT OR IGNORE INTO hosts (name) VALUES (?1)");
   insert_name_ = SqliteStatement(db_, "INSERT INTO names (id, text) VALUES (?1, ?2)");
   insert_reduced_ = SqliteStatement(
@@ -68,12 +74,15 @@ std::string IndexWriter::open(const std::string& dir) {
       "INSERT OR REPLACE INTO clients (id, peer, log_file, received, stored, rejected, "
       "undecoded_bytes, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   set_meta_ = SqliteStatement(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)");
-  for (const SqliteStatement* s :
-       {&insert_batch_, &insert_host_, &insert_name_, &insert_reduced_, &upsert_operation_,
-        &upsert_edge_, &upsert_client_, &set_meta_}) {
+  insert_state_ = SqliteStatement(
+      db_, "INSERT INTO operation_state (operation, failed, state) VALUES (?1, ?2, ?3)");
+  for (const SqliteStatement* s : {&insert_batch_, &insert_root_, &insert_id_span_, &insert_host_,
+                                   &insert_name_, &insert_reduced_, &upsert_operation_,
+                                   &upsert_edge_, &upsert_client_, &set_meta_, &insert_state_}) {
     if (!s->ok()) return "cannot prepare the index: " + s->error();
   }
   if (std::string e = load_existing(); !e.empty()) return e;
+  opened_ = true;
   if (!begin()) return error_;
   set_meta_.bind(1, std::string_view("schema_version"));
   set_meta_.bind(2, std::to_string(kIndexSchemaVersion));
@@ -120,6 +129,12 @@ std::string IndexWriter::load_existing() {
   const auto name_of = [&by_id](uint64_t id) -> const std::string* {
     return id < by_id.size() ? &by_id[id] : nullptr;
   };
+  SqliteStatement edges(db_, "SELECT caller, callee, calls FROM call_edges");
+  if (!edges.ok()) return "cannot read the index: " + edges.error();
+  while (edges.step()) {
+    edges_[{edges.text(0), edges.text(1)}].calls = static_cast<uint64_t>(edges.int64(2));
+  }
+  if (load_saved_statistics(generation_)) return "";
   // Aggregates are not additive (quantiles): rebuild them from the executions.
   SqliteStatement batches(db_, "SELECT id, entries, executions FROM trace_batches ORDER BY id");
   if (!batches.ok()) return "cannot read the index: " + batches.error();
@@ -152,12 +167,52 @@ std::string IndexWriter::load_existing() {
     }
   }
   if (!batches.error().empty()) return "cannot read the index: " + batches.error();
-  SqliteStatement edges(db_, "SELECT caller, callee, calls FROM call_edges");
-  if (!edges.ok()) return "cannot read the index: " + edges.error();
-  while (edges.step()) {
-    edges_[{edges.text(0), edges.text(1)}].calls = static_cast<uint64_t>(edges.int64(2));
-  }
   return "";
+}
+
+bool IndexWriter::load_saved_statistics(uint64_t generation) {
+  // Saved in the transaction of the last commit before a clean close: valid
+  // only if no commit followed (a writer that crashed after more commits
+  // left them stale).
+  SqliteStatement saved(db_, "SELECT value FROM meta WHERE key = 'statistics_generation'");
+  if (!saved.ok() || !saved.step() || generation == 0 ||
+      saved.text(0) != std::to_string(generation)) {
+    return false;
+  }
+  std::unordered_map<std::string, OperationAggregate, NameHash, std::equal_to<>> loaded;
+  SqliteStatement states(db_, "SELECT operation, failed, state FROM operation_state");
+  while (states.ok() && states.step()) {
+    OperationAggregate& a = loaded[states.text(0)];
+    a.failed = static_cast<uint64_t>(states.int64(1));
+    if (!a.inclusive.load(states.blob(2))) return false;  // damaged: rebuild
+  }
+  // Every operation with statistics has its state, or none is trusted.
+  SqliteStatement operations(db_, "SELECT COUNT(*) FROM operations");
+  if (!states.error().empty() || !operations.ok() || !operations.step() ||
+      static_cast<uint64_t>(operations.int64(0)) != loaded.size()) {
+    return false;
+  }
+  operations_ = std::move(loaded);
+  return true;
+}
+
+void IndexWriter::save_statistics() {
+  if (std::string e = db_.exec("DELETE FROM operation_state"); !e.empty()) {
+    fail("cannot write the index " + e);
+    return;
+  }
+  std::string state;
+  for (const auto& [name, a] : operations_) {
+    state.clear();
+    a.inclusive.save(state);
+    insert_state_.bind(1, std::string_view(name));
+    insert_state_.bind(2, static_cast<int64_t>(a.failed));
+    insert_state_.bind_blob(3, state);
+    if (!write(insert_state_)) return;
+  }
+  set_meta_.bind(1, std::string_view("statistics_generation"));
+  set_meta_.bind(2, std::to_string(generation_));
+  write(set_meta_);
 }
 
 void IndexWriter::fail(const std::string& message) {
@@ -289,7 +344,27 @@ void IndexWriter::write_batch() {
   b.bind_blob(12, r.bloom);
   b.bind_blob(13, r.entries);
   b.bind_blob(14, r.executions);
-  write(b);
+  if (!write(b)) return;
+  const int64_t batch = sqlite3_last_insert_rowid(db_.handle());
+  for (const BatchRootSummary& root : r.roots) {
+    SqliteStatement& x = insert_root_;
+    x.bind(1, static_cast<int64_t>(root.root));
+    x.bind(2, batch);
+    x.bind(3, root.traces);
+    x.bind(4, root.invalid);
+    x.bind(5, root.first_start);
+    x.bind(6, root.last_start);
+    x.bind(7, root.min_duration);
+    x.bind(8, root.max_duration);
+    if (!write(x)) return;
+  }
+  for (const TraceIdSpan& span : r.id_spans) {
+    SqliteStatement& x = insert_id_span_;
+    x.bind(1, span.lo);
+    x.bind(2, span.hi);
+    x.bind(3, batch);
+    if (!write(x)) return;
+  }
 }
 
 uint64_t IndexWriter::name_id_or_empty(std::string_view name) {
@@ -391,6 +466,7 @@ std::string IndexWriter::commit() {
   set_meta_.bind(1, std::string_view("generation"));
   set_meta_.bind(2, std::to_string(++generation_));
   write(set_meta_);
+  if (saving_statistics_ && error_.empty()) save_statistics();
   if (!error_.empty()) {
     db_.exec("ROLLBACK");
     in_transaction_ = false;
@@ -415,7 +491,15 @@ std::string invalid_trace_problem(const analysis::InvalidTrace& trace) {
 }
 
 std::string IndexWriter::finish() {
+  // The last commit saves the statistics' state, so that reopening reads
+  // that instead of every execution (10^9 of them at scale). It must not
+  // be skipped when nothing is pending.
+  // Only a writer whose open() succeeded holds every operation's state: a
+  // refused or half-loaded one must not save what it has as the whole.
+  if (error_.empty() && opened_ && !in_transaction_) begin();
+  saving_statistics_ = opened_;
   std::string e = commit();
+  saving_statistics_ = false;
   db_.close();
   return e;
 }

@@ -9,7 +9,8 @@
 // only committed batches). Aggregates live in memory with bounded size per
 // operation (DurationAccumulator) and are rewritten for the operations a
 // batch touched. Reopening an existing index appends to it: the aggregates
-// are rebuilt from the stored executions first.
+// are loaded as the last clean close saved them (`operation_state`), or,
+// after a crash or by an older writer, rebuilt from the stored executions.
 #pragma once
 
 #include <cstdint>
@@ -80,15 +81,21 @@ class IndexWriter final : public TraceIndex {
   // Runs an INSERT/UPDATE and resets it; false (and error() set) if it failed.
   bool write(SqliteStatement& s);
   std::string load_existing();
+  // The operations' statistics as finish() saved them, if nothing was
+  // committed since; false: rebuild them from the executions.
+  bool load_saved_statistics(uint64_t generation);
+  void save_statistics();
   uint64_t name_id(std::string_view name);
   uint64_t name_id_or_empty(std::string_view name);
 
   size_t batch_traces_;
   SqliteDb db_;
-  SqliteStatement insert_batch_, insert_host_, insert_name_, insert_reduced_, upsert_operation_,
-      upsert_edge_, upsert_client_, set_meta_;
+  SqliteStatement insert_batch_, insert_root_, insert_id_span_, insert_host_, insert_name_,
+      insert_reduced_, upsert_operation_, upsert_edge_, upsert_client_, set_meta_, insert_state_;
   TraceBatchBuilder batch_;  // traces not yet in a row
   bool in_transaction_ = false;
+  bool saving_statistics_ = false;  // finish()'s commit also saves them
+  bool opened_ = false;             // open() succeeded: the aggregates are whole
   size_t pending_ = 0;
   uint64_t generation_ = 0;
   uint64_t traces_ = 0;

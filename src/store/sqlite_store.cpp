@@ -1,6 +1,7 @@
 #include "store/sqlite_store.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -108,41 +109,137 @@ bool before(const Candidate& a, const Candidate& b) {
   return std::tie(a.first, a.trace_id, a.row) < std::tie(b.first, b.trace_id, b.row);
 }
 
+// What a batch row holds that a query may want, from columns alone: the
+// whole row's traces, or, for a search by root operation, the traces of its
+// matching roots (`batch_roots`).
+struct RowBounds {
+  int64_t batch = 0;
+  int64_t traces = 0, invalid = 0;
+  int64_t first_start = 0, last_start = 0;
+  int64_t min_duration = 0, max_duration = 0;
+};
+
+// The bound columns, in RowBounds' order after the batch id, and the
+// conditions a row's bounds must meet to hold a matching trace.
+constexpr const char* kBoundColumns =
+    "traces, invalid, first_start_ns, last_start_ns, min_duration_ns, max_duration_ns";
+
+std::string bounds_where(const analysis::TraceFilter& f, bool with_validity) {
+  std::string where = " last_start_ns >= ?1 AND first_start_ns <= ?2 AND max_duration_ns >= ?3";
+  if (f.max_duration >= 0) where += " AND min_duration_ns <= ?4";
+  if (!with_validity) return where;
+  if (f.only_invalid) return where + " AND invalid > 0";
+  if (!f.include_invalid) return where + " AND traces > invalid";
+  return where;
+}
+
+void bind_bounds(SqliteStatement& s, const TraceQuery& q) {
+  s.bind(1, q.from_ns);
+  s.bind(2, q.to_ns);
+  s.bind(3, q.filter.min_duration);
+  if (q.filter.max_duration >= 0) s.bind(4, q.filter.max_duration);
+}
+
+RowBounds read_bounds(const SqliteStatement& s) {
+  return {s.int64(0), s.int64(1), s.int64(2), s.int64(3), s.int64(4), s.int64(5), s.int64(6)};
+}
+
+std::vector<uint64_t> matching_roots(SqliteDb& db, const std::string& operation,
+                                     std::string& error) {
+  // Root operations only: names that root no trace have no batch_roots row.
+  // As BLOBs, instr compares bytes, as std::string::find does (as text it
+  // steps by UTF-8 characters, which a name need not be).
+  std::vector<uint64_t> roots;
+  SqliteStatement s(db,
+                    "SELECT id FROM names WHERE instr(CAST(text AS BLOB), ?1) > 0 AND "
+                    "EXISTS (SELECT 1 FROM batch_roots WHERE root = names.id)");
+  s.bind_blob(1, operation);
+  while (s.ok() && s.step()) roots.push_back(static_cast<uint64_t>(s.int64(0)));
+  if (!s.error().empty()) error = s.error();
+  return roots;
+}
+
+std::vector<RowBounds> candidate_rows(SqliteDb& db, const TraceQuery& q, std::string& error) {
+  // Every row whose bounds admit a match, best first: earliest start, or
+  // longest duration. Only columns are read here, from an index that holds
+  // them all, in its order (ties between rows need no order: the page's
+  // own order is per trace); entries are fetched for the rows that must be
+  // unpacked (a sort over rows with their BLOBs copied every BLOB).
+  const analysis::TraceFilter& f = q.filter;
+  const bool longest = q.order == analysis::TraceOrder::kLongest;
+  std::vector<RowBounds> rows;
+  if (f.operation.empty()) {
+    SqliteStatement s(
+        db, std::string("SELECT id, ") + kBoundColumns + " FROM trace_batches WHERE" +
+                bounds_where(f, true) +
+                (longest ? " ORDER BY max_duration_ns DESC" : " ORDER BY first_start_ns"));
+    bind_bounds(s, q);
+    while (s.ok() && s.step()) rows.push_back(read_bounds(s));
+    if (!s.error().empty()) error = s.error();
+    return rows;
+  }
+  // By root operation: the matching roots' own bounds, merged per row.
+  const std::vector<uint64_t> roots = matching_roots(db, f.operation, error);
+  if (!error.empty() || roots.empty()) return rows;
+  SqliteStatement s(db, std::string("SELECT batch, ") + kBoundColumns +
+                            " FROM batch_roots WHERE root = ?5 AND" + bounds_where(f, false));
+  for (const uint64_t root : roots) {
+    bind_bounds(s, q);
+    s.bind(5, static_cast<int64_t>(root));
+    while (s.ok() && s.step()) rows.push_back(read_bounds(s));
+    if (!s.error().empty()) {
+      error = s.error();
+      return {};
+    }
+    s.reset();
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const RowBounds& a, const RowBounds& b) { return a.batch < b.batch; });
+  size_t merged = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (merged > 0 && rows[merged - 1].batch == rows[i].batch) {
+      RowBounds& m = rows[merged - 1];
+      const RowBounds& r = rows[i];
+      m.traces += r.traces;
+      m.invalid += r.invalid;
+      m.first_start = std::min(m.first_start, r.first_start);
+      m.last_start = std::max(m.last_start, r.last_start);
+      m.min_duration = std::min(m.min_duration, r.min_duration);
+      m.max_duration = std::max(m.max_duration, r.max_duration);
+    } else {
+      rows[merged++] = rows[i];
+    }
+  }
+  rows.resize(merged);
+  std::erase_if(rows, [&f](const RowBounds& r) {
+    return f.only_invalid ? r.invalid == 0 : !f.include_invalid && r.traces == r.invalid;
+  });
+  std::sort(rows.begin(), rows.end(), [longest](const RowBounds& a, const RowBounds& b) {
+    return longest ? std::tie(b.max_duration, a.batch) < std::tie(a.max_duration, b.batch)
+                   : std::tie(a.first_start, a.batch) < std::tie(b.first_start, b.batch);
+  });
+  return rows;
+}
+
 }  // namespace
 
 TraceQueryResult SqliteStore::find_traces(const TraceQuery& q) {
   std::lock_guard lock(mutex_);
   // Same semantics as TraceCatalog (root-operation substring, exact host,
   // inclusive duration bounds), plus the time window on the trace start.
-  // The batch rows' bounds select the candidates; their entries decide.
+  // The rows' bounds select the candidates; their entries decide.
   const analysis::TraceFilter& f = q.filter;
-  std::string where =
-      " WHERE last_start_ns >= ?1 AND first_start_ns <= ?2 AND max_duration_ns >= ?3";
-  if (f.max_duration >= 0) where += " AND min_duration_ns <= ?4";
-  if (f.only_invalid) {
-    where += " AND invalid > 0";
-  } else if (!f.include_invalid) {
-    where += " AND traces > invalid";
-  }
   SqliteReadSnapshot snapshot(db_);
   TraceQueryResult result;
-  // The rows most likely to hold the page first, so that later ones can
-  // often be counted from their columns without being unpacked (below).
   const bool longest = q.order == analysis::TraceOrder::kLongest;
-  SqliteStatement batches(
-      db_,
-      "SELECT id, entries, traces, invalid, first_start_ns, last_start_ns, min_duration_ns, "
-      "max_duration_ns FROM trace_batches" +
-          where +
-          (longest ? " ORDER BY max_duration_ns DESC, id" : " ORDER BY first_start_ns, id"));
-  if (!batches.ok()) {
-    last_error_ = batches.error();
+  last_error_.clear();
+  const std::vector<RowBounds> rows = candidate_rows(db_, q, last_error_);
+  if (!last_error_.empty()) return result;
+  SqliteStatement entries_of(db_, "SELECT entries FROM trace_batches WHERE id = ?1");
+  if (!entries_of.ok()) {
+    last_error_ = entries_of.error();
     return result;
   }
-  batches.bind(1, q.from_ns);
-  batches.bind(2, q.to_ns);
-  batches.bind(3, f.min_duration);
-  if (f.max_duration >= 0) batches.bind(4, f.max_duration);
 
   std::string problem;
   const auto name_of = [this, &problem](uint64_t id) {
@@ -177,32 +274,30 @@ TraceQueryResult SqliteStore::find_traces(const TraceQuery& q) {
   std::vector<Candidate> heap;
   std::vector<BatchEntry> entries;
   std::string raw;
-  // Whether every trace of a row passes the query can be told from its
-  // columns when the query filters on nothing but time, duration and
-  // validity.
-  const bool by_columns_only = f.operation.empty() && f.host.empty() && !f.only_failed;
-  while (problem.empty() && batches.step()) {
-    const int64_t batch = batches.int64(0);
-    const int64_t traces = batches.int64(2), invalid = batches.int64(3);
-    const int64_t first_start = batches.int64(4), last_start = batches.int64(5);
-    const int64_t min_duration = batches.int64(6), max_duration = batches.int64(7);
-    const bool all_pass = by_columns_only && first_start >= q.from_ns && last_start <= q.to_ns &&
-                          min_duration >= f.min_duration &&
-                          (f.max_duration < 0 || max_duration <= f.max_duration);
-    // The best key any trace of the row can have, against the page's last.
-    const bool may_enter_page =
-        heap.size() < keep ||
-        (keep > 0 && (longest ? -max_duration : first_start) <= heap.front().first);
-    if (all_pass && !may_enter_page) {
-      result.matched += static_cast<uint64_t>(f.only_invalid      ? invalid
-                                              : f.include_invalid ? traces
-                                                                  : traces - invalid);
-      continue;
+  // Whether every trace a row's bounds describe passes the query can be
+  // told from them when the query filters on nothing but time, duration,
+  // validity and (the bounds being that root's) root operation.
+  const bool by_columns_only = f.host.empty() && !f.only_failed;
+  const auto candidates = [&f](const RowBounds& r) {
+    return static_cast<uint64_t>(f.only_invalid      ? r.invalid
+                                 : f.include_invalid ? r.traces
+                                                     : r.traces - r.invalid);
+  };
+  // Unpacks row `r`, counts its matches and offers them to the page.
+  // Returns the matches, or nothing when the row cannot be read (problem).
+  const auto unpack = [&](const RowBounds& r) -> std::optional<uint64_t> {
+    entries_of.reset();
+    entries_of.bind(1, r.batch);
+    if (!entries_of.step()) {
+      problem = "batch row " + std::to_string(r.batch) + ": " +
+                (entries_of.error().empty() ? "missing" : entries_of.error());
+      return std::nullopt;
     }
-    if (std::string e = unpack_batch_entries(batches.blob(1), raw, entries); !e.empty()) {
-      problem = "batch row " + std::to_string(batch) + ": " + e;
-      break;
+    if (std::string e = unpack_batch_entries(entries_of.blob(0), raw, entries); !e.empty()) {
+      problem = "batch row " + std::to_string(r.batch) + ": " + e;
+      return std::nullopt;
     }
+    uint64_t matched = 0;
     for (size_t i = 0; i < entries.size(); ++i) {
       const BatchEntry& e = entries[i];
       if (e.start < q.from_ns || e.start > q.to_ns || e.duration < f.min_duration) continue;
@@ -211,9 +306,9 @@ TraceQueryResult SqliteStore::find_traces(const TraceQuery& q) {
       if (host_id && e.host != *host_id) continue;
       if (f.only_failed && e.failed == 0) continue;
       if (!root_passes(e.root)) continue;
-      ++result.matched;
-      Candidate c{q.order == analysis::TraceOrder::kLongest ? -e.duration : e.start, e.trace_id,
-                  batch_row_id(batch, i), e, std::string()};
+      ++matched;
+      Candidate c{longest ? -e.duration : e.start, e.trace_id, batch_row_id(r.batch, i), e,
+                  std::string()};
       if (heap.size() >= keep && (keep == 0 || !before(c, heap.front()))) continue;
       c.problem = std::string(e.problem);
       c.entry.problem = {};
@@ -224,13 +319,61 @@ TraceQueryResult SqliteStore::find_traces(const TraceQuery& q) {
       heap.push_back(std::move(c));
       std::push_heap(heap.begin(), heap.end(), before);
     }
+    return matched;
+  };
+  // Rows come best first, so once one cannot improve the page no later one
+  // can (the page's last only gets better): those are read only to count.
+  std::vector<const RowBounds*> count_only;
+  uint64_t count_only_traces = 0;
+  for (const RowBounds& r : rows) {
+    if (!problem.empty()) break;
+    const bool all_pass = by_columns_only && r.first_start >= q.from_ns &&
+                          r.last_start <= q.to_ns && r.min_duration >= f.min_duration &&
+                          (f.max_duration < 0 || r.max_duration <= f.max_duration);
+    // The best key any trace of the row can have, against the page's last.
+    const bool may_enter_page =
+        count_only.empty() &&
+        (heap.size() < keep ||
+         (keep > 0 && (longest ? -r.max_duration : r.first_start) <= heap.front().first));
+    if (all_pass && !may_enter_page) {
+      result.matched += candidates(r);
+    } else if (!may_enter_page) {
+      count_only.push_back(&r);
+      count_only_traces += candidates(r);
+    } else if (const auto matched = unpack(r)) {
+      result.matched += *matched;
+    } else {
+      break;
+    }
+  }
+  // Past the budget, an even sample of those rows: every stride-th one.
+  const uint64_t budget = q.exact_count_traces;
+  const uint64_t stride =
+      budget == 0 || count_only_traces <= budget ? 1 : (count_only_traces + budget - 1) / budget;
+  uint64_t sampled = 0, sampled_matched = 0, unsampled = 0;
+  for (size_t i = 0; i < count_only.size() && problem.empty(); ++i) {
+    if (i % stride != 0) {
+      unsampled += candidates(*count_only[i]);
+      continue;
+    }
+    const auto matched = unpack(*count_only[i]);
+    if (!matched) break;
+    sampled += candidates(*count_only[i]);
+    sampled_matched += *matched;
+  }
+  result.matched += sampled_matched;
+  if (unsampled > 0 && sampled > 0) {
+    result.matched += static_cast<uint64_t>(
+        std::llround(static_cast<double>(unsampled) * static_cast<double>(sampled_matched) /
+                     static_cast<double>(sampled)));
+    result.matched_estimated = true;
   }
   std::sort_heap(heap.begin(), heap.end(), before);
   for (size_t i = q.offset; i < heap.size(); ++i) {
     result.entries.push_back(to_trace_entry(heap[i].entry, name_of));
     result.entries.back().problem = std::move(heap[i].problem);
   }
-  last_error_ = !batches.error().empty() ? batches.error() : problem;
+  last_error_ = problem;
   return result;
 }
 
@@ -244,10 +387,14 @@ std::vector<StoredTrace> SqliteStore::trace(int64_t trace_id) {
     return text;
   };
   std::vector<std::pair<int64_t, StoredTrace>> found;  // with their row ids
+  // The rows with a span that can hold the id: spans are at most
+  // kIdSpanWidth wide, so their lo lies at most that far below it.
   SqliteStatement batches(db_,
-                          "SELECT id, bloom, entries, executions FROM trace_batches "
-                          "WHERE min_trace_id <= ?1 AND max_trace_id >= ?1 ORDER BY id");
-  batches.bind(1, trace_id);
+                          "SELECT id, bloom, entries, executions FROM trace_batches WHERE id IN "
+                          "(SELECT batch FROM batch_id_spans WHERE lo BETWEEN ?1 AND ?2 "
+                          "AND hi >= ?2) ORDER BY id");
+  batches.bind(1, lowest_span_start(trace_id));
+  batches.bind(2, trace_id);
   std::vector<BatchEntry> entries;
   std::string raw_entries, raw_executions;
   while (problem.empty() && batches.ok() && batches.step()) {

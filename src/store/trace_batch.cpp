@@ -3,6 +3,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "format/varint.hpp"
 
@@ -80,6 +81,40 @@ void TraceBatchBuilder::add(const BatchEntry& e, std::string_view packed_executi
   }
   trace_ids_.push_back(e.trace_id);
   ++r.traces;
+
+  auto [at, added] = root_at_.try_emplace(e.root, r.roots.size());
+  if (added) r.roots.push_back(BatchRootSummary{e.root});
+  BatchRootSummary& root = r.roots[at->second];
+  const bool first_of_root = root.traces == 0;
+  root.first_start = first_of_root ? e.start : std::min(root.first_start, e.start);
+  root.last_start = first_of_root ? e.start : std::max(root.last_start, e.start);
+  root.min_duration = first_of_root ? e.duration : std::min(root.min_duration, e.duration);
+  root.max_duration = first_of_root ? e.duration : std::max(root.max_duration, e.duration);
+  ++root.traces;
+  if (!e.valid) ++root.invalid;
+}
+
+std::vector<TraceIdSpan> trace_id_spans(std::vector<int64_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  std::vector<TraceIdSpan> spans;
+  for (const int64_t id : ids) {
+    // Unsigned: the distance of two sorted int64s always fits, even from
+    // INT64_MIN to INT64_MAX.
+    if (!spans.empty() &&
+        static_cast<uint64_t>(id) - static_cast<uint64_t>(spans.back().lo) <= kIdSpanWidth) {
+      spans.back().hi = id;
+    } else {
+      spans.push_back({id, id});
+    }
+  }
+  return spans;
+}
+
+int64_t lowest_span_start(int64_t trace_id) {
+  constexpr int64_t kWidth = static_cast<int64_t>(kIdSpanWidth);
+  return trace_id < std::numeric_limits<int64_t>::min() + kWidth
+             ? std::numeric_limits<int64_t>::min()
+             : trace_id - kWidth;
 }
 
 BatchRow TraceBatchBuilder::take() {
@@ -93,10 +128,14 @@ BatchRow TraceBatchBuilder::take() {
       row.bloom[bit / 8] = static_cast<char>(row.bloom[bit / 8] | (1 << (bit % 8)));
     });
   }
+  std::sort(row.roots.begin(), row.roots.end(),
+            [](const BatchRootSummary& a, const BatchRootSummary& b) { return a.root < b.root; });
+  row.id_spans = trace_id_spans(std::move(trace_ids_));
   row_ = BatchRow{};
   entries_.clear();
   executions_.clear();
   trace_ids_.clear();
+  root_at_.clear();
   previous_start_ = 0;
   return row;
 }

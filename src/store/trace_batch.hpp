@@ -18,12 +18,18 @@
 //   [problem: varint length, bytes]
 // The executions BLOB is the traces' packed executions back to back, in
 // entry order.
+//
+// Beside each row, two small tables let searches skip rows without
+// unpacking them (docs/formats/store.md): `batch_roots`, the row's traces
+// per root operation with their counts and bounds, and `batch_id_spans`,
+// the row's trace ids as spans at most kIdSpanWidth wide.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/reconstruct/trace_catalog.hpp"
@@ -61,6 +67,33 @@ struct BatchEntry {
   size_t executions_size = 0;
 };
 
+// The traces of one root operation in a batch row (table `batch_roots`):
+// a search by root operation counts a row from these columns, or skips it.
+struct BatchRootSummary {
+  uint64_t root = 0;  // names id
+  int64_t traces = 0;
+  int64_t invalid = 0;
+  int64_t first_start = 0, last_start = 0;
+  int64_t min_duration = 0, max_duration = 0;
+};
+
+// Trace ids lo..hi (inclusive) of a batch row, hi - lo <= kIdSpanWidth
+// (table `batch_id_spans`). Bounding the width is what makes a lookup by id
+// cheap: only spans whose lo lies within kIdSpanWidth below the id can hold
+// it, one short index range however many rows there are. One process's ids
+// come in blocks (the monitor hands each thread 4,096 at a time), so a row
+// of many processes' traces has about one span per process.
+struct TraceIdSpan {
+  int64_t lo = 0;
+  int64_t hi = 0;
+};
+inline constexpr uint64_t kIdSpanWidth = uint64_t{1} << 16;
+
+// `ids` as the fewest greedy spans, in ascending order.
+std::vector<TraceIdSpan> trace_id_spans(std::vector<int64_t> ids);
+// The smallest lo a span holding `trace_id` can have.
+int64_t lowest_span_start(int64_t trace_id);
+
 // The columns of one `trace_batches` row.
 struct BatchRow {
   int64_t traces = 0;
@@ -74,6 +107,8 @@ struct BatchRow {
   std::string entries;     // compressed
   std::string executions;  // compressed
   std::string bloom;
+  std::vector<BatchRootSummary> roots;  // by root id
+  std::vector<TraceIdSpan> id_spans;
 };
 
 class TraceBatchBuilder {
@@ -88,7 +123,8 @@ class TraceBatchBuilder {
  private:
   BatchRow row_;
   std::string entries_, executions_;
-  std::vector<int64_t> trace_ids_;  // one per trace added: the Bloom filter's input
+  std::vector<int64_t> trace_ids_;                // one per trace added: the Bloom filter's input
+  std::unordered_map<uint64_t, size_t> root_at_;  // root id -> its index in row_.roots
   int64_t previous_start_ = 0;
 };
 

@@ -28,11 +28,19 @@ struct TraceQuery {
   analysis::TraceOrder order = analysis::TraceOrder::kStart;
   size_t limit = 100;
   size_t offset = 0;
+  // How many traces a store may unpack only to count the matches beyond
+  // the page before it counts the rest from a sample of them (the page is
+  // always exact); 0: count every match. See TraceQueryResult.
+  uint64_t exact_count_traces = 1'000'000;
 };
 
 struct TraceQueryResult {
   std::vector<analysis::TraceEntry> entries;  // at most `limit`, after `offset`
   uint64_t matched = 0;                       // all traces that pass the query
+  // True when `matched` is an estimate: the embedded store, past
+  // exact_count_traces, unpacks an even sample of the rows it would read
+  // only to count, and scales what the sample matched to the rest.
+  bool matched_estimated = false;
 };
 
 // One execution of a stored trace; owns its strings (unlike

@@ -108,6 +108,13 @@ TEST_F(ServeApiTest, FilteredListMatchesTheCatalogue) {
   EXPECT_EQ(get_json("/api/traces?host=SRV1")["matched"], 0);
   EXPECT_EQ(get_json("/api/traces?host=SRV0")["matched"], kBookstoreTraces);
   EXPECT_EQ(get_json("/api/traces?failed=true")["matched"], 0);
+  // A log's store counts every match; asking for exactness changes nothing.
+  EXPECT_EQ(got["matched_estimated"], false);
+  const json exact = get_json(
+      "/api/traces?operation=searchBook&min_ns=5000000&max_ns=200000000&order=duration&limit=25"
+      "&exact=true");
+  EXPECT_EQ(exact["matched"], matched);
+  EXPECT_EQ(exact["matched_estimated"], false);
 }
 
 TEST_F(ServeApiTest, PagesCoverEveryTraceOnce) {
@@ -212,6 +219,7 @@ TEST_F(ServeApiTest, BadParametersAreRejectedByName) {
       {"/api/traces?failed=yes", "failed"},
       {"/api/traces?invalid=maybe", "invalid"},
       {"/api/traces?order=random", "order"},
+      {"/api/traces?exact=1", "exact"},
       {"/api/traces?limit=1&limit=2", "limit"},
       {"/api/traces?opration=searchBook", "opration"},
       {"/api/info?verbose=1", "verbose"},

@@ -9,6 +9,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -97,6 +98,92 @@ TEST(TraceBatch, EntriesAndExecutionsRoundTrip) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].problem, in[10].problem);
   EXPECT_FALSE(out[0].valid);
+}
+
+TEST(TraceBatch, EachRootOperationIsSummedWithItsOwnBounds) {
+  TraceBatchBuilder b;
+  // Root 7: three traces, one invalid; root 3: one trace.
+  const struct {
+    uint64_t root;
+    int64_t start, duration;
+    bool valid;
+  } traces[] = {{7, 500, 40, true}, {3, 100, 900, true}, {7, 200, 10, false}, {7, 800, 25, true}};
+  for (const auto& t : traces) {
+    BatchEntry e;
+    e.root = t.root;
+    e.start = t.start;
+    e.duration = t.duration;
+    e.valid = t.valid;
+    b.add(e, "");
+  }
+  const BatchRow row = b.take();
+  ASSERT_EQ(row.roots.size(), 2u);
+  const BatchRootSummary& three = row.roots[0];  // by root id
+  EXPECT_EQ(three.root, 3u);
+  EXPECT_EQ(three.traces, 1);
+  EXPECT_EQ(three.invalid, 0);
+  EXPECT_EQ(three.first_start, 100);
+  EXPECT_EQ(three.last_start, 100);
+  EXPECT_EQ(three.min_duration, 900);
+  EXPECT_EQ(three.max_duration, 900);
+  const BatchRootSummary& seven = row.roots[1];
+  EXPECT_EQ(seven.root, 7u);
+  EXPECT_EQ(seven.traces, 3);
+  EXPECT_EQ(seven.invalid, 1);
+  EXPECT_EQ(seven.first_start, 200);
+  EXPECT_EQ(seven.last_start, 800);
+  EXPECT_EQ(seven.min_duration, 10);
+  EXPECT_EQ(seven.max_duration, 40);
+  // The next batch starts its summaries afresh.
+  BatchEntry e;
+  e.root = 7;
+  b.add(e, "");
+  const BatchRow next = b.take();
+  ASSERT_EQ(next.roots.size(), 1u);
+  EXPECT_EQ(next.roots[0].traces, 1);
+}
+
+TEST(TraceBatch, TraceIdSpansCoverEveryIdAndStayNarrow) {
+  constexpr auto kWidth = static_cast<int64_t>(kIdSpanWidth);
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  // Three processes' id blocks interleaved, as a collector's batch holds them.
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < 300; ++i) ids.push_back((i % 3) << 40 | (4096 + i / 3));
+  const std::vector<TraceIdSpan> three = trace_id_spans(ids);
+  ASSERT_EQ(three.size(), 3u);
+  EXPECT_EQ(three[0].lo, 4096);
+  EXPECT_EQ(three[0].hi, 4096 + 99);
+  EXPECT_EQ(three[2].lo, (int64_t{2} << 40) + 4096);
+  // The width is the bound: lo + width joins, lo + width + 1 does not.
+  EXPECT_EQ(trace_id_spans({0, kWidth}).size(), 1u);
+  EXPECT_EQ(trace_id_spans({0, kWidth + 1}).size(), 2u);
+  // Greedy from the lowest: many ids a step apart make spans of full width.
+  std::vector<int64_t> steps;
+  for (int64_t i = 0; i <= 4; ++i) steps.push_back(i * kWidth / 2);
+  const std::vector<TraceIdSpan> wide = trace_id_spans(steps);
+  ASSERT_EQ(wide.size(), 2u);
+  EXPECT_EQ(wide[0].hi, kWidth);
+  EXPECT_EQ(wide[1].lo, kWidth * 3 / 2);
+  // Extremes, duplicates and negative ids: no overflow, every id covered.
+  const std::vector<int64_t> odd = {kMax, kMin, -1, -1, 0, kMin + 1, kMax - kWidth};
+  const std::vector<TraceIdSpan> spans = trace_id_spans(odd);
+  ASSERT_EQ(spans.size(), 3u);
+  EXPECT_EQ(spans[0].lo, kMin);
+  EXPECT_EQ(spans[0].hi, kMin + 1);
+  EXPECT_EQ(spans[1].lo, -1);
+  EXPECT_EQ(spans[1].hi, 0);
+  EXPECT_EQ(spans[2].lo, kMax - kWidth);
+  EXPECT_EQ(spans[2].hi, kMax);
+  for (const int64_t id : odd) {
+    const bool covered = std::any_of(spans.begin(), spans.end(), [id](const TraceIdSpan& s) {
+      return s.lo <= id && id <= s.hi && s.lo >= lowest_span_start(id);
+    });
+    EXPECT_TRUE(covered) << id;
+  }
+  EXPECT_EQ(lowest_span_start(kMin + 5), kMin);
+  EXPECT_EQ(lowest_span_start(0), -kWidth);
+  EXPECT_TRUE(trace_id_spans({}).empty());
 }
 
 TEST(TraceBatch, DamagedBlobsAreReportedNotRead) {
@@ -238,6 +325,22 @@ TEST_F(ManyBatches, EveryBatchRowHoldsManyTraces) {
   EXPECT_EQ(rows.int64(0), 4);
   EXPECT_EQ(rows.int64(1), kTraces);
   EXPECT_EQ(rows.int64(2), static_cast<int64_t>(kMaxBatchTraces));
+  // Beside each row: its roots (three root operations) and its id spans
+  // (the ids run 1, 1, 1, 2, ...: one span a row).
+  SqliteStatement roots(db,
+                        "SELECT COUNT(*), SUM(traces), SUM(invalid), COUNT(DISTINCT batch) "
+                        "FROM batch_roots");
+  ASSERT_TRUE(roots.step()) << roots.error();
+  EXPECT_EQ(roots.int64(0), 4 * 3);
+  EXPECT_EQ(roots.int64(1), kTraces);
+  EXPECT_EQ(roots.int64(2), static_cast<int64_t>(kTraces - valid_));
+  EXPECT_EQ(roots.int64(3), 4);
+  SqliteStatement spans(db, "SELECT COUNT(*), MIN(lo), MAX(hi), MAX(hi - lo) FROM batch_id_spans");
+  ASSERT_TRUE(spans.step()) << spans.error();
+  EXPECT_EQ(spans.int64(0), 4);
+  EXPECT_EQ(spans.int64(1), 1);
+  EXPECT_EQ(spans.int64(2), 1 + (kTraces - 1) / 3);
+  EXPECT_LE(spans.int64(3), static_cast<int64_t>(kIdSpanWidth));
   const StoreInfo info = store_->info();
   EXPECT_EQ(info.traces, valid_);
   EXPECT_EQ(info.invalid_traces, kTraces - valid_);
@@ -280,6 +383,31 @@ TEST_F(ManyBatches, SearchesAndPagesAgreeWithTheCatalogue) {
   q = TraceQuery{};
   q.limit = 0;
   queries.push_back(q);
+  // By root operation alone: rows counted from `batch_roots`, two roots
+  // merged per row ("shop.C": Cart and Catalog), a name that roots no trace.
+  q = TraceQuery{};
+  q.filter.operation = "Order";
+  queries.push_back(q);
+  q.filter.operation = "shop.C";
+  q.filter.include_invalid = true;
+  q.order = analysis::TraceOrder::kLongest;
+  q.offset = 4090;
+  q.limit = 25;
+  queries.push_back(q);
+  q = TraceQuery{};
+  q.filter.operation = "Cart";
+  q.filter.min_duration = 30'000;
+  q.from_ns = 1'700'000'000'002'000'000;
+  q.to_ns = 1'700'000'000'008'000'000;
+  queries.push_back(q);
+  q = TraceQuery{};
+  q.filter.operation = "shop";
+  q.filter.only_invalid = true;
+  q.limit = 1'000'000;
+  queries.push_back(q);
+  q = TraceQuery{};
+  q.filter.operation = "db.query()";
+  queries.push_back(q);
   for (size_t i = 0; i < queries.size(); ++i) {
     SCOPED_TRACE("query " + std::to_string(i));
     uint64_t matched = 0;
@@ -296,6 +424,69 @@ TEST_F(ManyBatches, SearchesAndPagesAgreeWithTheCatalogue) {
   // Not every query matches everything, nor nothing.
   EXPECT_EQ(store_->find_traces(queries[7]).matched, 0u);
   EXPECT_GT(store_->find_traces(queries[5]).matched, 0u);
+  for (size_t i = 9; i < 13; ++i) EXPECT_GT(store_->find_traces(queries[i]).matched, 0u) << i;
+  EXPECT_EQ(store_->find_traces(queries[13]).matched, 0u);  // a callee, never a root
+}
+
+TEST_F(ManyBatches, PastItsBudgetACountIsEstimatedFromAnEvenSampleAndSaysSo) {
+  // A host search must unpack every row; its page fills from the first.
+  TraceQuery q;
+  q.filter.host = "beta";
+  q.limit = 10;
+  uint64_t matched = 0;
+  const std::vector<analysis::TraceEntry> want = expected(q, &matched);
+  const TraceQueryResult exact = store_->find_traces(q);  // the default budget
+  EXPECT_FALSE(exact.matched_estimated);
+  EXPECT_EQ(exact.matched, matched);
+  q.exact_count_traces = 1000;  // rows 2 to 4 hold about 5,900
+  const TraceQueryResult estimated = store_->find_traces(q);
+  EXPECT_EQ(store_->last_error(), "");
+  EXPECT_TRUE(estimated.matched_estimated);
+  // The hosts are drawn at random, a third each: a sample of a row of
+  // 4,096 traces lands within a few per cent of the truth.
+  EXPECT_NEAR(static_cast<double>(estimated.matched), static_cast<double>(matched),
+              0.1 * static_cast<double>(matched));
+  EXPECT_NE(estimated.matched, 0u);
+  // The page itself is never estimated.
+  ASSERT_EQ(estimated.entries.size(), want.size());
+  for (size_t k = 0; k < want.size(); ++k) test::expect_same_entry(estimated.entries[k], want[k]);
+  q.exact_count_traces = 0;  // count everything
+  const TraceQueryResult unlimited = store_->find_traces(q);
+  EXPECT_FALSE(unlimited.matched_estimated);
+  EXPECT_EQ(unlimited.matched, matched);
+}
+
+TEST_F(ManyBatches, ASearchByRootUnpacksOnlyTheRowsThatHoldIt) {
+  // Damage the entries of every row; a root that no row holds, and a
+  // search whose page the first rows fill, must not need them.
+  {
+    SqliteDb db;
+    ASSERT_EQ(db.open(dir_ / "index.sqlite", SQLITE_OPEN_READWRITE), "");
+    ASSERT_EQ(db.exec("UPDATE trace_batches SET entries = x'00' WHERE id > 1"), "");
+  }
+  std::string error;
+  store_ = SqliteStore::open(dir_.path(), &error);
+  ASSERT_NE(store_, nullptr) << error;
+  TraceQuery q;
+  q.filter.operation = "db.query()";
+  EXPECT_EQ(store_->find_traces(q).matched, 0u);
+  EXPECT_EQ(store_->last_error(), "");
+  // Every Order trace, oldest first: the page comes from row 1 and the
+  // other rows are counted from their root summaries.
+  q.filter.operation = "Order";
+  q.limit = 10;
+  uint64_t matched = 0;
+  const std::vector<analysis::TraceEntry> want = expected(q, &matched);
+  const TraceQueryResult got = store_->find_traces(q);
+  EXPECT_EQ(store_->last_error(), "");
+  EXPECT_EQ(got.matched, matched);
+  ASSERT_EQ(got.entries.size(), want.size());
+  for (size_t k = 0; k < want.size(); ++k) test::expect_same_entry(got.entries[k], want[k]);
+  // A query that needs a damaged row names it.
+  q.filter.host = "beta";
+  store_->find_traces(q);
+  EXPECT_NE(store_->last_error().find("batch row 2: entries"), std::string::npos)
+      << store_->last_error();
 }
 
 TEST_F(ManyBatches, EveryIdFindsItsTracesFromEveryClient) {

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "analysis/model/trace_model.hpp"
+#include "format/varint.hpp"
 #include "stats/percentile.hpp"
 
 namespace sonde::analysis {
@@ -157,6 +159,113 @@ DistributionSummary DurationAccumulator::summary() const {
   s.p95 = quantile(0.95);
   s.p99 = quantile(0.99);
   return s;
+}
+
+namespace {
+constexpr uint64_t kStateVersion = 1;
+
+uint64_t double_bits(double d) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &d, sizeof bits);
+  return bits;
+}
+double bits_double(uint64_t bits) {
+  double d = 0;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+}  // namespace
+
+void DurationAccumulator::save(std::string& out) const {
+  using format::put_varint;
+  using format::zigzag;
+  put_varint(out, kStateVersion);
+  put_varint(out, exact_limit_);
+  put_varint(out, count_);
+  put_varint(out, zigzag(total_));
+  put_varint(out, zigzag(min_));
+  put_varint(out, zigzag(max_));
+  put_varint(out, zigzag(shift_));
+  put_varint(out, double_bits(shifted_sum_));
+  put_varint(out, double_bits(shifted_squares_));
+  put_varint(out, histogram_mode_ ? 1 : 0);
+  if (!histogram_mode_) {
+    // Sorted, as deltas: small numbers for nearby durations.
+    std::vector<int64_t> sorted = samples_;
+    std::sort(sorted.begin(), sorted.end());
+    put_varint(out, sorted.size());
+    int64_t previous = 0;
+    for (const int64_t v : sorted) {
+      put_varint(out, zigzag(format::wrapping_sub(v, previous)));
+      previous = v;
+    }
+    return;
+  }
+  // Only the buckets in use: (index after the previous one used, count).
+  size_t used = 0;
+  for (const uint64_t n : buckets_) used += n > 0 ? 1 : 0;
+  put_varint(out, used);
+  size_t previous = 0;
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    if (buckets_[i] == 0) continue;
+    put_varint(out, i - previous);
+    put_varint(out, buckets_[i]);
+    previous = i;
+  }
+}
+
+bool DurationAccumulator::load(std::string_view in) {
+  const auto* begin = reinterpret_cast<const uint8_t*>(in.data());
+  format::ByteCursor c{begin, begin + in.size()};
+  if (c.varint() != kStateVersion || !c.ok) return false;
+  DurationAccumulator a(static_cast<size_t>(c.varint()));
+  a.count_ = c.varint();
+  a.total_ = c.svarint();
+  a.min_ = c.svarint();
+  a.max_ = c.svarint();
+  a.shift_ = c.svarint();
+  a.shifted_sum_ = bits_double(c.varint());
+  a.shifted_squares_ = bits_double(c.varint());
+  const uint64_t mode = c.varint();
+  if (!c.ok || mode > 1 || a.min_ > a.max_ || a.exact_limit_ == 0) return false;
+  a.histogram_mode_ = mode == 1;
+  const uint64_t n = c.varint();
+  if (!a.histogram_mode_) {
+    // At least a byte a sample: a count past the bytes left is a lie.
+    if (!c.ok || n != a.count_ || n > a.exact_limit_ || n > static_cast<uint64_t>(c.end - c.p)) {
+      return false;
+    }
+    a.samples_.reserve(static_cast<size_t>(n));
+    int64_t previous = 0;
+    for (uint64_t i = 0; i < n && c.ok; ++i) {
+      const int64_t v = format::wrapping_add(previous, c.svarint());
+      if (v < a.min_ || v > a.max_ || (i > 0 && v < previous)) return false;
+      a.samples_.push_back(v);
+      previous = v;
+    }
+    a.sorted_ = true;
+  } else {
+    // Every bucket a value can have: that of the largest int64.
+    const size_t limit = bucket_of(std::numeric_limits<int64_t>::max()) + 1;
+    if (!c.ok || n > limit) return false;
+    size_t index = 0;
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < n && c.ok; ++i) {
+      const uint64_t step = c.varint();
+      const uint64_t times = c.varint();
+      if (step >= limit - index || (i > 0 && step == 0) || times == 0 || times > a.count_ - total) {
+        return false;
+      }
+      index += static_cast<size_t>(step);
+      if (a.buckets_.size() <= index) a.buckets_.resize(index + 1, 0);
+      a.buckets_[index] += times;
+      total += times;
+    }
+    if (total != a.count_) return false;
+  }
+  if (!c.ok || !c.at_end()) return false;
+  *this = std::move(a);
+  return true;
 }
 
 }  // namespace sonde::analysis

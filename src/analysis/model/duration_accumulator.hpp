@@ -12,6 +12,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/model/distribution.hpp"
@@ -34,6 +36,14 @@ class DurationAccumulator {
   // Q(p), p in [0, 1]; 0 when empty.
   double quantile(double p) const;
   DistributionSummary summary() const;
+
+  // The whole state, appended to `out` (LEB128 varints), so that a store
+  // can keep it and go on adding later without the samples it saw. load()
+  // replaces this accumulator's state with one save() wrote; it returns
+  // false, leaving this one unchanged, for bytes that are not such a state
+  // or do not agree with themselves (counts, bounds, bucket indexes).
+  void save(std::string& out) const;
+  bool load(std::string_view in);
 
  private:
   void move_to_histogram();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace sonde::analysis {
@@ -112,6 +113,83 @@ TEST(DurationAccumulator, HugeValuesDoNotOverflowTheHistogram) {
   EXPECT_EQ(acc.summary().max, int64_t{1} << 62);
   EXPECT_GT(acc.quantile(0.5), 1e18);
   EXPECT_EQ(acc.summary().total, std::numeric_limits<int64_t>::max());  // saturated, not wrapped
+}
+
+void expect_same_summary(const DistributionSummary& got, const DistributionSummary& want) {
+  EXPECT_EQ(got.count, want.count);
+  EXPECT_EQ(got.total, want.total);
+  EXPECT_EQ(got.min, want.min);
+  EXPECT_EQ(got.max, want.max);
+  EXPECT_EQ(got.exact_quantiles, want.exact_quantiles);
+  EXPECT_DOUBLE_EQ(got.median, want.median);
+  EXPECT_DOUBLE_EQ(got.p90, want.p90);
+  EXPECT_DOUBLE_EQ(got.p99, want.p99);
+  EXPECT_DOUBLE_EQ(got.stddev, want.stddev);
+}
+
+TEST(DurationAccumulator, ASavedStateLoadsAndGoesOnAsIfNeverSaved) {
+  const std::vector<int64_t> first = lognormal_samples(3000, 5);
+  const std::vector<int64_t> then = lognormal_samples(2000, 6);
+  // Exact before and after; exact before and a histogram after; a histogram throughout.
+  for (size_t limit : {size_t{100000}, size_t{4000}, size_t{100}}) {
+    SCOPED_TRACE(limit);
+    DurationAccumulator kept(limit), all(limit);
+    for (int64_t x : first) kept.add(x), all.add(x);
+    std::string state;
+    kept.save(state);
+    DurationAccumulator loaded;
+    ASSERT_TRUE(loaded.load(state));
+    expect_same_summary(loaded.summary(), kept.summary());
+    for (int64_t x : then) loaded.add(x), all.add(x);
+    expect_same_summary(loaded.summary(), all.summary());
+  }
+  // Empty, and extreme values.
+  std::string state;
+  DurationAccumulator().save(state);
+  DurationAccumulator empty;
+  ASSERT_TRUE(empty.load(state));
+  EXPECT_EQ(empty.count(), 0u);
+  DurationAccumulator extremes(1);
+  for (int64_t x :
+       {std::numeric_limits<int64_t>::min(), int64_t{0}, std::numeric_limits<int64_t>::max()}) {
+    extremes.add(x);
+  }
+  state.clear();
+  extremes.save(state);
+  DurationAccumulator back;
+  ASSERT_TRUE(back.load(state));
+  expect_same_summary(back.summary(), extremes.summary());
+}
+
+TEST(DurationAccumulator, DamagedStatesAreRefusedAndChangeNothing) {
+  DurationAccumulator exact, histogram(10);
+  for (int64_t x : lognormal_samples(50, 7)) exact.add(x), histogram.add(x);
+  std::string good_exact, good_histogram;
+  exact.save(good_exact);
+  histogram.save(good_histogram);
+  DurationAccumulator target;
+  target.add(42);
+  for (const std::string& good : {good_exact, good_histogram}) {
+    // Every cut is refused; so is a byte too many.
+    for (size_t n = 0; n < good.size(); ++n) {
+      EXPECT_FALSE(target.load(std::string_view(good).substr(0, n))) << n;
+    }
+    EXPECT_FALSE(target.load(good + '\0'));
+    // Flipping any one byte yields a refusal or a state that agrees with
+    // itself; it never crashes or leaves `target` half-changed.
+    for (size_t i = 0; i < good.size(); ++i) {
+      std::string bad = good;
+      bad[i] = static_cast<char>(bad[i] ^ 0x55);
+      DurationAccumulator probe;
+      probe.add(42);
+      if (!probe.load(bad)) {
+        EXPECT_EQ(probe.count(), 1u) << i;
+      }
+    }
+  }
+  EXPECT_EQ(target.count(), 1u);
+  EXPECT_EQ(target.summary().total, 42);
+  EXPECT_FALSE(target.load("\x02"));  // another version
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -433,20 +434,21 @@ fs::path cull_cache_file(const RunOptions& o, bool user_patterns_file) {
 // reports culled becomes the cache.
 void remember_culled(const fs::path& cache, const std::vector<fs::path>& reports,
                      const std::string& program) {
-  std::vector<std::string> exclusions = excluded_patterns(cache);
+  std::set<std::string> exclusions;  // sorted, each once
+  for (std::string& line : excluded_patterns(cache)) exclusions.insert(std::move(line));
   const size_t before = exclusions.size();
   for (const fs::path& report : reports) {
-    for (std::string& line : excluded_patterns(report)) exclusions.push_back(std::move(line));
+    for (std::string& line : excluded_patterns(report)) exclusions.insert(std::move(line));
   }
   if (exclusions.empty()) return;
-  if (std::string e = write_cull_cache(cache, exclusions, program); !e.empty()) {
+  const std::vector<std::string> lines(exclusions.begin(), exclusions.end());
+  if (std::string e = write_cull_cache(cache, lines, program); !e.empty()) {
     std::cerr << "sonde: cull: not remembered for the next run: " << e << "\n";
     return;
   }
-  const size_t after = excluded_patterns(cache).size();
-  std::cerr << "sonde: cull: " << after << " functions remembered for the next --cull run of "
-            << program << " (" << (after >= before ? after - before : 0) << " new; "
-            << cache.string() << ")\n";
+  std::cerr << "sonde: cull: " << lines.size()
+            << " functions remembered for the next --cull run of " << program << " ("
+            << lines.size() - before << " new; " << cache.string() << ")\n";
 }
 
 // Entries created or modified during the run: the program's own log (named

@@ -103,10 +103,8 @@ std::vector<std::string> excluded_patterns(const fs::path& file) {
   return out;
 }
 
-std::string write_cull_cache(const fs::path& file, std::vector<std::string> exclusions,
+std::string write_cull_cache(const fs::path& file, const std::vector<std::string>& exclusions,
                              const std::string& program) {
-  std::sort(exclusions.begin(), exclusions.end());
-  exclusions.erase(std::unique(exclusions.begin(), exclusions.end()), exclusions.end());
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
   if (ec) return "cannot create " + file.parent_path().string() + ": " + ec.message();

@@ -1,10 +1,10 @@
 // What `sonde run --cull` remembers between runs (docs/cull.md, "Across
 // runs"): per build of an executable, the functions its runs culled. The
 // next --cull run of the same build starts with them excluded (as a
-// patterns file) and culls whatever else it finds. On a program that runs
-// for less than a second, the first run's observation costs more than
-// culling saves; from the second run on, the hot functions cost nothing
-// from their first call.
+// patterns file) and culls whatever else it finds: on a program that runs
+// for a second or less, a run's own first phase costs more than culling
+// saves, while functions excluded from the start have their hook calls
+// patched before their first call.
 #pragma once
 
 #include <filesystem>
@@ -31,9 +31,10 @@ std::filesystem::path cull_cache_dir();
 // cache file. A missing file has none.
 std::vector<std::string> excluded_patterns(const std::filesystem::path& file);
 
-// Writes `exclusions` (sorted, each once) as the cache file for `program`,
-// replacing it atomically. Returns "" or the error, naming the file.
-std::string write_cull_cache(const std::filesystem::path& file, std::vector<std::string> exclusions,
+// Writes `exclusions` as the cache file for `program`, replacing it
+// atomically. Returns "" or the error, naming the file.
+std::string write_cull_cache(const std::filesystem::path& file,
+                             const std::vector<std::string>& exclusions,
                              const std::string& program);
 
 }  // namespace sonde::cli

@@ -328,17 +328,17 @@ void IndexWriter::write_batch() {
   if (batch_.empty() || !error_.empty()) return;
   const BatchRow r = batch_.take();
   SqliteStatement& b = insert_batch_;
-  b.bind(1, r.traces);
-  b.bind(2, r.invalid);
+  b.bind(1, r.all.traces);
+  b.bind(2, r.all.invalid);
   b.bind(3, r.valid_executions);
-  b.bind(4, r.first_start);
-  b.bind(5, r.last_start);
-  if (r.traces > r.invalid) {
+  b.bind(4, r.all.first_start);
+  b.bind(5, r.all.last_start);
+  if (r.all.traces > r.all.invalid) {
     b.bind(6, r.valid_first_start);
     b.bind(7, r.valid_last_start);
   }  // else NULL: reset() clears the bindings
-  b.bind(8, r.min_duration);
-  b.bind(9, r.max_duration);
+  b.bind(8, r.all.min_duration);
+  b.bind(9, r.all.max_duration);
   b.bind(10, r.min_trace_id);
   b.bind(11, r.max_trace_id);
   b.bind_blob(12, r.bloom);
@@ -347,15 +347,16 @@ void IndexWriter::write_batch() {
   if (!write(b)) return;
   const int64_t batch = sqlite3_last_insert_rowid(db_.handle());
   for (const BatchRootSummary& root : r.roots) {
+    const TraceBounds& bounds = root.bounds;
     SqliteStatement& x = insert_root_;
     x.bind(1, static_cast<int64_t>(root.root));
     x.bind(2, batch);
-    x.bind(3, root.traces);
-    x.bind(4, root.invalid);
-    x.bind(5, root.first_start);
-    x.bind(6, root.last_start);
-    x.bind(7, root.min_duration);
-    x.bind(8, root.max_duration);
+    x.bind(3, bounds.traces);
+    x.bind(4, bounds.invalid);
+    x.bind(5, bounds.first_start);
+    x.bind(6, bounds.last_start);
+    x.bind(7, bounds.min_duration);
+    x.bind(8, bounds.max_duration);
     if (!write(x)) return;
   }
   for (const TraceIdSpan& span : r.id_spans) {

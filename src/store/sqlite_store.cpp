@@ -112,11 +112,8 @@ bool before(const Candidate& a, const Candidate& b) {
 // What a batch row holds that a query may want, from columns alone: the
 // whole row's traces, or, for a search by root operation, the traces of its
 // matching roots (`batch_roots`).
-struct RowBounds {
+struct RowBounds : TraceBounds {
   int64_t batch = 0;
-  int64_t traces = 0, invalid = 0;
-  int64_t first_start = 0, last_start = 0;
-  int64_t min_duration = 0, max_duration = 0;
 };
 
 // The bound columns, in RowBounds' order after the batch id, and the
@@ -141,7 +138,11 @@ void bind_bounds(SqliteStatement& s, const TraceQuery& q) {
 }
 
 RowBounds read_bounds(const SqliteStatement& s) {
-  return {s.int64(0), s.int64(1), s.int64(2), s.int64(3), s.int64(4), s.int64(5), s.int64(6)};
+  RowBounds r;
+  r.batch = s.int64(0);
+  static_cast<TraceBounds&>(r) = {s.int64(1), s.int64(2), s.int64(3),
+                                  s.int64(4), s.int64(5), s.int64(6)};
+  return r;
 }
 
 std::vector<uint64_t> matching_roots(SqliteDb& db, const std::string& operation,
@@ -198,14 +199,7 @@ std::vector<RowBounds> candidate_rows(SqliteDb& db, const TraceQuery& q, std::st
   size_t merged = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (merged > 0 && rows[merged - 1].batch == rows[i].batch) {
-      RowBounds& m = rows[merged - 1];
-      const RowBounds& r = rows[i];
-      m.traces += r.traces;
-      m.invalid += r.invalid;
-      m.first_start = std::min(m.first_start, r.first_start);
-      m.last_start = std::max(m.last_start, r.last_start);
-      m.min_duration = std::min(m.min_duration, r.min_duration);
-      m.max_duration = std::max(m.max_duration, r.max_duration);
+      rows[merged - 1].merge(rows[i]);
     } else {
       rows[merged++] = rows[i];
     }

@@ -64,34 +64,36 @@ void TraceBatchBuilder::add(const BatchEntry& e, std::string_view packed_executi
   executions_.append(packed_executions);
 
   BatchRow& r = row_;
-  const bool first = r.traces == 0;
-  const bool first_valid = r.traces == r.invalid;
-  r.first_start = first ? e.start : std::min(r.first_start, e.start);
-  r.last_start = first ? e.start : std::max(r.last_start, e.start);
-  r.min_duration = first ? e.duration : std::min(r.min_duration, e.duration);
-  r.max_duration = first ? e.duration : std::max(r.max_duration, e.duration);
+  const bool first = r.all.traces == 0;
+  const bool first_valid = r.all.traces == r.all.invalid;
   r.min_trace_id = first ? e.trace_id : std::min(r.min_trace_id, e.trace_id);
   r.max_trace_id = first ? e.trace_id : std::max(r.max_trace_id, e.trace_id);
   if (e.valid) {
     r.valid_first_start = first_valid ? e.start : std::min(r.valid_first_start, e.start);
     r.valid_last_start = first_valid ? e.start : std::max(r.valid_last_start, e.start);
     r.valid_executions += e.executions;
-  } else {
-    ++r.invalid;
   }
+  r.all.add(e.start, e.duration, e.valid);
   trace_ids_.push_back(e.trace_id);
-  ++r.traces;
 
   auto [at, added] = root_at_.try_emplace(e.root, r.roots.size());
-  if (added) r.roots.push_back(BatchRootSummary{e.root});
-  BatchRootSummary& root = r.roots[at->second];
-  const bool first_of_root = root.traces == 0;
-  root.first_start = first_of_root ? e.start : std::min(root.first_start, e.start);
-  root.last_start = first_of_root ? e.start : std::max(root.last_start, e.start);
-  root.min_duration = first_of_root ? e.duration : std::min(root.min_duration, e.duration);
-  root.max_duration = first_of_root ? e.duration : std::max(root.max_duration, e.duration);
-  ++root.traces;
-  if (!e.valid) ++root.invalid;
+  if (added) r.roots.push_back(BatchRootSummary{e.root, {}});
+  r.roots[at->second].bounds.add(e.start, e.duration, e.valid);
+}
+
+void TraceBounds::add(int64_t start, int64_t duration, bool valid) {
+  merge({1, valid ? 0 : 1, start, start, duration, duration});
+}
+
+void TraceBounds::merge(const TraceBounds& o) {
+  if (o.traces == 0) return;
+  const bool first = traces == 0;
+  first_start = first ? o.first_start : std::min(first_start, o.first_start);
+  last_start = first ? o.last_start : std::max(last_start, o.last_start);
+  min_duration = first ? o.min_duration : std::min(min_duration, o.min_duration);
+  max_duration = first ? o.max_duration : std::max(max_duration, o.max_duration);
+  traces += o.traces;
+  invalid += o.invalid;
 }
 
 std::vector<TraceIdSpan> trace_id_spans(std::vector<int64_t> ids) {

@@ -67,14 +67,24 @@ struct BatchEntry {
   size_t executions_size = 0;
 };
 
-// The traces of one root operation in a batch row (table `batch_roots`):
-// a search by root operation counts a row from these columns, or skips it.
-struct BatchRootSummary {
-  uint64_t root = 0;  // names id
+// How many traces a set holds and the bounds a search prunes on: of a
+// whole batch row, of one root operation's traces in it, or of several
+// roots' merged when a search matches more than one.
+struct TraceBounds {
   int64_t traces = 0;
   int64_t invalid = 0;
   int64_t first_start = 0, last_start = 0;
   int64_t min_duration = 0, max_duration = 0;
+
+  void add(int64_t start, int64_t duration, bool valid);
+  void merge(const TraceBounds& other);
+};
+
+// The traces of one root operation in a batch row (table `batch_roots`):
+// a search by root operation counts a row from these columns, or skips it.
+struct BatchRootSummary {
+  uint64_t root = 0;  // names id
+  TraceBounds bounds;
 };
 
 // Trace ids lo..hi (inclusive) of a batch row, hi - lo <= kIdSpanWidth
@@ -96,10 +106,8 @@ int64_t lowest_span_start(int64_t trace_id);
 
 // The columns of one `trace_batches` row.
 struct BatchRow {
-  int64_t traces = 0;
-  int64_t invalid = 0;
+  TraceBounds all;  // over every trace
   int64_t valid_executions = 0;
-  int64_t first_start = 0, last_start = 0;  // over every trace
   // Over the valid traces; meaningless unless traces > invalid.
   int64_t valid_first_start = 0, valid_last_start = 0;
   int64_t min_duration = 0, max_duration = 0;

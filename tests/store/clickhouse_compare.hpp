@@ -51,6 +51,24 @@ inline std::vector<TraceQuery> ui_queries(const StoreInfo& info, const std::stri
   return qs;
 }
 
+inline void expect_same_operations(const std::vector<OperationStats>& got,
+                                   const std::vector<OperationStats>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(want[i].operation);
+    EXPECT_EQ(got[i].operation, want[i].operation);
+    EXPECT_EQ(got[i].count, want[i].count);
+    EXPECT_EQ(got[i].failed, want[i].failed);
+    EXPECT_EQ(got[i].min, want[i].min);
+    EXPECT_EQ(got[i].max, want[i].max);
+    EXPECT_DOUBLE_EQ(got[i].mean, want[i].mean);
+    EXPECT_DOUBLE_EQ(got[i].p50, want[i].p50);
+    EXPECT_DOUBLE_EQ(got[i].p90, want[i].p90);
+    EXPECT_DOUBLE_EQ(got[i].p95, want[i].p95);
+    EXPECT_DOUBLE_EQ(got[i].p99, want[i].p99);
+  }
+}
+
 inline void expect_same_answers(TraceStore& a, TraceStore& b, const std::string& operation) {
   const StoreInfo ia = a.info(), ib = b.info();
   EXPECT_EQ(ia.traces, ib.traces);
@@ -93,21 +111,7 @@ inline void expect_same_answers(TraceStore& a, TraceStore& b, const std::string&
     }
   }
 
-  const auto oa = a.operations(), ob = b.operations();
-  ASSERT_EQ(oa.size(), ob.size());
-  for (size_t i = 0; i < oa.size(); ++i) {
-    SCOPED_TRACE(oa[i].operation);
-    EXPECT_EQ(oa[i].operation, ob[i].operation);
-    EXPECT_EQ(oa[i].count, ob[i].count);
-    EXPECT_EQ(oa[i].failed, ob[i].failed);
-    EXPECT_EQ(oa[i].min, ob[i].min);
-    EXPECT_EQ(oa[i].max, ob[i].max);
-    EXPECT_DOUBLE_EQ(oa[i].mean, ob[i].mean);
-    EXPECT_DOUBLE_EQ(oa[i].p50, ob[i].p50);
-    EXPECT_DOUBLE_EQ(oa[i].p90, ob[i].p90);
-    EXPECT_DOUBLE_EQ(oa[i].p95, ob[i].p95);
-    EXPECT_DOUBLE_EQ(oa[i].p99, ob[i].p99);
-  }
+  expect_same_operations(a.operations(), b.operations());
   const auto ea = a.call_edges(), eb = b.call_edges();
   ASSERT_EQ(ea.size(), eb.size());
   for (size_t i = 0; i < ea.size(); ++i) {

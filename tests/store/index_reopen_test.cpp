@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../format/format_test_support.hpp"
+#include "clickhouse_compare.hpp"
 #include "store/index_writer.hpp"
 #include "store/sqlite_store.hpp"
 
@@ -18,6 +19,7 @@ namespace sonde::store {
 namespace {
 
 using format::test::TempDir;
+using test::expect_same_operations;
 
 // Traces of root() and one child each; more than DurationAccumulator's
 // exact limit of root() calls, so its statistics move to the histogram.
@@ -56,24 +58,6 @@ std::vector<OperationStats> stored_operations(const std::string& dir) {
   auto store = SqliteStore::open(dir, &error);
   EXPECT_NE(store, nullptr) << error;
   return store ? store->operations() : std::vector<OperationStats>{};
-}
-
-void expect_same_operations(const std::vector<OperationStats>& got,
-                            const std::vector<OperationStats>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    SCOPED_TRACE(want[i].operation);
-    EXPECT_EQ(got[i].operation, want[i].operation);
-    EXPECT_EQ(got[i].count, want[i].count);
-    EXPECT_EQ(got[i].failed, want[i].failed);
-    EXPECT_DOUBLE_EQ(got[i].mean, want[i].mean);
-    EXPECT_EQ(got[i].min, want[i].min);
-    EXPECT_EQ(got[i].max, want[i].max);
-    EXPECT_DOUBLE_EQ(got[i].p50, want[i].p50);
-    EXPECT_DOUBLE_EQ(got[i].p90, want[i].p90);
-    EXPECT_DOUBLE_EQ(got[i].p95, want[i].p95);
-    EXPECT_DOUBLE_EQ(got[i].p99, want[i].p99);
-  }
 }
 
 void run_sql(const std::string& dir, const std::string& sql) {

@@ -50,8 +50,8 @@ TEST(TraceBatch, EntriesAndExecutionsRoundTrip) {
   // (The builder copied the problem-less entry 10; build a second batch
   // with a problem to check that path.)
   const BatchRow first = b.take();
-  EXPECT_EQ(first.traces, 300);
-  EXPECT_EQ(first.invalid, 30);
+  EXPECT_EQ(first.all.traces, 300);
+  EXPECT_EQ(first.all.invalid, 30);
   EXPECT_TRUE(b.empty());
   b.add(in[10], "xyz");
   const BatchRow second = b.take();
@@ -100,6 +100,15 @@ TEST(TraceBatch, EntriesAndExecutionsRoundTrip) {
   EXPECT_FALSE(out[0].valid);
 }
 
+void expect_bounds(const TraceBounds& got, const TraceBounds& want) {
+  EXPECT_EQ(got.traces, want.traces);
+  EXPECT_EQ(got.invalid, want.invalid);
+  EXPECT_EQ(got.first_start, want.first_start);
+  EXPECT_EQ(got.last_start, want.last_start);
+  EXPECT_EQ(got.min_duration, want.min_duration);
+  EXPECT_EQ(got.max_duration, want.max_duration);
+}
+
 TEST(TraceBatch, EachRootOperationIsSummedWithItsOwnBounds) {
   TraceBatchBuilder b;
   // Root 7: three traces, one invalid; root 3: one trace.
@@ -117,30 +126,35 @@ TEST(TraceBatch, EachRootOperationIsSummedWithItsOwnBounds) {
     b.add(e, "");
   }
   const BatchRow row = b.take();
+  // Written out by hand from the four traces above.
+  expect_bounds(row.all, {4, 1, 100, 800, 10, 900});
   ASSERT_EQ(row.roots.size(), 2u);
-  const BatchRootSummary& three = row.roots[0];  // by root id
-  EXPECT_EQ(three.root, 3u);
-  EXPECT_EQ(three.traces, 1);
-  EXPECT_EQ(three.invalid, 0);
-  EXPECT_EQ(three.first_start, 100);
-  EXPECT_EQ(three.last_start, 100);
-  EXPECT_EQ(three.min_duration, 900);
-  EXPECT_EQ(three.max_duration, 900);
-  const BatchRootSummary& seven = row.roots[1];
-  EXPECT_EQ(seven.root, 7u);
-  EXPECT_EQ(seven.traces, 3);
-  EXPECT_EQ(seven.invalid, 1);
-  EXPECT_EQ(seven.first_start, 200);
-  EXPECT_EQ(seven.last_start, 800);
-  EXPECT_EQ(seven.min_duration, 10);
-  EXPECT_EQ(seven.max_duration, 40);
+  EXPECT_EQ(row.roots[0].root, 3u);  // by root id
+  expect_bounds(row.roots[0].bounds, {1, 0, 100, 100, 900, 900});
+  EXPECT_EQ(row.roots[1].root, 7u);
+  expect_bounds(row.roots[1].bounds, {3, 1, 200, 800, 10, 40});
   // The next batch starts its summaries afresh.
   BatchEntry e;
   e.root = 7;
   b.add(e, "");
   const BatchRow next = b.take();
   ASSERT_EQ(next.roots.size(), 1u);
-  EXPECT_EQ(next.roots[0].traces, 1);
+  EXPECT_EQ(next.roots[0].bounds.traces, 1);
+}
+
+TEST(TraceBatch, MergedBoundsAreThoseOfTheUnion) {
+  TraceBounds a, b, none;
+  a.add(500, 40, true);
+  a.add(200, 10, false);
+  b.add(100, 900, true);
+  TraceBounds merged = a;
+  merged.merge(b);
+  expect_bounds(merged, {3, 1, 100, 500, 10, 900});
+  // An empty set changes nothing, and takes the other's bounds whole.
+  merged.merge(none);
+  expect_bounds(merged, {3, 1, 100, 500, 10, 900});
+  none.merge(b);
+  expect_bounds(none, {1, 0, 100, 100, 900, 900});
 }
 
 TEST(TraceBatch, TraceIdSpansCoverEveryIdAndStayNarrow) {

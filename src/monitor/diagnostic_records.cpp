@@ -98,7 +98,12 @@ void apply_probe_switches(const Config& config) {
 
 namespace {
 
-std::string g_probes_file_text;  // what was last applied from probes_file (writer thread)
+// constinit: monitoring can start (and the writer thread read this) before
+// this file's dynamic initializers would have run: a probe may fire in an
+// earlier library's constructor, and libsonde's own constructor is not
+// ordered against this file's (the sanitizer builds, which batch files,
+// met both).
+constinit std::string g_probes_file_text;  // what was last applied from probes_file (writer thread)
 
 // Applies the probe_* lines of `text` on top of `base`. Only probe keys are
 // accepted: the rest of the configuration cannot change at run time.

@@ -234,7 +234,9 @@ PatternSet current_function_patterns() {
 }
 
 namespace {
-std::string g_patterns_file_text;  // what was last applied from patterns_file
+// constinit: written when monitoring starts, which can precede this file's
+// dynamic initializers (see g_probes_file_text in diagnostic_records.cpp).
+constinit std::string g_patterns_file_text;  // what was last applied from patterns_file
 }  // namespace
 
 void note_patterns_file_text(std::string text) { g_patterns_file_text = std::move(text); }

@@ -133,7 +133,13 @@ void observe(Cull& c, std::vector<Frame>& stack, const RawEvent* begin, const Ra
       // its calls too, and long ones would otherwise never be seen whole.
       if (fn && e->a >= f.enter) {
         Stats& s = stats_of(w, key);
-        if (++s.calls == c.thresholds.min_calls &&
+        // Ripe at min_calls, and again each time its calls reach a power
+        // of two past that: one slow call among the first (a preemption,
+        // a page fault) would otherwise keep a short function monitored
+        // until its window ends; its weight in the mean halves each time.
+        ++s.calls;
+        if ((s.calls == c.thresholds.min_calls ||
+             (s.calls > c.thresholds.min_calls && (s.calls & (s.calls - 1)) == 0)) &&
             (c.leaf_instructions != 0 || c.early_share > 0)) {
           c.ripe.push_back(key);
         }
@@ -251,6 +257,10 @@ bool ripe_due(Cull& c) {
 void cull_ripe(Cull& c, const FunctionNames& names) {
   std::vector<uint64_t> ripe;
   ripe.swap(c.ripe);
+  // A function can ripen more than once between two polls (at min_calls
+  // and at the powers of two past it).
+  std::sort(ripe.begin(), ripe.end());
+  ripe.erase(std::unique(ripe.begin(), ripe.end()), ripe.end());
   Window& w = *c.window;
   const double tick_ns = ns_per_tick(c, ClockPair::now());
   const double window_s = span_s(w, tick_ns);

@@ -281,6 +281,29 @@ TEST(CullEndToEnd, AFunctionShortFromItsFirstCallsIsCulledBeforeItsWindowEnds) {
   EXPECT_LT(count_calls(c.log, "helper"), requests * 1000 / 2) << c.run.stderr_text;
 }
 
+// One slow call among a short function's first ones (a preemption, here a
+// 5-ms sleep in its 50th call) must not keep it monitored until its window
+// ends: the early rule looks again each time its calls double, and the
+// mean over 16,384 calls is back under the threshold.
+TEST(CullEndToEnd, AShortFunctionWithOneSlowEarlyCallIsStillCulledEarly) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a ThreadSanitizer build's helper is not short";
+#endif
+  const int requests = 2000;
+  CullRun c = run_cull_program("stall", requests,
+                               {"SONDE_SUMMARY=true", "SONDE_CULL_LEAF_INSTRUCTIONS=0",
+                                "SONDE_CULL_PHASE_CALLS=1000000000", "SONDE_CULL_PHASE_MS=600000"},
+                               {"settle", "stall"});
+  ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
+  ASSERT_EQ(c.requests, requests) << c.run.stderr_text;
+  EXPECT_NE(c.report.find("\n-helper_stall(unsigned int)\n"), std::string::npos) << c.report;
+  EXPECT_EQ(c.report.find("\n-request"), std::string::npos) << c.report;
+  EXPECT_NE(c.report.find("1 of them others culled early"), std::string::npos) << c.report;
+  expect_valid_log(c);
+  EXPECT_EQ(count_calls(c.log, "request"), requests);
+  EXPECT_LT(count_calls(c.log, "helper_stall"), requests * 1000 / 2) << c.run.stderr_text;
+}
+
 // "restored N" from the exit summary, or -1.
 long restored_sites(const std::string& stderr_text) {
   size_t at = stderr_text.find("restored ");

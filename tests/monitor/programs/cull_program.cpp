@@ -7,6 +7,7 @@
 //   test_cull REQUESTS repattern FILE
 //   test_cull REQUESTS phases
 //   test_cull REQUESTS tail  |  test_cull REQUESTS repattern FILE tail
+//   test_cull REQUESTS settle stall
 //
 // First phase (`wait`, the default when SONDE_OUT is set): requests until
 // libsonde's cull report (*.cull.txt) appears in SONDE_OUT, or for 20 s.
@@ -30,6 +31,9 @@
 // helper whose exit hook call g++ -O2 compiles as a tail jump (`jmp
 // __cyg_profile_func_exit`), which culling patches to `ret`
 // (src/monitor/tail_exits.hpp).
+// `stall` (last argument): the requests call helper_stall instead, as
+// short as helper except for its 50th call, which sleeps 5 ms: a
+// preemption among a function's first calls, made deterministic.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <time.h>
@@ -43,12 +47,25 @@
 
 [[gnu::noinline]] void helper_tail(unsigned* x) { *x = *x * 2654435761u + 1; }
 
+int g_stall_countdown = 50;
+
+[[gnu::noinline]] unsigned helper_stall(unsigned x) {
+  if (--g_stall_countdown == 0) {
+    timespec pause{0, 5000000};
+    nanosleep(&pause, nullptr);
+  }
+  return x * 2654435761u + 1;
+}
+
 bool g_tail = false;
+bool g_stall = false;
 
 [[gnu::noinline]] unsigned request(unsigned seed, int helpers) {
   unsigned h = seed;
   if (g_tail) {
     for (int i = 0; i < helpers; ++i) helper_tail(&h);
+  } else if (g_stall) {
+    for (int i = 0; i < helpers; ++i) h = helper_stall(h);
   } else {
     for (int i = 0; i < helpers; ++i) h = helper(h);
   }
@@ -128,6 +145,8 @@ namespace {
   int requests = argc > 1 ? std::atoi(argv[1]) : 100;
   g_tail = argc > 2 && std::strcmp(argv[argc - 1], "tail") == 0;
   if (g_tail) --argc;
+  g_stall = argc > 2 && std::strcmp(argv[argc - 1], "stall") == 0;
+  if (g_stall) --argc;
   const char* out = std::getenv("SONDE_OUT");
   bool wait = out != nullptr && argc <= 2;
   const bool phases = argc > 2 && std::strcmp(argv[2], "phases") == 0;

@@ -12,6 +12,9 @@
 # with, e.g. late='SONDE_CULL_EARLY_PERCENT=0'; "cull" (the defaults) is
 # always included. Databases go to /dev/shm (less disk noise).
 # Example: bash bench/real/ab.sh --rounds 8 late='SONDE_CULL_EARLY_PERCENT=0'
+# A word sonde=PATH in a configuration runs that sonde binary (another
+# build, with its own libsonde) instead of this tree's, to pair two builds:
+#   bash bench/real/ab.sh --rounds 8 before='sonde=/tmp/old/build/src/cli/sonde'
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 SONDE="$ROOT/build/release/src/cli/sonde"
@@ -43,8 +46,13 @@ for ((r = 1; r <= ROUNDS; r++)); do
   for ((i = 0; i < n; i++)); do
     c=${NAMES[$(((i + r) % n))]}
     if [ "$c" = noop ]; then wrap=(); else
-      # shellcheck disable=SC2206  # the configuration's words are its variables
-      wrap=(env ${ENVS[$c]} "$SONDE" run --cull --no-cull-cache --out "$SCRATCH/log" --)
+      sonde="$SONDE"
+      vars=()
+      for word in ${ENVS[$c]}; do
+        case "$word" in sonde=*) sonde="${word#sonde=}" ;; *) vars+=("$word") ;; esac
+      done
+      [ -x "$sonde" ] || { echo "ab.sh: $c: no sonde binary at $sonde" >&2; exit 1; }
+      wrap=(env "${vars[@]}" "$sonde" run --cull --no-cull-cache --out "$SCRATCH/log" --)
     fi
     rm -rf "$SCRATCH/log" "$SCRATCH/db" "$SCRATCH/st.db"
     lv="$("${wrap[@]}" "$DB_BENCH" --benchmarks=fillseq,readrandom --num=30000 \

@@ -203,8 +203,8 @@ int run_collect(const CollectArgs& a) {
   collector.run(g_stop);
   const std::string error = collector.finish();
 
-  uint64_t received = 0, stored = 0, rejected = 0, traces = 0, invalid = 0, reduced = 0;
-  for (const collect::ClientReport& c : collector.clients()) {
+  const std::vector<collect::ClientReport> listed = collector.clients();
+  for (const collect::ClientReport& c : listed) {
     const store::ClientRecord& r = c.record;
     std::cerr << "sonde collect: client " << r.id << " (" << r.peer << "): " << r.received
               << " received, " << r.stored << " stored, " << r.rejected << " rejected, " << c.traces
@@ -214,13 +214,16 @@ int run_collect(const CollectArgs& a) {
       std::cerr << "; closed: " << r.error << " (" << r.undecoded_bytes << " bytes not decoded)";
     }
     std::cerr << "\n";
-    received += r.received;
-    stored += r.stored;
-    rejected += r.rejected;
-    traces += c.traces;
-    invalid += c.invalid_traces;
-    reduced += c.reduced_traces;
   }
+  const collect::ClientTotals totals = collector.totals();
+  if (totals.clients > listed.size()) {
+    std::cerr << "sonde collect: " << totals.clients - listed.size()
+              << " earlier clients not listed (each one's counts are in the store's clients"
+                 " table; the total below counts them)\n";
+  }
+  const uint64_t received = totals.received, stored = totals.stored, rejected = totals.rejected,
+                 traces = totals.traces, invalid = totals.invalid_traces,
+                 reduced = totals.reduced_traces;
   if (collector.unserved_connections() > 0) {
     std::cerr << "sonde collect: warning: " << collector.unserved_connections()
               << " connections still waiting for one of the " << options.listen.max_connections

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,6 +63,10 @@ struct CollectorOptions {
   // (0-65535; store/clickhouse_writer.hpp), which gives it its own range
   // of row and client ids. 0 for a single collector.
   uint32_t collector_id = 0;
+  // Closed clients kept in memory for clients() and the stats file; every
+  // client's record is in the store (its clients table) regardless. A
+  // long-running collector serving short-lived processes sees millions.
+  size_t listed_closed_clients = 1000;
 };
 
 struct ClientReport {
@@ -72,6 +77,14 @@ struct ClientReport {
   bool open = false;
   std::string protocol;           // "native" or "kieker" ("" before the first byte)
   uint64_t duplicate_chunks = 0;  // native: resent chunks already stored, skipped
+};
+
+// Every client since the collector started, open or closed.
+struct ClientTotals {
+  uint64_t clients = 0;
+  uint64_t received = 0, stored = 0, rejected = 0;
+  uint64_t traces = 0, invalid_traces = 0, reduced_traces = 0;
+  void add(const ClientReport& c);
 };
 
 class Collector final : private ConnectionHandler {
@@ -91,7 +104,9 @@ class Collector final : private ConnectionHandler {
   // Returns "" or the first storage error.
   std::string finish();
 
+  // The open clients and the last `listed_closed_clients` closed ones, by id.
   std::vector<ClientReport> clients() const;
+  ClientTotals totals() const;
   // The OTLP forwarding's counts (all zero without --forward).
   OtlpForwardStats forward_stats() const;
   // Waiting for a free slot now (over --max-clients), and those still
@@ -119,7 +134,9 @@ class Collector final : private ConnectionHandler {
   std::unique_ptr<store::TraceIndex> index_;
   std::unique_ptr<OtlpForwarder> forwarder_;      // with options.forward
   std::string log_dir_;                           // "" = keep no logs
-  std::vector<std::unique_ptr<Client>> clients_;  // by listener client index
+  std::vector<std::unique_ptr<Client>> clients_;  // by listener client index; null once closed
+  std::deque<ClientReport> closed_;               // the last listed_closed_clients closed ones
+  ClientTotals closed_totals_;                    // every closed client
   std::string stats_path_;
   std::string error_;
   std::chrono::steady_clock::time_point last_commit_;

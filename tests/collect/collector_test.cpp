@@ -301,6 +301,56 @@ TEST(Collector, SixtyFourClientsAtOnceLoseNothing) {
   EXPECT_EQ(count.records, clients * bookstore.records);
 }
 
+// A long-running collector serving short-lived processes keeps only the
+// last listed_closed_clients closed clients in memory (and in the stats
+// file and clients()); the totals still count every client, and the store
+// has every one.
+TEST(Collector, ClosedClientsBeyondTheListedOnesAreCountedNotKept) {
+  Encoder bookstore;
+  ASSERT_TRUE(format::read_log(kBookstore, bookstore).ok);
+  TempDir dir("sonde-collect");
+  const int clients = 5;
+  CollectorOptions o;
+  o.out = dir.path();
+  o.listen.port = 0;
+  o.listen.stop_after_connections = clients;
+  o.commit_interval = std::chrono::milliseconds(50);
+  o.listed_closed_clients = 2;
+  Collector collector(o);
+  ASSERT_EQ(collector.open(), "");
+  std::atomic<bool> stop{false};
+  std::thread serving([&] { collector.run(stop); });
+  for (int i = 0; i < clients; ++i) {
+    const int fd = connect_to(collector.port());
+    EXPECT_TRUE(send_all(fd, bookstore.bytes)) << "client " << i;
+    ::close(fd);
+  }
+  serving.join();
+  ASSERT_EQ(collector.finish(), "");
+
+  const auto listed = collector.clients();
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_LT(listed[0].record.id, listed[1].record.id);
+  for (const ClientReport& c : listed) {
+    EXPECT_FALSE(c.open);
+    EXPECT_EQ(c.record.received, bookstore.records);
+    EXPECT_EQ(c.protocol, "kieker");
+  }
+  const ClientTotals totals = collector.totals();
+  EXPECT_EQ(totals.clients, static_cast<uint64_t>(clients));
+  EXPECT_EQ(totals.received, clients * bookstore.records);
+  EXPECT_EQ(totals.stored, clients * bookstore.records);
+  EXPECT_EQ(totals.traces, clients * 1635u);
+  const nlohmann::json stats = read_stats(dir);
+  EXPECT_EQ(stats["clients"].size(), 2u);
+  EXPECT_EQ(stats["clients_total"].get<uint64_t>(), static_cast<uint64_t>(clients));
+  EXPECT_EQ(stats["clients_not_listed"].get<uint64_t>(), static_cast<uint64_t>(clients - 2));
+  EXPECT_EQ(stats["received"].get<uint64_t>(), clients * bookstore.records);
+  auto store = open_store(dir.path());
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->info().traces, clients * 1635u);
+}
+
 TEST(Collector, ClientsOverTheLimitWaitForASlotAndLoseNothing) {
   Encoder bookstore;
   ASSERT_TRUE(format::read_log(kBookstore, bookstore).ok);

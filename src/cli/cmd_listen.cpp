@@ -80,15 +80,18 @@ int run_listen(const ListenOptions& o) {
   listener.run(g_stop);
   const std::string write_error = log->finish();
 
-  bool protocol_errors = false;
-  for (const collect::ClientStats& c : listener.clients()) {
+  // Every connection's, listed or not (closed ones beyond the last 1,000 are not).
+  const bool protocol_errors = listener.clients_with_errors() > 0;
+  const std::vector<collect::ClientStats> listed = listener.clients();
+  for (const collect::ClientStats& c : listed) {
     std::cerr << "sonde listen: " << c.peer << ": " << c.records << " records, " << c.bytes
               << " bytes";
-    if (!c.error.empty()) {
-      std::cerr << "; closed after a protocol error: " << c.error;
-      protocol_errors = true;
-    }
+    if (!c.error.empty()) std::cerr << "; closed after a protocol error: " << c.error;
     std::cerr << "\n";
+  }
+  if (listener.clients_total() > listed.size()) {
+    std::cerr << "sonde listen: " << listener.clients_total() - listed.size()
+              << " earlier connections not listed (their records are in the total below)\n";
   }
   if (listener.unserved_connections() > 0) {
     std::cerr << "sonde listen: warning: " << listener.unserved_connections()

@@ -381,13 +381,12 @@ void Collector::fail(const std::string& error) {
 
 std::vector<ClientReport> Collector::clients() const {
   std::vector<ClientReport> out(closed_.begin(), closed_.end());
-  const std::vector<ClientStats>& connections = listener_.clients();
   for (size_t i = 0; i < clients_.size(); ++i) {
     if (!clients_[i]) continue;
     out.push_back(clients_[i]->report());
-    if (i < connections.size()) {
-      out.back().protocol = connections[i].protocol;
-      out.back().duplicate_chunks = connections[i].duplicate_chunks;
+    if (const ClientStats* connection = listener_.open_client(i)) {
+      out.back().protocol = connection->protocol;
+      out.back().duplicate_chunks = connection->duplicate_chunks;
     }
   }
   std::sort(out.begin(), out.end(),
@@ -459,13 +458,12 @@ std::string Collector::finish() {
   finished_ = true;
   // The listener has closed every connection when run() returns; close any
   // client it never got to (run() not called).
-  const std::vector<ClientStats>& connections = listener_.clients();
   for (size_t i = 0; i < clients_.size(); ++i) {
     if (!clients_[i] || !clients_[i]->is_open()) continue;
     ClientStats last;
-    if (i < connections.size()) {
-      last.protocol = connections[i].protocol;
-      last.duplicate_chunks = connections[i].duplicate_chunks;
+    if (const ClientStats* connection = listener_.open_client(i)) {
+      last.protocol = connection->protocol;
+      last.duplicate_chunks = connection->duplicate_chunks;
     }
     on_close(i, last);
   }

@@ -17,7 +17,7 @@ namespace sonde::collect {
 
 struct RecordListener::Connection {
   int fd = -1;
-  size_t client = 0;  // index into clients_
+  size_t client = 0;  // client index (open_clients_)
   std::unique_ptr<ConnectionDecoder> decoder;
   format::RecordSink* sink = nullptr;
   uint64_t confirmed = 0;   // native: chunk count confirmed to the sender
@@ -82,13 +82,13 @@ void RecordListener::accept_new() {
     if (fd < 0) return;  // EAGAIN: nothing more; other errors: try again next round
     auto c = std::make_unique<Connection>();
     c->fd = fd;
-    c->client = clients_.size();
-    ClientStats client;
+    c->client = next_client_++;
+    // A node's address is stable while the map grows: the handler may keep it.
+    ClientStats& client = open_clients_[c->client];
     client.peer = peer_name(peer);
-    clients_.push_back(std::move(client));
-    c->sink = handler_ ? &handler_->on_open(c->client, clients_.back()) : sink_;
+    c->sink = handler_ ? &handler_->on_open(c->client, client) : sink_;
     c->decoder =
-        std::make_unique<ConnectionDecoder>(clients_.back().peer, *c->sink, stored_chunks_,
+        std::make_unique<ConnectionDecoder>(client.peer, *c->sink, stored_chunks_,
                                             handler_ ? handler_->chunk_sink(c->client) : nullptr);
     connections_.push_back(std::move(c));
     peak_connections_ = std::max(peak_connections_, connections_.size());
@@ -96,7 +96,7 @@ void RecordListener::accept_new() {
 }
 
 bool RecordListener::serve(Connection& c) {
-  ClientStats& stats = clients_[c.client];
+  ClientStats& stats = open_clients_.at(c.client);
   char buf[1 << 16];
   // Bounded work per round so one busy sender cannot starve the others,
   // nor hold off the owner's ticks (commits, confirmations): at most 16
@@ -135,7 +135,8 @@ bool RecordListener::serve(Connection& c) {
 }
 
 void RecordListener::close_connection(Connection& c) {
-  ClientStats& stats = clients_[c.client];
+  auto it = open_clients_.find(c.client);
+  ClientStats& stats = it->second;
   stats.open = false;
   stats.undecoded_bytes = stats.bytes - std::min(stats.bytes, c.decoder->offset());
   ++closed_connections_;
@@ -145,6 +146,14 @@ void RecordListener::close_connection(Connection& c) {
   confirm(c);
   ::close(c.fd);
   c.fd = -1;
+  // Only the last listed_closed_clients stay listed; the counts stay in
+  // records() (every connection a listener ever accepted was its memory
+  // growing with each: about 150 bytes each).
+  closed_records_ += stats.records;
+  if (!stats.error.empty()) ++closed_with_errors_;
+  closed_clients_.emplace_back(c.client, std::move(stats));
+  open_clients_.erase(it);
+  while (closed_clients_.size() > options_.listed_closed_clients) closed_clients_.pop_front();
 }
 
 void RecordListener::confirm(Connection& c) {
@@ -237,7 +246,7 @@ void RecordListener::drain() {
     // sink): what already arrived but was not read is counted, and the cut
     // is recorded, never silent.
     int pending = 0;
-    ClientStats& stats = clients_[c->client];
+    ClientStats& stats = open_clients_.at(c->client);
     if (::ioctl(c->fd, FIONREAD, &pending) == 0 && pending > 0) {
       stats.bytes += static_cast<uint64_t>(pending);
     }
@@ -266,9 +275,25 @@ void RecordListener::count_unserved() {
 }
 
 uint64_t RecordListener::records() const {
-  uint64_t total = 0;
-  for (const ClientStats& c : clients_) total += c.records;
+  uint64_t total = closed_records_;
+  for (const auto& [client, stats] : open_clients_) total += stats.records;
   return total;
+}
+
+std::vector<ClientStats> RecordListener::clients() const {
+  std::vector<std::pair<size_t, const ClientStats*>> listed;
+  for (const auto& [client, stats] : closed_clients_) listed.emplace_back(client, &stats);
+  for (const auto& [client, stats] : open_clients_) listed.emplace_back(client, &stats);
+  std::sort(listed.begin(), listed.end());
+  std::vector<ClientStats> out;
+  out.reserve(listed.size());
+  for (const auto& [client, stats] : listed) out.push_back(*stats);
+  return out;
+}
+
+const ClientStats* RecordListener::open_client(size_t client) const {
+  auto it = open_clients_.find(client);
+  return it == open_clients_.end() ? nullptr : &it->second;
 }
 
 }  // namespace sonde::collect

@@ -9,8 +9,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "collect/connection_decoder.hpp"
@@ -24,6 +26,10 @@ struct ListenerOptions {
   // Served at once. More wait in the kernel's accept queue until one
   // closes, so their senders are held back rather than refused.
   size_t max_connections = 1024;
+  // Closed connections whose stats clients() still lists; records() and
+  // clients_total() count every connection. A long-running listener
+  // serving short-lived senders accepts millions.
+  size_t listed_closed_clients = 1000;
   // Return from run() once this many connections have been accepted and
   // closed again; 0 = run until stop is set.
   uint64_t stop_after_connections = 0;
@@ -104,7 +110,15 @@ class RecordListener {
   // owner has stored them (see ListenerOptions::confirm_when_decoded).
   void confirm_stored();
 
-  const std::vector<ClientStats>& clients() const { return clients_; }
+  // The open connections and the last listed_closed_clients closed ones,
+  // by client index.
+  std::vector<ClientStats> clients() const;
+  // Connection `client` while it is open, else null.
+  const ClientStats* open_client(size_t client) const;
+  // Every connection accepted so far.
+  uint64_t clients_total() const { return next_client_; }
+  // Closed connections whose stats carry an error (listed or not).
+  uint64_t clients_with_errors() const { return closed_with_errors_; }
   uint64_t records() const;
   // Connections waiting in the accept queue now (over max_connections).
   size_t queued_connections() const;
@@ -133,7 +147,11 @@ class RecordListener {
   int listen_fd_ = -1;
   uint16_t bound_port_ = 0;
   std::vector<std::unique_ptr<Connection>> connections_;
-  std::vector<ClientStats> clients_;
+  size_t next_client_ = 0;                                     // the next connection's client index
+  std::unordered_map<size_t, ClientStats> open_clients_;       // by client index
+  std::deque<std::pair<size_t, ClientStats>> closed_clients_;  // the last listed_closed_clients
+  uint64_t closed_with_errors_ = 0;
+  uint64_t closed_records_ = 0;  // every closed connection's records
   uint64_t closed_connections_ = 0;
   uint64_t unserved_connections_ = 0;
   uint64_t unserved_bytes_ = 0;

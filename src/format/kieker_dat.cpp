@@ -1,3 +1,7 @@
+// Kieker's .dat text records, both ways. Over 500 lines: Java's notation
+// for numbers, characters and strings must be written and parsed by the
+// same rules (a record must read back as Kieker wrote it), so both
+// directions sit together.
 #include "format/kieker_dat.hpp"
 
 #include <charconv>

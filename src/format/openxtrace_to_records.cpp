@@ -1,3 +1,6 @@
+// OPEN.xtrace's JSON into sonde's records. Over 500 lines: one Conversion
+// walks the nested traces, keeping the frames, pending sub-traces and the
+// ids it makes up as it goes.
 #include "format/openxtrace_to_records.hpp"
 
 #include <algorithm>

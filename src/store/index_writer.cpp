@@ -1,3 +1,6 @@
+// The embedded store's writer (docs/formats/store.md). Just over 500 lines: one
+// class whose open, batching, aggregates and commit share one SQLite
+// transaction's state.
 #include "store/index_writer.hpp"
 
 #include <algorithm>

@@ -1,3 +1,7 @@
+// OPEN.xtrace's JSON from stitched traces (docs/formats/openxtrace.md).
+// Over 500 lines: one TraceWriter maps a trace's parts, sub-traces and
+// callables onto the format's nested objects; its steps share the ids it
+// hands out.
 #include "analysis/export/openxtrace_writer.hpp"
 
 #include <algorithm>

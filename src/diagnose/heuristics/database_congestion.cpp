@@ -47,6 +47,9 @@
 //    at every sampling instant (pg_locks). The thesis reads cumulative lock
 //    counters from the server; PostgreSQL keeps none, and the mean number
 //    of waiters is the total waiting time per second (Little's law).
+//
+// Over 500 lines: the two rules share the per-step data (statements,
+// lock waits, CPU) they are computed from, and one evidence table.
 #include <algorithm>
 #include <cctype>
 #include <cmath>

@@ -25,6 +25,10 @@
 //  - queueing before the application: the outside time per request rose
 //    significantly from the lowest load (Welch, one-sided, alpha) and that
 //    rise is itself at least `min_outside_share` of the response time.
+//
+// Over 500 lines: the request/trace split (which trace served which
+// request, and what of its time was outside) exists only for this node,
+// and the node's evidence rows read its intermediate figures.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

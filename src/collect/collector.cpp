@@ -330,7 +330,7 @@ void Collector::on_close(size_t client, const ClientStats& stats) {
   // (73 MiB over the 19,223 processes of a 10-minute soak, 2026-12-03).
   closed_totals_.add(report);
   closed_.push_back(std::move(report));
-  while (closed_.size() > options_.listed_closed_clients) closed_.pop_front();
+  while (closed_.size() > options_.listen.listed_closed_clients) closed_.pop_front();
   clients_[client].reset();
   dirty_ = true;
 }

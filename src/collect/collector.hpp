@@ -63,10 +63,6 @@ struct CollectorOptions {
   // (0-65535; store/clickhouse_writer.hpp), which gives it its own range
   // of row and client ids. 0 for a single collector.
   uint32_t collector_id = 0;
-  // Closed clients kept in memory for clients() and the stats file; every
-  // client's record is in the store (its clients table) regardless. A
-  // long-running collector serving short-lived processes sees millions.
-  size_t listed_closed_clients = 1000;
 };
 
 struct ClientReport {
@@ -104,7 +100,8 @@ class Collector final : private ConnectionHandler {
   // Returns "" or the first storage error.
   std::string finish();
 
-  // The open clients and the last `listed_closed_clients` closed ones, by id.
+  // The open clients and the last `listen.listed_closed_clients` closed
+  // ones, by id; every client's record is in the store regardless.
   std::vector<ClientReport> clients() const;
   ClientTotals totals() const;
   // The OTLP forwarding's counts (all zero without --forward).
@@ -135,7 +132,7 @@ class Collector final : private ConnectionHandler {
   std::unique_ptr<OtlpForwarder> forwarder_;      // with options.forward
   std::string log_dir_;                           // "" = keep no logs
   std::vector<std::unique_ptr<Client>> clients_;  // by listener client index; null once closed
-  std::deque<ClientReport> closed_;               // the last listed_closed_clients closed ones
+  std::deque<ClientReport> closed_;               // the last listen.listed_closed_clients closed
   ClientTotals closed_totals_;                    // every closed client
   std::string stats_path_;
   std::string error_;

@@ -315,7 +315,7 @@ TEST(Collector, ClosedClientsBeyondTheListedOnesAreCountedNotKept) {
   o.listen.port = 0;
   o.listen.stop_after_connections = clients;
   o.commit_interval = std::chrono::milliseconds(50);
-  o.listed_closed_clients = 2;
+  o.listen.listed_closed_clients = 2;
   Collector collector(o);
   ASSERT_EQ(collector.open(), "");
   std::atomic<bool> stop{false};

@@ -260,25 +260,33 @@ TEST(CullEndToEnd, AStraightLineLeafIsCulledBeforeItsWindowEnds) {
 // With leaves off, the helper is culled as soon as its first cull_min_calls
 // calls average under cull_early_percent of cull_max_ns, although its
 // window (longer than the run) never ends.
+// A --cull run with no window end in sight (and no leaf rule): `helper`
+// must be culled early, before half of its 2,000 x 1,000 calls, and no
+// request with it.
+void expect_culled_early(const std::string& name, const std::vector<std::string>& mode,
+                         const std::string& helper) {
+  const int requests = 2000;
+  CullRun c = run_cull_program(name, requests,
+                               {"SONDE_SUMMARY=true", "SONDE_CULL_LEAF_INSTRUCTIONS=0",
+                                "SONDE_CULL_PHASE_CALLS=1000000000", "SONDE_CULL_PHASE_MS=600000"},
+                               mode);
+  ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
+  ASSERT_EQ(c.requests, requests) << c.run.stderr_text;
+  EXPECT_NE(c.report.find("\n-" + helper + "(unsigned int)\n"), std::string::npos) << c.report;
+  EXPECT_EQ(c.report.find("\n-request"), std::string::npos) << c.report;
+  EXPECT_NE(c.report.find("1 of them others culled early"), std::string::npos) << c.report;
+  expect_valid_log(c);
+  EXPECT_EQ(count_calls(c.log, "request"), requests);
+  EXPECT_LT(count_calls(c.log, helper), requests * 1000 / 2) << c.run.stderr_text;
+}
+
 TEST(CullEndToEnd, AFunctionShortFromItsFirstCallsIsCulledBeforeItsWindowEnds) {
 #if defined(__SANITIZE_THREAD__)
   // ThreadSanitizer instruments the test program too: its helper's calls
   // last longer than the early threshold (500 ns).
   GTEST_SKIP() << "a ThreadSanitizer build's helper is not short";
 #endif
-  const int requests = 2000;
-  CullRun c = run_cull_program("early", requests,
-                               {"SONDE_SUMMARY=true", "SONDE_CULL_LEAF_INSTRUCTIONS=0",
-                                "SONDE_CULL_PHASE_CALLS=1000000000", "SONDE_CULL_PHASE_MS=600000"},
-                               {"settle"});
-  ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
-  ASSERT_EQ(c.requests, requests) << c.run.stderr_text;
-  EXPECT_NE(c.report.find("\n-helper(unsigned int)\n"), std::string::npos) << c.report;
-  EXPECT_EQ(c.report.find("\n-request"), std::string::npos) << c.report;
-  EXPECT_NE(c.report.find("1 of them others culled early"), std::string::npos) << c.report;
-  expect_valid_log(c);
-  EXPECT_EQ(count_calls(c.log, "request"), requests);
-  EXPECT_LT(count_calls(c.log, "helper"), requests * 1000 / 2) << c.run.stderr_text;
+  expect_culled_early("early", {"settle"}, "helper");
 }
 
 // One slow call among a short function's first ones (a preemption, here a
@@ -289,19 +297,7 @@ TEST(CullEndToEnd, AShortFunctionWithOneSlowEarlyCallIsStillCulledEarly) {
 #if defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "a ThreadSanitizer build's helper is not short";
 #endif
-  const int requests = 2000;
-  CullRun c = run_cull_program("stall", requests,
-                               {"SONDE_SUMMARY=true", "SONDE_CULL_LEAF_INSTRUCTIONS=0",
-                                "SONDE_CULL_PHASE_CALLS=1000000000", "SONDE_CULL_PHASE_MS=600000"},
-                               {"settle", "stall"});
-  ASSERT_EQ(c.run.exit_code, 0) << c.run.stderr_text;
-  ASSERT_EQ(c.requests, requests) << c.run.stderr_text;
-  EXPECT_NE(c.report.find("\n-helper_stall(unsigned int)\n"), std::string::npos) << c.report;
-  EXPECT_EQ(c.report.find("\n-request"), std::string::npos) << c.report;
-  EXPECT_NE(c.report.find("1 of them others culled early"), std::string::npos) << c.report;
-  expect_valid_log(c);
-  EXPECT_EQ(count_calls(c.log, "request"), requests);
-  EXPECT_LT(count_calls(c.log, "helper_stall"), requests * 1000 / 2) << c.run.stderr_text;
+  expect_culled_early("stall", {"settle", "stall"}, "helper_stall");
 }
 
 // "restored N" from the exit summary, or -1.

@@ -11,8 +11,6 @@
 namespace sonde::diagnose::load {
 namespace {
 
-// cpp-httplib names its errors in one word; say what failed in the
-// driver's terms.
 // cpp-httplib reports a failed connection as Error::Connection and keeps no
 // error code (its connect() is non-blocking; the reason stays in the
 // socket). One plain blocking connect() names it, e.g. "Connection
@@ -45,6 +43,8 @@ std::string connect_failure(const std::string& host, int port) {
   return reason;
 }
 
+// cpp-httplib names its errors in one word; say what failed in the
+// driver's terms.
 std::string describe(httplib::Error e, const std::string& host, int port) {
   switch (e) {
     case httplib::Error::Connection:

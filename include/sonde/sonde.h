@@ -93,7 +93,16 @@ SONDE_API void sonde_shutdown(void);
 typedef struct sonde_context {
   uint64_t trace_id;
   int32_t order_index; /* order index of the last event before the capture */
-  uint32_t flags;      /* 1: valid */
+  uint32_t flags;      /* 1: valid; 2: part of a W3C trace that sonde did not start */
+  /* With flag 2: the W3C trace id (high and low 64 bits), as a traceparent
+   * carried it in; sonde keeps it whole and writes it on. */
+  uint64_t w3c_trace_id_high;
+  uint64_t w3c_trace_id_low;
+  /* The span a continuation of this context is a child of: from
+   * sonde_context_capture, the span sonde exports for the execution running
+   * at the capture (the traceparent's parent-id that sonde_context_inject
+   * writes); from sonde_context_extract, the caller's parent-id. 0: none. */
+  uint64_t span_id;
 } sonde_context;
 
 #if SONDE_ENABLE
@@ -105,10 +114,14 @@ SONDE_API sonde_context sonde_context_capture(void);
  * (parentTraceId/parentOrderId in its TraceMetadata). */
 SONDE_API void sonde_context_continue(const sonde_context* ctx);
 /* Writes a W3C traceparent header value ("00-<32 hex>-<16 hex>-01", 55
- * characters plus NUL) for `ctx`. Returns 0, or -1 if ctx is invalid or the
- * buffer is smaller than 56 bytes. */
+ * characters plus NUL) for `ctx`: its trace id, and as parent-id the span
+ * sonde exports for the execution that was running at the capture. Returns
+ * 0, or -1 if ctx is invalid or the buffer is smaller than 56 bytes. */
 SONDE_API int sonde_context_inject(const sonde_context* ctx, char* out, size_t out_size);
-/* Parses a traceparent value. Returns 0 and fills `ctx`, or -1 if malformed. */
+/* Parses a traceparent value. Returns 0 and fills `ctx`, or -1 if malformed.
+ * A trace sonde did not start (flag 2) keeps its 128-bit id and the caller's
+ * span id: the trace that continues `ctx` records them, sends them on and
+ * exports under them. */
 SONDE_API int sonde_context_extract(const char* traceparent, sonde_context* ctx);
 
 #endif /* SONDE_ENABLE */
@@ -160,7 +173,7 @@ static inline SONDE_DETAIL_UNUSED int sonde_snapshot(const char* reason) {
 static inline SONDE_DETAIL_UNUSED void sonde_shutdown(void) {}
 /* Never in a trace: an invalid context. */
 static inline SONDE_DETAIL_UNUSED sonde_context sonde_context_capture(void) {
-  sonde_context ctx = {0, 0, 0};
+  sonde_context ctx = {0, 0, 0, 0, 0, 0};
   return ctx;
 }
 static inline SONDE_DETAIL_UNUSED void sonde_context_continue(const sonde_context* ctx) {

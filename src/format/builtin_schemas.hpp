@@ -11,6 +11,6 @@ namespace sonde::format {
 std::span<const RecordSchema* const> kieker_extra_schemas();
 std::span<const RecordSchema* const> system_schemas();
 std::span<const RecordSchema* const> callable_schemas();
-// Lock waits and message sends (builtin_schemas_diagnostic.cpp).
+// Lock waits, message sends and W3C trace contexts (builtin_schemas_diagnostic.cpp).
 std::span<const RecordSchema* const> diagnostic_schemas();
 }  // namespace sonde::format

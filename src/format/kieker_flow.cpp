@@ -10,6 +10,7 @@ KiekerFlowBuilder::KiekerFlowBuilder(RecordSink& sink, StringPool& pool)
       pool_(pool),
       metadata_(find_builtin_schema(kieker_class::kMetadata)),
       trace_(find_builtin_schema(kieker_class::kTraceMetadata)),
+      trace_context_(find_builtin_schema(w3c::kTraceContextClass)),
       before_(find_builtin_schema(kieker_class::kBeforeOperation)),
       after_(find_builtin_schema(kieker_class::kAfterOperation)),
       failed_(find_builtin_schema(kieker_class::kAfterOperationFailed)) {
@@ -125,6 +126,7 @@ bool KiekerFlowBuilder::event(uint32_t thread, const FlowEvent& e) {
         start.host = host_;
         start.parent_trace_id = root ? static_cast<int64_t>(e.trace_id) : e.parent_trace_id;
         start.parent_order_id = root ? -1 : e.parent_order_id;
+        start.w3c = e.w3c;
         return typed_->on_trace_start(start);
       }
       record_.schema = trace_;
@@ -136,6 +138,14 @@ bool KiekerFlowBuilder::event(uint32_t thread, const FlowEvent& e) {
       record_.values.emplace_back(host_);
       record_.values.emplace_back(root ? static_cast<int64_t>(e.trace_id) : e.parent_trace_id);
       record_.values.emplace_back(static_cast<int64_t>(root ? -1 : e.parent_order_id));
+      if (!sink_.on_record(record_)) return false;
+      if (!e.w3c.present()) return true;
+      record_.schema = trace_context_;
+      record_.values.clear();
+      record_.values.emplace_back(static_cast<int64_t>(e.trace_id));
+      record_.values.emplace_back(static_cast<int64_t>(e.w3c.trace_id_high));
+      record_.values.emplace_back(static_cast<int64_t>(e.w3c.trace_id_low));
+      record_.values.emplace_back(static_cast<int64_t>(e.w3c.parent_span_id));
       return sink_.on_record(record_);
     }
     case native::EventKind::kEnter:
@@ -153,6 +163,8 @@ bool KiekerFlowBuilder::event(uint32_t thread, const FlowEvent& e) {
                                 t, e);
       }
       return emit_operation_event(e.kind == native::EventKind::kExit ? after_ : failed_, t, e);
+    case native::EventKind::kTraceContext:
+      return true;  // readers deliver it with its trace begin (e.w3c)
     case native::EventKind::kLost:
       t.order += static_cast<int64_t>(e.lost);
       sink_.on_lost_events({e.time_ns, host_, static_cast<int64_t>(t.os_tid), e.lost});

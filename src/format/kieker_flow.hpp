@@ -28,6 +28,7 @@ struct FlowEvent {
   int64_t parent_trace_id = -1;
   int32_t parent_order_id = -1;
   uint64_t lost = 0;
+  w3c::Context w3c;  // trace begin: the W3C trace it continued, if sonde did not start it
 };
 
 class KiekerFlowBuilder {
@@ -83,6 +84,7 @@ class KiekerFlowBuilder {
   Record record_;
   const RecordSchema* metadata_;
   const RecordSchema* trace_;
+  const RecordSchema* trace_context_;
   const RecordSchema* before_;
   const RecordSchema* after_;
   const RecordSchema* failed_;

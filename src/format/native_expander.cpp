@@ -26,7 +26,7 @@ void NativeExpander::on_event(const NativeEvent& e) {
   if (stopped_) return;
   ensure_metadata();
   FlowEvent f{e.kind, e.time_ns, e.op, e.cause, e.trace_id, e.parent_trace_id, e.parent_order_id,
-              e.lost};
+              e.lost, e.w3c};
   if (!flow_.event(e.thread, f)) stopped_ = true;
   ++delivered_;
 }

@@ -53,6 +53,11 @@ enum class EventKind : uint8_t {
                     // id, 0 before the first; v1: varint), svarint parent trace id, svarint
                     // parent order id
   kLost = 4,        // varint events lost here (the thread's trace state is broken until depth 0)
+  // Right before the kTraceBegin of a trace that continued a W3C trace
+  // sonde did not start: varint trace id high half, varint low half, varint
+  // the caller's span id (0: none). Readers attach it to that trace begin.
+  // Since 2026-12-03; older readers reject a log that holds one.
+  kTraceContext = 5,
 };
 
 enum class OperationKind : uint8_t { kFunction = 0, kManual = 1 };

@@ -307,8 +307,10 @@ class Decoder {
       if (!err.empty()) return err;
       if (!c.ok) return "";
       if (!times.ok) return "event block time stream ends early";
+      if (e.kind == EventKind::kTraceContext) continue;  // kept for the trace begin after it
       ++result_.events;
       visitor_.on_event(e);
+      e.w3c = {};
     }
     if (c.ok && times.p != times.end) return "event block time stream has trailing bytes";
     return "";
@@ -327,8 +329,10 @@ class Decoder {
       std::string err = event_fields(c, e, tsc, op);
       if (!err.empty()) return err;
       if (!c.ok) return "";
+      if (e.kind == EventKind::kTraceContext) continue;  // kept for the trace begin after it
       ++result_.events;
       visitor_.on_event(e);
+      e.w3c = {};
     }
     return "";
   }
@@ -358,6 +362,11 @@ class Decoder {
         }
         e.parent_trace_id = c.svarint();
         e.parent_order_id = static_cast<int32_t>(c.svarint());
+        break;
+      case EventKind::kTraceContext:
+        e.w3c.trace_id_high = c.varint();
+        e.w3c.trace_id_low = c.varint();
+        e.w3c.parent_span_id = c.varint();
         break;
       case EventKind::kLost:
         e.lost = c.varint();

@@ -10,6 +10,7 @@
 
 #include "format/native_format.hpp"
 #include "format/record.hpp"
+#include "format/w3c_ids.hpp"
 
 namespace sonde::format {
 
@@ -39,6 +40,7 @@ struct NativeEvent {
   uint64_t trace_id = 0;   // trace begin
   int64_t parent_trace_id = -1;
   int32_t parent_order_id = -1;
+  w3c::Context w3c;   // trace begin: the W3C trace it continued, if sonde did not start it
   uint64_t lost = 0;  // lost marker
 };
 

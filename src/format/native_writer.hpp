@@ -13,6 +13,7 @@
 #include "format/byte_sink.hpp"
 #include "format/native_format.hpp"
 #include "format/record.hpp"
+#include "format/w3c_ids.hpp"
 
 namespace sonde::format {
 
@@ -66,8 +67,10 @@ class NativeWriter {
     reserve_block(1).exit_failed(tsc, op, cause_string_id);
   }
   void trace_begin(uint64_t tsc, uint64_t trace_id, int64_t parent_trace_id,
-                   int32_t parent_order_id) {
-    reserve_block(1).trace_begin(tsc, trace_id, parent_trace_id, parent_order_id);
+                   int32_t parent_order_id, const w3c::Context& w3c = {}) {
+    BlockCursor& c = reserve_block(2);
+    if (w3c.present()) c.trace_context(tsc, w3c);
+    c.trace_begin(tsc, trace_id, parent_trace_id, parent_order_id);
   }
   void lost(uint64_t tsc, uint64_t count) { reserve_block(1).lost(tsc, count); }
   void end_events();
@@ -114,6 +117,15 @@ class NativeWriter {
       last_trace_ = trace_id;
       e_ = put_varint_raw(e_, zigzag64(parent_trace_id));
       e_ = put_varint_raw(e_, zigzag64(parent_order_id));
+    }
+    // Before the trace_begin of a trace that continued a W3C trace sonde
+    // did not start; counts as one of the reserved events.
+    void trace_context(uint64_t tsc, const w3c::Context& w3c) {
+      event(tsc, native::EventKind::kTraceContext, 0);
+      ++markers_;
+      e_ = put_varint_raw(e_, w3c.trace_id_high);
+      e_ = put_varint_raw(e_, w3c.trace_id_low);
+      e_ = put_varint_raw(e_, w3c.parent_span_id);
     }
     void lost(uint64_t tsc, uint64_t count) {
       event(tsc, native::EventKind::kLost, 0);

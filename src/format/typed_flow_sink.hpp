@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "format/w3c_ids.hpp"
+
 namespace sonde::format {
 
 struct TypedTraceStart {
@@ -20,6 +22,7 @@ struct TypedTraceStart {
   std::string_view host;
   int64_t parent_trace_id = -1;  // == trace_id for a root trace
   int32_t parent_order_id = -1;  // -1 for a root trace
+  w3c::Context w3c;              // the W3C trace it continued, if sonde did not start it
 };
 
 enum class TypedFlowKind : uint8_t { kBefore, kAfter, kAfterFailed };

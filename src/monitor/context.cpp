@@ -3,10 +3,55 @@
 #include <cstdio>
 #include <cstring>
 
+#include "format/w3c_ids.hpp"
 #include "monitor/thread_state.hpp"
 #include "sonde/sonde.h"
 
 using namespace sonde::monitor;
+
+namespace {
+
+// The order index of the enter event of the thread's innermost open frame:
+// the events after it in the current buffer are its finished callees
+// (matched enter/exit pairs) and markers. Walked back from the cursor on
+// the capturing thread itself; -1 when that enter is no longer in the
+// buffer (handed to the writer), was dropped, or events were lost since
+// (the order indexes after a loss are the reader's, not the thread's).
+int64_t innermost_enter_order(const ThreadState& t) {
+  const Buffer* b = t.buffer;
+  if (b == nullptr || t.depth == 0 || (t.shadow[t.depth - 1].key & kDroppedTag) != 0) return -1;
+  const RawEvent* cur = t.cur.load(std::memory_order_relaxed);
+  if (cur < b->events || cur > b->events + b->capacity) return -1;
+  int64_t order = int64_t{t.order} - 1;  // the last event's
+  uint64_t finished = 0;                 // exits seen whose enters are still ahead
+  for (const RawEvent* e = cur; e > b->events;) {
+    --e;
+    switch (kind_of(e->b)) {
+      case RawKind::kEnterFn:
+      case RawKind::kEnterOp:
+        if (finished == 0) return order;
+        --finished;
+        --order;
+        break;
+      case RawKind::kExitFn:
+      case RawKind::kExitOp:
+      case RawKind::kFailFn:
+      case RawKind::kFailOp:
+        ++finished;
+        --order;
+        break;
+      case RawKind::kCause:
+      case RawKind::kTraceParent:
+      case RawKind::kW3c:
+        break;
+      default:  // a loss, the trace's begin, anything unexpected
+        return -1;
+    }
+  }
+  return -1;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -17,6 +62,16 @@ SONDE_API sonde_context sonde_context_capture(void) {
     ctx.trace_id = t.trace_id - 1;  // begin_trace post-increments
     ctx.order_index = static_cast<int32_t>(t.order) - 1;
     ctx.flags = 1;
+    if ((t.w3c_high | t.w3c_low) != 0) {
+      ctx.flags |= 2;
+      ctx.w3c_trace_id_high = t.w3c_high;
+      ctx.w3c_trace_id_low = t.w3c_low;
+    }
+    const int64_t enter = innermost_enter_order(t);
+    if (enter >= 0) {
+      ctx.span_id =
+          sonde::format::w3c::span_id(t.continued == 0, ctx.trace_id, static_cast<uint32_t>(enter));
+    }
   }
   return ctx;
 }
@@ -27,16 +82,31 @@ SONDE_API void sonde_context_continue(const sonde_context* ctx) {
   t.has_parent = 1;
   t.parent_trace_id = ctx->trace_id;
   t.parent_order_id = ctx->order_index;
+  t.parent_is_w3c = (ctx->flags & 2u) != 0 ? 1 : 0;
+  t.parent_w3c_high = ctx->w3c_trace_id_high;
+  t.parent_w3c_low = ctx->w3c_trace_id_low;
+  // Only a foreign caller's span is recorded: a sonde parent's span follows
+  // from where the trace continued it (parent trace id and order index).
+  t.parent_span_id = ctx->order_index < 0 ? ctx->span_id : 0;
 }
 
 // traceparent = version "-" trace-id (32 hex) "-" parent-id (16 hex) "-" flags.
-// sonde's 64-bit trace id fills the low half of the trace-id; the parent-id
-// is the order index + 1 (W3C forbids an all-zero parent-id).
+// The trace-id: a W3C trace sonde did not start keeps its id; sonde's own
+// trace writes its 64-bit trace id in the low half. The parent-id: the span
+// id sonde exports for the execution that ran at the capture
+// (format/w3c_ids.hpp); if that is unknown (its enter left the buffer), the
+// order index + 1, as before 2026-12-03.
 SONDE_API int sonde_context_inject(const sonde_context* ctx, char* out, size_t out_size) {
   if (ctx == nullptr || (ctx->flags & 1u) == 0 || out == nullptr || out_size < 56) return -1;
-  std::snprintf(out, out_size, "00-%016llx%016llx-%016llx-01", 0ULL,
-                static_cast<unsigned long long>(ctx->trace_id),
-                static_cast<unsigned long long>(static_cast<int64_t>(ctx->order_index) + 1));
+  const bool foreign = (ctx->flags & 2u) != 0;
+  const unsigned long long high = foreign ? ctx->w3c_trace_id_high : 0;
+  const unsigned long long low = foreign ? ctx->w3c_trace_id_low : ctx->trace_id;
+  const unsigned long long parent =
+      ctx->span_id != 0
+          ? ctx->span_id
+          : static_cast<unsigned long long>(static_cast<int64_t>(ctx->order_index) + 1);
+  if ((high | low) == 0 || parent == 0) return -1;  // W3C forbids all-zero ids
+  std::snprintf(out, out_size, "00-%016llx%016llx-%016llx-01", high, low, parent);
   return 0;
 }
 
@@ -63,11 +133,21 @@ SONDE_API int sonde_context_extract(const char* tp, sonde_context* ctx) {
   }
   if ((high | low) == 0 || parent == 0) return -1;  // invalid per W3C
   if (version == 0 && tp[55] != '\0') return -1;
-  // A trace id from another tracer (high half set) is folded into 64 bits.
-  ctx->trace_id = low ^ high;
-  // A foreign parent-id is not an order index; keep the trace, drop the position.
-  ctx->order_index = parent <= 0x7fffffffULL ? static_cast<int32_t>(parent - 1) : -1;
+  *ctx = sonde_context{};
+  ctx->trace_id = low;
   ctx->flags = 1;
+  ctx->span_id = parent;
+  if (sonde::format::w3c::is_sonde_form(high, parent)) {
+    // sonde's own trace: the parent-id is the caller's enter order index + 1.
+    ctx->order_index = static_cast<int32_t>(parent - 1);
+  } else {
+    // A trace sonde did not start (or a continued sonde part's span): kept
+    // whole; the caller's span id is not a position in a sonde trace.
+    ctx->order_index = -1;
+    ctx->flags |= 2;
+    ctx->w3c_trace_id_high = high;
+    ctx->w3c_trace_id_low = low;
+  }
   return 0;
 }
 

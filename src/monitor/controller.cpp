@@ -357,10 +357,22 @@ RawEvent* begin_trace(ThreadState& t, RawEvent* p) {
   p->a = t.trace_id++;
   p->b = pack(RawKind::kTraceBegin, 0);
   ++p;
+  t.continued = t.has_parent;
+  t.w3c_high = 0;
+  t.w3c_low = 0;
   if (t.has_parent) {
     p->a = t.parent_trace_id;
     p->b = pack(RawKind::kTraceParent, static_cast<uint64_t>(t.parent_order_id + 1));
     ++p;
+    if (t.parent_is_w3c) {
+      t.w3c_high = t.parent_w3c_high;
+      t.w3c_low = t.parent_w3c_low;
+      p[0] = {t.w3c_high, pack(RawKind::kW3c, kW3cTraceHigh)};
+      p[1] = {t.w3c_low, pack(RawKind::kW3c, kW3cTraceLow)};
+      p[2] = {t.parent_span_id, pack(RawKind::kW3c, kW3cParentSpan)};
+      p += 3;
+      t.parent_is_w3c = 0;
+    }
     t.has_parent = 0;
   }
   t.order = 0;

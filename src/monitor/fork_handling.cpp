@@ -83,6 +83,11 @@ void on_fork_child() {
     t.has_parent = 1;
     t.parent_trace_id = t.trace_id - 1;
     t.parent_order_id = static_cast<int32_t>(t.order) - 1;
+    // A W3C trace sonde did not start goes on in the child under its id.
+    t.parent_is_w3c = (t.w3c_high | t.w3c_low) != 0;
+    t.parent_w3c_high = t.w3c_high;
+    t.parent_w3c_low = t.w3c_low;
+    t.parent_span_id = 0;
     t.resume_after_fork = 1;
   }
   t.channel = nullptr;

@@ -25,7 +25,15 @@ enum class RawKind : uint8_t {
   kTraceBegin = 8,   // a: trace id, payload: 0
   kTraceParent = 9,  // a: parent trace id, payload: parent order index + 1 (0 = none)
   kLost = 10,        // a: time, payload: events dropped just before this point
+  // After kTraceBegin/kTraceParent of a trace that continues a W3C trace
+  // sonde did not start, three of them: a: the value, payload: which
+  // (kW3cTraceHigh, kW3cTraceLow, kW3cParentSpan).
+  kW3c = 11,
 };
+
+inline constexpr uint64_t kW3cTraceHigh = 0;
+inline constexpr uint64_t kW3cTraceLow = 1;
+inline constexpr uint64_t kW3cParentSpan = 2;  // 0: the parent is a sonde trace part
 
 inline constexpr int kKindShift = 56;
 inline constexpr uint64_t kPayloadMask = (uint64_t{1} << kKindShift) - 1;

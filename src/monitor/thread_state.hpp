@@ -21,8 +21,8 @@ inline constexpr uint64_t kDroppedTag = uint64_t{1} << 63;
 
 // Room kept free at the end of each buffer for the events a single enter
 // may write after its one bounds check (lost marker, trace begin, trace
-// parent, enter; a failed exit writes two).
-inline constexpr size_t kBufferSlack = 4;
+// parent, three W3C fields, enter; a failed exit writes two).
+inline constexpr size_t kBufferSlack = 7;
 
 // kThreadResync: active, but a longjmp left this thread's stack, or a
 // signal handler's probe counted a loss; the next enter goes through the
@@ -73,10 +73,17 @@ struct ThreadState {
   uint8_t status;
   uint8_t has_parent;
   uint8_t resume_after_fork;  // forking thread in a child: begin a trace on activation
+  uint8_t continued;          // the current trace continued a context (it owns no W3C trace)
+  uint8_t parent_is_w3c;      // the next trace continues a W3C trace sonde did not start
   uint64_t trace_id;
   uint64_t pending_lost;  // events dropped and not yet marked in the stream
   uint64_t parent_trace_id;
   int32_t parent_order_id;
+  // The W3C trace (sonde did not start it) that the next trace continues,
+  // and the caller's span id; and that of the current trace (0/0: none,
+  // the trace is sonde's own).
+  uint64_t parent_w3c_high, parent_w3c_low, parent_span_id;
+  uint64_t w3c_high, w3c_low;
   uint64_t throws;  // exceptions thrown on this thread (exceptions.cpp)
   ThreadChannel* channel;
   uint64_t stack_lo, stack_hi;  // this thread's stack, for stack-pointer comparisons

@@ -29,25 +29,29 @@ struct Ev {
   int64_t parent_trace_id = -1;
   int32_t parent_order_id = -1;
   uint64_t lost = 0;
+  w3c::Context w3c;  // trace begin
   bool operator==(const Ev&) const = default;
 };
 
 std::ostream& operator<<(std::ostream& os, const Ev& e) {
   return os << "{kind " << static_cast<int>(e.kind) << " thread " << e.thread << " tsc " << e.tsc
             << " op " << e.op << " cause '" << e.cause << "' trace " << e.trace_id << " parent "
-            << e.parent_trace_id << "/" << e.parent_order_id << " lost " << e.lost << "}";
+            << e.parent_trace_id << "/" << e.parent_order_id << " lost " << e.lost << " w3c "
+            << e.w3c.trace_id_high << "/" << e.w3c.trace_id_low << "/" << e.w3c.parent_span_id
+            << "}";
 }
 
 Ev call(EventKind kind, uint32_t thread, uint64_t tsc, uint32_t op, std::string cause = "") {
-  Ev e{kind, thread, tsc, op, std::move(cause), 0, -1, -1, 0};
+  Ev e{kind, thread, tsc, op, std::move(cause), 0, -1, -1, 0, {}};
   return e;
 }
-Ev trace(uint32_t thread, uint64_t tsc, uint64_t id, int64_t parent, int32_t order) {
-  Ev e{EventKind::kTraceBegin, thread, tsc, 0, "", id, parent, order, 0};
+Ev trace(uint32_t thread, uint64_t tsc, uint64_t id, int64_t parent, int32_t order,
+         w3c::Context w3c = {}) {
+  Ev e{EventKind::kTraceBegin, thread, tsc, 0, "", id, parent, order, 0, w3c};
   return e;
 }
 Ev lost(uint32_t thread, uint64_t tsc, uint64_t n) {
-  Ev e{EventKind::kLost, thread, tsc, 0, "", 0, -1, -1, n};
+  Ev e{EventKind::kLost, thread, tsc, 0, "", 0, -1, -1, n, {}};
   return e;
 }
 
@@ -68,9 +72,13 @@ class NativeCollect : public NativeVisitor {
         c.trace_id = e.trace_id;
         c.parent_trace_id = e.parent_trace_id;
         c.parent_order_id = e.parent_order_id;
+        c.w3c = e.w3c;
         break;
       case EventKind::kLost:
         c.lost = e.lost;
+        break;
+      case EventKind::kTraceContext:
+        ADD_FAILURE() << "a trace context is delivered with its trace begin, not as an event";
         break;
     }
     events.push_back(c);
@@ -80,7 +88,8 @@ class NativeCollect : public NativeVisitor {
 
 // Events with every kind and with fields of every varint width: time deltas
 // of 0, 1 byte and many bytes, operations below and above 16 (one- and
-// two-byte event heads), large trace ids, parents and none.
+// two-byte event heads), large trace ids, parents and none, a W3C trace
+// context sonde did not start.
 std::vector<Ev> sample_events(uint32_t thread) {
   std::vector<Ev> v;
   uint64_t t = 1000;
@@ -93,7 +102,8 @@ std::vector<Ev> sample_events(uint32_t thread) {
       call(EventKind::kExitFailed, thread, t += 127, 17, "std::runtime_error: out of stock"));
   v.push_back(lost(thread, t += 128, 42));
   v.push_back(call(EventKind::kExit, thread, t, 3));
-  v.push_back(trace(thread, t += 9, ~0ULL >> 1, 77, 5));
+  v.push_back(trace(thread, t += 9, ~0ULL >> 1, 77, 5,
+                    {0x4bf92f3577b34da6ULL, 0xa3ce929d0e0e4736ULL, 0x00f067aa0ba902b7ULL}));
   v.push_back(call(EventKind::kEnter, thread, t, 0));
   v.push_back(call(EventKind::kExit, thread, t += 1, 0));
   return v;
@@ -113,10 +123,12 @@ void write_events(NativeWriter& w, const std::vector<Ev>& events) {
         w.exit_failed(e.tsc, e.op, w.string_id(e.cause));
         break;
       case EventKind::kTraceBegin:
-        w.trace_begin(e.tsc, e.trace_id, e.parent_trace_id, e.parent_order_id);
+        w.trace_begin(e.tsc, e.trace_id, e.parent_trace_id, e.parent_order_id, e.w3c);
         break;
       case EventKind::kLost:
         w.lost(e.tsc, e.lost);
+        break;
+      case EventKind::kTraceContext:
         break;
     }
   }
@@ -184,10 +196,13 @@ TEST_P(NativeEventBlocks, CursorEncodingMatchesTheOneEventCalls) {
         cursor.exit_failed(e.tsc, e.op, cause);
         break;
       case EventKind::kTraceBegin:
+        if (e.w3c.present()) cursor.trace_context(e.tsc, e.w3c);
         cursor.trace_begin(e.tsc, e.trace_id, e.parent_trace_id, e.parent_order_id);
         break;
       case EventKind::kLost:
         cursor.lost(e.tsc, e.lost);
+        break;
+      case EventKind::kTraceContext:
         break;
     }
   }
@@ -304,6 +319,8 @@ std::string version1_file(const std::vector<Ev>& events) {
       case EventKind::kLost:
         put_varint(p, e.lost);
         break;
+      case EventKind::kTraceContext:
+        break;
     }
   }
   item(native::Tag::kEnd), ++items;
@@ -328,6 +345,7 @@ std::string version1_file(const std::vector<Ev>& events) {
 
 TEST(NativeEventBlocks, Version1FilesStayReadable) {
   std::vector<Ev> events = sample_events(0);
+  for (Ev& e : events) e.w3c = {};  // version 1 predates trace contexts
   NativeCollect c;
   NativeReadResult r = read_native_bytes(version1_file(events), c);
   ASSERT_TRUE(r.ok) << r.error;

@@ -9,16 +9,6 @@
 namespace sonde::analysis {
 namespace {
 
-// SplitMix64's finalizer: a bijective 64-bit mix with good avalanche.
-uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
 // "a.b.Catalog.getBook" / "ns::Tpl<int>::name": the signature from the class
 // to the operation name, without modifiers, return type and parameters.
 std::string_view qualified_function(std::string_view signature) {
@@ -33,10 +23,11 @@ std::string_view host_of(const Execution& e, const Trace& t) {
   return e.host.empty() ? t.host : e.host;
 }
 
-std::array<uint8_t, 16> trace_id_bytes(int64_t owner) {
+std::array<uint8_t, 16> trace_id_bytes(const StitchedTrace& stitched, int64_t owner) {
   std::array<uint8_t, 16> id{};
-  const uint64_t high = owner == 0 ? 1 : 0;
-  const auto low = static_cast<uint64_t>(owner);
+  const format::w3c::Context& w3c = stitched.parts.front().trace.w3c;
+  const uint64_t high = w3c.present() ? w3c.trace_id_high : owner == 0 ? 1 : 0;
+  const uint64_t low = w3c.present() ? w3c.trace_id_low : static_cast<uint64_t>(owner);
   for (int i = 0; i < 8; ++i) {
     id[static_cast<size_t>(i)] = static_cast<uint8_t>(high >> (56 - 8 * i));
     id[static_cast<size_t>(8 + i)] = static_cast<uint8_t>(low >> (56 - 8 * i));
@@ -64,19 +55,23 @@ std::string otlp_trace_id(int64_t owner) {
   return hex16(owner == 0 ? 1 : 0) + hex16(static_cast<uint64_t>(owner));
 }
 
-uint64_t otlp_span_id(int64_t owner, int64_t part_trace_id, int32_t eoi) {
-  if (part_trace_id == owner) return static_cast<uint64_t>(eoi) + 1;
-  const uint64_t h = mix64(static_cast<uint64_t>(part_trace_id) ^
-                           mix64(static_cast<uint64_t>(static_cast<uint32_t>(eoi)) + 1));
-  return h | (uint64_t{1} << 63);
+uint64_t otlp_span_id(bool owner_part, int64_t part_trace_id, const Execution& e) {
+  // The enter event's order index; OperationExecutionRecords have none, their eoi stands in.
+  const int32_t position = e.order_index >= 0 ? e.order_index : e.eoi;
+  return format::w3c::span_id(owner_part, static_cast<uint64_t>(part_trace_id),
+                              static_cast<uint32_t>(position));
 }
 
 std::vector<OtlpSpan> otlp_spans(const StitchedTrace& stitched, const OtlpSpanOptions& options) {
   std::vector<OtlpSpan> spans;
   if (stitched.parts.empty()) return spans;
   const int64_t owner = otlp_trace_owner(stitched);
-  const std::array<uint8_t, 16> trace_id = trace_id_bytes(owner);
+  const std::array<uint8_t, 16> trace_id = trace_id_bytes(stitched, owner);
   const Trace& root = stitched.parts.front().trace;
+  // A trace sonde did not start has no owner part: every part continued it.
+  const auto owner_part = [&](const Trace& t) {
+    return t.trace_id == owner && !root.w3c.present();
+  };
 
   // Spans that get kind CLIENT: parent executions of parts on another host.
   std::vector<std::vector<bool>> is_client(stitched.parts.size());
@@ -88,7 +83,12 @@ std::vector<OtlpSpan> otlp_spans(const StitchedTrace& stitched, const OtlpSpanOp
   std::vector<uint64_t> caller_span(stitched.parts.size(), 0);
   std::vector<bool> remote_caller(stitched.parts.size(), false);
   std::vector<std::vector<uint64_t>> kept_ancestor(stitched.parts.size());
-  if (owner != root.trace_id && root.parent_order_id >= 0) {
+  if (root.w3c.present() && root.w3c.parent_span_id != 0) {
+    caller_span[0] = root.w3c.parent_span_id;  // the foreign caller's span
+    remote_caller[0] = true;
+  } else if (owner != root.trace_id && root.parent_order_id >= 0) {
+    // sonde's traceparent from a part not in this log: its parent-id is
+    // the caller's enter order index + 1, that execution's span id.
     caller_span[0] = static_cast<uint64_t>(root.parent_order_id) + 1;
     remote_caller[0] = true;
   }
@@ -100,7 +100,7 @@ std::vector<OtlpSpan> otlp_spans(const StitchedTrace& stitched, const OtlpSpanOp
     const Trace& parent = stitched.parts[part.parent].trace;
     if (static_cast<size_t>(part.parent_execution) >= parent.executions.size()) continue;
     const Execution& caller = parent.executions[part.parent_execution];
-    caller_span[p] = otlp_span_id(owner, parent.trace_id, caller.eoi);
+    caller_span[p] = otlp_span_id(owner_part(parent), parent.trace_id, caller);
     if (!part.trace.executions.empty() &&
         host_of(caller, parent) != host_of(part.trace.executions.front(), part.trace)) {
       remote_caller[p] = true;
@@ -126,9 +126,10 @@ std::vector<OtlpSpan> otlp_spans(const StitchedTrace& stitched, const OtlpSpanOp
     for (size_t i = 0; i < trace.executions.size(); ++i) {
       const Execution& e = trace.executions[i];
       const int32_t parent = tree.parent[i];
-      const uint64_t id = otlp_span_id(owner, trace.trace_id, e.eoi);
+      const bool own = owner_part(trace);
+      const uint64_t id = otlp_span_id(own, trace.trace_id, e);
       const uint64_t natural_parent =
-          parent >= 0 ? otlp_span_id(owner, trace.trace_id, trace.executions[parent].eoi)
+          parent >= 0 ? otlp_span_id(own, trace.trace_id, trace.executions[parent])
                       : caller_span[p];
       const bool keep = !options.roots_only || parent < 0 ||
                         (options.min_duration_ns > 0 && e.duration() >= options.min_duration_ns);

@@ -3,19 +3,20 @@
 // exporter (otlp_proto.hpp, collect/otlp_forwarder.hpp) both start here.
 //
 // Ids (see docs/analysis/exports.md):
-//   traceId = 16 zero hex digits + the 16-hex sonde trace id of the trace's
+//   traceId = a trace sonde did not start (its root part continued a
+//             foreign traceparent): that W3C trace id, whole. Otherwise 16
+//             zero hex digits + the 16-hex sonde trace id of the trace's
 //             owner: the root part's trace id, or, if the root continued a
 //             parent that is not in this log (a traceparent from another
-//             process), that parent's trace id. This is the W3C trace-id
+//             process), that parent's trace id. Either is the W3C trace-id
 //             sonde_context_inject writes, so spans of an OpenTelemetry
-//             service called from the root thread land in the same trace.
-//   spanId  = for the owner's own executions: eoi + 1, the W3C parent-id
-//             sonde_context_inject writes, so such a service's root span
-//             finds its parent; for every other part: a 64-bit hash of
-//             (part trace id, eoi) with the top bit set, which cannot equal
-//             any eoi + 1.
+//             service called from the trace land in the same trace.
+//   spanId  = format::w3c::span_id of the execution's enter order index:
+//             the parent-id sonde_context_inject writes while it runs, so
+//             such a service's root span finds its parent.
 // A continued part's first spans have parentSpanId = the span of the
-// execution that handed the context on.
+// execution that handed the context on; a root that continued a foreign
+// traceparent, the caller's span id it carried.
 #pragma once
 
 #include <array>
@@ -68,7 +69,8 @@ std::vector<OtlpSpan> otlp_spans(const StitchedTrace& trace, const OtlpSpanOptio
 // The pieces, for the encoders and their tests.
 std::string hex16(uint64_t value);
 int64_t otlp_trace_owner(const StitchedTrace& trace);
-std::string otlp_trace_id(int64_t owner);  // 32 hex digits
-uint64_t otlp_span_id(int64_t owner, int64_t part_trace_id, int32_t eoi);
+std::string otlp_trace_id(int64_t owner);  // 32 hex digits, for a trace sonde started
+// `owner_part`: the part is the trace's owner (it began a trace of its own).
+uint64_t otlp_span_id(bool owner_part, int64_t part_trace_id, const Execution& e);
 
 }  // namespace sonde::analysis

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "format/w3c_ids.hpp"
+
 namespace sonde::analysis {
 
 // Time arithmetic on what a log says: a hostile or corrupt log's times
@@ -72,6 +74,10 @@ struct Trace {
   std::string_view session;
   int64_t parent_trace_id = -1;  // == trace_id for a root trace
   int32_t parent_order_id = -1;  // -1 for a root trace
+  // The W3C trace it continued when sonde did not start that trace (a
+  // foreign traceparent, or a part continuing such a trace): its id whole
+  // and the caller's span id (docs/analysis/exports.md, "Ids").
+  format::w3c::Context w3c;
   TraceOrigin origin = TraceOrigin::kFlowEvents;
   // Sorted by eoi; in a valid trace executions[i].eoi == i.
   std::vector<Execution> executions;

@@ -78,6 +78,7 @@ TraceBuildResult EventTraceBuffer::build(bool close_open_executions) const {
   trace.session = metadata_.session;
   trace.parent_trace_id = metadata_records_ > 0 ? metadata_.parent_trace_id : trace_id_;
   trace.parent_order_id = metadata_.parent_order_id;
+  trace.w3c = metadata_.w3c;
   trace.origin = TraceOrigin::kFlowEvents;
   auto& problems = result.problems;
 

@@ -45,6 +45,7 @@ struct TraceMetadataInfo {
   std::string_view host;
   int64_t parent_trace_id = -1;
   int32_t parent_order_id = -1;
+  format::w3c::Context w3c;
 };
 
 class EventTraceBuffer {
@@ -56,6 +57,8 @@ class EventTraceBuffer {
   EventTraceBuffer(int64_t trace_id, bool repair);
 
   void set_metadata(const TraceMetadataInfo& metadata);
+  // The TraceContext record after the metadata.
+  void set_w3c(const format::w3c::Context& w3c) { metadata_.w3c = w3c; }
   void add_event(const FlowEvent& event);
 
   // Kieker's completion rule (see the file comment). A complete trace may

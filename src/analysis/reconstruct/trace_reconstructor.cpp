@@ -61,6 +61,12 @@ TraceReconstructor::Layout& TraceReconstructor::layout_of(const format::RecordSc
     l.parent_order_id = f("parentOrderId");
   } else if (cls == format::kieker_class::kMetadata) {
     l.role = RecordRole::kLogMetadata;
+  } else if (cls == format::w3c::kTraceContextClass) {
+    l.role = RecordRole::kTraceContext;
+    l.trace_id = f("traceId");
+    l.w3c_high = f("w3cTraceIdHigh");
+    l.w3c_low = f("w3cTraceIdLow");
+    l.parent_span_id = f("parentSpanId");
   } else if (cls == format::kieker_class::kOperationExecution) {
     l.role = RecordRole::kExecutionRecord;
     l.operation = f("operationSignature");
@@ -149,6 +155,24 @@ bool TraceReconstructor::on_record(const format::Record& r) {
       m.parent_trace_id = get_i64(r, l.parent_trace_id, m.trace_id);
       m.parent_order_id = static_cast<int32_t>(get_i64(r, l.parent_order_id, -1));
       add_trace_metadata(m, r.logging_timestamp);
+      break;
+    }
+
+    case RecordRole::kTraceContext: {
+      // Right after its trace's metadata; for a trace no longer open
+      // (a reordered log), kept by no one and counted as ignored.
+      ++stats_.flow_records;
+      const auto it = open_.find(OpenKey{get_i64(r, l.trace_id, -1), false});
+      if (it == open_.end()) {
+        ++stats_.ignored_records;
+        ++stats_.ignored_by_type[r.schema->class_name];
+        return true;
+      }
+      format::w3c::Context w3c;
+      w3c.trace_id_high = static_cast<uint64_t>(get_i64(r, l.w3c_high, 0));
+      w3c.trace_id_low = static_cast<uint64_t>(get_i64(r, l.w3c_low, 0));
+      w3c.parent_span_id = static_cast<uint64_t>(get_i64(r, l.parent_span_id, 0));
+      std::get<EventTraceBuffer>(it->second.buffer).set_w3c(w3c);
       break;
     }
 
@@ -244,6 +268,7 @@ bool TraceReconstructor::on_trace_start(const format::TypedTraceStart& start) {
   m.host = strings_->intern(start.host);
   m.parent_trace_id = start.parent_trace_id;
   m.parent_order_id = start.parent_order_id;
+  m.w3c = start.w3c;
   add_trace_metadata(m, start.timestamp);
   enforce_bounds();
   return true;

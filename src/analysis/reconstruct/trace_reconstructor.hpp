@@ -51,7 +51,7 @@ struct ReconstructionOptions {
 
 struct ReconstructionStats {
   uint64_t records = 0;               // all records seen
-  uint64_t flow_records = 0;          // TraceMetadata and trace events
+  uint64_t flow_records = 0;          // TraceMetadata (and a TraceContext after it), trace events
   uint64_t execution_records = 0;     // OperationExecutionRecords
   uint64_t log_metadata_records = 0;  // KiekerMetadataRecords (describe the log, not a trace)
   uint64_t ignored_records = 0;       // records trace analysis does not use
@@ -92,6 +92,7 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
     kFlowEvent,
     kExecutionRecord,
     kLogMetadata,
+    kTraceContext,
     kIgnored,
   };
   struct Layout {
@@ -107,7 +108,7 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
     int trace_id = -1, thread_id = -1, session = -1, host = -1, parent_trace_id = -1,
         parent_order_id = -1, timestamp = -1, order_index = -1, operation = -1, component = -1,
         cause = -1, tin = -1, tout = -1, eoi = -1, ess = -1, callee_operation = -1,
-        callee_component = -1;
+        callee_component = -1, w3c_high = -1, w3c_low = -1, parent_span_id = -1;
   };
   struct OpenKey {
     int64_t trace_id;

@@ -21,7 +21,7 @@ namespace {
 
 bool begins_trace(const RawEvent& e) {
   const RawKind k = kind_of(e.b);
-  return k == RawKind::kTraceBegin || k == RawKind::kTraceParent;
+  return k == RawKind::kTraceBegin || k == RawKind::kTraceParent || k == RawKind::kW3c;
 }
 
 }  // namespace

@@ -52,6 +52,7 @@ struct DecodedEvent {
   int64_t parent_trace_id = -1;
   int32_t parent_order_id = -1;
   uint64_t lost = 0;
+  format::w3c::Context w3c;  // trace begin: the W3C trace it continued, if sonde did not start it
 };
 
 class EventWriter {

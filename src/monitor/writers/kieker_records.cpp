@@ -27,6 +27,8 @@ uint64_t KiekerRecords::events(const DecodedEvent* e, size_t n, uint32_t thread)
     f.parent_trace_id = e[i].parent_trace_id;
     f.parent_order_id = e[i].parent_order_id;
     f.lost = e[i].lost;
+    // (Not the W3C trace context: its record is sonde's, and Kieker's tools
+    // reject a log with a record class they do not know.)
     last_ok_ = true;
     flow_.event(thread, f);
     bool probe_event = f.kind == EventKind::kEnter || f.kind == EventKind::kExit ||

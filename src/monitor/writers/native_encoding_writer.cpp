@@ -34,11 +34,13 @@ void NativeEncodingWriter::events(uint32_t thread, const DecodedEvent* e, size_t
         writer_->exit_failed(ev.time, ev.op, cause_ids_[i]);
         break;
       case EventKind::kTraceBegin:
-        writer_->trace_begin(ev.time, ev.trace_id, ev.parent_trace_id, ev.parent_order_id);
+        writer_->trace_begin(ev.time, ev.trace_id, ev.parent_trace_id, ev.parent_order_id, ev.w3c);
         break;
       case EventKind::kLost:
         writer_->lost(ev.time, ev.lost);
         break;
+      case EventKind::kTraceContext:
+        break;  // decode() puts it into its trace begin (ev.w3c)
     }
   }
   writer_->end_events();

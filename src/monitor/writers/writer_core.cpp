@@ -9,6 +9,32 @@ namespace sonde::monitor {
 
 using format::native::EventKind;
 
+namespace {
+
+// The W3C fields begin_trace writes after a trace's begin (and parent):
+// returns the last of them, or `e` when there are none.
+const RawEvent* take_w3c(const RawEvent* e, const RawEvent* end, format::w3c::Context& w3c) {
+  while (e + 1 < end && kind_of(e[1].b) == RawKind::kW3c) {
+    ++e;
+    switch (payload_of(e->b)) {
+      case kW3cTraceHigh:
+        w3c.trace_id_high = e->a;
+        break;
+      case kW3cTraceLow:
+        w3c.trace_id_low = e->a;
+        break;
+      case kW3cParentSpan:
+        w3c.parent_span_id = e->a;
+        break;
+      default:
+        break;
+    }
+  }
+  return e;
+}
+
+}  // namespace
+
 WriterCore::WriterCore(const Config& config, std::unique_ptr<EventWriter> writer,
                        ProcessInfo process)
     : config_(config), writer_(std::move(writer)), process_(std::move(process)) {}
@@ -196,6 +222,7 @@ uint64_t WriterCore::decode(Decode& d, const RawEvent* begin, const RawEvent* en
           out.parent_trace_id = static_cast<int64_t>(e->a);
           out.parent_order_id = static_cast<int32_t>(payload_of(e->b)) - 1;
         }
+        e = take_w3c(e, end, out.w3c);
         // The next event (the trace's first enter) carries the time; the
         // block encoding needs a time per event, so borrow it.
         out.time = e + 1 < end ? e[1].a : (scratch_.empty() ? 0 : scratch_.back().time);
@@ -226,7 +253,8 @@ uint64_t WriterCore::encode_native(format::NativeWriter& w, uint32_t thread, Dec
   uint64_t base = 0;
   for (const RawEvent* e = begin; e < end; ++e) {
     RawKind k = kind_of(e->b);
-    if (k != RawKind::kTraceBegin && k != RawKind::kTraceParent && k != RawKind::kCause) {
+    if (k != RawKind::kTraceBegin && k != RawKind::kTraceParent && k != RawKind::kCause &&
+        k != RawKind::kW3c) {
       base = e->a;
       break;
     }
@@ -313,9 +341,16 @@ uint64_t WriterCore::encode_native(format::NativeWriter& w, uint32_t thread, Dec
           parent_trace = static_cast<int64_t>(e->a);
           parent_order = static_cast<int32_t>(payload_of(e->b)) - 1;
         }
+        format::w3c::Context w3c;
+        e = take_w3c(e, end, w3c);
         // The next event (the trace's first enter) carries the time; the
         // block encoding needs a time per event, so borrow it.
-        c.trace_begin(e + 1 < end ? e[1].a : c.last_tsc(), trace_id, parent_trace, parent_order);
+        const uint64_t time = e + 1 < end ? e[1].a : c.last_tsc();
+        if (w3c.present()) {
+          c.trace_context(time, w3c);
+          ++markers;
+        }
+        c.trace_begin(time, trace_id, parent_trace, parent_order);
         d.in_trace = true;
         depth = 0;
         ++markers;

@@ -253,10 +253,35 @@ TEST(OtlpJson, ARootContinuingAnUnseenParentJoinsThatParentsTrace) {
   EXPECT_EQ(ids.size(), spans.size());
 }
 
+TEST(OtlpJson, ATraceSondeDidNotStartKeepsItsW3cIdAndHangsFromTheForeignCaller) {
+  // This process received 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+  // from another tracer: extract keeps the low half as the parent trace.
+  Trace t = test::sample_trace(500, 1);
+  t.parent_trace_id = static_cast<int64_t>(0xa3ce929d0e0e4736ULL);
+  t.parent_order_id = -1;
+  t.w3c = {0x4bf92f3577b34da6ULL, 0xa3ce929d0e0e4736ULL, 0x00f067aa0ba902b7ULL};
+  const std::vector<Span> spans = spans_of(write_lines({one_part_stitched_trace(t)}));
+  ASSERT_EQ(spans.size(), t.executions.size());
+  std::set<std::string> ids;
+  for (const Span& sp : spans) {
+    EXPECT_EQ(sp.span["traceId"], "4bf92f3577b34da6a3ce929d0e0e4736");
+    EXPECT_GE(std::stoull(sp.span["spanId"].get<std::string>(), nullptr, 16), uint64_t{1} << 63);
+    ids.insert(sp.span["spanId"]);
+    if (attribute(sp.span["attributes"], "sonde.eoi")["intValue"] == "0") {
+      EXPECT_EQ(sp.span["parentSpanId"], "00f067aa0ba902b7");
+      EXPECT_EQ(sp.span["kind"], 2);  // SERVER: entered from another process
+    }
+  }
+  EXPECT_EQ(ids.size(), spans.size());
+}
+
 TEST(OtlpJson, TraceIdZeroIsNeverTheInvalidAllZeroId) {
   EXPECT_EQ(otlp_trace_id(0), "00000000000000010000000000000000");
   EXPECT_EQ(otlp_trace_id(-1), "0000000000000000ffffffffffffffff");
-  EXPECT_NE(otlp_span_id(5, 6, 0), 0u);
+  Execution first;
+  first.eoi = 0;
+  EXPECT_NE(otlp_span_id(true, 6, first), 0u);
+  EXPECT_NE(otlp_span_id(false, 6, first), 0u);
 }
 
 TEST(OtlpJson, FailedExecutionsHaveStatusError) {

@@ -84,8 +84,11 @@ static void traceparent_work() {
 
 // The client side of a cross-process call: the traceparent goes to another
 // process (this program in "serve" mode), which continues the trace there.
+// Sent after a callee returned, so that the sender's position (its last
+// event, the callee's exit) is not the sending execution's enter.
 static void remote_work() {
   SONDE_SCOPE_NAMED("shop.client");
+  shop::leaf(0);
   sonde_context ctx = sonde_context_capture();
   char header[64];
   if (sonde_context_inject(&ctx, header, sizeof header) != 0) std::exit(4);
@@ -107,6 +110,32 @@ static void serve_work(const std::string& traceparent) {
   sonde_context_continue(&remote);
   SONDE_SCOPE_NAMED("shop.server");
   shop::leaf(1);
+}
+
+// A server called by a tracer other than sonde: continues the traceparent
+// it was given, calls a callee, then sends a traceparent on; hands its
+// context to a worker thread, which does the same. Each says on stderr
+// what it sent ("server sends ...", "worker sends ...").
+static void foreign_work(const std::string& traceparent) {
+  sonde_context caller{};
+  if (sonde_context_extract(traceparent.c_str(), &caller) != 0) std::exit(5);
+  sonde_context_continue(&caller);
+  SONDE_SCOPE_NAMED("shop.server");
+  shop::leaf(1);
+  const sonde_context here = sonde_context_capture();
+  char header[64];
+  if (sonde_context_inject(&here, header, sizeof header) != 0) std::exit(4);
+  std::fprintf(stderr, "server sends %s\n", header);
+  std::thread worker([here] {
+    sonde_context_continue(&here);
+    SONDE_SCOPE_NAMED("shop.worker");
+    shop::leaf(2);
+    const sonde_context mine = sonde_context_capture();
+    char sent[64];
+    if (sonde_context_inject(&mine, sent, sizeof sent) != 0) std::exit(4);
+    std::fprintf(stderr, "worker sends %s\n", sent);
+  });
+  worker.join();
 }
 
 // Excludes shop.leaf through the patterns file half-way, without restart.
@@ -145,7 +174,8 @@ int main(int argc, char** argv) {
   if (argc < 4) {
     std::fprintf(stderr,
                  "usage: workload THREADS ITERATIONS DEPTH "
-                 "[throw|crash|abort|fork|context|traceparent|remote|serve TRACEPARENT]\n");
+                 "[throw|crash|abort|fork|context|traceparent|remote|serve TRACEPARENT|foreign "
+                 "TRACEPARENT]\n");
     return 2;
   }
   int threads = std::atoi(argv[1]);
@@ -172,6 +202,8 @@ int main(int argc, char** argv) {
         remote_work();
       } else if (mode == "serve") {
         serve_work(argc > 5 ? argv[5] : "");
+      } else if (mode == "foreign") {
+        foreign_work(argc > 5 ? argv[5] : "");
       } else if (mode == "reload") {
         reload_work(iterations);
       } else if (mode == "pause") {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
@@ -73,12 +74,14 @@ struct ThreadState {
   uint8_t status;
   uint8_t has_parent;
   uint8_t resume_after_fork;  // forking thread in a child: begin a trace on activation
-  uint8_t continued;          // the current trace continued a context (it owns no W3C trace)
-  uint8_t parent_is_w3c;      // the next trace continues a W3C trace sonde did not start
   uint64_t trace_id;
   uint64_t pending_lost;  // events dropped and not yet marked in the stream
   uint64_t parent_trace_id;
   int32_t parent_order_id;
+  // Here, in parent_order_id's padding, so that the fields above (up to
+  // pending_lost, which every probe reads) stay in the first cache line.
+  uint8_t continued;      // the current trace continued a context (it owns no W3C trace)
+  uint8_t parent_is_w3c;  // the next trace continues a W3C trace sonde did not start
   // The W3C trace (sonde did not start it) that the next trace continues,
   // and the caller's span id; and that of the current trace (0/0: none,
   // the trace is sonde's own).
@@ -96,6 +99,8 @@ struct ThreadState {
   uint64_t signal_lost_total;  // the same, never reset (for the health record)
 };
 static_assert(std::is_trivially_default_constructible_v<ThreadState>);
+static_assert(offsetof(ThreadState, pending_lost) + sizeof(uint64_t) <= 64,
+              "the probe path's fields share the first cache line");
 
 // Shadow-stack updates by the owning thread. Relaxed atomic stores are
 // plain moves on x86; they keep a reader on another thread well-defined

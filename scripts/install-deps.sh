@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   g++ clang clang-format libclang-rt-14-dev llvm
+  # The sanitizer builds link with lld (CMakeLists.txt: three times faster).
+  lld
   libzstd-dev liblz4-dev zlib1g-dev
   liblzma-dev libbz2-dev
   libdw-dev libelf-dev

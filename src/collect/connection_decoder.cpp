@@ -79,8 +79,16 @@ class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
     }
   }
 
+  ~NativeStream() override {
+    if (!stream_id_.empty()) stored_.detach(stream_id_);
+  }
+
   void on_meta(std::string_view key, std::string_view value) override {
-    if (key == "stream.id") stream_id_ = std::string(value);
+    // Once per connection (its preamble chunk names the stream).
+    if (key == "stream.id" && stream_id_.empty()) {
+      stream_id_ = std::string(value);
+      stored_.attach(stream_id_);
+    }
     if (key == "stream.first_chunk") {
       first_chunk_ = std::strtoull(std::string(value).c_str(), nullptr, 10);
     }
@@ -102,7 +110,7 @@ class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
     skipping_ = false;
     if (index == 0 || stream_id_.empty() || first_chunk_ == 0) return;
     const uint64_t number = first_chunk_ + index - 1;
-    uint64_t& stored = stored_[stream_id_];
+    uint64_t& stored = stored_.highest_stored(stream_id_);
     if (number <= stored) {
       skipping_ = true;
       ++duplicates_;

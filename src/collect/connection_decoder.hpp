@@ -16,16 +16,13 @@
 #include <string>
 #include <string_view>
 
+#include "collect/stored_chunks.hpp"
 #include "format/kieker_tcp.hpp"
 #include "format/native_expander.hpp"
 #include "format/native_reader.hpp"
 #include "format/record.hpp"
 
 namespace sonde::collect {
-
-// Per native stream id: the highest stream chunk number stored. Shared by
-// the connections of one listener.
-using StoredChunks = std::map<std::string, uint64_t>;
 
 // Takes a native stream's bytes as the log format stores them, once the
 // reader has checked and decoded them (the collector writes them to the

@@ -3,6 +3,7 @@
 #include "format/byte_sink.hpp"
 #include "format/kieker_log.hpp"
 #include "format/native_writer.hpp"
+#include "format/w3c_ids.hpp"
 
 namespace sonde::format {
 namespace {
@@ -38,6 +39,10 @@ class KiekerDirectoryWriter final : public RecordLogWriter {
       : log_(dir, KiekerLogWriter::Options{mode, KiekerLogWriter::kDefaultMaxEntriesPerFile,
                                            compression}) {}
   bool on_record(const Record& r) override {
+    // A trace's W3C context stays out, as the monitor's Kieker writers
+    // leave it out: Kieker's tools reject a log with a class they do not
+    // know, and the trace and its events are all there.
+    if (r.schema != nullptr && r.schema->class_name == w3c::kTraceContextClass) return true;
     if (!log_.write(r)) {
       if (log_.failed()) return false;
       ++rejected_;  // reported by the log writer, not fatal

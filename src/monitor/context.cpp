@@ -1,5 +1,7 @@
 // Trace context propagation: capture a position in the current trace and
 // continue it on another thread, or carry it in a W3C traceparent header.
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -14,17 +16,25 @@ namespace {
 // The order index of the enter event of the thread's innermost open frame:
 // the events after it in the current buffer are its finished callees
 // (matched enter/exit pairs) and markers. Walked back from the cursor on
-// the capturing thread itself; -1 when that enter is no longer in the
-// buffer (handed to the writer), was dropped, or events were lost since
-// (the order indexes after a loss are the reader's, not the thread's).
+// the capturing thread itself, at most kMaxWalk events (a capture is on
+// the program's path; a deep walk costs about a nanosecond per event);
+// -1 when that enter is not among them (handed to the writer with an
+// earlier buffer, or further back), was dropped, or the thread's order
+// indexes no longer match the log's (after a fork).
+constexpr size_t kMaxWalk = 8192;
+
 int64_t innermost_enter_order(const ThreadState& t) {
   const Buffer* b = t.buffer;
-  if (b == nullptr || t.depth == 0 || (t.shadow[t.depth - 1].key & kDroppedTag) != 0) return -1;
+  if (b == nullptr || t.depth == 0 || t.order_diverged != 0 ||
+      (t.shadow[t.depth - 1].key & kDroppedTag) != 0) {
+    return -1;
+  }
   const RawEvent* cur = t.cur.load(std::memory_order_relaxed);
   if (cur < b->events || cur > b->events + b->capacity) return -1;
+  const RawEvent* stop = cur - std::min<size_t>(kMaxWalk, static_cast<size_t>(cur - b->events));
   int64_t order = int64_t{t.order} - 1;  // the last event's
   uint64_t finished = 0;                 // exits seen whose enters are still ahead
-  for (const RawEvent* e = cur; e > b->events;) {
+  for (const RawEvent* e = cur; e > stop;) {
     --e;
     switch (kind_of(e->b)) {
       case RawKind::kEnterFn:
@@ -40,11 +50,14 @@ int64_t innermost_enter_order(const ThreadState& t) {
         ++finished;
         --order;
         break;
+      case RawKind::kLost:  // readers advance the order index by its count, as the thread does
+        order -= static_cast<int64_t>(payload_of(e->b));
+        break;
       case RawKind::kCause:
       case RawKind::kTraceParent:
       case RawKind::kW3c:
         break;
-      default:  // a loss, the trace's begin, anything unexpected
+      default:  // the trace's begin (its enter must come after), anything unexpected
         return -1;
     }
   }
@@ -67,7 +80,13 @@ SONDE_API sonde_context sonde_context_capture(void) {
       ctx.w3c_trace_id_high = t.w3c_high;
       ctx.w3c_trace_id_low = t.w3c_low;
     }
+    // As a probe, for the walk: a signal handler's probe meanwhile only
+    // counts itself instead of handing this buffer to the writer.
+    t.status = kThreadInProbe;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     const int64_t enter = innermost_enter_order(t);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t.status = kThreadActive;
     if (enter >= 0) {
       ctx.span_id =
           sonde::format::w3c::span_id(t.continued == 0, ctx.trace_id, static_cast<uint32_t>(enter));
@@ -85,9 +104,10 @@ SONDE_API void sonde_context_continue(const sonde_context* ctx) {
   t.parent_is_w3c = (ctx->flags & 2u) != 0 ? 1 : 0;
   t.parent_w3c_high = ctx->w3c_trace_id_high;
   t.parent_w3c_low = ctx->w3c_trace_id_low;
-  // Only a foreign caller's span is recorded: a sonde parent's span follows
-  // from where the trace continued it (parent trace id and order index).
-  t.parent_span_id = ctx->order_index < 0 ? ctx->span_id : 0;
+  // The caller's span: a foreign caller's, or the sonde execution's that
+  // captured a context of a W3C trace sonde did not start (what an export
+  // of this part alone, e.g. a snapshot, hangs it from).
+  t.parent_span_id = (ctx->flags & 2u) != 0 ? ctx->span_id : 0;
 }
 
 // traceparent = version "-" trace-id (32 hex) "-" parent-id (16 hex) "-" flags.

@@ -258,6 +258,9 @@ Activation activate_thread(ThreadState& t) {
     t.resume_after_fork = 0;
     if (t.depth > 0 && t.buffer != nullptr) {
       t.cur.store(begin_trace(t, t.cur.load(std::memory_order_relaxed)), std::memory_order_release);
+      // The frames opened before the fork still exit here and count, but
+      // their exits are the parent's: the child's log leaves them out.
+      t.order_diverged = 1;
     }
   }
   return Activation::kActive;
@@ -358,6 +361,7 @@ RawEvent* begin_trace(ThreadState& t, RawEvent* p) {
   p->b = pack(RawKind::kTraceBegin, 0);
   ++p;
   t.continued = t.has_parent;
+  t.order_diverged = 0;
   t.w3c_high = 0;
   t.w3c_low = 0;
   if (t.has_parent) {
@@ -382,6 +386,10 @@ RawEvent* begin_trace(ThreadState& t, RawEvent* p) {
 RawEvent* mark_lost(ThreadState& t, RawEvent* p, uint64_t now) {
   p->a = now;
   p->b = pack(RawKind::kLost, t.pending_lost);
+  // Readers advance the order index by a marker's count (Kieker's rules
+  // then see the gap); so does the thread, so that the positions it hands
+  // out (contexts, diagnostic records) are the indexes readers assign.
+  t.order += static_cast<uint32_t>(t.pending_lost);
   t.pending_lost = 0;
   return p + 1;
 }

@@ -83,8 +83,8 @@ void exit_outside_trace(uint64_t key, uint64_t site);
   }
   t.status = kThreadInProbe;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  // An exit may use the slack but for one slot: it writes at most a lost
-  // marker, the exit and (failed exits) the cause.
+  // An exit may use the slack but for its last three slots: it writes at
+  // most a lost marker, the exit and (failed exits) the cause.
   RawEvent* p = t.cur.load(std::memory_order_relaxed);
   if (t.shadow[t.depth - 1].key != key || p >= t.limit + kBufferSlack - 3 || t.pending_lost != 0 ||
       kind == RawKind::kFailFn || kind == RawKind::kFailOp) [[unlikely]] {

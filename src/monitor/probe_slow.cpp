@@ -207,7 +207,8 @@ bool enter_slow(ThreadState& t, RawKind kind, uint64_t id, uint64_t key, uint64_
     if (p != nullptr) t.cur.store(p, std::memory_order_release);
     return false;
   }
-  // Room for a lost marker, the trace begin and parent, and the enter.
+  // Room for a lost marker, the trace begin and parent, three W3C fields
+  // (begin_trace), and the enter.
   p = room_for(t, p, kBufferSlack);
   if (p == nullptr) {
     push_frame(t, key | kDroppedTag, sp);

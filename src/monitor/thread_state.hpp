@@ -80,8 +80,9 @@ struct ThreadState {
   int32_t parent_order_id;
   // Here, in parent_order_id's padding, so that the fields above (up to
   // pending_lost, which every probe reads) stay in the first cache line.
-  uint8_t continued;      // the current trace continued a context (it owns no W3C trace)
-  uint8_t parent_is_w3c;  // the next trace continues a W3C trace sonde did not start
+  uint8_t continued;       // the current trace continued a context (it owns no W3C trace)
+  uint8_t parent_is_w3c;   // the next trace continues a W3C trace sonde did not start
+  uint8_t order_diverged;  // `order` no longer matches the log's order indexes (after a fork)
   // The W3C trace (sonde did not start it) that the next trace continues,
   // and the caller's span id; and that of the current trace (0/0: none,
   // the trace is sonde's own).

@@ -7,6 +7,8 @@
 // at a time, as two services exporting apart would be.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <string>
@@ -16,6 +18,7 @@
 #include "analysis/reconstruct/trace_reconstructor.hpp"
 #include "analysis/reconstruct/trace_stitcher.hpp"
 #include "format/log_reader.hpp"
+#include "format/record_log_writer.hpp"
 #include "run_helpers.hpp"
 
 namespace sonde::test {
@@ -79,6 +82,31 @@ const analysis::OtlpSpan* span_with_id(const std::vector<analysis::OtlpSpan>& sp
   return nullptr;
 }
 
+// Records as a sink without the typed path sees them, fed on to trace
+// reconstruction through on_record.
+struct W3cRecordStream : format::RecordSink, analysis::TraceSink {
+  W3cRecordStream() : reconstructor(*this) {}
+  bool on_record(const format::Record& r) override {
+    if (r.schema != nullptr && r.schema->class_name == format::w3c::kTraceContextClass) {
+      format::w3c::Context w3c;
+      w3c.trace_id_high = static_cast<uint64_t>(std::get<int64_t>(r.values.at(1)));
+      w3c.trace_id_low = static_cast<uint64_t>(std::get<int64_t>(r.values.at(2)));
+      w3c.parent_span_id = static_cast<uint64_t>(std::get<int64_t>(r.values.at(3)));
+      contexts.emplace_back(last_was_metadata, w3c);
+    }
+    last_was_metadata = r.schema != nullptr && r.schema->class_name.ends_with("TraceMetadata");
+    return reconstructor.on_record(r);
+  }
+  void on_trace(const analysis::Trace& t) override { traces_with_w3c += t.w3c.present(); }
+  void on_invalid_trace(const analysis::InvalidTrace&) override { ++invalid; }
+  analysis::TraceReconstructor reconstructor;
+  std::vector<std::pair<bool, format::w3c::Context>> contexts;
+  bool last_was_metadata = false;
+  size_t traces_with_w3c = 0;
+  size_t invalid = 0;
+  ~W3cRecordStream() override = default;
+};
+
 void expect_foreign_round_trip(const std::string& name, const std::string& trace_id, uint64_t high,
                                uint64_t low) {
   const std::string caller_span = "00f067aa0ba902b7";
@@ -100,8 +128,7 @@ void expect_foreign_round_trip(const std::string& name, const std::string& trace
   const analysis::StitchedTrace& t = log.out.traces[0];
   ASSERT_EQ(t.parts.size(), 2u);
   EXPECT_EQ(t.parts[0].trace.w3c, (format::w3c::Context{high, low, 0x00f067aa0ba902b7ULL}));
-  EXPECT_EQ(t.parts[1].trace.w3c, (format::w3c::Context{high, low, 0}))
-      << "the worker's part continues the same W3C trace, under a sonde parent";
+  ASSERT_EQ(t.parts[1].parent_execution, 0) << "captured inside shop.server";
 
   const std::vector<analysis::OtlpSpan> spans = analysis::otlp_spans(t);
   ASSERT_EQ(spans.size(), 4u);  // server, leaf, worker, leaf
@@ -112,6 +139,9 @@ void expect_foreign_round_trip(const std::string& name, const std::string& trace
   EXPECT_EQ(server->parent_span_id, 0x00f067aa0ba902b7ULL) << "hangs from the foreign caller";
   EXPECT_EQ(server->kind, analysis::OtlpSpanKind::kServer);
   EXPECT_EQ(worker->parent_span_id, server->span_id);
+  // The worker's part keeps the W3C trace and the span it was handed from,
+  // which an export of the part alone (a snapshot) hangs it from.
+  EXPECT_EQ(t.parts[1].trace.w3c, (format::w3c::Context{high, low, server->span_id}));
   // What each sent is the span of the execution that sent it: a callee
   // returned before each send, so the position was not that execution's
   // enter.
@@ -120,6 +150,29 @@ void expect_foreign_round_trip(const std::string& name, const std::string& trace
   ASSERT_TRUE(server_sent && worker_sent) << r.stderr_text;
   EXPECT_EQ(server_sent, server);
   EXPECT_EQ(worker_sent, worker);
+
+  // The record path (record streams, `sonde listen --to native`): a
+  // TraceContext record right after each continued trace's TraceMetadata,
+  // which trace reconstruction from records keeps too; Kieker logs leave
+  // it out.
+  W3cRecordStream records;
+  ASSERT_TRUE(format::read_log(files_with_suffix(out, ".sonde").at(0), records).ok);
+  records.reconstructor.finish();
+  EXPECT_EQ(records.invalid, 0u);
+  ASSERT_EQ(records.contexts.size(), 2u);
+  for (const auto& [after_metadata, w3c] : records.contexts) {
+    EXPECT_TRUE(after_metadata);
+    EXPECT_EQ(w3c.trace_id_high, high);
+    EXPECT_EQ(w3c.trace_id_low, low);
+  }
+  EXPECT_EQ(records.traces_with_w3c, 2u);
+  auto kieker = format::open_record_log(format::OutputFormat::kKiekerDat, out + "/kieker");
+  ASSERT_TRUE(format::read_log(files_with_suffix(out, ".sonde").at(0), *kieker).ok);
+  EXPECT_EQ(kieker->finish(), "");
+  std::ifstream map(out + "/kieker/kieker.map");
+  const std::string map_text((std::istreambuf_iterator<char>(map)), {});
+  EXPECT_NE(map_text.find("TraceMetadata"), std::string::npos);
+  EXPECT_EQ(map_text.find("TraceContext"), std::string::npos) << map_text;
 }
 
 TEST(W3cContext, AForeign128BitTraceIsKeptWholeAndWhatIsSentOnIsAnExportedSpan) {
@@ -132,6 +185,31 @@ TEST(W3cContext, AForeign64BitTraceIdIsKeptTooThoughItsHighHalfIsZero) {
   // any order index, tells it from sonde's own form.
   expect_foreign_round_trip("w3c_foreign64", "0000000000000000a3ce929d0e0e4736", 0,
                             0xa3ce929d0e0e4736ULL);
+}
+
+TEST(W3cContext, AServerCalledFromAContinuedPartHangsUnderTheSendingExecution) {
+  // The relay thread continued the client's context; what it sends names
+  // a span of a continued part (top bit set), no position: the server's
+  // part still stitches under shop.relay, and its export hangs there.
+  const std::string out = fresh_dir("w3c_relay");
+  RunResult r = run_program({kWorkload, "1", "0", "0", "relay"}, env_for(out));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  W3cRead both(out);
+  ASSERT_TRUE(both.read.ok) << (both.read.errors.empty() ? "" : both.read.errors[0]);
+  ASSERT_EQ(both.out.traces.size(), 1u);
+  const analysis::StitchedTrace& t = both.out.traces[0];
+  ASSERT_EQ(t.parts.size(), 3u);
+  const analysis::SubTrace& server = t.parts[2];
+  ASSERT_FALSE(server.trace.executions.empty());
+  EXPECT_NE(std::string(server.trace.executions[0].operation).find("shop.server"),
+            std::string::npos);
+  ASSERT_EQ(server.parent, 1);
+  ASSERT_EQ(server.parent_execution, 0) << "under shop.relay";
+  const std::vector<analysis::OtlpSpan> spans = analysis::otlp_spans(t);
+  const analysis::OtlpSpan* relay = span_named(spans, "shop.relay");
+  const analysis::OtlpSpan* served = span_named(spans, "shop.server");
+  ASSERT_TRUE(relay && served);
+  EXPECT_EQ(served->parent_span_id, relay->span_id);
 }
 
 TEST(W3cContext, TwoProcessesExportedApartJoinUnderTheSpanTheClientSent) {

@@ -83,9 +83,11 @@ std::vector<OtlpSpan> otlp_spans(const StitchedTrace& stitched, const OtlpSpanOp
   std::vector<uint64_t> caller_span(stitched.parts.size(), 0);
   std::vector<bool> remote_caller(stitched.parts.size(), false);
   std::vector<std::vector<uint64_t>> kept_ancestor(stitched.parts.size());
-  if (root.w3c.present() && root.w3c.parent_span_id != 0) {
-    caller_span[0] = root.w3c.parent_span_id;  // the foreign caller's span
-    remote_caller[0] = true;
+  if (root.w3c.present()) {
+    // The caller's span as recorded: a foreign caller's, or that of the
+    // sonde execution that handed the context on (0: unknown, no parent).
+    caller_span[0] = root.w3c.parent_span_id;
+    remote_caller[0] = root.w3c.parent_span_id != 0 && root.parent_order_id < 0;
   } else if (owner != root.trace_id && root.parent_order_id >= 0) {
     // sonde's traceparent from a part not in this log: its parent-id is
     // the caller's enter order index + 1, that execution's span id.

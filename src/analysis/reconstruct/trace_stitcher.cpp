@@ -3,12 +3,29 @@
 #include <algorithm>
 
 #include "analysis/model/execution_lookup.hpp"
+#include "format/w3c_ids.hpp"
 
 namespace sonde::analysis {
 namespace {
 
 // A root trace names itself (Kieker's convention) or nothing as its parent.
 bool is_root(const Trace& t) { return t.parent_trace_id < 0 || t.parent_trace_id == t.trace_id; }
+
+// The execution of `t` whose W3C span id is `span` (format/w3c_ids.hpp),
+// whether `t` is its trace's owner or a continued part; -1 if none.
+int32_t execution_with_span(const Trace& t, uint64_t span) {
+  for (size_t i = 0; i < t.executions.size(); ++i) {
+    const Execution& e = t.executions[i];
+    if (e.order_index < 0) continue;
+    const auto position = static_cast<uint32_t>(e.order_index);
+    const auto part = static_cast<uint64_t>(t.trace_id);
+    if (format::w3c::span_id(true, part, position) == span ||
+        format::w3c::span_id(false, part, position) == span) {
+      return static_cast<int32_t>(i);
+    }
+  }
+  return -1;
+}
 
 }  // namespace
 
@@ -197,6 +214,12 @@ void TraceStitcher::emit(uint64_t group_id, Emit why) {
       const Trace& parent_trace = out.parts[static_cast<size_t>(sub.parent)].trace;
       sub.parent_execution =
           ExecutionLookup(parent_trace).current_at_order_index(sub.trace.parent_order_id);
+      if (sub.parent_execution < 0 && sub.trace.parent_order_id < 0 &&
+          sub.trace.w3c.parent_span_id != 0) {
+        // Continued from a traceparent a continued part sent: no position,
+        // but the span id of the execution that sent it.
+        sub.parent_execution = execution_with_span(parent_trace, sub.trace.w3c.parent_span_id);
+      }
       if (sub.parent_execution < 0 && sub.trace.parent_order_id >= 0) {
         ++stats_.unresolved_parent_positions;
       }

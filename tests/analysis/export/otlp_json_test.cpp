@@ -263,25 +263,40 @@ TEST(OtlpJson, ATraceSondeDidNotStartKeepsItsW3cIdAndHangsFromTheForeignCaller) 
   const std::vector<Span> spans = spans_of(write_lines({one_part_stitched_trace(t)}));
   ASSERT_EQ(spans.size(), t.executions.size());
   std::set<std::string> ids;
+  int roots = 0;
   for (const Span& sp : spans) {
     EXPECT_EQ(sp.span["traceId"], "4bf92f3577b34da6a3ce929d0e0e4736");
     EXPECT_GE(std::stoull(sp.span["spanId"].get<std::string>(), nullptr, 16), uint64_t{1} << 63);
     ids.insert(sp.span["spanId"]);
     if (attribute(sp.span["attributes"], "sonde.eoi")["intValue"] == "0") {
+      ++roots;
       EXPECT_EQ(sp.span["parentSpanId"], "00f067aa0ba902b7");
       EXPECT_EQ(sp.span["kind"], 2);  // SERVER: entered from another process
     }
   }
+  EXPECT_EQ(roots, 1);
   EXPECT_EQ(ids.size(), spans.size());
 }
 
 TEST(OtlpJson, TraceIdZeroIsNeverTheInvalidAllZeroId) {
   EXPECT_EQ(otlp_trace_id(0), "00000000000000010000000000000000");
   EXPECT_EQ(otlp_trace_id(-1), "0000000000000000ffffffffffffffff");
+  // An owner's first execution gets 1, never W3C's invalid 0; its order
+  // index, not its eoi, decides (the eoi only stands in for
+  // OperationExecutionRecords, which have no order index).
   Execution first;
   first.eoi = 0;
-  EXPECT_NE(otlp_span_id(true, 6, first), 0u);
-  EXPECT_NE(otlp_span_id(false, 6, first), 0u);
+  first.order_index = 0;
+  EXPECT_EQ(otlp_span_id(true, 6, first), 1u);
+  Execution later;
+  later.eoi = 2;
+  later.order_index = 5;
+  EXPECT_EQ(otlp_span_id(true, 6, later), 6u);
+  later.order_index = -1;
+  EXPECT_EQ(otlp_span_id(true, 6, later), 3u);
+  // Continued parts: distinct per part, never an owner's small id.
+  first.order_index = 0;
+  EXPECT_NE(otlp_span_id(false, 6, first), otlp_span_id(false, 7, first));
 }
 
 TEST(OtlpJson, FailedExecutionsHaveStatusError) {

@@ -103,6 +103,31 @@ static void remote_work() {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::exit(8);
 }
 
+// A cross-process call sent from a part that continued a context: the
+// client hands its context to a relay thread, which calls the other
+// process (a traceparent whose parent-id is a continued part's span id).
+static void relay_work() {
+  SONDE_SCOPE_NAMED("shop.client");
+  const sonde_context ctx = sonde_context_capture();
+  std::thread relay([ctx] {
+    sonde_context_continue(&ctx);
+    SONDE_SCOPE_NAMED("shop.relay");
+    shop::leaf(0);
+    const sonde_context here = sonde_context_capture();
+    char header[64];
+    if (sonde_context_inject(&here, header, sizeof header) != 0) std::exit(4);
+    char self[] = "/proc/self/exe";
+    char threads[] = "1", zero[] = "0", serve[] = "serve";
+    char* child_argv[] = {self, threads, zero, zero, serve, header, nullptr};
+    pid_t child = 0;
+    if (posix_spawn(&child, self, nullptr, nullptr, child_argv, environ) != 0) std::exit(7);
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::exit(8);
+  });
+  relay.join();
+}
+
 // The server side: continues the trace named by the traceparent.
 static void serve_work(const std::string& traceparent) {
   sonde_context remote{};
@@ -172,10 +197,11 @@ __attribute__((no_sanitize("undefined"), noinline)) static void crash_now() {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr,
-                 "usage: workload THREADS ITERATIONS DEPTH "
-                 "[throw|crash|abort|fork|context|traceparent|remote|serve TRACEPARENT|foreign "
-                 "TRACEPARENT]\n");
+    std::fprintf(
+        stderr,
+        "usage: workload THREADS ITERATIONS DEPTH "
+        "[throw|crash|abort|fork|context|traceparent|remote|relay|serve TRACEPARENT|foreign "
+        "TRACEPARENT]\n");
     return 2;
   }
   int threads = std::atoi(argv[1]);
@@ -200,6 +226,8 @@ int main(int argc, char** argv) {
         traceparent_work();
       } else if (mode == "remote") {
         remote_work();
+      } else if (mode == "relay") {
+        relay_work();
       } else if (mode == "serve") {
         serve_work(argc > 5 ? argv[5] : "");
       } else if (mode == "foreign") {

@@ -21,7 +21,7 @@ namespace sonde::collect {
 
 class StoredChunks {
  public:
-  static constexpr size_t kDefaultKeepClosed = 65536;  // about 6 MiB of ids
+  static constexpr size_t kDefaultKeepClosed = 65536;
   explicit StoredChunks(size_t keep_closed = kDefaultKeepClosed) : keep_closed_(keep_closed) {}
 
   // A connection carries `stream` from now on.

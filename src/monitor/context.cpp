@@ -17,7 +17,7 @@ namespace {
 // the events after it in the current buffer are its finished callees
 // (matched enter/exit pairs) and markers. Walked back from the cursor on
 // the capturing thread itself, at most kMaxWalk events (a capture is on
-// the program's path; a deep walk costs about a nanosecond per event);
+// the program's path, and an execution may have run millions of callees);
 // -1 when that enter is not among them (handed to the writer with an
 // earlier buffer, or further back), was dropped, or the thread's order
 // indexes no longer match the log's (after a fork).

@@ -8,39 +8,14 @@
 #include <sstream>
 
 #include "analysis/export/openxtrace_export.hpp"
-#include "analysis/reconstruct/trace_reconstructor.hpp"
-#include "analysis/reconstruct/trace_stitcher.hpp"
 #include "format/log_reader.hpp"
 #include "format/openxtrace_reader.hpp"
 #include "format/openxtrace_validate.hpp"
 #include "run_helpers.hpp"
+#include "stitched_log.hpp"
 
 namespace sonde::test {
 namespace {
-
-struct Stitched : analysis::StitchedTraceSink {
-  void on_stitched_trace(const analysis::StitchedTrace& t) override { traces.push_back(t); }
-  std::vector<analysis::StitchedTrace> traces;
-};
-
-// Everything the stitched traces' strings point into lives here too.
-struct Stitching {
-  explicit Stitching(const std::string& path) {
-    analysis::StitchingOptions options;
-    options.child_timeout_ns = 0;  // everything at the end: the logs are small
-    analysis::TraceStitcher stitcher(out, options);
-    analysis::TraceReconstructor reconstructor(stitcher);
-    read = format::read_log(path, reconstructor);
-    reconstructor.finish();
-    stitcher.finish();
-    stats = stitcher.stats();
-    strings = reconstructor.strings();
-  }
-  format::LogReadStats read;
-  analysis::StitchingStats stats;
-  Stitched out;
-  std::shared_ptr<format::StringPool> strings;
-};
 
 std::string shape(const analysis::StitchedTrace& t) {
   std::ostringstream s;
@@ -63,7 +38,7 @@ bool operation_contains(const analysis::Trace& t, size_t i, const std::string& t
 // Exports `log` to OPEN.xtrace, validates it, reads it back, and checks the
 // stitched result is the one stitched from the log itself.
 void expect_openxtrace_round_trip(const std::string& log, const std::string& json_path,
-                                  const Stitching& direct) {
+                                  const StitchedLog& direct) {
   {
     std::ofstream out(json_path);
     analysis::OpenXtraceExportOptions options;
@@ -77,7 +52,7 @@ void expect_openxtrace_round_trip(const std::string& log, const std::string& jso
   EXPECT_EQ(format::count_errors(issues), 0u)
       << (issues.empty() ? "" : issues[0].path + ": " + issues[0].message);
   ASSERT_EQ(format::detect_log_kind(json_path), format::LogKind::kOpenXtrace);
-  Stitching again(json_path);
+  StitchedLog again(json_path);
   ASSERT_TRUE(again.read.ok) << (again.read.errors.empty() ? "" : again.read.errors[0]);
   ASSERT_EQ(again.out.traces.size(), direct.out.traces.size());
   for (size_t i = 0; i < direct.out.traces.size(); ++i) {
@@ -90,7 +65,7 @@ TEST(StitchingEndToEnd, ContextContinuedInAHelperThreadIsOneTrace) {
   RunResult r = run_program({kWorkload, "1", "0", "0", "context"}, env_for(out));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   const std::string log = files_with_suffix(out, ".sonde").at(0);
-  Stitching s(log);
+  StitchedLog s(log);
   ASSERT_TRUE(s.read.ok) << (s.read.errors.empty() ? "" : s.read.errors[0]);
   ASSERT_EQ(s.out.traces.size(), 1u) << "the helper's trace joins its parent";
   const analysis::StitchedTrace& t = s.out.traces[0];
@@ -112,13 +87,13 @@ TEST(StitchingEndToEnd, TraceparentHandedToAnotherProcessIsOneTrace) {
   ASSERT_EQ(files_with_suffix(out, ".sonde").size(), 2u) << "one log per process";
   // Each process's log alone: the server's trace is an orphan.
   for (const std::string& log : files_with_suffix(out, ".sonde")) {
-    Stitching alone(log);
+    StitchedLog alone(log);
     ASSERT_EQ(alone.out.traces.size(), 1u);
     const bool server = operation_contains(alone.out.traces[0].parts[0].trace, 0, "shop.server");
     EXPECT_EQ(alone.stats.orphans, server ? 1u : 0u);
   }
   // Both logs (the directory): one trace across the two processes.
-  Stitching s(out);
+  StitchedLog s(out);
   ASSERT_TRUE(s.read.ok) << (s.read.errors.empty() ? "" : s.read.errors[0]);
   ASSERT_EQ(s.out.traces.size(), 1u);
   const analysis::StitchedTrace& t = s.out.traces[0];

@@ -16,36 +16,13 @@
 
 #include "analysis/export/otlp_spans.hpp"
 #include "analysis/reconstruct/trace_reconstructor.hpp"
-#include "analysis/reconstruct/trace_stitcher.hpp"
 #include "format/log_reader.hpp"
 #include "format/record_log_writer.hpp"
 #include "run_helpers.hpp"
+#include "stitched_log.hpp"
 
 namespace sonde::test {
 namespace {
-
-struct W3cStitched : analysis::StitchedTraceSink {
-  void on_stitched_trace(const analysis::StitchedTrace& t) override { traces.push_back(t); }
-  std::vector<analysis::StitchedTrace> traces;
-};
-
-// A log (or folder of logs) read, reconstructed and stitched; the traces'
-// strings live in `strings`.
-struct W3cRead {
-  explicit W3cRead(const std::string& path) {
-    analysis::StitchingOptions options;
-    options.child_timeout_ns = 0;
-    analysis::TraceStitcher stitcher(out, options);
-    analysis::TraceReconstructor reconstructor(stitcher);
-    read = format::read_log(path, reconstructor);
-    reconstructor.finish();
-    stitcher.finish();
-    strings = reconstructor.strings();
-  }
-  format::LogReadStats read;
-  W3cStitched out;
-  std::shared_ptr<format::StringPool> strings;
-};
 
 // "<who> sends 00-<trace id>-<parent id>-01" lines of the program's stderr.
 std::map<std::string, std::pair<std::string, uint64_t>> sent_headers(const std::string& err) {
@@ -122,7 +99,7 @@ void expect_foreign_round_trip(const std::string& name, const std::string& trace
   EXPECT_EQ(sent.at("server").first, trace_id);
   EXPECT_EQ(sent.at("worker").first, trace_id);
 
-  W3cRead log(files_with_suffix(out, ".sonde").at(0));
+  StitchedLog log(files_with_suffix(out, ".sonde").at(0));
   ASSERT_TRUE(log.read.ok) << (log.read.errors.empty() ? "" : log.read.errors[0]);
   ASSERT_EQ(log.out.traces.size(), 1u);
   const analysis::StitchedTrace& t = log.out.traces[0];
@@ -194,7 +171,7 @@ TEST(W3cContext, AServerCalledFromAContinuedPartHangsUnderTheSendingExecution) {
   const std::string out = fresh_dir("w3c_relay");
   RunResult r = run_program({kWorkload, "1", "0", "0", "relay"}, env_for(out));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  W3cRead both(out);
+  StitchedLog both(out);
   ASSERT_TRUE(both.read.ok) << (both.read.errors.empty() ? "" : both.read.errors[0]);
   ASSERT_EQ(both.out.traces.size(), 1u);
   const analysis::StitchedTrace& t = both.out.traces[0];
@@ -222,7 +199,7 @@ TEST(W3cContext, TwoProcessesExportedApartJoinUnderTheSpanTheClientSent) {
   const analysis::OtlpSpan* server = nullptr;
   std::vector<analysis::OtlpSpan> spans[2];
   for (size_t i = 0; i < 2; ++i) {
-    W3cRead log(logs[i]);
+    StitchedLog log(logs[i]);
     ASSERT_TRUE(log.read.ok);
     ASSERT_EQ(log.out.traces.size(), 1u);
     spans[i] = analysis::otlp_spans(log.out.traces[0]);

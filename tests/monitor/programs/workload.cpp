@@ -82,14 +82,10 @@ static void traceparent_work() {
   server.join();
 }
 
-// The client side of a cross-process call: the traceparent goes to another
-// process (this program in "serve" mode), which continues the trace there.
-// Sent after a callee returned, so that the sender's position (its last
-// event, the callee's exit) is not the sending execution's enter.
-static void remote_work() {
-  SONDE_SCOPE_NAMED("shop.client");
-  shop::leaf(0);
-  sonde_context ctx = sonde_context_capture();
+// Calls this program in "serve" mode, as a server in another process,
+// with a traceparent for the calling thread's current position.
+static void call_server_process() {
+  const sonde_context ctx = sonde_context_capture();
   char header[64];
   if (sonde_context_inject(&ctx, header, sizeof header) != 0) std::exit(4);
   char self[] = "/proc/self/exe";
@@ -103,6 +99,15 @@ static void remote_work() {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::exit(8);
 }
 
+// The client side of a cross-process call. Sent after a callee returned,
+// so that the sender's position (its last event, the callee's exit) is not
+// the sending execution's enter.
+static void remote_work() {
+  SONDE_SCOPE_NAMED("shop.client");
+  shop::leaf(0);
+  call_server_process();
+}
+
 // A cross-process call sent from a part that continued a context: the
 // client hands its context to a relay thread, which calls the other
 // process (a traceparent whose parent-id is a continued part's span id).
@@ -113,17 +118,7 @@ static void relay_work() {
     sonde_context_continue(&ctx);
     SONDE_SCOPE_NAMED("shop.relay");
     shop::leaf(0);
-    const sonde_context here = sonde_context_capture();
-    char header[64];
-    if (sonde_context_inject(&here, header, sizeof header) != 0) std::exit(4);
-    char self[] = "/proc/self/exe";
-    char threads[] = "1", zero[] = "0", serve[] = "serve";
-    char* child_argv[] = {self, threads, zero, zero, serve, header, nullptr};
-    pid_t child = 0;
-    if (posix_spawn(&child, self, nullptr, nullptr, child_argv, environ) != 0) std::exit(7);
-    int status = 0;
-    waitpid(child, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::exit(8);
+    call_server_process();
   });
   relay.join();
 }
@@ -137,28 +132,30 @@ static void serve_work(const std::string& traceparent) {
   shop::leaf(1);
 }
 
+// Says on stderr what the calling thread would send: "WHO sends 00-...".
+static void say_what_is_sent(const char* who) {
+  const sonde_context here = sonde_context_capture();
+  char header[64];
+  if (sonde_context_inject(&here, header, sizeof header) != 0) std::exit(4);
+  std::fprintf(stderr, "%s sends %s\n", who, header);
+}
+
 // A server called by a tracer other than sonde: continues the traceparent
-// it was given, calls a callee, then sends a traceparent on; hands its
-// context to a worker thread, which does the same. Each says on stderr
-// what it sent ("server sends ...", "worker sends ...").
+// it was given, calls a callee, then says what it would send on; hands its
+// context to a worker thread, which does the same.
 static void foreign_work(const std::string& traceparent) {
   sonde_context caller{};
   if (sonde_context_extract(traceparent.c_str(), &caller) != 0) std::exit(5);
   sonde_context_continue(&caller);
   SONDE_SCOPE_NAMED("shop.server");
   shop::leaf(1);
+  say_what_is_sent("server");
   const sonde_context here = sonde_context_capture();
-  char header[64];
-  if (sonde_context_inject(&here, header, sizeof header) != 0) std::exit(4);
-  std::fprintf(stderr, "server sends %s\n", header);
   std::thread worker([here] {
     sonde_context_continue(&here);
     SONDE_SCOPE_NAMED("shop.worker");
     shop::leaf(2);
-    const sonde_context mine = sonde_context_capture();
-    char sent[64];
-    if (sonde_context_inject(&mine, sent, sizeof sent) != 0) std::exit(4);
-    std::fprintf(stderr, "worker sends %s\n", sent);
+    say_what_is_sent("worker");
   });
   worker.join();
 }

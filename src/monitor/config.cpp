@@ -123,6 +123,9 @@ const std::vector<ConfigKey>& config_keys() {
       {"patch_call_sites",
        "overwrite the -finstrument-functions hook calls of excluded functions with NOPs "
        "(true/false)"},
+      {"source_lines",
+       "resolve each function's source file and line from DWARF when the writer first meets it "
+       "(true/false)"},
       {"probe_lock_wait", "record contended pthread_mutex_lock waits (true/false)"},
       {"probe_lock_wait_threshold_ns", "record only lock waits at least this long"},
       {"probe_database", "record database calls: SQLite, sonde_record_database_call (true/false)"},
@@ -162,6 +165,8 @@ std::string apply_config(Config& c, std::string_view key, std::string_view value
     return parse_bool(value, &c.summary) ? "" : bad(key, value, "true or false");
   if (key == "patch_call_sites")
     return parse_bool(value, &c.patch_call_sites) ? "" : bad(key, value, "true or false");
+  if (key == "source_lines")
+    return parse_bool(value, &c.source_lines) ? "" : bad(key, value, "true or false");
   if (key == "cull") {
     if (value == "auto")
       c.cull = true;

@@ -89,6 +89,10 @@ struct Config {
   // Excluded functions' -finstrument-functions hook calls are overwritten
   // with NOPs where that can be done with one atomic store (callsite_patch.hpp).
   bool patch_call_sites = true;
+  // Source file and line of each function in the log's OPERATION items:
+  // off by default, as reading DWARF line tables stalls the writer at a
+  // program's start (docs/configuration.md).
+  bool source_lines = false;
   // Probes for unmodified programs (docs/probes.md): interposed library
   // calls that write diagnostic records. All off by default; probes_file
   // switches them at run time.

@@ -134,7 +134,7 @@ bool Symbolizer::report() {
   return rc == 0;
 }
 
-Symbol Symbolizer::resolve(uint64_t address) {
+Symbol Symbolizer::resolve(uint64_t address, bool source_line) {
   Symbol s;
   Dwfl_Module* mod = impl_->dwfl != nullptr ? dwfl_addrmodule(impl_->dwfl, address) : nullptr;
   if (mod == nullptr && report()) mod = dwfl_addrmodule(impl_->dwfl, address);
@@ -151,7 +151,8 @@ Symbol Symbolizer::resolve(uint64_t address) {
       s.name = demangle(sym);
       s.resolved = true;
     }
-    if (Dwfl_Line* line = dwfl_module_getsrc(mod, address); line != nullptr) {
+    Dwfl_Line* line = source_line ? dwfl_module_getsrc(mod, address) : nullptr;
+    if (line != nullptr) {
       int lineno = 0;
       if (const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr)) {
         s.file = file;

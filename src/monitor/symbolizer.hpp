@@ -13,7 +13,7 @@ struct Symbol {
   std::string name;     // demangled; "0x…" if unknown
   std::string module;   // path of the ELF file, "" if unknown
   uint64_t offset = 0;  // address relative to the module's load base
-  std::string file;     // source file from DWARF, "" without debug info
+  std::string file;     // source file from DWARF, "" without debug info or not asked
   uint32_t line = 0;
   bool resolved = false;
 };
@@ -25,7 +25,11 @@ class Symbolizer {
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;
 
-  Symbol resolve(uint64_t address);
+  // Name and module; with `source_line`, also the source file and line
+  // from DWARF. The first line of a compilation unit makes libdw read the
+  // unit's whole line table: 110 ms for SQLite's amalgamation, a cost that
+  // only `source_lines = true` asks the writer to pay (docs/configuration.md).
+  Symbol resolve(uint64_t address, bool source_line = false);
   // The size of the function symbol that starts exactly at `address`, or 0
   // if no sized symbol (.symtab or .dynsym) starts there.
   uint64_t function_size(uint64_t address);

@@ -61,7 +61,7 @@ uint32_t WriterCore::function_op_slow(uint64_t address) {
   ++next_op_;
   ++functions_seen_;
   if (!symbolizer_) symbolizer_ = std::make_unique<Symbolizer>();
-  Symbol s = symbolizer_->resolve(address);
+  Symbol s = symbolizer_->resolve(address, config_.source_lines);
   OperationInfo op;
   op.id = it->second.op;
   op.name = s.name;

@@ -21,6 +21,21 @@ bash scripts/install-deps.sh
 stage "build (RelWithDebInfo, -Werror)"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSONDE_WERROR=ON
 cmake --build build/release
+# The sanitizer builds start now, in the background at the idle
+# scheduling class (SCHED_IDLE: they get only CPU time nothing else
+# wants), so that they use what the release tests and the scenario subsets
+# below leave idle (the tests keep about 1.3 of 2 cores busy, the scenario
+# subsets about one) without taking time from them: both judge real
+# timing. Their output goes to build/sanitizer-builds.log, shown on failure.
+sanitizer_builds=""
+if [ "${1:-}" != "--quick" ]; then
+  stage "sanitizer builds start in the background (scripts/build-sanitizers.sh)"
+  setsid chrt --idle 0 bash scripts/build-sanitizers.sh "${1:-}" >build/sanitizer-builds.log 2>&1 &
+  sanitizer_builds=$!
+  # A failing stage below ends the script: the builds end with it.
+  trap '[ -z "$sanitizer_builds" ] || kill -- "-$sanitizer_builds" 2>/dev/null || true' EXIT
+fi
+
 stage "tests"
 # One at a time per core: at two per core the run took 110 s instead of
 # 147 (the tests kept 1.3 of 2 cores busy), but the flight recorder's
@@ -43,38 +58,19 @@ bash scenarios/run.sh --quick --system ledger --only l01,l11 --out build/release
 
 if [ "${1:-}" = "--quick" ]; then exit 0; fi
 
-# Under the sanitizers: the layers whose code runs inside users' programs
-# or reads untrusted bytes (the probe library and its samplers, the record
-# formats, statistics, the analysis of logs, the trace store, the
-# collector's network input). The CLI, diagnosis, web-server, browser and
-# soak tests run above, in the -Werror build; under the sanitizers they are
-# mostly process orchestration, and took 61 % of the sanitized test time
-# (724 of 1,180 test-seconds in a fresh clone's run, 2026-12-01) and a
-# third of the sanitized build, for memory-safety coverage that the
-# layers' own tests and the fuzzers mostly give already. CI's time limit
-# decides: see DEVELOPERS.md, "Where CI's time goes".
-# --full runs every test under the sanitizers.
-# fuzz_replays: every fuzz harness fed its seeds, past crashes, truncations
-# and mutations (fuzz/replay.cmake), under the sanitizers, as ctest tests.
-sanitized_targets=(monitor_tests samplers_tests format_tests stats_tests analysis_tests
-  store_tests collect_tests fuzz_replays)
-sanitized_select=(-L '^(monitor|format|stats|analysis|store|collect)$')
-if [ "${1:-}" = "--full" ]; then
-  sanitized_targets=(all)
-  sanitized_select=()
+stage "waiting for the sanitizer builds (log: build/sanitizer-builds.log)"
+if ! wait "$sanitizer_builds"; then
+  tail -n 60 build/sanitizer-builds.log
+  echo "scripts/test.sh: the sanitizer builds failed (build/sanitizer-builds.log)" >&2
+  exit 1
 fi
+sanitizer_builds=""
+# Their own stage lines, with the times they took in the background.
+grep '^== ' build/sanitizer-builds.log | sed 's/^/   background: /'
 
+sanitized_select=(-L '^(monitor|format|stats|analysis|store|collect)$')
+if [ "${1:-}" = "--full" ]; then sanitized_select=(); fi
 
-stage "build (ASan + UBSan)"
-# -g1: line tables are all the sanitizers' reports use; full DWARF only
-# lengthens the build. -O0: g++ 12 compiles sanitized code at -O1 3.5x
-# slower than at -O0 (69.6 s against 19.4 s for sonde_diagnose's first
-# batch, 219 s against 47 s for diagnose_tests' first, 2026-11-28), which
-# cost CI more than the faster tests saved (55 min against 42).
-# -DSONDE_BUILD_BENCH=OFF: the benchmarks no test runs are built once, above.
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSONDE_WERROR=ON -DSONDE_BUILD_BENCH=OFF \
-  -DSONDE_SANITIZE=address,undefined -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DCMAKE_C_FLAGS_DEBUG="-O0 -g1"
-cmake --build build/asan --target "${sanitized_targets[@]}"
 stage "tests under ASan + UBSan ${sanitized_select[*]}"
 # Tests LD_PRELOAD libsonde into sanitized programs, so the ASan runtime is
 # not first in the library list; that is fine here, the program links it too.
@@ -91,12 +87,6 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
   ctest --test-dir build/asan -j "$jobs" --timeout 900 --repeat after-timeout:2 "${sanitized_select[@]}"
 
-stage "build (TSan, monitor tests)"
-# At the build's -O2: -O1 was measured (2026-12-02) a wash, its build
-# 35-55 s shorter and its run 31 s longer (DEVELOPERS.md).
-cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSONDE_WERROR=ON \
-  -DSONDE_BUILD_BENCH=OFF -DSONDE_SANITIZE=thread
-cmake --build build/tsan --target monitor_tests
 stage "monitor tests under TSan"
 # Through ctest, two at a time: the binary run alone took about 3 minutes,
 # one test after another (2 m 55 s), through ctest 1 m 32 s (2026-12-03).

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The sanitizer builds scripts/test.sh runs its tests in: ASan + UBSan
 # (build/asan) and ThreadSanitizer (build/tsan, the monitor tests only).
-# scripts/test.sh starts this in the background, at the idle scheduling
-# class, while the release tests and the scenario subsets run (see there).
+# scripts/test.sh runs this after its timing-sensitive stages (see there).
 # Usage: bash scripts/build-sanitizers.sh [--full]
 #   --full  every target under ASan + UBSan, not only the layers below
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Stage times continue the caller's clock (scripts/test.sh passes it).
+SECONDS=${SECONDS_BEFORE:-0}
 
 stage() { echo "== [$((SECONDS / 60))m$((SECONDS % 60))s] $*"; }
 

@@ -95,7 +95,24 @@ Launch launch(const std::vector<std::string>& command) {
   return result;
 }
 
+pid_t forwarding_to() { return g_child.load(); }
+
 int wait_for_child(pid_t pid) {
+  // Waits for the child's end without reaping it, so that while a signal
+  // may still be forwarded its pid is the child's zombie; then stops the
+  // forwarding, then reaps. Reaping first left a window in which a signal
+  // sent to sonde (the diagnosis engine stopping its system under test,
+  // a timeout) went to whichever new process had been given that pid.
+  siginfo_t info{};
+  while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0) {
+    if (errno != EINTR) break;
+  }
+  sigset_t forwarded, previous;
+  sigemptyset(&forwarded);
+  for (int sig : kForwardedSignals) sigaddset(&forwarded, sig);
+  sigprocmask(SIG_BLOCK, &forwarded, &previous);
+  if (g_child.load() == pid) g_child.store(0);
+  sigprocmask(SIG_SETMASK, &previous, nullptr);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return -1;

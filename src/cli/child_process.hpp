@@ -29,8 +29,13 @@ struct Launch {
 // installed. Throws LaunchError.
 Launch launch(const std::vector<std::string>& command);
 
-// waitpid's status for `pid`, or -1 if it cannot be waited for.
+// waitpid's status for `pid`, or -1 if it cannot be waited for. Forwarding
+// to `pid` stops before it is reaped, so a signal that comes later never
+// reaches a process that was given its pid afterwards.
 int wait_for_child(pid_t pid);
+
+// The pid SIGINT, SIGTERM and SIGHUP are forwarded to now; 0: none.
+pid_t forwarding_to();
 
 // "signal 15 (SIGTERM: Terminated)".
 std::string describe_signal(int sig);

@@ -2,6 +2,13 @@
 // 4.3): the local header carries no sizes (flag bit 3), a data descriptor
 // after the data does, then the central directory. This is the layout of
 // java.util.zip.ZipOutputStream, which Kieker's ZipCompressionFilter uses.
+//
+// Not libarchive's zip writer: the Kieker writers flush their log every
+// flush_interval_ms so that a program killed later leaves a log readable
+// up to the last flush (Encoder::Mode::kFlush, a deflate sync flush inside
+// the entry), and libarchive's writer has no way to flush an entry's
+// deflate stream before the entry ends. (Nor its reader: docs/formats/
+// kieker.md, "Why sonde's own zip code".)
 #include <zlib.h>
 
 #include <ctime>

@@ -1,5 +1,6 @@
 #include "diagnose/load/http_client.hpp"
 
+#include <httplib.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -62,16 +63,24 @@ std::string describe(httplib::Error e, const std::string& host, int port) {
 
 }  // namespace
 
+struct HttpConnection::Client {
+  explicit Client(const std::string& host, int port) : http(host, port) {}
+  httplib::Client http;
+};
+
 HttpConnection::HttpConnection(std::string host, int port, int timeout_ms)
-    : host_(std::move(host)), port_(port), client_(host_, port_) {
-  client_.set_keep_alive(true);
-  client_.set_tcp_nodelay(true);
+    : host_(std::move(host)), port_(port), client_(std::make_unique<Client>(host_, port_)) {
+  httplib::Client& c = client_->http;
+  c.set_keep_alive(true);
+  c.set_tcp_nodelay(true);
   const time_t sec = timeout_ms / 1000;
   const time_t usec = static_cast<time_t>(timeout_ms % 1000) * 1000;
-  client_.set_connection_timeout(sec, usec);
-  client_.set_read_timeout(sec, usec);
-  client_.set_write_timeout(sec, usec);
+  c.set_connection_timeout(sec, usec);
+  c.set_read_timeout(sec, usec);
+  c.set_write_timeout(sec, usec);
 }
+
+HttpConnection::~HttpConnection() = default;
 
 int HttpConnection::request(const std::string& method, const std::string& target,
                             const std::string& body, std::string& error) {
@@ -81,7 +90,7 @@ int HttpConnection::request(const std::string& method, const std::string& target
   req.body = body;
   // cpp-httplib reopens a kept-alive connection that the server closed
   // meanwhile before it sends on it.
-  httplib::Result res = client_.send(req);
+  httplib::Result res = client_->http.send(req);
   if (!res) {
     error = describe(res.error(), host_, port_) + " (" + host_ + ":" + std::to_string(port_) + ")";
     return 0;

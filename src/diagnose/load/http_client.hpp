@@ -1,9 +1,10 @@
 // The load driver's HTTP/1.1 client: one keep-alive connection per virtual
 // user (cpp-httplib's client, with TCP_NODELAY so that a request leaves at
-// once), reopened when the server closes it.
+// once), reopened when the server closes it. cpp-httplib stays in
+// http_client.cpp: its header is a large part of any file's compile time.
 #pragma once
 
-#include <httplib.h>
+#include <memory>
 
 #include <string>
 
@@ -12,6 +13,7 @@ namespace sonde::diagnose::load {
 class HttpConnection {
  public:
   HttpConnection(std::string host, int port, int timeout_ms);
+  ~HttpConnection();
   HttpConnection(const HttpConnection&) = delete;
   HttpConnection& operator=(const HttpConnection&) = delete;
 
@@ -21,9 +23,10 @@ class HttpConnection {
               std::string& error);
 
  private:
+  struct Client;  // cpp-httplib's client
   std::string host_;
   int port_;
-  httplib::Client client_;
+  std::unique_ptr<Client> client_;
 };
 
 }  // namespace sonde::diagnose::load

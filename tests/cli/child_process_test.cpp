@@ -1,10 +1,12 @@
 // `sonde run`'s child (src/cli/child_process.cpp, compiled into this test):
 // signals are forwarded to the program while it runs, and no longer once it
 // has ended, before its pid is freed for another process to take.
-#include <gtest/gtest.h>
-#include <sys/wait.h>
-
 #include "cli/child_process.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace sonde::cli {
 namespace {

@@ -107,12 +107,8 @@ int wait_for_child(pid_t pid) {
   while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0) {
     if (errno != EINTR) break;
   }
-  sigset_t forwarded, previous;
-  sigemptyset(&forwarded);
-  for (int sig : kForwardedSignals) sigaddset(&forwarded, sig);
-  sigprocmask(SIG_BLOCK, &forwarded, &previous);
+  // One atomic store: a handler running now reads the zombie's pid or 0.
   if (g_child.load() == pid) g_child.store(0);
-  sigprocmask(SIG_SETMASK, &previous, nullptr);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return -1;

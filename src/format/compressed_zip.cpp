@@ -1,8 +1,8 @@
 // Streaming zip reading (PKWARE APPNOTE 4.3): walks the local file headers
 // from the start of the file instead of seeking to the central directory at
 // its end, so a log cut short is still read up to the cut. (Not libarchive's
-// streamable reader, which delivers nothing of a cut-short entry's last
-// 256 KiB: docs/formats/kieker.md, "Why sonde's own zip code".) Kieker's writer
+// streamable reader, which delivered nothing of a cut-short entry's last
+// read when tried: docs/formats/kieker.md, "Why sonde's own zip code".) Kieker's writer
 // (java.util.zip.ZipOutputStream) puts one deflated entry with a data
 // descriptor into each file; `zip` stores sizes in the local header instead.
 #include <zlib.h>

@@ -4,7 +4,9 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -275,9 +277,11 @@ LoopResult run_loop(const Config& config, const Workload& w, const std::string& 
       return r;
     }
     c.env.emplace_back("SONDE_TCP_PORT", std::to_string(receiver.port()));
-    // MooBench's TCP configurations measure Kieker's TCP writer: the same
-    // frames, so the figures compare (docs/bench.md).
-    c.env.emplace_back("SONDE_TCP_PROTOCOL", "kieker");
+    // sonde's native stream unless the configuration names Kieker's frames
+    // (docs/bench.md); never the caller's environment.
+    const bool named = std::any_of(c.env.begin(), c.env.end(),
+                                   [](const auto& kv) { return kv.first == "SONDE_TCP_PROTOCOL"; });
+    if (!named) c.env.emplace_back("SONDE_TCP_PROTOCOL", "native");
   }
 
   const std::vector<std::string> env = child_environment(c, logs.string());

@@ -100,6 +100,8 @@ std::vector<Config> all_configs(const BenchOptions& o) {
   for (const char* w : {"native", "kieker-bin", "kieker-dat"}) {
     cs.push_back(sonde_config(std::string("T+I+C+W ") + w, "bench_moobench_manual", w, Sink::kLog));
   }
+  // The tcp writer with sonde's native stream (`tcp_protocol = native`, the
+  // default of `sonde run --to`) into a receiver that counts.
   cs.push_back(sonde_config("T+I+C+W tcp", "bench_moobench_manual", "tcp", Sink::kTcp));
   // MooBench's live analysis: the same TCP stream into `sonde collect`'s
   // collector, which reconstructs, logs and indexes every trace as it arrives.
@@ -107,6 +109,15 @@ std::vector<Config> all_configs(const BenchOptions& o) {
   // D: the collector reducing same-shape traces per 1-s window (--reduce).
   cs.push_back(sonde_config("T+I+C+W+R+D collect --reduce", "bench_moobench_manual", "tcp",
                             Sink::kCollectReduce));
+  // The two over Kieker's TCP frames (`tcp_protocol = kieker`): what
+  // MooBench measures of Kieker, so these compare with its published
+  // figures; the sender encodes Kieker's binary records.
+  for (auto [name, sink] : {std::pair{"T+I+C+W kieker-tcp", Sink::kTcp},
+                            std::pair{"T+I+C+W+R collect kieker-tcp", Sink::kCollect}}) {
+    Config k = sonde_config(name, "bench_moobench_manual", "tcp", sink);
+    k.env.emplace_back("SONDE_TCP_PROTOCOL", "kieker");
+    cs.push_back(k);
+  }
 
   Config noop;
   noop.name = "auto: no-op hooks";

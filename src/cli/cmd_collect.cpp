@@ -69,6 +69,8 @@ struct CollectArgs {
   std::string forward_min = "0";  // also spans at least this long (0: roots only)
   std::string forward_service;    // service.name; "" = the host
   std::string collector_id;       // "" = 0, a single collector
+  std::string workers = "1";
+  std::string max_backlog_mib = "256";
 };
 
 int run_collect(const CollectArgs& a) {
@@ -117,6 +119,20 @@ int run_collect(const CollectArgs& a) {
     return kUsage;
   }
   options.commit_interval = std::chrono::milliseconds(commit_ns / 1'000'000);
+  if (!parse_number(a.workers, &options.workers) || options.workers == 0 ||
+      options.workers > 256) {
+    std::cerr << "sonde collect: --workers needs a number from 1 to 256, got '" << a.workers
+              << "'\n";
+    return kUsage;
+  }
+  uint64_t backlog_mib = 0;
+  if (!parse_number(a.max_backlog_mib, &backlog_mib) || backlog_mib == 0 ||
+      backlog_mib > (uint64_t{1} << 30)) {
+    std::cerr << "sonde collect: --max-backlog needs a positive number of MiB, got '"
+              << a.max_backlog_mib << "'\n";
+    return kUsage;
+  }
+  options.max_backlog_bytes = backlog_mib << 20;
   if (!a.reduce.empty()) {
     options.reduce = true;
     if (!analysis::parse_duration(a.reduce, &options.reduction.window_ns) ||
@@ -235,6 +251,12 @@ int run_collect(const CollectArgs& a) {
   if (options.reduce) std::cerr << " in " << reduced << " reduced traces";
   if (!collector.stats_path().empty()) std::cerr << "; stats in " << collector.stats_path();
   std::cerr << "\n";
+  if (collector.peak_backlog_bytes() > 0) {
+    char mib[32];
+    std::snprintf(mib, sizeof mib, "%.1f", static_cast<double>(collector.peak_backlog_bytes()) / (1 << 20));
+    std::cerr << "sonde collect: the analysis lagged behind receiving by at most " << mib
+              << " MiB of log (--max-backlog " << a.max_backlog_mib << ")\n";
+  }
   print_cpu_time(received);
   if (options.forward) {
     const collect::OtlpForwardStats f = collector.forward_stats();
@@ -291,6 +313,14 @@ void setup_collect(CLI::App& app, int& exit_code) {
                  "How often new traces become visible in the index and the stats file is "
                  "rewritten (default 500ms)")
       ->type_name("DURATION");
+  app.add_option("--workers", a->workers,
+                 "Analysis threads reconstructing and indexing the clients' traces from their "
+                 "logs, each client on one (default 1)")
+      ->type_name("N");
+  app.add_option("--max-backlog", a->max_backlog_mib,
+                 "MiB of stored log not yet analysed, over all clients, past which receiving "
+                 "waits for the workers (default 256)")
+      ->type_name("MIB");
   app.add_option("--forward", a->forward,
                  "Also send request-level spans to an OTLP/HTTP receiver: otlp://HOST:PORT[/PATH] "
                  "(protobuf, POST /v1/traces)");

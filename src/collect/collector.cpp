@@ -23,56 +23,40 @@ namespace fs = std::filesystem;
 // default 1 MiB (RSS measured in docs/RELIABILITY.md's soak).
 constexpr size_t kLogChunkBytes = 128u << 10;
 
-// One monitored process: its log file, its reconstructor, its counts.
-// The store's sink, and the OTLP forwarder too when there is one.
-class ForwardingSink final : public analysis::TraceSink {
- public:
-  ForwardingSink(analysis::TraceSink& store, OtlpForwarder* forward)
-      : store_(store), forward_(forward) {}
-  void on_trace(const analysis::Trace& trace) override {
-    store_.on_trace(trace);
-    if (forward_ != nullptr) forward_->on_trace(trace);
-  }
-  void on_invalid_trace(const analysis::InvalidTrace& trace) override {
-    store_.on_invalid_trace(trace);
-  }
-
- private:
-  analysis::TraceSink& store_;
-  OtlpForwarder* forward_;
-};
-
+// One monitored process as the listener thread sees it: its log file and
+// its counts; its reconstruction (ClientAnalysis) runs on an analysis
+// worker that follows the log, or inline when no log is kept.
 class Collector::Client final : public format::RecordSink,
                                 public NativeChunkSink,
                                 private format::TypedFlowSink {
  public:
   Client(Collector& owner, int64_t id, const std::string& peer)
-      : owner_(owner),
-        traces_(*owner.index_, id),
-        reducing_(owner.options_.reduce ? std::make_unique<store::ReducingIndexSink>(
-                                              *owner.index_, id, owner.options_.reduction)
-                                        : nullptr),
-        sink_(reducing_ ? static_cast<analysis::TraceSink&>(*reducing_) : traces_,
-              owner.forwarder_.get()),
-        reconstructor_(
-            std::make_unique<analysis::TraceReconstructor>(sink_, reconstruction(owner.options_))) {
+      : owner_(owner), analysis_(*owner.index_, id, settings(owner.options_), owner.forwarder_.get()) {
     report_.record.id = id;
     report_.record.peer = peer;
     report_.open = true;
     if (!owner.log_dir_.empty()) {
       report_.record.log_file = "log/client-" + std::to_string(id) + ".sonde";
       log_path_ = (fs::path(owner.log_dir_) / report_.record.log_file).string();
+      follower_ =
+          std::make_unique<LogFollower>(log_path_, peer, analysis_, owner.backlog_total_);
+      owner.pool_->add(*follower_, static_cast<uint64_t>(id));
     }
   }
 
   bool keeps_log() const { return !log_path_.empty(); }
 
   bool on_record(const format::Record& r) override {
-    if (!keeps_log() || raw_) {
-      // Stored once the reconstruction has it (no log), or with its chunk
-      // (a native stream's bytes, on_native_chunk).
+    if (!keeps_log()) {
+      // Stored once the reconstruction has it (no log).
       count_received();
-      reconstructor_->on_record(r);
+      analysis_.input().on_record(r);
+      return taken();
+    }
+    if (raw_) {
+      // A native stream's record: stored with its chunk
+      // (on_native_chunk), analysed from the log.
+      count_received();
       return taken();
     }
     // Kieker's protocol is not the log format: each record is encoded.
@@ -93,16 +77,16 @@ class Collector::Client final : public format::RecordSink,
     } else {
       ++c.stored;
     }
-    reconstructor_->on_record(r);
     owner_.dirty_ = true;
-    return owner_.index_->error().empty();
+    return !owner_.index_->failed();
   }
 
-  // A native stream's flow records come in typed form, straight to the
-  // reconstructor's fast path, counted as the records they stand for.
+  // A native stream's flow records come in typed form: straight to the
+  // reconstructor's fast path without a log, only counted with one (the
+  // worker reads them back from the log).
   format::TypedFlowSink* typed_flow() override {
-    typed_ = reconstructor_ ? reconstructor_->typed_flow() : nullptr;
-    return typed_ != nullptr ? this : nullptr;
+    typed_ = keeps_log() ? nullptr : analysis_.input().typed_flow();
+    return this;
   }
 
   bool on_stream_header(std::string_view header) override {
@@ -127,14 +111,12 @@ class Collector::Client final : public format::RecordSink,
     return true;
   }
 
-  // The connection is gone: close its open traces and its log.
+  // The connection is gone: close its log; without one, its open traces
+  // too (with one, the worker closes them once it has read the log to
+  // its end: analysed()).
   void close(const ClientStats& stats) {
     if (!report_.open) return;
     report_.open = false;
-    reconstructor_->finish();
-    if (reducing_) reducing_->flush();
-    // Only the counts stay: a long-running collector sees many connections.
-    reconstructor_.reset();
     report_.record.undecoded_bytes = stats.undecoded_bytes;
     report_.record.error = stats.error;
     // A connection that sent nothing still leaves the (empty) log the
@@ -147,19 +129,47 @@ class Collector::Client final : public format::RecordSink,
       owner_.fail(e);
       if (report_.record.error.empty()) report_.record.error = e;
     }
+    if (follower_) {
+      publish_log();
+      follower_->end_of_input();
+      owner_.pool_->wake();
+    } else {
+      analysis_.finish();
+    }
     log_.reset();
     raw_.reset();
   }
 
+  // Closed, and its traces all reconstructed and stored (a worker's
+  // error reading the log back is then the client's, if it had none).
+  bool analysed() {
+    if (report_.open) return false;
+    if (!follower_) return true;
+    if (!follower_->done()) return false;
+    if (!follower_->error().empty()) {
+      owner_.fail(follower_->error());
+      if (report_.record.error.empty()) report_.record.error = follower_->error();
+    }
+    follower_.reset();
+    return true;
+  }
+
   ClientReport report() const {
+    if (!follower_ && report_.open) analysis_.publish();  // inline: this thread's counts
     ClientReport r = report_;
-    r.traces = reducing_ ? reducing_->valid() : traces_.valid();
-    r.invalid_traces = reducing_ ? reducing_->invalid() : traces_.invalid();
-    r.reduced_traces = reducing_ ? reducing_->reduced() : 0;
+    const ClientAnalysis::Counts n = analysis_.counts();
+    r.traces = n.traces;
+    r.invalid_traces = n.invalid_traces;
+    r.reduced_traces = n.reduced_traces;
     return r;
   }
 
   bool is_open() const { return report_.open; }
+  bool analysis_done() const { return !report_.open && (!follower_ || follower_->done()); }
+
+  // The connection's, kept past its close for the report.
+  std::string protocol;
+  uint64_t duplicate_chunks = 0;
   // After records were delivered (every native chunk decoded so far): true
   // when they are all in the log file, which is written in chunks of
   // kLogChunkBytes.
@@ -170,44 +180,69 @@ class Collector::Client final : public format::RecordSink,
   }
 
   // Writes the log's buffered bytes to the file (before a commit that
-  // confirms them to the sender).
+  // confirms them to the sender) and hands them to the analysis.
   void flush_log() {
     if (!log_error_.empty()) return;
     if (raw_ && !raw_->flush()) {
       raw_failed();
       return;
     }
-    if (!log_ || log_->flush()) return;
-    log_error_ = log_->finish();
-    if (log_error_.empty()) log_error_ = "cannot write " + report_.record.log_file;
-    owner_.fail(log_error_);
+    if (log_ && !log_->flush()) {
+      log_error_ = log_->finish();
+      if (log_error_.empty()) log_error_ = "cannot write " + report_.record.log_file;
+      owner_.fail(log_error_);
+      return;
+    }
+    publish_log();
   }
-  // Stores the reduced traces of the open window (before a commit).
+  // Stores the reduced traces of the open window (before a commit); with
+  // a log the worker does so on its own tick.
   void flush_reduced() {
-    if (reducing_) reducing_->flush();
+    if (!follower_ && report_.open) analysis_.flush_reduced();
   }
 
  private:
-  static analysis::ReconstructionOptions reconstruction(const CollectorOptions& o) {
-    analysis::ReconstructionOptions r;
-    r.max_open_traces = o.max_open_traces;
-    r.trace_timeout_ns = o.trace_timeout_ns;
-    return r;
+  static AnalysisSettings settings(const CollectorOptions& o) {
+    AnalysisSettings a;
+    a.reconstruction.max_open_traces = o.max_open_traces;
+    a.reconstruction.trace_timeout_ns = o.trace_timeout_ns;
+    a.reduce = o.reduce;
+    a.reduction = o.reduction;
+    return a;
   }
 
-  // format::TypedFlowSink, for typed_flow().
-  void on_source_begin() override { typed_->on_source_begin(); }
+  // The worker may read the log up to what is in the file now.
+  void publish_log() {
+    if (!follower_) return;
+    uint64_t bytes = 0;
+    if (raw_) {
+      bytes = raw_->bytes_written();
+    } else {
+      std::error_code ec;
+      const auto size = fs::file_size(log_path_, ec);
+      if (ec) return;  // not created yet
+      bytes = size;
+    }
+    follower_->publish(bytes);
+    owner_.pool_->wake();
+  }
+
+  // format::TypedFlowSink, for typed_flow(): counts, and without a log
+  // feeds the reconstruction.
+  void on_source_begin() override {
+    if (typed_ != nullptr) typed_->on_source_begin();
+  }
   void on_operation(uint32_t id, std::string_view signature, std::string_view component) override {
-    typed_->on_operation(id, signature, component);
+    if (typed_ != nullptr) typed_->on_operation(id, signature, component);
   }
   bool on_trace_start(const format::TypedTraceStart& start) override {
     count_received();
-    typed_->on_trace_start(start);
+    if (typed_ != nullptr) typed_->on_trace_start(start);
     return taken();
   }
   bool on_operation_event(const format::TypedOperationEvent& event) override {
     count_received();
-    typed_->on_operation_event(event);
+    if (typed_ != nullptr) typed_->on_operation_event(event);
     return taken();
   }
   // A record for the reconstruction alone: without a log it is stored
@@ -218,7 +253,7 @@ class Collector::Client final : public format::RecordSink,
     owner_.dirty_ = true;
   }
   // False stops the connection: its log or the index failed.
-  bool taken() const { return log_error_.empty() && owner_.index_->error().empty(); }
+  bool taken() const { return log_error_.empty() && !owner_.index_->failed(); }
 
   size_t buffered_bytes() const {
     return raw_ ? raw_->buffered_bytes() : log_ ? log_->buffered_bytes() : 0;
@@ -240,11 +275,9 @@ class Collector::Client final : public format::RecordSink,
   }
 
   Collector& owner_;
-  store::IndexTraceSink traces_;
-  std::unique_ptr<store::ReducingIndexSink> reducing_;  // with --reduce
-  ForwardingSink sink_;
-  std::unique_ptr<analysis::TraceReconstructor> reconstructor_;
-  format::TypedFlowSink* typed_ = nullptr;        // the reconstructor's fast path
+  ClientAnalysis analysis_;
+  std::unique_ptr<LogFollower> follower_;         // with a log: the worker's reader of it
+  format::TypedFlowSink* typed_ = nullptr;        // without a log: the reconstructor's fast path
   std::string log_path_;                          // "" = keep no log
   std::unique_ptr<format::RecordLogWriter> log_;  // Kieker's protocol: records encoded
   std::unique_ptr<RawNativeLog> raw_;             // native: the sender's chunks as received
@@ -283,9 +316,14 @@ std::string Collector::open() {
     return "--reduce works with the embedded store only, not with " + options_.out;
   }
   std::string error;
-  index_ = store::open_trace_index(options_.out, &error, options_.collector_id);
-  if (!index_) return error;
+  std::unique_ptr<store::TraceIndex> index =
+      store::open_trace_index(options_.out, &error, options_.collector_id);
+  if (!index) return error;
+  index_ = std::make_unique<LockedTraceIndex>(std::move(index));
   if (options_.forward) forwarder_ = std::make_unique<OtlpForwarder>(*options_.forward);
+  if (!log_dir_.empty()) {
+    pool_ = std::make_unique<AnalysisPool>(options_.workers, options_.commit_interval);
+  }
   if (std::string e = listener_.open(); !e.empty()) return e;
   last_commit_ = std::chrono::steady_clock::now();
   write_stats();
@@ -319,10 +357,19 @@ void ClientTotals::add(const ClientReport& c) {
 
 void Collector::on_close(size_t client, const ClientStats& stats) {
   if (client >= clients_.size() || !clients_[client]) return;
-  clients_[client]->close(stats);
-  ClientReport report = clients_[client]->report();
-  report.protocol = stats.protocol;
-  report.duplicate_chunks = stats.duplicate_chunks;
+  std::unique_ptr<Client> c = std::move(clients_[client]);
+  c->close(stats);
+  c->protocol = stats.protocol;
+  c->duplicate_chunks = stats.duplicate_chunks;
+  dirty_ = true;
+  if (c->analysed()) return retire(std::move(c));
+  closing_.push_back(std::move(c));  // its worker is still reading its log
+}
+
+void Collector::retire(std::unique_ptr<Client> c) {
+  ClientReport report = c->report();
+  report.protocol = c->protocol;
+  report.duplicate_chunks = c->duplicate_chunks;
   index_->put_client(report.record);
   // Only the report stays, and only the last listed_closed_clients of them
   // (the store has every client): a closed client's sinks and buffers were
@@ -331,8 +378,25 @@ void Collector::on_close(size_t client, const ClientStats& stats) {
   closed_totals_.add(report);
   closed_.push_back(std::move(report));
   while (closed_.size() > options_.listen.listed_closed_clients) closed_.pop_front();
-  clients_[client].reset();
   dirty_ = true;
+}
+
+void Collector::retire_analysed() {
+  for (auto& c : closing_) {
+    if (c->analysed()) retire(std::move(c));
+  }
+  std::erase(closing_, nullptr);
+}
+
+void Collector::hold_back() {
+  const uint64_t backlog = backlog_total_.load(std::memory_order_relaxed);
+  peak_backlog_ = std::max(peak_backlog_, backlog);
+  if (!pool_ || backlog <= options_.max_backlog_bytes) return;
+  // Until the workers are back at half the bound: reading resumes in
+  // bursts, not a chunk at a time. Confirmations wait meanwhile, so native
+  // senders hold their chunks (and block once their buffers are full).
+  const uint64_t resume = options_.max_backlog_bytes / 2;
+  pool_->wait_until([&] { return backlog_total_.load(std::memory_order_relaxed) <= resume; });
 }
 
 NativeChunkSink* Collector::chunk_sink(size_t client) {
@@ -342,18 +406,22 @@ NativeChunkSink* Collector::chunk_sink(size_t client) {
 }
 
 bool Collector::on_delivered(size_t client) {
-  return client < clients_.size() && clients_[client] && clients_[client]->delivered();
+  const bool stored = client < clients_.size() && clients_[client] && clients_[client]->delivered();
+  hold_back();
+  return stored;
 }
 
 bool Collector::on_tick() {
   // Queued connections never reached on_open; the stats file shows them too.
   if (listener_.queued_connections() != queued_written_) dirty_ = true;
+  retire_analysed();
+  hold_back();
   if (dirty_ && std::chrono::steady_clock::now() - last_commit_ >= options_.commit_interval) {
     commit();
   }
   // A store that failed takes nothing more: stop instead of receiving
   // records that could not be kept.
-  return error_.empty() && index_->error().empty();
+  return error_.empty() && !index_->failed();
 }
 
 void Collector::commit() {
@@ -381,6 +449,11 @@ void Collector::fail(const std::string& error) {
 
 std::vector<ClientReport> Collector::clients() const {
   std::vector<ClientReport> out(closed_.begin(), closed_.end());
+  for (const auto& c : closing_) {
+    out.push_back(c->report());
+    out.back().protocol = c->protocol;
+    out.back().duplicate_chunks = c->duplicate_chunks;
+  }
   for (size_t i = 0; i < clients_.size(); ++i) {
     if (!clients_[i]) continue;
     out.push_back(clients_[i]->report());
@@ -399,6 +472,7 @@ ClientTotals Collector::totals() const {
   for (const auto& c : clients_) {
     if (c) t.add(c->report());
   }
+  for (const auto& c : closing_) t.add(c->report());
   return t;
 }
 
@@ -439,6 +513,8 @@ void Collector::write_stats() {
       {"unserved_connections", listener_.unserved_connections()},
       {"unserved_bytes", listener_.unserved_bytes()},
       {"peak_open_clients", listener_.peak_connections()},
+      {"backlog_bytes", backlog_bytes()},
+      {"peak_backlog_bytes", peak_backlog_},
       {"error", error_},
       {"clients", clients}};
   // Write then rename, so a reader never sees half a file.
@@ -466,6 +542,15 @@ std::string Collector::finish() {
       last.duplicate_chunks = connection->duplicate_chunks;
     }
     on_close(i, last);
+  }
+  // The workers read every closed client's log to its end.
+  if (pool_) {
+    pool_->wait_until([&] {
+      return std::all_of(closing_.begin(), closing_.end(),
+                         [](const std::unique_ptr<Client>& c) { return c->analysis_done(); });
+    });
+    retire_analysed();
+    pool_->stop();
   }
   commit();
   if (std::string e = index_->finish(); !e.empty()) fail(e);

@@ -7,18 +7,25 @@
 //                            aggregates and call edges (docs/formats/store.md)
 //   DIR/collect-stats.json   per-client counts, rewritten as they change
 //
-// Each connection has its own trace reconstructor (trace ids of different
-// processes may clash) with bounded open traces and a timeout; everything
-// runs on the listener's one thread, so a slow disk slows reading and TCP
-// flow control pushes back on the monitored processes instead of memory
-// growing. Nothing is dropped silently: records a log cannot carry are
-// counted as rejected, bytes after a protocol error as undecoded, and the
-// client's error is kept in the stats. A native stream's chunks are
-// confirmed to the sender only once their records are in the client's log
-// file (the index is derived from the logs), so a sender keeps and resends
-// what a collector that dies never stored. A native chunk is written
-// whole, after every check of it passed, so a log never holds part of an
-// unconfirmed one (nor a chunk that failed a check). Without a log directory (ClickHouse alone)
+// Two kinds of threads. The listener's one thread receives: it reads every
+// connection, checks and decodes what arrives, writes it to the client's
+// log and confirms it to a native sender once it is in the log. The
+// analysis workers (`workers`, analysis_pool.hpp) reconstruct each
+// client's traces from its log as it grows (log_follower.hpp) and index
+// them, each client on one worker, with its own reconstructor (trace ids
+// of different processes may clash), bounded open traces and a timeout.
+// The log is the queue between the two: a burst costs disk for a while,
+// not the sender's time; past `max_backlog_bytes` of log not yet analysed
+// the listener stops reading until the workers catch up, and TCP flow
+// control pushes back on the monitored processes instead of memory or
+// disk growing without bound. A collector that keeps no logs (ClickHouse
+// alone) reconstructs on the listener's thread as it receives.
+//
+// Nothing is dropped silently: records a log cannot carry are counted as
+// rejected, bytes after a protocol error as undecoded, and the client's
+// error is kept in the stats. A native chunk is written whole, after every
+// check of it passed, so a log never holds part of an unconfirmed one (nor
+// a chunk that failed a check). Without a log directory (ClickHouse alone)
 // confirmation waits for the index commit; traces still open then are not in it.
 #pragma once
 
@@ -32,6 +39,9 @@
 #include <vector>
 
 #include "analysis/reconstruct/trace_reconstructor.hpp"
+#include "collect/analysis_pool.hpp"
+#include "collect/client_analysis.hpp"
+#include "collect/locked_trace_index.hpp"
 #include "collect/otlp_forwarder.hpp"
 #include "collect/record_listener.hpp"
 #include "store/index_sink.hpp"
@@ -63,6 +73,11 @@ struct CollectorOptions {
   // (0-65535; store/clickhouse_writer.hpp), which gives it its own range
   // of row and client ids. 0 for a single collector.
   uint32_t collector_id = 0;
+  // Analysis workers (threads reconstructing and indexing; with logs only).
+  size_t workers = 1;
+  // Log bytes stored and not yet analysed, over all clients, past which
+  // the listener stops reading until the workers catch up.
+  uint64_t max_backlog_bytes = uint64_t{256} << 20;
 };
 
 struct ClientReport {
@@ -112,6 +127,9 @@ class Collector final : private ConnectionHandler {
   uint64_t unserved_connections() const { return listener_.unserved_connections(); }
   uint64_t unserved_bytes() const { return listener_.unserved_bytes(); }
   size_t peak_open_clients() const { return listener_.peak_connections(); }
+  // Log bytes stored and not yet analysed (all clients), and its peak.
+  uint64_t backlog_bytes() const { return backlog_total_.load(std::memory_order_relaxed); }
+  uint64_t peak_backlog_bytes() const { return peak_backlog_; }
   const std::string& stats_path() const { return stats_path_; }
 
  private:
@@ -121,17 +139,25 @@ class Collector final : private ConnectionHandler {
   void on_close(size_t client, const ClientStats& stats) override;
   bool on_tick() override;
   bool on_delivered(size_t client) override;
-  bool can_confirm() const override { return error_.empty() && index_->error().empty(); }
+  bool can_confirm() const override { return error_.empty() && !index_->failed(); }
   void commit();
   void write_stats();
   void fail(const std::string& error);
+  // A closed client whose analysis has finished leaves only its report.
+  void retire(std::unique_ptr<Client> client);
+  void retire_analysed();
+  // The listener waits while the workers are too far behind.
+  void hold_back();
 
   CollectorOptions options_;
   RecordListener listener_;
-  std::unique_ptr<store::TraceIndex> index_;
+  std::unique_ptr<LockedTraceIndex> index_;
   std::unique_ptr<OtlpForwarder> forwarder_;      // with options.forward
   std::string log_dir_;                           // "" = keep no logs
   std::vector<std::unique_ptr<Client>> clients_;  // by listener client index; null once closed
+  std::vector<std::unique_ptr<Client>> closing_;  // closed, their analysis still running
+  std::atomic<uint64_t> backlog_total_{0};        // log bytes not yet analysed
+  uint64_t peak_backlog_ = 0;
   std::deque<ClientReport> closed_;               // the last listen.listed_closed_clients closed
   ClientTotals closed_totals_;                    // every closed client
   std::string stats_path_;
@@ -140,6 +166,8 @@ class Collector final : private ConnectionHandler {
   bool dirty_ = false;
   size_t queued_written_ = 0;  // queued connections the stats file shows
   bool finished_ = false;
+  // Last: its workers stop before the clients and the index go.
+  std::unique_ptr<AnalysisPool> pool_;  // with logs
 };
 
 }  // namespace sonde::collect

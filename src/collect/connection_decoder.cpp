@@ -160,10 +160,11 @@ bool ConnectionDecoder::feed(const void* data, size_t size) {
   if (!ok) {
     error_ = native_->reader().result().error;
     // Not silent: the records a rejected chunk delivered before its bad
-    // item are received (traces saw them) but not stored.
+    // item are counted as received but not stored (the collector's
+    // reconstruction reads the log, so they reached no trace either).
     if (const uint64_t n = native_->records_of_unfinished_chunk(); n > 0 && chunks_ != nullptr) {
       error_ += "; the chunk was not stored, its first " + std::to_string(n) +
-                " records reached trace reconstruction only";
+                " records were counted as received only";
     }
   }
   stopped_ = native_->stopped();

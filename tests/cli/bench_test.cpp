@@ -15,7 +15,8 @@ constexpr uint64_t kDepth = 4;
 // because they are installed only for benchmark runs.
 const char* kConfigs =
     "T+I,T+I+C,T+I+C+W native,T+I+C+W kieker-bin,T+I+C+W kieker-dat,T+I+C+W tcp,"
-    "T+I+C+W+R collect,T+I+C+W+R+D collect --reduce,"
+    "T+I+C+W+R collect,T+I+C+W+R+D collect --reduce,T+I+C+W kieker-tcp,"
+    "T+I+C+W+R collect kieker-tcp,"
     "auto: no-op hooks,auto: sonde null,auto: sonde native,auto: sonde xray native";
 
 class BenchCli : public SondeCli {};
@@ -36,7 +37,7 @@ TEST_F(BenchCli, QuickRunWritesEveryConfigurationWithItsCounts) {
   const nlohmann::json point = j["points"][0];
   EXPECT_EQ(point["workload"]["calls"], kCalls);
   const nlohmann::json configs = point["configurations"];
-  ASSERT_EQ(configs.size(), 13u);  // T plus the twelve named
+  ASSERT_EQ(configs.size(), 15u);  // T plus the fourteen named
 
   // Each call is one trace: TraceMetadata + depth Before + depth After.
   const uint64_t produced = kCalls * (2 * kDepth + 1);
@@ -64,12 +65,13 @@ TEST_F(BenchCli, QuickRunWritesEveryConfigurationWithItsCounts) {
       EXPECT_EQ(c["events_dropped"], 0u);
       EXPECT_GT(c["bytes_per_event"].get<double>(), 0.0);
     }
-    if (name == "T+I+C+W+R collect" || name == "T+I+C+W+R+D collect --reduce") {
+    if (name == "T+I+C+W+R collect" || name == "T+I+C+W+R+D collect --reduce" ||
+        name == "T+I+C+W+R collect kieker-tcp") {
       // The collector reconstructed every call's trace live, none invalid.
       EXPECT_EQ(c["traces_expected"], kCalls);
       EXPECT_EQ(c["traces_reconstructed"], kCalls);
       EXPECT_EQ(c["traces_invalid"], 0u);
-      if (name == "T+I+C+W+R collect") {
+      if (name != "T+I+C+W+R+D collect --reduce") {
         EXPECT_EQ(c["reduced_traces"], 0u);
       } else {
         // Every call has the same shape: a few windows' worth of rows.
@@ -86,17 +88,18 @@ TEST_F(BenchCli, QuickRunWritesEveryConfigurationWithItsCounts) {
       EXPECT_EQ(c["events_recorded"], kCalls * (2 * kDepth + 1));
     }
   }
-  // native, kieker-bin, kieker-dat, tcp, collect, collect --reduce, automatic native (and XRay
-  // native)
-  EXPECT_EQ(writing, xray_ran ? 8 : 7);
+  // native, kieker-bin, kieker-dat, tcp, collect, collect --reduce, kieker-tcp, collect
+  // kieker-tcp, automatic native (and XRay native)
+  EXPECT_EQ(writing, xray_ran ? 10 : 9);
   EXPECT_TRUE(point["decomposition"].contains("I_ns"));
   EXPECT_TRUE(point["decomposition"].contains("C_ns"));
-  EXPECT_EQ(point["decomposition"]["W_ns"].size(), 4u);
+  EXPECT_EQ(point["decomposition"]["W_ns"].size(), 5u);
   EXPECT_TRUE(point["decomposition"].contains("R_ns"));
+  EXPECT_TRUE(point["decomposition"].contains("R_kieker_tcp_ns"));
   EXPECT_TRUE(point["decomposition"].contains("D_ns"));
 
   const std::string csv = slurp(csv_path);
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 14);  // header + 13 rows
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 16);  // header + 15 rows
   EXPECT_TRUE(fs::exists(dir_ / "svg" / "icw.svg"));
   EXPECT_NE(run.out.find("T+I+C+W native"), std::string::npos);
 }

@@ -193,7 +193,7 @@ TEST(CollectorNative, AChunkFailingItsChecksIsNeitherStoredNorConfirmed) {
   EXPECT_EQ(c.stored, c.received);
 }
 
-TEST(CollectorNative, AChunkWithABadItemReportsTheRecordsThatReachedOnlyTheTraces) {
+TEST(CollectorNative, AChunkWithABadItemIsNotStoredAndItsRecordsReachNoTrace) {
   TempDir dir("sonde-collect-native-item");
   RunningCollector running(dir.path(), 1);
   ASSERT_EQ(running.open_error(), "");
@@ -224,12 +224,16 @@ TEST(CollectorNative, AChunkWithABadItemReportsTheRecordsThatReachedOnlyTheTrace
   EXPECT_EQ(send_stream(running.port(), stream), 2u);
   ASSERT_EQ(running.join(), "");
 
-  const store::ClientRecord c = running.collector().clients().at(0).record;
+  const collect::ClientReport report = running.collector().clients().at(0);
+  const store::ClientRecord& c = report.record;
   EXPECT_NE(c.error.find("unknown item tag 99"), std::string::npos) << c.error;
-  EXPECT_NE(c.error.find("its first 3 records reached trace reconstruction only"),
-            std::string::npos)
+  EXPECT_NE(c.error.find("its first 3 records were counted as received only"), std::string::npos)
       << c.error;
   EXPECT_EQ(c.received - c.stored, 3u);
+  // The reconstruction reads the log: trace 1 only, trace 2's records
+  // were in the rejected chunk.
+  EXPECT_EQ(report.traces, 1u);
+  EXPECT_EQ(report.invalid_traces, 0u);
   EXPECT_EQ(file_bytes(dir / c.log_file), good);
 }
 

@@ -34,17 +34,28 @@ class RunningCollector {
   RunningCollector(const std::string& dir, uint64_t connections,
                    std::chrono::milliseconds commit = std::chrono::milliseconds(500),
                    size_t max_open_traces = 10'000,
-                   std::optional<OtlpForwardOptions> forward = std::nullopt) {
-    CollectorOptions o;
-    o.forward = std::move(forward);
-    o.max_open_traces = max_open_traces;
-    o.out = dir;
-    o.listen.port = 0;
-    o.listen.stop_after_connections = connections;
-    o.commit_interval = commit;
+                   std::optional<OtlpForwardOptions> forward = std::nullopt)
+      : RunningCollector([&] {
+          CollectorOptions o = options(dir, connections);
+          o.forward = std::move(forward);
+          o.max_open_traces = max_open_traces;
+          o.commit_interval = commit;
+          return o;
+        }()) {}
+  // Any options: start from options(dir, connections).
+  explicit RunningCollector(const CollectorOptions& o) {
     collector_ = std::make_unique<Collector>(o);
     error_ = collector_->open();
     if (error_.empty()) thread_ = std::thread([this] { collector_->run(stop_); });
+  }
+  // A collector on a free loopback port into `dir`, until `connections`
+  // have closed.
+  static CollectorOptions options(const std::string& dir, uint64_t connections) {
+    CollectorOptions o;
+    o.out = dir;
+    o.listen.port = 0;
+    o.listen.stop_after_connections = connections;
+    return o;
   }
   ~RunningCollector() { stop(); }
   const std::string& open_error() const { return error_; }

@@ -1,0 +1,101 @@
+#include "collect/analysis_pool.hpp"
+
+#include <algorithm>
+
+namespace sonde::collect {
+
+// Read per step of one follower: large enough that a busy client is read
+// in few system calls, small enough that the worker's other clients wait
+// little (about a millisecond of reconstruction at a few MB/s of log).
+constexpr size_t kStepBytes = 256u << 10;
+
+AnalysisPool::AnalysisPool(size_t workers, std::chrono::milliseconds tick) : tick_(tick) {
+  workers_.resize(std::max<size_t>(1, workers));
+  for (auto& w : workers_) w = std::make_unique<Worker>();
+  for (auto& w : workers_) w->thread = std::thread([this, &w = *w] { run(w); });
+}
+
+AnalysisPool::~AnalysisPool() {
+  stop();
+  for (auto& w : workers_) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+}
+
+void AnalysisPool::add(LogFollower& follower, uint64_t client) {
+  Worker& w = *workers_[client % workers_.size()];
+  {
+    std::lock_guard<std::mutex> lock(w.mu);
+    w.followers.push_back(&follower);
+    w.wake = true;
+  }
+  w.cv.notify_one();
+}
+
+void AnalysisPool::wake() {
+  for (auto& w : workers_) {
+    {
+      std::lock_guard<std::mutex> lock(w->mu);
+      w->wake = true;
+    }
+    w->cv.notify_one();
+  }
+}
+
+void AnalysisPool::stop() {
+  stopping_.store(true, std::memory_order_release);
+  wake();
+}
+
+void AnalysisPool::run(Worker& w) {
+  auto last_tick = std::chrono::steady_clock::now();
+  std::vector<LogFollower*> mine;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(w.mu);
+      mine = w.followers;
+      w.wake = false;
+    }
+    bool progressed = false;
+    std::vector<LogFollower*> finished;
+    for (LogFollower* f : mine) {
+      // One step per follower per round: a busy client does not starve
+      // the worker's others.
+      switch (f->step(kStepBytes)) {
+        case LogFollower::Step::kProgress:
+          progressed = true;
+          break;
+        case LogFollower::Step::kFinished:
+          finished.push_back(f);
+          break;
+        case LogFollower::Step::kIdle:
+          break;
+      }
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_tick >= tick_) {
+      for (LogFollower* f : mine) {
+        if (std::find(finished.begin(), finished.end(), f) == finished.end()) f->tick();
+      }
+      last_tick = now;
+    }
+    if (!finished.empty()) {
+      std::lock_guard<std::mutex> lock(w.mu);
+      std::erase_if(w.followers, [&](LogFollower* f) {
+        return std::find(finished.begin(), finished.end(), f) != finished.end();
+      });
+    }
+    // After leaving the list: the collector may destroy them now.
+    for (LogFollower* f : finished) f->set_done();
+    if (progressed || !finished.empty()) {
+      { std::lock_guard<std::mutex> lock(progress_mu_); }
+      progress_cv_.notify_all();
+      if (progressed) continue;
+    }
+    std::unique_lock<std::mutex> lock(w.mu);
+    if (stopping_.load(std::memory_order_acquire) && w.followers.empty()) return;
+    w.cv.wait_for(lock, tick_, [&] { return w.wake; });
+  }
+}
+
+}  // namespace sonde::collect

@@ -1,0 +1,42 @@
+#include "collect/client_analysis.hpp"
+
+namespace sonde::collect {
+
+ClientAnalysis::ClientAnalysis(store::TraceIndex& index, int64_t client,
+                               const AnalysisSettings& settings, OtlpForwarder* forward)
+    : traces_(index, client),
+      reducing_(settings.reduce
+                    ? std::make_unique<store::ReducingIndexSink>(index, client, settings.reduction)
+                    : nullptr),
+      sink_(reducing_ ? static_cast<analysis::TraceSink&>(*reducing_) : traces_, forward),
+      reconstructor_(
+          std::make_unique<analysis::TraceReconstructor>(sink_, settings.reconstruction)) {}
+
+void ClientAnalysis::flush_reduced() {
+  if (reducing_) reducing_->flush();
+}
+
+void ClientAnalysis::finish() {
+  if (!reconstructor_) return;
+  reconstructor_->finish();
+  if (reducing_) reducing_->flush();
+  // Only the counts stay: a long-running collector sees many connections.
+  reconstructor_.reset();
+  publish();
+}
+
+void ClientAnalysis::publish() const {
+  traces_published_.store(reducing_ ? reducing_->valid() : traces_.valid(),
+                          std::memory_order_relaxed);
+  invalid_published_.store(reducing_ ? reducing_->invalid() : traces_.invalid(),
+                           std::memory_order_relaxed);
+  reduced_published_.store(reducing_ ? reducing_->reduced() : 0, std::memory_order_relaxed);
+}
+
+ClientAnalysis::Counts ClientAnalysis::counts() const {
+  return {traces_published_.load(std::memory_order_relaxed),
+          invalid_published_.load(std::memory_order_relaxed),
+          reduced_published_.load(std::memory_order_relaxed)};
+}
+
+}  // namespace sonde::collect

@@ -1,0 +1,72 @@
+// One client's trace reconstruction and what it stores into: the index
+// (every trace, or reduced ones with --reduce) and the OTLP forwarder.
+// Fed either inline by the listener thread (a collector that keeps no
+// logs) or by a LogFollower on an analysis worker, which reads the
+// client's log as the listener stores it. Its counts are published for the
+// listener thread, which writes the stats.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "analysis/reconstruct/trace_reconstructor.hpp"
+#include "analysis/reconstruct/trace_reducer.hpp"
+#include "collect/otlp_forwarder.hpp"
+#include "store/index_sink.hpp"
+
+namespace sonde::collect {
+
+struct AnalysisSettings {
+  analysis::ReconstructionOptions reconstruction;
+  bool reduce = false;
+  analysis::ReductionOptions reduction;
+};
+
+// The store's sink, and the OTLP forwarder too when there is one.
+class ForwardingSink final : public analysis::TraceSink {
+ public:
+  ForwardingSink(analysis::TraceSink& store, OtlpForwarder* forward)
+      : store_(store), forward_(forward) {}
+  void on_trace(const analysis::Trace& trace) override {
+    store_.on_trace(trace);
+    if (forward_ != nullptr) forward_->on_trace(trace);
+  }
+  void on_invalid_trace(const analysis::InvalidTrace& trace) override {
+    store_.on_invalid_trace(trace);
+  }
+
+ private:
+  analysis::TraceSink& store_;
+  OtlpForwarder* forward_;
+};
+
+class ClientAnalysis {
+ public:
+  ClientAnalysis(store::TraceIndex& index, int64_t client, const AnalysisSettings& settings,
+                 OtlpForwarder* forward);
+
+  // Where the client's records go (the reconstructor; typed flow records
+  // through its fast path). Only the thread that analyses this client.
+  format::RecordSink& input() { return *reconstructor_; }
+  // Stores what the reduction's open window holds (at each commit).
+  void flush_reduced();
+  // End of input: closes the open traces and stores them. Once.
+  void finish();
+  // Makes the counts so far visible to counts() on other threads.
+  void publish() const;
+
+  struct Counts {
+    uint64_t traces = 0, invalid_traces = 0, reduced_traces = 0;
+  };
+  Counts counts() const;  // any thread: as of the last publish()
+
+ private:
+  store::IndexTraceSink traces_;
+  std::unique_ptr<store::ReducingIndexSink> reducing_;  // with --reduce
+  ForwardingSink sink_;
+  std::unique_ptr<analysis::TraceReconstructor> reconstructor_;
+  mutable std::atomic<uint64_t> traces_published_{0}, invalid_published_{0}, reduced_published_{0};
+};
+
+}  // namespace sonde::collect

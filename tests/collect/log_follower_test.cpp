@@ -1,0 +1,118 @@
+// The analysis side of the collector without threads: a LogFollower reads
+// a client's native log as it grows, in whatever pieces the listener
+// happens to have written (a chunk cut anywhere), and reconstructs exactly
+// the traces in it; a log that cannot be read back is named.
+#include "collect/log_follower.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "../format/format_test_support.hpp"
+#include "format/native_writer.hpp"
+#include "store/index_sink.hpp"
+
+namespace sonde::collect {
+namespace {
+
+using format::test::TempDir;
+
+// A native log of `chunks` chunks of `traces` one-call traces each.
+std::string native_log(int chunks, int traces) {
+  format::StringSink sink;
+  format::NativeWriter w(sink, {format::native::Codec::kZstd, 1, 1u << 20, false, false});
+  w.clock(0, 1'700'000'000'000'000'000, 1.0);
+  w.thread(0, 77, "main");
+  w.operation(0, "shop.order", format::native::OperationKind::kManual, "shop", 0, "", 0);
+  uint64_t t = 1000, trace = 1;
+  for (int c = 0; c < chunks; ++c) {
+    w.begin_events(0, t);
+    for (int i = 0; i < traces; ++i) {
+      w.trace_begin(t, trace++, -1, -1);
+      w.enter(t + 1, 0);
+      w.exit(t + 2, 0);
+      t += 10;
+    }
+    w.end_events();
+    w.flush(true);
+  }
+  return format::NativeWriter::file_header() + sink.bytes;
+}
+
+struct Follow {
+  explicit Follow(const std::string& dir) {
+    std::string error;
+    index = store::open_trace_index(dir, &error);
+    EXPECT_NE(index, nullptr) << error;
+    analysis = std::make_unique<ClientAnalysis>(*index, 1, AnalysisSettings{}, nullptr);
+  }
+  std::unique_ptr<store::TraceIndex> index;
+  std::unique_ptr<ClientAnalysis> analysis;
+  std::atomic<uint64_t> backlog{0};
+};
+
+TEST(LogFollower, ALogWrittenInPiecesYieldsEveryTraceOnce) {
+  TempDir dir("sonde-follow");
+  Follow f(dir.path());
+  const std::string log = native_log(5, 40);
+  const std::string path = dir / "client-1.sonde";
+  std::ofstream file(path, std::ios::binary);
+  LogFollower follower(path, "test", *f.analysis, f.backlog);
+
+  // Pieces of 997 bytes: chunks are cut in the middle, as a reader of a
+  // log being written sees them.
+  size_t written = 0;
+  int steps = 0;
+  while (written < log.size()) {
+    const size_t n = std::min<size_t>(997, log.size() - written);
+    file.write(log.data() + written, static_cast<std::streamsize>(n));
+    file.flush();
+    written += n;
+    follower.publish(written);
+    EXPECT_EQ(f.backlog.load(), n);
+    while (follower.step(300) == LogFollower::Step::kProgress) ++steps;
+    EXPECT_EQ(f.backlog.load(), 0u);
+  }
+  EXPECT_GE(steps, static_cast<int>(log.size() / 300));
+  // Before the end: the traces of the complete chunks, none twice.
+  EXPECT_LE(f.analysis->counts().traces, 200u);
+  follower.end_of_input();
+  EXPECT_EQ(follower.step(300), LogFollower::Step::kFinished);
+  EXPECT_EQ(follower.error(), "");
+  EXPECT_EQ(f.analysis->counts().traces, 200u);
+  EXPECT_EQ(f.analysis->counts().invalid_traces, 0u);
+  EXPECT_EQ(follower.backlog(), 0u);
+}
+
+TEST(LogFollower, ALogThatCannotBeReadBackIsNamedAndItsBacklogReleased) {
+  TempDir dir("sonde-follow-gone");
+  Follow f(dir.path());
+  const std::string path = dir / "client-1.sonde";
+  LogFollower follower(path, "test", *f.analysis, f.backlog);
+  follower.publish(4096);  // the listener says so, but the file is not there
+  follower.end_of_input();
+  EXPECT_EQ(follower.step(1024), LogFollower::Step::kFinished);
+  EXPECT_NE(follower.error().find("cannot read " + path + " back"), std::string::npos)
+      << follower.error();
+  EXPECT_EQ(f.backlog.load(), 0u);
+  EXPECT_EQ(f.analysis->counts().traces, 0u);
+}
+
+TEST(LogFollower, NothingIsReadBeyondWhatWasPublished) {
+  TempDir dir("sonde-follow-published");
+  Follow f(dir.path());
+  const std::string log = native_log(2, 10);
+  const std::string path = dir / "client-1.sonde";
+  std::ofstream(path, std::ios::binary) << log;
+  LogFollower follower(path, "test", *f.analysis, f.backlog);
+  EXPECT_EQ(follower.step(1 << 20), LogFollower::Step::kIdle);  // nothing published yet
+  follower.publish(log.size());
+  EXPECT_EQ(follower.step(1 << 20), LogFollower::Step::kProgress);
+  EXPECT_EQ(follower.step(1 << 20), LogFollower::Step::kIdle);  // input not ended
+  follower.end_of_input();
+  EXPECT_EQ(follower.step(1 << 20), LogFollower::Step::kFinished);
+  EXPECT_EQ(f.analysis->counts().traces, 20u);
+}
+
+}  // namespace
+}  // namespace sonde::collect

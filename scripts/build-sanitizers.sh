@@ -40,10 +40,12 @@ cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSONDE_WERROR=ON -DS
   -DSONDE_SANITIZE=address,undefined -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DCMAKE_C_FLAGS_DEBUG="-O0 -g1"
 cmake --build build/asan --target "${sanitized_targets[@]}"
 
-stage "build (TSan, monitor tests)"
+stage "build (TSan, monitor and collector tests)"
 # At the build's -O2: -O1 was measured (2026-12-02) a wash, its build
 # 35-55 s shorter and its run 31 s longer (DEVELOPERS.md).
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSONDE_WERROR=ON \
   -DSONDE_BUILD_BENCH=OFF -DSONDE_SANITIZE=thread
-cmake --build build/tsan --target monitor_tests
+# collect_tests: the collector's listener and analysis workers share
+# clients, counts and the index (src/collect/collector.hpp).
+cmake --build build/tsan --target monitor_tests collect_tests
 stage "sanitizer builds done"

@@ -81,6 +81,14 @@ TSAN_OPTIONS=halt_on_error=1:handle_segv=0 \
   ctest --test-dir build/tsan -j "$jobs" --timeout 900 -L '^monitor$' \
   -E '^(FuzzReplay\..*|XrayMode\..*|CullEndToEnd\.XrayUnpatchesCulledFunctions|ProbesEndToEnd\.ForkedChildWritesItsOwnLog|Robustness\.ForkWhileAnotherThreadRegistersOperations|Robustness\.ChildrenEndingWithUnderscoreExitWriteCompleteLogs)$'
 
+stage "collector tests under TSan"
+# The collector's listener and analysis workers share clients, counts and
+# the index. Not the ClickHouse and OTLP-forwarding tests: their servers
+# and HTTP client are not what this stage checks.
+TSAN_OPTIONS=halt_on_error=1:handle_segv=0 \
+  ctest --test-dir build/tsan -j "$jobs" --timeout 900 -L '^collect$' \
+  -E '^(CollectorClickHouse|OtlpForwarder|StoredChunks)\.'
+
 # No libFuzzer stage: its clang build of every library took 4-5 of CI's
 # minutes for 10 s of fuzzing per harness (2026-12-01). The harnesses run
 # above as replays (fuzz/replay.cmake); coverage-guided fuzzing is

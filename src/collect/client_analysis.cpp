@@ -2,7 +2,27 @@
 
 namespace sonde::collect {
 
-ClientAnalysis::ClientAnalysis(store::TraceIndex& index, int64_t client,
+// Traces per acquisition of the index's lock.
+constexpr size_t kBatchTraces = 256;
+
+void BatchedIndexSink::on_trace(const analysis::Trace& trace) {
+  ++valid_;
+  pending_.push_back(trace);
+  if (pending_.size() >= kBatchTraces) flush();
+}
+
+void BatchedIndexSink::on_invalid_trace(const analysis::InvalidTrace& trace) {
+  ++invalid_;
+  index_.add_invalid(trace, client_);
+}
+
+void BatchedIndexSink::flush() {
+  if (pending_.empty()) return;
+  index_.add_all(pending_, client_);
+  pending_.clear();
+}
+
+ClientAnalysis::ClientAnalysis(LockedTraceIndex& index, int64_t client,
                                const AnalysisSettings& settings, OtlpForwarder* forward)
     : traces_(index, client),
       reducing_(settings.reduce
@@ -12,14 +32,15 @@ ClientAnalysis::ClientAnalysis(store::TraceIndex& index, int64_t client,
       reconstructor_(
           std::make_unique<analysis::TraceReconstructor>(sink_, settings.reconstruction)) {}
 
-void ClientAnalysis::flush_reduced() {
+void ClientAnalysis::flush() {
   if (reducing_) reducing_->flush();
+  traces_.flush();
 }
 
 void ClientAnalysis::finish() {
   if (!reconstructor_) return;
   reconstructor_->finish();
-  if (reducing_) reducing_->flush();
+  flush();
   // Only the counts stay: a long-running collector sees many connections.
   reconstructor_.reset();
   publish();

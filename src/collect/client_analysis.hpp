@@ -9,9 +9,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "analysis/reconstruct/trace_reconstructor.hpp"
 #include "analysis/reconstruct/trace_reducer.hpp"
+#include "collect/locked_trace_index.hpp"
 #include "collect/otlp_forwarder.hpp"
 #include "store/index_sink.hpp"
 
@@ -41,16 +43,37 @@ class ForwardingSink final : public analysis::TraceSink {
   OtlpForwarder* forward_;
 };
 
+// The index's sink for one client: valid traces are copied into a batch
+// and added a batch at a time (their strings stay in the reconstructor's
+// pool, which outlives the batch: ClientAnalysis flushes before letting
+// the reconstructor go).
+class BatchedIndexSink final : public analysis::TraceSink {
+ public:
+  BatchedIndexSink(LockedTraceIndex& index, int64_t client) : index_(index), client_(client) {}
+  void on_trace(const analysis::Trace& trace) override;
+  void on_invalid_trace(const analysis::InvalidTrace& trace) override;
+  void flush();
+  uint64_t valid() const { return valid_; }
+  uint64_t invalid() const { return invalid_; }
+
+ private:
+  LockedTraceIndex& index_;
+  int64_t client_;
+  std::vector<analysis::Trace> pending_;
+  uint64_t valid_ = 0, invalid_ = 0;
+};
+
 class ClientAnalysis {
  public:
-  ClientAnalysis(store::TraceIndex& index, int64_t client, const AnalysisSettings& settings,
+  ClientAnalysis(LockedTraceIndex& index, int64_t client, const AnalysisSettings& settings,
                  OtlpForwarder* forward);
 
   // Where the client's records go (the reconstructor; typed flow records
   // through its fast path). Only the thread that analyses this client.
   format::RecordSink& input() { return *reconstructor_; }
-  // Stores what the reduction's open window holds (at each commit).
-  void flush_reduced();
+  // Hands the traces held back to the index (before a commit; a worker
+  // after each step), and with --reduce what the open window holds.
+  void flush();
   // End of input: closes the open traces and stores them. Once.
   void finish();
   // Makes the counts so far visible to counts() on other threads.
@@ -62,7 +85,7 @@ class ClientAnalysis {
   Counts counts() const;  // any thread: as of the last publish()
 
  private:
-  store::IndexTraceSink traces_;
+  BatchedIndexSink traces_;
   std::unique_ptr<store::ReducingIndexSink> reducing_;  // with --reduce
   ForwardingSink sink_;
   std::unique_ptr<analysis::TraceReconstructor> reconstructor_;

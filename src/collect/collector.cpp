@@ -195,10 +195,10 @@ class Collector::Client final : public format::RecordSink,
     }
     publish_log();
   }
-  // Stores the reduced traces of the open window (before a commit); with
-  // a log the worker does so on its own tick.
-  void flush_reduced() {
-    if (!follower_ && report_.open) analysis_.flush_reduced();
+  // Hands the traces held back to the index, and the reduced traces of the
+  // open window (before a commit); with a log the worker does so itself.
+  void flush_analysis() {
+    if (!follower_ && report_.open) analysis_.flush();
   }
 
  private:
@@ -429,7 +429,7 @@ void Collector::commit() {
   // long-running collector has seen many.
   for (const auto& c : clients_) {
     if (!c || !c->is_open()) continue;
-    c->flush_reduced();
+    c->flush_analysis();
     c->flush_log();
     index_->put_client(c->report().record);
   }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "store/index_sink.hpp"
 
@@ -19,6 +20,10 @@ class LockedTraceIndex final : public store::TraceIndex {
   explicit LockedTraceIndex(std::unique_ptr<store::TraceIndex> index) : index_(std::move(index)) {}
 
   void add(const analysis::Trace& trace, int64_t client) override;
+  // Several traces under one acquisition of the lock: workers adding a
+  // trace at a time contended for it (two workers took 3.3 times the CPU
+  // of one, most of it in the kernel's futex calls; 2026-12-03).
+  void add_all(const std::vector<analysis::Trace>& traces, int64_t client);
   void add_invalid(const analysis::InvalidTrace& trace, int64_t client) override;
   void put_client(const store::ClientRecord& client) override;
   void count(const analysis::Trace& trace) override;

@@ -66,6 +66,7 @@ LogFollower::Step LogFollower::step(size_t max_bytes) {
         }
         consumed_.store(consumed + static_cast<uint64_t>(n), std::memory_order_relaxed);
         backlog_total_.fetch_sub(static_cast<uint64_t>(n), std::memory_order_relaxed);
+        analysis_.flush();
         analysis_.publish();
         return Step::kProgress;
       }

@@ -42,7 +42,7 @@ class LogFollower {
   // finished; the worker does not call step() again.
   Step step(size_t max_bytes);
   // Periodic, on the worker (reduced traces become visible).
-  void tick() { analysis_.flush_reduced(); }
+  void tick() { analysis_.flush(); }
 
   uint64_t backlog() const;
   // The worker is done with this follower (after kFinished): it may be

@@ -42,11 +42,12 @@ std::string native_log(int chunks, int traces) {
 struct Follow {
   explicit Follow(const std::string& dir) {
     std::string error;
-    index = store::open_trace_index(dir, &error);
-    EXPECT_NE(index, nullptr) << error;
+    std::unique_ptr<store::TraceIndex> store = store::open_trace_index(dir, &error);
+    EXPECT_NE(store, nullptr) << error;
+    index = std::make_unique<LockedTraceIndex>(std::move(store));
     analysis = std::make_unique<ClientAnalysis>(*index, 1, AnalysisSettings{}, nullptr);
   }
-  std::unique_ptr<store::TraceIndex> index;
+  std::unique_ptr<LockedTraceIndex> index;
   std::unique_ptr<ClientAnalysis> analysis;
   std::atomic<uint64_t> backlog{0};
 };

@@ -70,7 +70,7 @@ struct CollectArgs {
   std::string forward_service;    // service.name; "" = the host
   std::string collector_id;       // "" = 0, a single collector
   std::string workers = "1";
-  std::string max_backlog_mib = "256";
+  std::string max_backlog_mib = "64";
 };
 
 int run_collect(const CollectArgs& a) {
@@ -319,7 +319,7 @@ void setup_collect(CLI::App& app, int& exit_code) {
       ->type_name("N");
   app.add_option("--max-backlog", a->max_backlog_mib,
                  "MiB of stored log not yet analysed, over all clients, past which receiving "
-                 "waits for the workers (default 256)")
+                 "waits for the workers (default 64)")
       ->type_name("MIB");
   app.add_option("--forward", a->forward,
                  "Also send request-level spans to an OTLP/HTTP receiver: otlp://HOST:PORT[/PATH] "

@@ -24,13 +24,19 @@ void BatchedIndexSink::flush() {
 
 ClientAnalysis::ClientAnalysis(LockedTraceIndex& index, int64_t client,
                                const AnalysisSettings& settings, OtlpForwarder* forward)
-    : traces_(index, client),
+    : reconstruction_(settings.reconstruction),
+      traces_(index, client),
       reducing_(settings.reduce
                     ? std::make_unique<store::ReducingIndexSink>(index, client, settings.reduction)
                     : nullptr),
-      sink_(reducing_ ? static_cast<analysis::TraceSink&>(*reducing_) : traces_, forward),
-      reconstructor_(
-          std::make_unique<analysis::TraceReconstructor>(sink_, settings.reconstruction)) {}
+      sink_(reducing_ ? static_cast<analysis::TraceSink&>(*reducing_) : traces_, forward) {}
+
+format::RecordSink& ClientAnalysis::input() {
+  if (!reconstructor_) {
+    reconstructor_ = std::make_unique<analysis::TraceReconstructor>(sink_, reconstruction_);
+  }
+  return *reconstructor_;
+}
 
 void ClientAnalysis::flush() {
   if (reducing_) reducing_->flush();
@@ -38,8 +44,9 @@ void ClientAnalysis::flush() {
 }
 
 void ClientAnalysis::finish() {
-  if (!reconstructor_) return;
-  reconstructor_->finish();
+  if (finished_) return;
+  finished_ = true;
+  if (reconstructor_) reconstructor_->finish();
   flush();
   // Only the counts stay: a long-running collector sees many connections.
   reconstructor_.reset();

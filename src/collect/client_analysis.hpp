@@ -70,7 +70,9 @@ class ClientAnalysis {
 
   // Where the client's records go (the reconstructor; typed flow records
   // through its fast path). Only the thread that analyses this client.
-  format::RecordSink& input() { return *reconstructor_; }
+  // The reconstructor is made on first use: a client waiting for its
+  // worker holds no reconstruction state.
+  format::RecordSink& input();
   // Hands the traces held back to the index (before a commit; a worker
   // after each step), and with --reduce what the open window holds.
   void flush();
@@ -85,10 +87,12 @@ class ClientAnalysis {
   Counts counts() const;  // any thread: as of the last publish()
 
  private:
+  analysis::ReconstructionOptions reconstruction_;
   BatchedIndexSink traces_;
   std::unique_ptr<store::ReducingIndexSink> reducing_;  // with --reduce
   ForwardingSink sink_;
-  std::unique_ptr<analysis::TraceReconstructor> reconstructor_;
+  std::unique_ptr<analysis::TraceReconstructor> reconstructor_;  // from input() to finish()
+  bool finished_ = false;
   mutable std::atomic<uint64_t> traces_published_{0}, invalid_published_{0}, reduced_published_{0};
 };
 

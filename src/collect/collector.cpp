@@ -514,6 +514,7 @@ void Collector::write_stats() {
       {"unserved_bytes", listener_.unserved_bytes()},
       {"peak_open_clients", listener_.peak_connections()},
       {"backlog_bytes", backlog_bytes()},
+      {"clients_being_analysed", closing_.size()},
       {"peak_backlog_bytes", peak_backlog_},
       {"error", error_},
       {"clients", clients}};

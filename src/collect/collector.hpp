@@ -77,7 +77,7 @@ struct CollectorOptions {
   size_t workers = 1;
   // Log bytes stored and not yet analysed, over all clients, past which
   // the listener stops reading until the workers catch up.
-  uint64_t max_backlog_bytes = uint64_t{256} << 20;
+  uint64_t max_backlog_bytes = uint64_t{64} << 20;
 };
 
 struct ClientReport {

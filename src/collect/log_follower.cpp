@@ -11,10 +11,7 @@ namespace sonde::collect {
 
 LogFollower::LogFollower(std::string path, std::string peer, ClientAnalysis& analysis,
                          std::atomic<uint64_t>& backlog_total)
-    : path_(std::move(path)),
-      analysis_(analysis),
-      backlog_total_(backlog_total),
-      decoder_(std::make_unique<ConnectionDecoder>(std::move(peer), analysis.input(), stored_)) {}
+    : path_(std::move(path)), peer_(std::move(peer)), analysis_(analysis), backlog_total_(backlog_total) {}
 
 LogFollower::~LogFollower() {
   if (fd_ >= 0) ::close(fd_);
@@ -42,7 +39,7 @@ void LogFollower::fail(const std::string& why) {
   if (error_.empty()) error_ = why;
 }
 
-LogFollower::Step LogFollower::step(size_t max_bytes) {
+LogFollower::Step LogFollower::step(size_t max_bytes, std::string& scratch) {
   if (finished_) return Step::kFinished;
   uint64_t consumed = consumed_.load(std::memory_order_relaxed);
   // The end first: the last publish() happened before it.
@@ -53,15 +50,18 @@ LogFollower::Step LogFollower::step(size_t max_bytes) {
       fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd_ < 0) fail("cannot read " + path_ + " back: " + std::strerror(errno));
     }
+    if (fd_ >= 0 && !decoder_) {
+      decoder_ = std::make_unique<ConnectionDecoder>(peer_, analysis_.input(), stored_);
+    }
     if (fd_ >= 0) {
       const size_t want = static_cast<size_t>(std::min<uint64_t>(published - consumed, max_bytes));
-      buffer_.resize(want);
-      const ssize_t n = ::pread(fd_, buffer_.data(), want, static_cast<off_t>(consumed));
+      scratch.resize(want);
+      const ssize_t n = ::pread(fd_, scratch.data(), want, static_cast<off_t>(consumed));
       if (n <= 0) {
         fail("cannot read " + path_ + " back at offset " + std::to_string(consumed) + ": " +
              (n == 0 ? std::string("the file is shorter than written") : std::strerror(errno)));
       } else {
-        if (!decoder_->feed(buffer_.data(), static_cast<size_t>(n)) && decoder_->failed()) {
+        if (!decoder_->feed(scratch.data(), static_cast<size_t>(n)) && decoder_->failed()) {
           fail("reconstructing from " + path_ + ": " + decoder_->error());
         }
         consumed_.store(consumed + static_cast<uint64_t>(n), std::memory_order_relaxed);
@@ -79,12 +79,13 @@ LogFollower::Step LogFollower::step(size_t max_bytes) {
     consumed_.store(consumed = published, std::memory_order_relaxed);
   }
   if (!ended || consumed < published) return Step::kIdle;
-  if (error_.empty() && !decoder_->finish()) fail("reconstructing from " + path_ + ": " + decoder_->error());
+  if (error_.empty() && decoder_ && !decoder_->finish()) {
+    fail("reconstructing from " + path_ + ": " + decoder_->error());
+  }
   analysis_.finish();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   decoder_.reset();
-  buffer_ = std::string();
   finished_ = true;
   return Step::kFinished;
 }

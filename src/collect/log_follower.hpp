@@ -37,10 +37,16 @@ class LogFollower {
   void end_of_input();
 
   enum class Step { kIdle, kProgress, kFinished };
-  // Reads and reconstructs up to `max_bytes` more of the log. kFinished
-  // once: the input ended, everything was read and the reconstruction
-  // finished; the worker does not call step() again.
-  Step step(size_t max_bytes);
+  // Reads and reconstructs up to `max_bytes` more of the log, through
+  // `scratch` (the worker's read buffer). kFinished once: the input ended,
+  // everything was read and the reconstruction finished; the worker does
+  // not call step() again.
+  Step step(size_t max_bytes, std::string& scratch);
+  // The worker's: whether reading began (the follower then holds a
+  // reconstruction and an open file until it finishes).
+  bool started() const { return decoder_ != nullptr; }
+  // No more bytes will come (any thread).
+  bool ended() const { return input_ended_.load(std::memory_order_acquire); }
   // Periodic, on the worker (reduced traces become visible).
   void tick() { analysis_.flush(); }
 
@@ -56,6 +62,7 @@ class LogFollower {
   void fail(const std::string& why);
 
   std::string path_;
+  std::string peer_;
   ClientAnalysis& analysis_;
   std::atomic<uint64_t>& backlog_total_;
   std::atomic<uint64_t> published_{0};
@@ -64,9 +71,8 @@ class LogFollower {
   // The worker's.
   int fd_ = -1;
   std::atomic<uint64_t> consumed_{0};  // written by the worker only
-  std::string buffer_;
   StoredChunks stored_;  // a log holds each chunk once: none is skipped
-  std::unique_ptr<ConnectionDecoder> decoder_;
+  std::unique_ptr<ConnectionDecoder> decoder_;  // from the first read to the end
   std::string error_;
   bool finished_ = false;
 };

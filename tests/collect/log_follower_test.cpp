@@ -59,6 +59,7 @@ TEST(LogFollower, ALogWrittenInPiecesYieldsEveryTraceOnce) {
   const std::string path = dir / "client-1.sonde";
   std::ofstream file(path, std::ios::binary);
   LogFollower follower(path, "test", *f.analysis, f.backlog);
+  std::string scratch;
 
   // Pieces of 997 bytes: chunks are cut in the middle, as a reader of a
   // log being written sees them.
@@ -71,14 +72,14 @@ TEST(LogFollower, ALogWrittenInPiecesYieldsEveryTraceOnce) {
     written += n;
     follower.publish(written);
     EXPECT_EQ(f.backlog.load(), n);
-    while (follower.step(300) == LogFollower::Step::kProgress) ++steps;
+    while (follower.step(300, scratch) == LogFollower::Step::kProgress) ++steps;
     EXPECT_EQ(f.backlog.load(), 0u);
   }
   EXPECT_GE(steps, static_cast<int>(log.size() / 300));
   // Before the end: the traces of the complete chunks, none twice.
   EXPECT_LE(f.analysis->counts().traces, 200u);
   follower.end_of_input();
-  EXPECT_EQ(follower.step(300), LogFollower::Step::kFinished);
+  EXPECT_EQ(follower.step(300, scratch), LogFollower::Step::kFinished);
   EXPECT_EQ(follower.error(), "");
   EXPECT_EQ(f.analysis->counts().traces, 200u);
   EXPECT_EQ(f.analysis->counts().invalid_traces, 0u);
@@ -90,9 +91,10 @@ TEST(LogFollower, ALogThatCannotBeReadBackIsNamedAndItsBacklogReleased) {
   Follow f(dir.path());
   const std::string path = dir / "client-1.sonde";
   LogFollower follower(path, "test", *f.analysis, f.backlog);
+  std::string scratch;
   follower.publish(4096);  // the listener says so, but the file is not there
   follower.end_of_input();
-  EXPECT_EQ(follower.step(1024), LogFollower::Step::kFinished);
+  EXPECT_EQ(follower.step(1024, scratch), LogFollower::Step::kFinished);
   EXPECT_NE(follower.error().find("cannot read " + path + " back"), std::string::npos)
       << follower.error();
   EXPECT_EQ(f.backlog.load(), 0u);
@@ -106,12 +108,13 @@ TEST(LogFollower, NothingIsReadBeyondWhatWasPublished) {
   const std::string path = dir / "client-1.sonde";
   std::ofstream(path, std::ios::binary) << log;
   LogFollower follower(path, "test", *f.analysis, f.backlog);
-  EXPECT_EQ(follower.step(1 << 20), LogFollower::Step::kIdle);  // nothing published yet
+  std::string scratch;
+  EXPECT_EQ(follower.step(1 << 20, scratch), LogFollower::Step::kIdle);  // nothing published yet
   follower.publish(log.size());
-  EXPECT_EQ(follower.step(1 << 20), LogFollower::Step::kProgress);
-  EXPECT_EQ(follower.step(1 << 20), LogFollower::Step::kIdle);  // input not ended
+  EXPECT_EQ(follower.step(1 << 20, scratch), LogFollower::Step::kProgress);
+  EXPECT_EQ(follower.step(1 << 20, scratch), LogFollower::Step::kIdle);  // input not ended
   follower.end_of_input();
-  EXPECT_EQ(follower.step(1 << 20), LogFollower::Step::kFinished);
+  EXPECT_EQ(follower.step(1 << 20, scratch), LogFollower::Step::kFinished);
   EXPECT_EQ(f.analysis->counts().traces, 20u);
 }
 

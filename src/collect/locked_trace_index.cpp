@@ -69,9 +69,4 @@ const std::string& LockedTraceIndex::error() const {
   return error_;
 }
 
-std::string LockedTraceIndex::error_now() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return error_;
-}
-
 }  // namespace sonde::collect

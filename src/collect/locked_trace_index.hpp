@@ -32,9 +32,9 @@ class LockedTraceIndex final : public store::TraceIndex {
   std::string commit() override;
   std::string finish() override;
   // Only when no other thread uses the index (the reference is not
-  // guarded); while workers run, failed() and error_now().
+  // guarded); while workers run, failed(), and the errors commit() and
+  // finish() return.
   const std::string& error() const override;
-  std::string error_now() const;  // a copy, under the lock
   // True once the store failed; lock-free, for checks per record.
   bool failed() const { return failed_.load(std::memory_order_relaxed); }
 

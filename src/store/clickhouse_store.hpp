@@ -36,6 +36,7 @@ class ClickHouseStore : public TraceStore {
   std::mutex mutex_;
   ClickHouseClient client_;
   std::string last_error_;
+  bool has_call_edges_ = false;  // the call_edges table (older databases lack it)
 };
 
 }  // namespace sonde::store

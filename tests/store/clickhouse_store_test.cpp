@@ -115,6 +115,46 @@ TEST_F(ClickHouse, FailedInvalidAndHostileStringsRoundTrip) {
   EXPECT_EQ(b->last_error(), "");
 }
 
+// A database written before the call-edge table existed: read by counting
+// executions, then given the table (filled from the executions) by the
+// next collector that opens it; the dependency graph is the same all along.
+TEST_F(ClickHouse, ADatabaseWithoutTheCallEdgeTableIsReadThenUpgraded) {
+  const std::string log = testdata("kieker/bookstore-oer-2010/log");
+  TempDir dir("sonde-store-edges");
+  ASSERT_EQ(build_index_from_log(log, dir.path()).error, "");
+  const std::string url = server_->url("before_edges");
+  ASSERT_EQ(build_index_from_log(log, url).error, "");
+  ClickHouseUrl parsed;
+  ASSERT_EQ(parse_clickhouse_url(url, &parsed), "");
+  ClickHouseClient client(parsed);
+  ASSERT_EQ(client.query("DROP TABLE call_edges_mv"), "");
+  ASSERT_EQ(client.query("DROP TABLE call_edges"), "");
+  auto want = sqlite(dir.path())->call_edges();
+  ASSERT_FALSE(want.empty());
+  const auto same = [&](const std::vector<CallEdge>& got) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].caller, want[i].caller);
+      EXPECT_EQ(got[i].callee, want[i].callee);
+      EXPECT_EQ(got[i].calls, want[i].calls);
+    }
+  };
+  same(clickhouse(url)->call_edges());
+
+  std::string error;
+  auto writer = open_trace_index(url, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  ASSERT_EQ(writer->finish(), "");
+  std::string rows;
+  ASSERT_EQ(client.query("SELECT sum(calls) FROM call_edges", &rows), "");
+  uint64_t calls = 0;
+  for (const CallEdge& e : want) calls += e.calls;
+  EXPECT_EQ(rows, std::to_string(calls) + "\n");
+  auto upgraded = clickhouse(url);
+  same(upgraded->call_edges());
+  EXPECT_EQ(upgraded->last_error(), "");
+}
+
 TEST_F(ClickHouse, BadUrlsAndMissingTablesAreNamed) {
   std::string error;
   EXPECT_EQ(ClickHouseStore::open("clickhouse://127.0.0.1/", &error), nullptr);

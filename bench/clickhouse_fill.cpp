@@ -24,8 +24,8 @@ using Clock = std::chrono::steady_clock;
 
 // The operation of execution `i` of trace `t` (SQL expressions over `t`).
 std::string operation_sql(const std::string& t, int i, long operations) {
-  const std::string k = "(cityHash64(" + t + ", " + std::to_string(i) + ") % " +
-                        std::to_string(operations) + ")";
+  const std::string k =
+      "(cityHash64(" + t + ", " + std::to_string(i) + ") % " + std::to_string(operations) + ")";
   return "concat('public void org.example.shop.Service', toString(" + k +
          " % 7), '.operation', toString(" + k + "), '(java.lang.String)')";
 }
@@ -71,16 +71,14 @@ int main(int argc, char** argv) {
   const auto start = Clock::now();
   for (long long first = 0; first < traces; first += slice) {
     const long long n = std::min(slice, traces - first);
-    const std::string range =
-        "numbers(" + std::to_string(first) + ", " + std::to_string(n) + ")";
+    const std::string range = "numbers(" + std::to_string(first) + ", " + std::to_string(n) + ")";
     // Trace number t: process t % 16, its (t / 16)-th trace.
     const std::string trace_id = "(toInt64(t % 16) * 1099511627776 + toInt64(intDiv(t, 16)))";
     const std::string start_ns = "(toInt64(1700000000000000000) + toInt64(t) * 1000)";
     const auto slice_start = Clock::now();
     std::string sql =
         "INSERT INTO traces SELECT t + 1, " + trace_id + ", " + operation_sql("t", 0, operations) +
-        ", " + start_ns + ", " + duration_sql("t") +
-        ", 'node-1', toInt64(t % 16), " + trace_id +
+        ", " + start_ns + ", " + duration_sql("t") + ", 'node-1', toInt64(t % 16), " + trace_id +
         ", 3, 0, 1, '', toInt64(1 + t % 16) FROM (SELECT number AS t FROM " + range + ")";
     if (std::string e = client.query(sql); !e.empty()) {
       std::fprintf(stderr, "bench_clickhouse_fill: traces: %s\n", e.c_str());
@@ -90,11 +88,12 @@ int main(int argc, char** argv) {
     std::string rows;
     for (int i = 0; i < 3; ++i) {
       const std::string tin = start_ns + " + " + std::to_string(i * 50);
-      const std::string tout = start_ns + " + " + duration_sql("t") + " - " + std::to_string(i * 50);
+      const std::string tout =
+          start_ns + " + " + duration_sql("t") + " - " + std::to_string(i * 50);
       rows += std::string(i == 0 ? "" : " UNION ALL ") + "SELECT t + 1, " + trace_id + ", " +
               std::to_string(i) + ", " + std::to_string(i) + ", " + std::to_string(i) + ", " +
-              operation_sql("t", i, operations) + ", 'org.example.shop.Service', 'node-1', " +
-              tin + ", " + tout + ", 0, '', 1, " +
+              operation_sql("t", i, operations) + ", 'org.example.shop.Service', 'node-1', " + tin +
+              ", " + tout + ", 0, '', 1, " +
               (i == 0 ? std::string("''") : operation_sql("t", i - 1, operations)) +
               " FROM (SELECT number AS t FROM " + range + ")";
     }

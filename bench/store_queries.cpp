@@ -161,9 +161,10 @@ int main(int argc, char** argv) {
     sonde::store::parse_clickhouse_url(dir, &url);
     sonde::store::ClickHouseClient client(url);
     std::string out;
-    if (client.query("SELECT sum(bytes) FROM system.parts WHERE active AND database = " +
-                         sonde::store::ClickHouseClient::quote(url.database),
-                     &out, false)
+    if (client
+            .query("SELECT sum(bytes) FROM system.parts WHERE active AND database = " +
+                       sonde::store::ClickHouseClient::quote(url.database),
+                   &out, false)
             .empty()) {
       bytes = std::strtoull(out.c_str(), nullptr, 10);
     }

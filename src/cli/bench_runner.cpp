@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>

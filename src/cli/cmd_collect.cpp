@@ -119,8 +119,7 @@ int run_collect(const CollectArgs& a) {
     return kUsage;
   }
   options.commit_interval = std::chrono::milliseconds(commit_ns / 1'000'000);
-  if (!parse_number(a.workers, &options.workers) || options.workers == 0 ||
-      options.workers > 256) {
+  if (!parse_number(a.workers, &options.workers) || options.workers == 0 || options.workers > 256) {
     std::cerr << "sonde collect: --workers needs a number from 1 to 256, got '" << a.workers
               << "'\n";
     return kUsage;
@@ -253,7 +252,8 @@ int run_collect(const CollectArgs& a) {
   std::cerr << "\n";
   if (collector.peak_backlog_bytes() > 0) {
     char mib[32];
-    std::snprintf(mib, sizeof mib, "%.1f", static_cast<double>(collector.peak_backlog_bytes()) / (1 << 20));
+    std::snprintf(mib, sizeof mib, "%.1f",
+                  static_cast<double>(collector.peak_backlog_bytes()) / (1 << 20));
     std::cerr << "sonde collect: the analysis lagged behind receiving by at most " << mib
               << " MiB of log (--max-backlog " << a.max_backlog_mib << ")\n";
   }

@@ -31,15 +31,15 @@ class Collector::Client final : public format::RecordSink,
                                 private format::TypedFlowSink {
  public:
   Client(Collector& owner, int64_t id, const std::string& peer)
-      : owner_(owner), analysis_(*owner.index_, id, settings(owner.options_), owner.forwarder_.get()) {
+      : owner_(owner),
+        analysis_(*owner.index_, id, settings(owner.options_), owner.forwarder_.get()) {
     report_.record.id = id;
     report_.record.peer = peer;
     report_.open = true;
     if (!owner.log_dir_.empty()) {
       report_.record.log_file = "log/client-" + std::to_string(id) + ".sonde";
       log_path_ = (fs::path(owner.log_dir_) / report_.record.log_file).string();
-      follower_ =
-          std::make_unique<LogFollower>(log_path_, peer, analysis_, owner.backlog_total_);
+      follower_ = std::make_unique<LogFollower>(log_path_, peer, analysis_, owner.backlog_total_);
       owner.pool_->add(*follower_, static_cast<uint64_t>(id));
     }
   }

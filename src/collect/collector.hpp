@@ -158,8 +158,8 @@ class Collector final : private ConnectionHandler {
   std::vector<std::unique_ptr<Client>> closing_;  // closed, their analysis still running
   std::atomic<uint64_t> backlog_total_{0};        // log bytes not yet analysed
   uint64_t peak_backlog_ = 0;
-  std::deque<ClientReport> closed_;               // the last listen.listed_closed_clients closed
-  ClientTotals closed_totals_;                    // every closed client
+  std::deque<ClientReport> closed_;  // the last listen.listed_closed_clients closed
+  ClientTotals closed_totals_;       // every closed client
   std::string stats_path_;
   std::string error_;
   std::chrono::steady_clock::time_point last_commit_;

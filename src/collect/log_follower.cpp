@@ -11,7 +11,10 @@ namespace sonde::collect {
 
 LogFollower::LogFollower(std::string path, std::string peer, ClientAnalysis& analysis,
                          std::atomic<uint64_t>& backlog_total)
-    : path_(std::move(path)), peer_(std::move(peer)), analysis_(analysis), backlog_total_(backlog_total) {}
+    : path_(std::move(path)),
+      peer_(std::move(peer)),
+      analysis_(analysis),
+      backlog_total_(backlog_total) {}
 
 LogFollower::~LogFollower() {
   if (fd_ >= 0) ::close(fd_);

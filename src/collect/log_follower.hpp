@@ -70,8 +70,8 @@ class LogFollower {
   std::atomic<bool> done_{false};
   // The worker's.
   int fd_ = -1;
-  std::atomic<uint64_t> consumed_{0};  // written by the worker only
-  StoredChunks stored_;  // a log holds each chunk once: none is skipped
+  std::atomic<uint64_t> consumed_{0};           // written by the worker only
+  StoredChunks stored_;                         // a log holds each chunk once: none is skipped
   std::unique_ptr<ConnectionDecoder> decoder_;  // from the first read to the end
   std::string error_;
   bool finished_ = false;

@@ -159,10 +159,10 @@ std::vector<StoredTrace> ClickHouseStore::trace(int64_t trace_id) {
   // median at 3.3 M traces before, docs/PERFORMANCE.md). A trace row
   // without executions (an invalid trace with nothing reconstructed) is
   // found by the scan, when no execution has the id.
-  const auto executions =
-      rows("SELECT trace, operation, component, host, tin, tout, eoi, ess, failed, cause FROM "
-           "executions WHERE trace_id = " +
-           std::to_string(trace_id) + " ORDER BY trace, seq");
+  const auto executions = rows(
+      "SELECT trace, operation, component, host, tin, tout, eoi, ess, failed, cause FROM "
+      "executions WHERE trace_id = " +
+      std::to_string(trace_id) + " ORDER BY trace, seq");
   std::map<uint64_t, int64_t> start_of_row;
   for (const auto& r : executions) {
     if (r.size() != 10) continue;

@@ -34,7 +34,7 @@ void AnalysisPool::add(LogFollower& follower, uint64_t client) {
   Worker& w = *workers_[client % workers_.size()];
   {
     std::lock_guard<std::mutex> lock(w.mu);
-    w.followers.push_back(&follower);
+    w.incoming.push_back(&follower);
     w.wake = true;
   }
   w.cv.notify_one();
@@ -57,59 +57,73 @@ void AnalysisPool::stop() {
 
 void AnalysisPool::run(Worker& w) {
   auto last_tick = std::chrono::steady_clock::now();
-  std::vector<LogFollower*> mine;
   std::string scratch;  // the read buffer, shared by this worker's followers
+  // The worker's own lists, so that a round costs what is being read, not
+  // what waits: open clients (read every round, for live traces), closed
+  // ones being read (those that began while open, and up to kClosedAtOnce
+  // more), and closed ones waiting their turn without state, in order.
+  std::vector<LogFollower*> open, closing;
+  std::deque<LogFollower*> waiting;
+  std::vector<LogFollower*> finished;
+  // One step; a finished follower goes to `finished` and leaves its list.
+  bool progressed = false;
+  const auto step = [&](LogFollower* f) {
+    switch (f->step(kStepBytes, scratch)) {
+      case LogFollower::Step::kProgress:
+        progressed = true;
+        return false;
+      case LogFollower::Step::kFinished:
+        finished.push_back(f);
+        return true;
+      case LogFollower::Step::kIdle:
+        return false;
+    }
+    return false;
+  };
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(w.mu);
-      mine = w.followers;
+      open.insert(open.end(), w.incoming.begin(), w.incoming.end());
+      w.incoming.clear();
       w.wake = false;
     }
-    bool progressed = false;
-    std::vector<LogFollower*> finished;
-    size_t closed_started = 0;
-    for (LogFollower* f : mine) closed_started += f->ended() && f->started() ? 1 : 0;
-    for (LogFollower* f : mine) {
-      // Closed clients in the order they came, a few at a time.
-      if (f->ended() && !f->started()) {
-        if (closed_started >= kClosedAtOnce) continue;
-        ++closed_started;
+    progressed = false;
+    finished.clear();
+    // One step per follower per round: a busy client does not starve the
+    // worker's others.
+    std::erase_if(open, [&](LogFollower* f) {
+      if (!f->ended()) return step(f);  // it may end meanwhile and finish
+      if (f->started()) {
+        closing.push_back(f);
+      } else {
+        waiting.push_back(f);
       }
-      // One step per follower per round: a busy client does not starve
-      // the worker's others.
-      switch (f->step(kStepBytes, scratch)) {
-        case LogFollower::Step::kProgress:
-          progressed = true;
-          break;
-        case LogFollower::Step::kFinished:
-          finished.push_back(f);
-          break;
-        case LogFollower::Step::kIdle:
-          break;
-      }
+      return true;
+    });
+    while (closing.size() < kClosedAtOnce && !waiting.empty()) {
+      closing.push_back(waiting.front());
+      waiting.pop_front();
     }
+    std::erase_if(closing, step);
     const auto now = std::chrono::steady_clock::now();
     if (now - last_tick >= tick_) {
-      for (LogFollower* f : mine) {
-        if (std::find(finished.begin(), finished.end(), f) == finished.end()) f->tick();
-      }
+      for (LogFollower* f : open) f->tick();
+      for (LogFollower* f : closing) f->tick();
       last_tick = now;
     }
-    if (!finished.empty()) {
-      std::lock_guard<std::mutex> lock(w.mu);
-      std::erase_if(w.followers, [&](LogFollower* f) {
-        return std::find(finished.begin(), finished.end(), f) != finished.end();
-      });
-    }
-    // After leaving the list: the collector may destroy them now.
+    // Out of every list first: the collector may destroy them now.
     for (LogFollower* f : finished) f->set_done();
     if (progressed || !finished.empty()) {
+      progress_.fetch_add(1, std::memory_order_release);
       { std::lock_guard<std::mutex> lock(progress_mu_); }
       progress_cv_.notify_all();
       continue;  // closed clients may be waiting for the slots just freed
     }
     std::unique_lock<std::mutex> lock(w.mu);
-    if (stopping_.load(std::memory_order_acquire) && w.followers.empty()) return;
+    if (stopping_.load(std::memory_order_acquire) && w.incoming.empty() && open.empty() &&
+        closing.empty() && waiting.empty()) {
+      return;
+    }
     w.cv.wait_for(lock, tick_, [&] { return w.wake; });
   }
 }

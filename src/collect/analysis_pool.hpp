@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -34,11 +35,18 @@ class AnalysisPool {
   // New bytes were published: idle workers look again.
   void wake();
   // Waits until `done()` holds, re-checking whenever a worker made
-  // progress (at most every 10 ms otherwise).
+  // progress (at most every 10 ms otherwise); and for one such moment.
   template <class Done>
   void wait_until(Done done) {
     std::unique_lock<std::mutex> lock(progress_mu_);
     while (!done()) progress_cv_.wait_for(lock, std::chrono::milliseconds(10));
+  }
+  // Grows whenever a worker read something or finished a client: what it
+  // indexed since the last commit needs another commit to be seen.
+  uint64_t progress() const { return progress_.load(std::memory_order_acquire); }
+  void wait_for_progress() {
+    std::unique_lock<std::mutex> lock(progress_mu_);
+    progress_cv_.wait_for(lock, std::chrono::milliseconds(10));
   }
   // Ends the workers once every follower they hold has finished.
   void stop();
@@ -47,8 +55,8 @@ class AnalysisPool {
   struct Worker {
     std::mutex mu;
     std::condition_variable cv;
-    std::vector<LogFollower*> followers;  // under mu
-    bool wake = false;                    // under mu
+    std::vector<LogFollower*> incoming;  // under mu: added, not yet taken by the worker
+    bool wake = false;                   // under mu
     std::thread thread;
   };
   void run(Worker& w);
@@ -56,6 +64,7 @@ class AnalysisPool {
   std::chrono::milliseconds tick_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> progress_{0};
   std::mutex progress_mu_;
   std::condition_variable progress_cv_;
 };

@@ -7,8 +7,12 @@ constexpr size_t kBatchTraces = 256;
 
 void BatchedIndexSink::on_trace(const analysis::Trace& trace) {
   ++valid_;
+  if (batch_ <= 1) {
+    index_.add(trace, client_);
+    return;
+  }
   pending_.push_back(trace);
-  if (pending_.size() >= kBatchTraces) flush();
+  if (pending_.size() >= batch_) flush();
 }
 
 void BatchedIndexSink::on_invalid_trace(const analysis::InvalidTrace& trace) {
@@ -23,9 +27,10 @@ void BatchedIndexSink::flush() {
 }
 
 ClientAnalysis::ClientAnalysis(LockedTraceIndex& index, int64_t client,
-                               const AnalysisSettings& settings, OtlpForwarder* forward)
+                               const AnalysisSettings& settings, OtlpForwarder* forward,
+                               bool batched)
     : reconstruction_(settings.reconstruction),
-      traces_(index, client),
+      traces_(index, client, batched ? kBatchTraces : 1),
       reducing_(settings.reduce
                     ? std::make_unique<store::ReducingIndexSink>(index, client, settings.reduction)
                     : nullptr),

@@ -49,7 +49,9 @@ class ForwardingSink final : public analysis::TraceSink {
 // the reconstructor go).
 class BatchedIndexSink final : public analysis::TraceSink {
  public:
-  BatchedIndexSink(LockedTraceIndex& index, int64_t client) : index_(index), client_(client) {}
+  // `batch`: traces per acquisition of the index's lock (1: none held back).
+  BatchedIndexSink(LockedTraceIndex& index, int64_t client, size_t batch)
+      : index_(index), client_(client), batch_(batch) {}
   void on_trace(const analysis::Trace& trace) override;
   void on_invalid_trace(const analysis::InvalidTrace& trace) override;
   void flush();
@@ -59,22 +61,27 @@ class BatchedIndexSink final : public analysis::TraceSink {
  private:
   LockedTraceIndex& index_;
   int64_t client_;
+  size_t batch_;
   std::vector<analysis::Trace> pending_;
   uint64_t valid_ = 0, invalid_ = 0;
 };
 
 class ClientAnalysis {
  public:
+  // `batched`: traces go to the index a batch at a time (a worker; not
+  // the listener thread, which has no other thread to contend with).
   ClientAnalysis(LockedTraceIndex& index, int64_t client, const AnalysisSettings& settings,
-                 OtlpForwarder* forward);
+                 OtlpForwarder* forward, bool batched);
 
   // Where the client's records go (the reconstructor; typed flow records
   // through its fast path). Only the thread that analyses this client.
   // The reconstructor is made on first use: a client waiting for its
   // worker holds no reconstruction state.
   format::RecordSink& input();
-  // Hands the traces held back to the index (before a commit; a worker
-  // after each step), and with --reduce what the open window holds.
+  // Hands the traces held back to the index (a worker after each step).
+  void flush_traces() { traces_.flush(); }
+  // That, and with --reduce what the open window holds (before each
+  // commit; a worker at each tick of the commit interval).
   void flush();
   // End of input: closes the open traces and stores them. Once.
   void finish();

@@ -23,6 +23,12 @@ namespace fs = std::filesystem;
 // default 1 MiB (RSS measured in docs/RELIABILITY.md's soak).
 constexpr size_t kLogChunkBytes = 128u << 10;
 
+// Closed clients whose logs the workers have not finished, past which
+// receiving waits (a stream of tiny connections stays under any byte
+// bound); each waiting one holds its counts, its log's name and its empty
+// sinks, a kilobyte or two.
+constexpr size_t kMaxClientsBeingAnalysed = 20'000;
+
 // One monitored process as the listener thread sees it: its log file and
 // its counts; its reconstruction (ClientAnalysis) runs on an analysis
 // worker that follows the log, or inline when no log is kept.
@@ -32,14 +38,16 @@ class Collector::Client final : public format::RecordSink,
  public:
   Client(Collector& owner, int64_t id, const std::string& peer)
       : owner_(owner),
-        analysis_(*owner.index_, id, settings(owner.options_), owner.forwarder_.get()) {
+        analysis_(*owner.index_, id, settings(owner.options_), owner.forwarder_.get(),
+                  /*batched=*/!owner.log_dir_.empty()) {
     report_.record.id = id;
     report_.record.peer = peer;
     report_.open = true;
     if (!owner.log_dir_.empty()) {
       report_.record.log_file = "log/client-" + std::to_string(id) + ".sonde";
       log_path_ = (fs::path(owner.log_dir_) / report_.record.log_file).string();
-      follower_ = std::make_unique<LogFollower>(log_path_, peer, analysis_, owner.backlog_total_);
+      follower_ = std::make_unique<LogFollower>(log_path_, peer, analysis_, owner.backlog_total_,
+                                                &owner.analysis_errors_);
       owner.pool_->add(*follower_, static_cast<uint64_t>(id));
     }
   }
@@ -119,6 +127,7 @@ class Collector::Client final : public format::RecordSink,
     report_.open = false;
     report_.record.undecoded_bytes = stats.undecoded_bytes;
     report_.record.error = stats.error;
+    analysis_error_noted_ = false;  // the connection's error came first; the analysis' follows
     // A connection that sent nothing still leaves the (empty) log the
     // stats name.
     if (keeps_log() && !raw_ && !log_) open_record_log();
@@ -140,18 +149,26 @@ class Collector::Client final : public format::RecordSink,
     raw_.reset();
   }
 
-  // Closed, and its traces all reconstructed and stored (a worker's
-  // error reading the log back is then the client's, if it had none).
+  // Closed, and its traces all reconstructed and stored.
   bool analysed() {
     if (report_.open) return false;
     if (!follower_) return true;
     if (!follower_->done()) return false;
-    if (!follower_->error().empty()) {
-      owner_.fail(follower_->error());
-      if (report_.record.error.empty()) report_.record.error = follower_->error();
-    }
+    note_analysis_error();
     follower_.reset();
     return true;
+  }
+
+  // A worker's error reading the log back becomes the client's (if it had
+  // none), as soon as the listener sees it: its traces after that point are not in
+  // the index, though its log holds every record. It does not stop the
+  // collector: the other clients' logs and traces are unaffected.
+  void note_analysis_error() {
+    if (!follower_ || !follower_->failed() || analysis_error_noted_) return;
+    analysis_error_noted_ = true;
+    std::string& e = report_.record.error;
+    e += (e.empty() ? "" : "; ") + follower_->error();
+    owner_.dirty_ = true;
   }
 
   ClientReport report() const {
@@ -282,6 +299,7 @@ class Collector::Client final : public format::RecordSink,
   std::unique_ptr<format::RecordLogWriter> log_;  // Kieker's protocol: records encoded
   std::unique_ptr<RawNativeLog> raw_;             // native: the sender's chunks as received
   std::string log_error_;                         // why writing the log failed
+  bool analysis_error_noted_ = false;
   ClientReport report_;
 };
 
@@ -391,12 +409,26 @@ void Collector::retire_analysed() {
 void Collector::hold_back() {
   const uint64_t backlog = backlog_total_.load(std::memory_order_relaxed);
   peak_backlog_ = std::max(peak_backlog_, backlog);
-  if (!pool_ || backlog <= options_.max_backlog_bytes) return;
-  // Until the workers are back at half the bound: reading resumes in
-  // bursts, not a chunk at a time. Confirmations wait meanwhile, so native
-  // senders hold their chunks (and block once their buffers are full).
-  const uint64_t resume = options_.max_backlog_bytes / 2;
-  pool_->wait_until([&] { return backlog_total_.load(std::memory_order_relaxed) <= resume; });
+  if (!pool_) return;
+  bool waited = false;
+  if (backlog > options_.max_backlog_bytes) {
+    // Until the workers are back at half the bound: reading resumes in
+    // bursts, not a chunk at a time. Confirmations wait meanwhile, so
+    // native senders hold their chunks (and block once their buffers are
+    // full).
+    const uint64_t resume = options_.max_backlog_bytes / 2;
+    pool_->wait_until([&] { return backlog_total_.load(std::memory_order_relaxed) <= resume; });
+    waited = true;
+  }
+  // Closed clients waiting for a worker, however small their logs (each
+  // keeps its counts and its log's name until analysed).
+  while (closing_.size() > kMaxClientsBeingAnalysed) {
+    pool_->wait_for_progress();
+    retire_analysed();
+    waited = true;
+  }
+  // Busy, not idle: a drain must not count this wait as a silence.
+  if (waited) listener_.note_progress();
 }
 
 NativeChunkSink* Collector::chunk_sink(size_t client) {
@@ -414,6 +446,16 @@ bool Collector::on_delivered(size_t client) {
 bool Collector::on_tick() {
   // Queued connections never reached on_open; the stats file shows them too.
   if (listener_.queued_connections() != queued_written_) dirty_ = true;
+  // The workers indexed traces (of bytes received earlier, perhaps of a
+  // client now silent): they become visible with the next commit.
+  if (pool_ && pool_->progress() != progress_committed_) dirty_ = true;
+  // A worker could not read a client's log back: the client says so now.
+  if (const uint64_t e = analysis_errors_.load(std::memory_order_acquire); e != errors_noted_) {
+    errors_noted_ = e;
+    for (const auto& c : clients_) {
+      if (c) c->note_analysis_error();
+    }
+  }
   retire_analysed();
   hold_back();
   if (dirty_ && std::chrono::steady_clock::now() - last_commit_ >= options_.commit_interval) {
@@ -425,6 +467,7 @@ bool Collector::on_tick() {
 }
 
 void Collector::commit() {
+  if (pool_) progress_committed_ = pool_->progress();
   // Closed clients were written for the last time when they closed; a
   // long-running collector has seen many.
   for (const auto& c : clients_) {
@@ -449,7 +492,10 @@ void Collector::fail(const std::string& error) {
 
 std::vector<ClientReport> Collector::clients() const {
   std::vector<ClientReport> out(closed_.begin(), closed_.end());
-  for (const auto& c : closing_) {
+  // The closed clients still being analysed, up to the same bound as those
+  // done (the totals count them all).
+  for (size_t i = 0; i < closing_.size() && i < options_.listen.listed_closed_clients; ++i) {
+    const auto& c = closing_[i];
     out.push_back(c->report());
     out.back().protocol = c->protocol;
     out.back().duplicate_chunks = c->duplicate_chunks;

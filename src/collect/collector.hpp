@@ -157,6 +157,9 @@ class Collector final : private ConnectionHandler {
   std::vector<std::unique_ptr<Client>> clients_;  // by listener client index; null once closed
   std::vector<std::unique_ptr<Client>> closing_;  // closed, their analysis still running
   std::atomic<uint64_t> backlog_total_{0};        // log bytes not yet analysed
+  std::atomic<uint64_t> analysis_errors_{0};      // followers whose reading failed
+  uint64_t errors_noted_ = 0;
+  uint64_t progress_committed_ = 0;  // the pool's progress() at the last commit
   uint64_t peak_backlog_ = 0;
   std::deque<ClientReport> closed_;  // the last listen.listed_closed_clients closed
   ClientTotals closed_totals_;       // every closed client

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "collect/client_analysis.hpp"
@@ -23,10 +24,12 @@ namespace sonde::collect {
 
 class LogFollower {
  public:
+  // `errors`, if given, counts the followers whose reading stopped on an
+  // error (so that the collector looks for them only when there are some).
   // `backlog_total`, shared by every follower of a collector, counts the
   // bytes published and not yet read.
   LogFollower(std::string path, std::string peer, ClientAnalysis& analysis,
-              std::atomic<uint64_t>& backlog_total);
+              std::atomic<uint64_t>& backlog_total, std::atomic<uint64_t>* errors = nullptr);
   ~LogFollower();
   LogFollower(const LogFollower&) = delete;
   LogFollower& operator=(const LogFollower&) = delete;
@@ -43,11 +46,12 @@ class LogFollower {
   // not call step() again.
   Step step(size_t max_bytes, std::string& scratch);
   // The worker's: whether reading began (the follower then holds a
-  // reconstruction and an open file until it finishes).
+  // reconstruction until it finishes).
   bool started() const { return decoder_ != nullptr; }
   // No more bytes will come (any thread).
   bool ended() const { return input_ended_.load(std::memory_order_acquire); }
-  // Periodic, on the worker (reduced traces become visible).
+  // Periodic, on the worker, at the commit interval: the reduction's
+  // window closes (reduced traces become visible).
   void tick() { analysis_.flush(); }
 
   uint64_t backlog() const;
@@ -55,8 +59,11 @@ class LogFollower {
   // destroyed.
   bool done() const { return done_.load(std::memory_order_acquire); }
   void set_done() { done_.store(true, std::memory_order_release); }
-  // Why reading the log stopped early ("" if it did not): only once done().
-  const std::string& error() const { return error_; }
+  // Why reading the log stopped early ("" if it did not), any thread: the
+  // client's traces after that point are not in the index (its log still
+  // holds its records). failed() is the same, lock-free.
+  std::string error() const;
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
 
  private:
   void fail(const std::string& why);
@@ -65,15 +72,17 @@ class LogFollower {
   std::string peer_;
   ClientAnalysis& analysis_;
   std::atomic<uint64_t>& backlog_total_;
+  std::atomic<uint64_t>* errors_;
   std::atomic<uint64_t> published_{0};
   std::atomic<bool> input_ended_{false};
   std::atomic<bool> done_{false};
+  std::atomic<bool> failed_{false};
+  mutable std::mutex error_mu_;
+  std::string error_;  // under error_mu_, set once
   // The worker's.
-  int fd_ = -1;
   std::atomic<uint64_t> consumed_{0};           // written by the worker only
   StoredChunks stored_;                         // a log holds each chunk once: none is skipped
   std::unique_ptr<ConnectionDecoder> decoder_;  // from the first read to the end
-  std::string error_;
   bool finished_ = false;
 };
 

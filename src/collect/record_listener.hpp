@@ -122,6 +122,9 @@ class RecordListener {
   uint64_t records() const;
   // Connections waiting in the accept queue now (over max_connections).
   size_t queued_connections() const;
+  // The handler was busy, not idle (the collector waiting for its analysis
+  // workers): the drain's idle clock starts again.
+  void note_progress() { last_progress_ = std::chrono::steady_clock::now(); }
   // Connections still queued when serving ended, never read, and the bytes
   // they had sent (counted, then closed).
   uint64_t unserved_connections() const { return unserved_connections_; }

@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <utility>
+
+#include "analysis/model/duration_accumulator.hpp"
 
 namespace sonde::store {
 
@@ -68,11 +71,15 @@ std::unique_ptr<ClickHouseStore> ClickHouseStore::open(const std::string& url, s
   // The call-edge table (clickhouse_writer.cpp) comes with the first
   // collector of this version to open the database; before that, the
   // dependency graph is counted from the executions.
-  result.clear();
-  store->client_.query("SELECT count() FROM system.tables WHERE database = " +
-                           ClickHouseClient::quote(parsed.database) + " AND name = 'call_edges'",
-                       &result, false);
-  store->has_call_edges_ = result.rfind("1", 0) == 0;
+  for (auto [name, has] : {std::pair{"call_edges", &store->has_call_edges_},
+                           std::pair{"operation_buckets", &store->has_operation_buckets_}}) {
+    result.clear();
+    store->client_.query("SELECT count() FROM system.tables WHERE database = " +
+                             ClickHouseClient::quote(parsed.database) + " AND name = '" + name +
+                             "'",
+                         &result, false);
+    *has = result.rfind("1", 0) == 0;
+  }
   return store;
 }
 
@@ -200,6 +207,10 @@ std::vector<StoredTrace> ClickHouseStore::trace(int64_t trace_id) {
 std::vector<OperationStats> ClickHouseStore::operations() {
   std::lock_guard lock(mutex_);
   last_error_.clear();
+  if (has_operation_buckets_) {
+    const auto n = rows("SELECT countMerge(n) FROM operation_buckets");
+    if (!n.empty() && to_u64(n[0][0]) > exact_operations_limit_) return operations_from_buckets();
+  }
   const std::string sql =
       "SELECT operation, n, failed, mean, mn, mx, " + quantile_sql("0.5") + ", " +
       quantile_sql("0.9") + ", " + quantile_sql("0.95") + ", " + quantile_sql("0.99") +
@@ -224,6 +235,56 @@ std::vector<OperationStats> ClickHouseStore::operations() {
     out.push_back(std::move(o));
   }
   return out;
+}
+
+// Every operation's statistics from its duration histogram
+// (operation_buckets): count, failed, mean, min and max exact, the
+// percentiles those of analysis::DurationAccumulator for the same values
+// in histogram mode (within 0.4 % of the exact ones).
+std::vector<OperationStats> ClickHouseStore::operations_from_buckets() {
+  struct Operation {
+    std::vector<std::pair<size_t, uint64_t>> buckets;
+    uint64_t failed = 0;
+    int64_t total = 0, min = std::numeric_limits<int64_t>::max(),
+            max = std::numeric_limits<int64_t>::min();
+  };
+  std::map<std::string, Operation> by_name;
+  for (const auto& r :
+       rows("SELECT operation, bucket, countMerge(n), sumMerge(failed), sumMerge(total), "
+            "minMerge(mn), maxMerge(mx) FROM operation_buckets GROUP BY operation, bucket")) {
+    if (r.size() != 7) continue;
+    Operation& o = by_name[r[0]];
+    o.buckets.emplace_back(static_cast<size_t>(to_u64(r[1])), to_u64(r[2]));
+    o.failed += to_u64(r[3]);
+    o.total += to_i64(r[4]);
+    o.min = std::min(o.min, to_i64(r[5]));
+    o.max = std::max(o.max, to_i64(r[6]));
+  }
+  std::vector<std::pair<int64_t, OperationStats>> out;
+  for (const auto& [name, o] : by_name) {
+    const analysis::DurationAccumulator d =
+        analysis::DurationAccumulator::from_histogram(o.buckets, o.total, o.min, o.max);
+    if (d.count() == 0) continue;
+    OperationStats s;
+    s.operation = name;
+    s.count = d.count();
+    s.failed = o.failed;
+    s.mean = static_cast<double>(o.total) / static_cast<double>(d.count());
+    s.min = o.min;
+    s.max = o.max;
+    s.p50 = d.quantile(0.5);
+    s.p90 = d.quantile(0.9);
+    s.p95 = d.quantile(0.95);
+    s.p99 = d.quantile(0.99);
+    out.emplace_back(o.total, std::move(s));
+  }
+  // As the exact query: by total time, then name.
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second.operation < b.second.operation;
+  });
+  std::vector<OperationStats> result;
+  for (auto& [total, s] : out) result.push_back(std::move(s));
+  return result;
 }
 
 std::vector<CallEdge> ClickHouseStore::call_edges() {

@@ -28,6 +28,13 @@ class ClickHouseStore : public TraceStore {
   // The last query error ("" if none): queries return empty results then.
   std::string last_error();
 
+  // Up to this many valid executions in the database, operations() sorts
+  // every duration for exact percentiles, as the embedded store does per
+  // operation up to 16,384; past it they come from the duration histogram
+  // (operation_buckets, within 0.4 %). Tests lower it to check that path.
+  static constexpr uint64_t kExactOperationsLimit = 1'000'000;
+  void set_exact_operations_limit(uint64_t executions) { exact_operations_limit_ = executions; }
+
  private:
   explicit ClickHouseStore(ClickHouseUrl url) : client_(std::move(url)) {}
   // Runs `sql`; rows or, on error, none (and last_error_ set).
@@ -36,7 +43,12 @@ class ClickHouseStore : public TraceStore {
   std::mutex mutex_;
   ClickHouseClient client_;
   std::string last_error_;
-  bool has_call_edges_ = false;  // the call_edges table (older databases lack it)
+  std::vector<OperationStats> operations_from_buckets();  // with mutex_ held
+
+  // Summary tables (clickhouse_writer.cpp); older databases lack them.
+  bool has_call_edges_ = false;
+  bool has_operation_buckets_ = false;
+  uint64_t exact_operations_limit_ = kExactOperationsLimit;
 };
 
 }  // namespace sonde::store

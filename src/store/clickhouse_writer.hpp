@@ -47,7 +47,7 @@ class ClickHouseWriter final : public TraceIndex {
   void insert(const analysis::Trace& trace, bool valid, const std::string& problem, int64_t client);
   void reduction_unsupported();
   std::string create(const std::string& sql, bool in_database);
-  std::string create_call_edges();
+  std::string create_summaries();
 
   ClickHouseClient client_;
   size_t batch_traces_;

@@ -3,16 +3,21 @@
 // clients send holds receiving back without losing a record or a trace.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "../format/format_test_support.hpp"
 #include "collector_test_support.hpp"
+#include "format/native_writer.hpp"
 
 namespace sonde::collect {
 namespace {
 
 using format::test::TempDir;
+namespace fs = std::filesystem;
 
 struct Expected {
   uint64_t traces, executions, records;
@@ -81,6 +86,76 @@ TEST(CollectorWorkers, ABacklogBoundSmallerThanAChunkHoldsReceivingBackAndLosesN
   auto store = open_store(dir.path());
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(store->info().traces, processes * want.traces);
+}
+
+// A log the worker cannot read back (here: deleted under the collector)
+// makes its client's error at once, while the connection is still open,
+// and stops nothing else: the collector finishes without an error.
+TEST(CollectorWorkers, ALogThatCannotBeReadBackIsTheClientsErrorAtOnceAndNotTheCollectors) {
+  TempDir dir("sonde-collect-readback");
+  CollectorOptions o = RunningCollector::options(dir.path(), 1);
+  o.commit_interval = std::chrono::milliseconds(20);
+  RunningCollector running(o);
+  ASSERT_EQ(running.open_error(), "");
+
+  format::StringSink sink;
+  format::NativeWriter w(sink, {format::native::Codec::kZstd, 1, 1u << 20, false, false});
+  w.meta("stream.id", "readback/1");
+  w.meta("stream.first_chunk", "1");
+  w.flush(true);
+  w.clock(0, 1'700'000'000'000'000'000, 1.0);
+  w.thread(0, 7, "main");
+  w.operation(0, "shop.order", format::native::OperationKind::kManual, "shop", 0, "", 0);
+  const auto chunk_of_traces = [&](uint64_t first) {
+    w.begin_events(0, first * 10);
+    for (uint64_t t = first; t < first + 10; ++t) {
+      w.trace_begin(t * 10, t, -1, -1);
+      w.enter(t * 10 + 1, 0);
+      w.exit(t * 10 + 2, 0);
+    }
+    w.end_events();
+    w.flush(true);
+  };
+  chunk_of_traces(1);
+  const int fd = connect_to(running.port());
+  ASSERT_TRUE(send_all(fd, format::NativeWriter::file_header() + sink.bytes));
+  sink.bytes.clear();
+
+  const fs::path log = fs::path(dir.path()) / "log" / "client-1.sonde";
+  const fs::path stats = fs::path(dir.path()) / "collect-stats.json";
+  const auto wait_for = [](const std::function<bool()>& done) {
+    for (int i = 0; i < 500 && !done(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return done();
+  };
+  const auto client_error = [&] {
+    std::ifstream in(stats);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || j["clients"].empty()) return std::string();
+    return j["clients"][0]["error"].get<std::string>();
+  };
+  // The first chunk stored and read back: its traces are counted.
+  ASSERT_TRUE(wait_for([&] {
+    std::ifstream in(stats);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    return !j.is_discarded() && j["traces"].get<uint64_t>() >= 9;
+  }));
+  ASSERT_TRUE(fs::remove(log));
+  chunk_of_traces(11);
+  ASSERT_TRUE(send_all(fd, sink.bytes));
+  // Still connected: the error is there already.
+  ASSERT_TRUE(wait_for([&] { return !client_error().empty(); }));
+  EXPECT_NE(client_error().find("cannot read " + log.string() + " back"), std::string::npos)
+      << client_error();
+  ::shutdown(fd, SHUT_WR);
+  char drain[64];
+  while (::read(fd, drain, sizeof drain) > 0) {
+  }
+  ::close(fd);
+  EXPECT_EQ(running.join(), "");
+  const ClientReport c = running.collector().clients().at(0);
+  EXPECT_EQ(c.record.received, c.record.stored);
+  EXPECT_NE(c.record.error.find("cannot read"), std::string::npos) << c.record.error;
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ struct Follow {
     std::unique_ptr<store::TraceIndex> store = store::open_trace_index(dir, &error);
     EXPECT_NE(store, nullptr) << error;
     index = std::make_unique<LockedTraceIndex>(std::move(store));
-    analysis = std::make_unique<ClientAnalysis>(*index, 1, AnalysisSettings{}, nullptr);
+    analysis = std::make_unique<ClientAnalysis>(*index, 1, AnalysisSettings{}, nullptr, true);
   }
   std::unique_ptr<LockedTraceIndex> index;
   std::unique_ptr<ClientAnalysis> analysis;
@@ -78,6 +78,7 @@ TEST(LogFollower, ALogWrittenInPiecesYieldsEveryTraceOnce) {
   EXPECT_GE(steps, static_cast<int>(log.size() / 300));
   // Before the end: the traces of the complete chunks, none twice.
   EXPECT_LE(f.analysis->counts().traces, 200u);
+  EXPECT_GE(f.analysis->counts().traces, 190u) << "DEBUG";
   follower.end_of_input();
   EXPECT_EQ(follower.step(300, scratch), LogFollower::Step::kFinished);
   EXPECT_EQ(follower.error(), "");

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "../format/format_test_support.hpp"
 #include "clickhouse_compare.hpp"
 #include "clickhouse_server.hpp"
@@ -127,8 +129,10 @@ TEST_F(ClickHouse, ADatabaseWithoutTheCallEdgeTableIsReadThenUpgraded) {
   ClickHouseUrl parsed;
   ASSERT_EQ(parse_clickhouse_url(url, &parsed), "");
   ClickHouseClient client(parsed);
-  ASSERT_EQ(client.query("DROP TABLE call_edges_mv"), "");
-  ASSERT_EQ(client.query("DROP TABLE call_edges"), "");
+  for (const char* table : {"call_edges", "operation_buckets"}) {
+    ASSERT_EQ(client.query(std::string("DROP TABLE ") + table + "_mv"), "");
+    ASSERT_EQ(client.query(std::string("DROP TABLE ") + table), "");
+  }
   auto want = sqlite(dir.path())->call_edges();
   ASSERT_FALSE(want.empty());
   const auto same = [&](const std::vector<CallEdge>& got) {
@@ -152,7 +156,43 @@ TEST_F(ClickHouse, ADatabaseWithoutTheCallEdgeTableIsReadThenUpgraded) {
   EXPECT_EQ(rows, std::to_string(calls) + "\n");
   auto upgraded = clickhouse(url);
   same(upgraded->call_edges());
+  // The duration histogram was filled too: the statistics from it.
+  upgraded->set_exact_operations_limit(0);
+  EXPECT_EQ(upgraded->operations().size(), sqlite(dir.path())->operations().size());
   EXPECT_EQ(upgraded->last_error(), "");
+}
+
+// Past the exact limit the operation statistics come from the duration
+// histogram the view keeps: counts, failures, mean, min and max as the
+// embedded store's, percentiles within its 1/256 (the bookstore's
+// operations have fewer than 16,384 executions each, so the embedded
+// store's are exact).
+TEST_F(ClickHouse, OperationStatisticsFromTheHistogramStayWithinItsError) {
+  const std::string log = testdata("kieker/bookstore-oer-2010/log");
+  TempDir dir("sonde-store-buckets");
+  ASSERT_EQ(build_index_from_log(log, dir.path()).error, "");
+  const std::string url = server_->url("buckets");
+  ASSERT_EQ(build_index_from_log(log, url).error, "");
+  auto b = clickhouse(url);
+  ASSERT_NE(b, nullptr);
+  b->set_exact_operations_limit(0);
+  const auto got = b->operations();
+  const auto want = sqlite(dir.path())->operations();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(want[i].operation);
+    EXPECT_EQ(got[i].operation, want[i].operation);
+    EXPECT_EQ(got[i].count, want[i].count);
+    EXPECT_EQ(got[i].failed, want[i].failed);
+    EXPECT_DOUBLE_EQ(got[i].mean, want[i].mean);
+    EXPECT_EQ(got[i].min, want[i].min);
+    EXPECT_EQ(got[i].max, want[i].max);
+    for (auto [g, w] : {std::pair{got[i].p50, want[i].p50}, std::pair{got[i].p90, want[i].p90},
+                        std::pair{got[i].p95, want[i].p95}, std::pair{got[i].p99, want[i].p99}}) {
+      EXPECT_LE(std::abs(g - w), w / 256 + 1) << "got " << g << " want " << w;
+    }
+  }
+  EXPECT_EQ(b->last_error(), "");
 }
 
 TEST_F(ClickHouse, BadUrlsAndMissingTablesAreNamed) {

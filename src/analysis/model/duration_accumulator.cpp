@@ -36,6 +36,29 @@ double bucket_midpoint(size_t index) {
 
 }  // namespace
 
+size_t DurationAccumulator::histogram_bucket(int64_t value) { return bucket_of(value); }
+
+DurationAccumulator DurationAccumulator::from_histogram(
+    const std::vector<std::pair<size_t, uint64_t>>& buckets, int64_t total, int64_t min,
+    int64_t max) {
+  DurationAccumulator a(0);
+  a.histogram_mode_ = true;
+  for (const auto& [index, times] : buckets) {
+    if (times == 0) continue;
+    if (a.buckets_.size() <= index) a.buckets_.resize(index + 1, 0);
+    a.buckets_[index] += times;
+    a.count_ += times;
+  }
+  if (a.count_ == 0) return DurationAccumulator();
+  a.total_ = total;
+  a.min_ = a.shift_ = min;
+  a.max_ = max;
+  // Deviations unknown: the shifted sums of a zero spread.
+  a.shifted_sum_ = 0;
+  a.shifted_squares_ = 0;
+  return a;
+}
+
 void DurationAccumulator::add(int64_t value) {
   if (count_ == 0) {
     min_ = max_ = shift_ = value;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analysis/model/distribution.hpp"
@@ -29,6 +30,17 @@ class DurationAccumulator {
 
   void add(int64_t value);
   void merge(const DurationAccumulator& other);
+
+  // The histogram bucket `value` falls in: stores that keep bucket counts
+  // themselves (the ClickHouse store's operation_buckets) use it, then
+  // from_histogram() to answer as this class does.
+  static size_t histogram_bucket(int64_t value);
+  // An accumulator in histogram mode from (bucket, count) pairs, with the
+  // exact total, min and max: its quantiles are those an accumulator fed
+  // the same values gives once in histogram mode. The standard deviation
+  // is not known (summary().stddev is 0).
+  static DurationAccumulator from_histogram(const std::vector<std::pair<size_t, uint64_t>>& buckets,
+                                            int64_t total, int64_t min, int64_t max);
 
   uint64_t count() const { return count_; }
   // True while quantiles are exact (no more than exact_limit samples).

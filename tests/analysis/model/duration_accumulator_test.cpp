@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -59,6 +60,40 @@ TEST(DurationAccumulator, HistogramQuantilesStayWithinTheStatedError) {
                       std::pair{got.p95, want.p95}, std::pair{got.p99, want.p99}}) {
     EXPECT_LE(std::abs(g - w), w / 256 + 1) << "got " << g << " want " << w;
   }
+}
+
+// A store that keeps bucket counts itself (the ClickHouse store's
+// operation_buckets) answers as the accumulator: the same quantiles,
+// counts and extremes from (bucket, count), total, min and max.
+TEST(DurationAccumulator, FromHistogramAnswersAsTheAccumulatorFedTheSameValues) {
+  std::vector<int64_t> v = lognormal_samples(100000, 3);
+  v.push_back(-5);  // a hostile log's negative duration: bucket 0, exact minimum
+  v.push_back(int64_t{1} << 52);
+  DurationAccumulator fed(0);  // histogram from the first value
+  std::map<size_t, uint64_t> counts;
+  int64_t total = 0, min = v[0], max = v[0];
+  for (int64_t x : v) {
+    fed.add(x);
+    ++counts[DurationAccumulator::histogram_bucket(x)];
+    total += x;
+    min = std::min(min, x);
+    max = std::max(max, x);
+  }
+  ASSERT_FALSE(fed.exact());
+  const DurationAccumulator built = DurationAccumulator::from_histogram(
+      std::vector<std::pair<size_t, uint64_t>>(counts.begin(), counts.end()), total, min, max);
+  EXPECT_FALSE(built.exact());
+  EXPECT_EQ(built.count(), fed.count());
+  for (double p : {0.0, 0.01, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0}) {
+    EXPECT_DOUBLE_EQ(built.quantile(p), fed.quantile(p)) << "p " << p;
+  }
+  const DistributionSummary a = built.summary(), b = fed.summary();
+  EXPECT_EQ(a.total, b.total);
+  EXPECT_EQ(a.min, b.min);
+  EXPECT_EQ(a.max, b.max);
+  EXPECT_DOUBLE_EQ(a.mean, b.mean);
+  // No buckets: an empty accumulator.
+  EXPECT_EQ(DurationAccumulator::from_histogram({}, 0, 0, 0).count(), 0u);
 }
 
 TEST(DurationAccumulator, SmallValuesAreExactEvenInTheHistogram) {

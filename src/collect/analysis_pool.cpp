@@ -35,24 +35,21 @@ void AnalysisPool::add(LogFollower& follower, uint64_t client) {
   {
     std::lock_guard<std::mutex> lock(w.mu);
     w.incoming.push_back(&follower);
+  }
+  wake(w);
+}
+
+void AnalysisPool::wake(Worker& w) {
+  {
+    std::lock_guard<std::mutex> lock(w.mu);
     w.wake = true;
   }
   w.cv.notify_one();
 }
 
-void AnalysisPool::wake() {
-  for (auto& w : workers_) {
-    {
-      std::lock_guard<std::mutex> lock(w->mu);
-      w->wake = true;
-    }
-    w->cv.notify_one();
-  }
-}
-
 void AnalysisPool::stop() {
   stopping_.store(true, std::memory_order_release);
-  wake();
+  for (auto& w : workers_) wake(*w);
 }
 
 void AnalysisPool::run(Worker& w) {

@@ -28,14 +28,13 @@ class AnalysisPool {
   AnalysisPool(const AnalysisPool&) = delete;
   AnalysisPool& operator=(const AnalysisPool&) = delete;
 
-  size_t workers() const { return workers_.size(); }
-  // Hands `follower` to worker `client % workers()`; it stays alive until
-  // follower.done().
+  // Hands `follower` to worker `client` modulo the number of workers; it
+  // stays alive until follower.done().
   void add(LogFollower& follower, uint64_t client);
-  // New bytes were published: idle workers look again.
-  void wake();
+  // New bytes of `client` were published: its worker looks again.
+  void wake(uint64_t client) { wake(*workers_[client % workers_.size()]); }
   // Waits until `done()` holds, re-checking whenever a worker made
-  // progress (at most every 10 ms otherwise); and for one such moment.
+  // progress (at most every 10 ms otherwise).
   template <class Done>
   void wait_until(Done done) {
     std::unique_lock<std::mutex> lock(progress_mu_);
@@ -44,6 +43,7 @@ class AnalysisPool {
   // Grows whenever a worker read something or finished a client: what it
   // indexed since the last commit needs another commit to be seen.
   uint64_t progress() const { return progress_.load(std::memory_order_acquire); }
+  // Waits for the next progress of any worker (at most 10 ms).
   void wait_for_progress() {
     std::unique_lock<std::mutex> lock(progress_mu_);
     progress_cv_.wait_for(lock, std::chrono::milliseconds(10));
@@ -60,6 +60,7 @@ class AnalysisPool {
     std::thread thread;
   };
   void run(Worker& w);
+  static void wake(Worker& w);
 
   std::chrono::milliseconds tick_;
   std::vector<std::unique_ptr<Worker>> workers_;

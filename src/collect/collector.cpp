@@ -26,7 +26,7 @@ constexpr size_t kLogChunkBytes = 128u << 10;
 // Closed clients whose logs the workers have not finished, past which
 // receiving waits (a stream of tiny connections stays under any byte
 // bound); each waiting one holds its counts, its log's name and its empty
-// sinks, a kilobyte or two.
+// sinks (not measured).
 constexpr size_t kMaxClientsBeingAnalysed = 20'000;
 
 // One monitored process as the listener thread sees it: its log file and
@@ -141,7 +141,7 @@ class Collector::Client final : public format::RecordSink,
     if (follower_) {
       publish_log();
       follower_->end_of_input();
-      owner_.pool_->wake();
+      owner_.pool_->wake(static_cast<uint64_t>(report_.record.id));
     } else {
       analysis_.finish();
     }
@@ -241,7 +241,7 @@ class Collector::Client final : public format::RecordSink,
       bytes = size;
     }
     follower_->publish(bytes);
-    owner_.pool_->wake();
+    owner_.pool_->wake(static_cast<uint64_t>(report_.record.id));
   }
 
   // format::TypedFlowSink, for typed_flow(): counts, and without a log

@@ -23,10 +23,50 @@
 
 #include "collect/collector.hpp"
 #include "format/kieker_tcp.hpp"
+#include "format/native_writer.hpp"
 #include "format/record.hpp"
 #include "store/sqlite_store.hpp"
 
 namespace sonde::collect {
+
+// A stream's preamble chunk: its id and the number of its first data chunk.
+inline void preamble(format::NativeWriter& w, const std::string& stream_id,
+                     const std::string& first_chunk) {
+  w.meta("stream.id", stream_id);
+  w.meta("stream.first_chunk", first_chunk);
+  w.flush(true);
+}
+
+// What these streams' events refer to: a clock, thread 0 and operation 0.
+inline void define_main_thread(format::NativeWriter& w, uint64_t os_tid) {
+  w.clock(0, 1'700'000'000'000'000'000, 1.0);
+  w.thread(0, os_tid, "main");
+  w.operation(0, "shop.order", format::native::OperationKind::kManual, "shop", 0, "", 0);
+}
+
+// A native stream as the monitor's tcp writer sends it: header, preamble
+// chunk (stream id, first chunk 1), then `chunks` data chunks of `traces`
+// one-call traces each.
+inline std::string native_stream(const std::string& stream_id, int chunks, int traces) {
+  format::StringSink sink;
+  format::NativeWriter w(sink, {format::native::Codec::kZstd, 1, 1u << 20, false, false});
+  preamble(w, stream_id, "1");
+  w.meta("host", "native-host");
+  define_main_thread(w, 4242);
+  uint64_t t = 1000, trace = 1;
+  for (int c = 0; c < chunks; ++c) {
+    w.begin_events(0, t);
+    for (int i = 0; i < traces; ++i) {
+      w.trace_begin(t, trace++, -1, -1);
+      w.enter(t + 1, 0);
+      w.exit(t + 2, 0);
+      t += 10;
+    }
+    w.end_events();
+    w.flush(true);
+  }
+  return format::NativeWriter::file_header() + sink.bytes;
+}
 
 // Runs a Collector on its own thread until `connections` have closed.
 class RunningCollector {

@@ -11,7 +11,6 @@
 
 #include "../format/format_test_support.hpp"
 #include "collector_test_support.hpp"
-#include "format/native_writer.hpp"
 
 namespace sonde::collect {
 namespace {
@@ -100,12 +99,8 @@ TEST(CollectorWorkers, ALogThatCannotBeReadBackIsTheClientsErrorAtOnceAndNotTheC
 
   format::StringSink sink;
   format::NativeWriter w(sink, {format::native::Codec::kZstd, 1, 1u << 20, false, false});
-  w.meta("stream.id", "readback/1");
-  w.meta("stream.first_chunk", "1");
-  w.flush(true);
-  w.clock(0, 1'700'000'000'000'000'000, 1.0);
-  w.thread(0, 7, "main");
-  w.operation(0, "shop.order", format::native::OperationKind::kManual, "shop", 0, "", 0);
+  preamble(w, "readback/1", "1");
+  define_main_thread(w, 7);
   const auto chunk_of_traces = [&](uint64_t first) {
     w.begin_events(0, first * 10);
     for (uint64_t t = first; t < first + 10; ++t) {

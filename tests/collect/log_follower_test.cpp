@@ -9,35 +9,13 @@
 #include <fstream>
 
 #include "../format/format_test_support.hpp"
-#include "format/native_writer.hpp"
+#include "collector_test_support.hpp"
 #include "store/index_sink.hpp"
 
 namespace sonde::collect {
 namespace {
 
 using format::test::TempDir;
-
-// A native log of `chunks` chunks of `traces` one-call traces each.
-std::string native_log(int chunks, int traces) {
-  format::StringSink sink;
-  format::NativeWriter w(sink, {format::native::Codec::kZstd, 1, 1u << 20, false, false});
-  w.clock(0, 1'700'000'000'000'000'000, 1.0);
-  w.thread(0, 77, "main");
-  w.operation(0, "shop.order", format::native::OperationKind::kManual, "shop", 0, "", 0);
-  uint64_t t = 1000, trace = 1;
-  for (int c = 0; c < chunks; ++c) {
-    w.begin_events(0, t);
-    for (int i = 0; i < traces; ++i) {
-      w.trace_begin(t, trace++, -1, -1);
-      w.enter(t + 1, 0);
-      w.exit(t + 2, 0);
-      t += 10;
-    }
-    w.end_events();
-    w.flush(true);
-  }
-  return format::NativeWriter::file_header() + sink.bytes;
-}
 
 struct Follow {
   explicit Follow(const std::string& dir) {
@@ -55,7 +33,7 @@ struct Follow {
 TEST(LogFollower, ALogWrittenInPiecesYieldsEveryTraceOnce) {
   TempDir dir("sonde-follow");
   Follow f(dir.path());
-  const std::string log = native_log(5, 40);
+  const std::string log = native_stream("follow/1", 5, 40);
   const std::string path = dir / "client-1.sonde";
   std::ofstream file(path, std::ios::binary);
   LogFollower follower(path, "test", *f.analysis, f.backlog);
@@ -76,9 +54,10 @@ TEST(LogFollower, ALogWrittenInPiecesYieldsEveryTraceOnce) {
     EXPECT_EQ(f.backlog.load(), 0u);
   }
   EXPECT_GE(steps, static_cast<int>(log.size() / 300));
-  // Before the end: the traces of the complete chunks, none twice.
+  // Before the end: the traces of the chunks read (a trace closes when its
+  // root call returns), none twice.
   EXPECT_LE(f.analysis->counts().traces, 200u);
-  EXPECT_GE(f.analysis->counts().traces, 190u) << "DEBUG";
+  EXPECT_GE(f.analysis->counts().traces, 190u);
   follower.end_of_input();
   EXPECT_EQ(follower.step(300, scratch), LogFollower::Step::kFinished);
   EXPECT_EQ(follower.error(), "");
@@ -105,7 +84,7 @@ TEST(LogFollower, ALogThatCannotBeReadBackIsNamedAndItsBacklogReleased) {
 TEST(LogFollower, NothingIsReadBeyondWhatWasPublished) {
   TempDir dir("sonde-follow-published");
   Follow f(dir.path());
-  const std::string log = native_log(2, 10);
+  const std::string log = native_stream("follow/2", 2, 10);
   const std::string path = dir / "client-1.sonde";
   std::ofstream(path, std::ios::binary) << log;
   LogFollower follower(path, "test", *f.analysis, f.backlog);

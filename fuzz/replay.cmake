@@ -16,6 +16,11 @@ target_link_libraries(sonde_fuzz_replay_main PUBLIC sonde_format)
 
 # sonde_fuzz_replay(HARNESS LABEL LIBRARIES... ARGS args...)
 function(sonde_fuzz_replay harness label)
+  # A build that leaves its layer's tests to a sanitizer build
+  # (tests/CMakeLists.txt) leaves its replays too.
+  if(label IN_LIST SONDE_TESTS_LEFT_TO_SANITIZERS)
+    return()
+  endif()
   cmake_parse_arguments(PARSE_ARGV 2 replay "" "" "LIBRARIES;ARGS;SOURCES")
   set(target ${harness}_replay)
   add_executable(${target} ${SONDE_FUZZ_DIR}/${harness}.cpp ${replay_SOURCES})

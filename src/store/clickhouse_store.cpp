@@ -16,9 +16,15 @@ int64_t to_i64(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 1
 uint64_t to_u64(const std::string& s) { return std::strtoull(s.c_str(), nullptr, 10); }
 double to_double(const std::string& s) { return std::strtod(s.c_str(), nullptr); }
 
-constexpr const char* kTraceColumns =
+}  // namespace
+
+const char* const ClickHouseStore::kTraceColumns =
     "id, trace_id, root_operation, start_ns, duration_ns, host, thread_id, parent_trace_id, "
     "executions, failed, valid, problem";
+
+const char* const ClickHouseStore::kStartOrder = " ORDER BY start_ns, trace_id, id";
+
+namespace {
 
 analysis::TraceEntry read_entry(const std::vector<std::string>& r) {
   analysis::TraceEntry e;
@@ -72,7 +78,8 @@ std::unique_ptr<ClickHouseStore> ClickHouseStore::open(const std::string& url, s
   // collector of this version to open the database; before that, the
   // dependency graph is counted from the executions.
   for (auto [name, has] : {std::pair{"call_edges", &store->has_call_edges_},
-                           std::pair{"operation_buckets", &store->has_operation_buckets_}}) {
+                           std::pair{"operation_buckets", &store->has_operation_buckets_},
+                           std::pair{"trace_buckets", &store->has_trace_buckets_}}) {
     result.clear();
     store->client_.query("SELECT count() FROM system.tables WHERE database = " +
                              ClickHouseClient::quote(parsed.database) + " AND name = '" + name +
@@ -120,38 +127,63 @@ StoreInfo ClickHouseStore::info() {
   return info;
 }
 
-TraceQueryResult ClickHouseStore::find_traces(const TraceQuery& q) {
-  std::lock_guard lock(mutex_);
-  last_error_.clear();
-  const analysis::TraceFilter& f = q.filter;
-  std::string where = " WHERE start_ns >= " + std::to_string(q.from_ns) +
-                      " AND start_ns <= " + std::to_string(q.to_ns) +
-                      " AND duration_ns >= " + std::to_string(f.min_duration);
+std::string ClickHouseStore::filter_sql(const analysis::TraceFilter& f) {
+  std::string sql = " AND duration_ns >= " + std::to_string(f.min_duration);
   if (f.only_invalid) {
-    where += " AND valid = 0";
+    sql += " AND valid = 0";
   } else if (!f.include_invalid) {
-    where += " AND valid = 1";
+    sql += " AND valid = 1";
   }
-  if (f.max_duration >= 0) where += " AND duration_ns <= " + std::to_string(f.max_duration);
+  if (f.max_duration >= 0) sql += " AND duration_ns <= " + std::to_string(f.max_duration);
   if (!f.operation.empty()) {
-    where += " AND position(root_operation, " + ClickHouseClient::quote(f.operation) + ") > 0";
+    sql += " AND position(root_operation, " + ClickHouseClient::quote(f.operation) + ") > 0";
   }
-  if (!f.host.empty()) where += " AND host = " + ClickHouseClient::quote(f.host);
-  if (f.only_failed) where += " AND failed > 0";
-  const std::string order = q.order == analysis::TraceOrder::kLongest
-                                ? " ORDER BY duration_ns DESC, trace_id, id"
-                                : " ORDER BY start_ns, trace_id, id";
+  if (!f.host.empty()) sql += " AND host = " + ClickHouseClient::quote(f.host);
+  if (f.only_failed) sql += " AND failed > 0";
+  return sql;
+}
+
+std::string ClickHouseStore::time_sql(int64_t from_ns, int64_t to_ns) {
+  return " WHERE start_ns >= " + std::to_string(from_ns) +
+         " AND start_ns <= " + std::to_string(to_ns);
+}
+
+std::string ClickHouseStore::limit_sql(size_t offset, size_t limit) {
   auto clamp = [](size_t n) {
     return std::to_string(std::min<size_t>(n, std::numeric_limits<int64_t>::max()));
   };
-  TraceQueryResult result;
-  const auto count = rows("SELECT count() FROM traces" + where);
-  if (!count.empty()) result.matched = to_u64(count[0][0]);
-  if (q.limit == 0) return result;
+  return " LIMIT " + clamp(offset) + ", " + clamp(limit);
+}
+
+void ClickHouseStore::fetch_entries(const std::string& where, const char* order, size_t offset,
+                                    size_t limit, std::vector<analysis::TraceEntry>& out) {
   for (const auto& r : rows(std::string("SELECT ") + kTraceColumns + " FROM traces" + where +
-                            order + " LIMIT " + clamp(q.offset) + ", " + clamp(q.limit))) {
-    if (r.size() == 12) result.entries.push_back(read_entry(r));
+                            order + limit_sql(offset, limit))) {
+    if (r.size() == 12) out.push_back(read_entry(r));
   }
+}
+
+uint64_t ClickHouseStore::count_where(const std::string& where) {
+  const auto count = rows("SELECT count() FROM traces" + where);
+  return count.empty() || count[0].empty() ? 0 : to_u64(count[0][0]);
+}
+
+TraceQueryResult ClickHouseStore::find_traces(const TraceQuery& q) {
+  std::lock_guard lock(mutex_);
+  last_error_.clear();
+  if (q.order == analysis::TraceOrder::kStart && has_trace_buckets_ && q.from_ns <= q.to_ns) {
+    return find_by_start(q);
+  }
+  // Longest first (and databases from before trace_buckets): every
+  // matching row is read, so the time grows with the store.
+  const std::string where = time_sql(q.from_ns, q.to_ns) + filter_sql(q.filter);
+  const char* order = q.order == analysis::TraceOrder::kLongest
+                          ? " ORDER BY duration_ns DESC, trace_id, id"
+                          : kStartOrder;
+  TraceQueryResult result;
+  result.matched = count_where(where);
+  if (q.limit == 0) return result;
+  fetch_entries(where, order, q.offset, q.limit, result.entries);
   return result;
 }
 

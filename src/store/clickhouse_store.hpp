@@ -45,9 +45,23 @@ class ClickHouseStore : public TraceStore {
   std::string last_error_;
   std::vector<OperationStats> operations_from_buckets();  // with mutex_ held
 
+  // Searches (with mutex_ held). SQL pieces: the filter's conditions
+  // (" AND …"), a start-time range (" WHERE …"), a page (" LIMIT …").
+  static std::string filter_sql(const analysis::TraceFilter& filter);
+  static std::string time_sql(int64_t from_ns, int64_t to_ns);
+  static std::string limit_sql(size_t offset, size_t limit);
+  static const char* const kTraceColumns;
+  static const char* const kStartOrder;
+  void fetch_entries(const std::string& where, const char* order, size_t offset, size_t limit,
+                     std::vector<analysis::TraceEntry>& out);
+  uint64_t count_where(const std::string& where);
+  // By start time, through trace_buckets (clickhouse_search.cpp).
+  TraceQueryResult find_by_start(const TraceQuery& query);
+
   // Summary tables (clickhouse_writer.cpp); older databases lack them.
   bool has_call_edges_ = false;
   bool has_operation_buckets_ = false;
+  bool has_trace_buckets_ = false;
   uint64_t exact_operations_limit_ = kExactOperationsLimit;
 };
 

@@ -26,13 +26,9 @@ const char* kExecutionsTable = R"(CREATE TABLE IF NOT EXISTS executions (
   valid UInt8, caller String
 ) ENGINE = MergeTree() ORDER BY (trace_id, trace, seq))";
 
-// The dependency graph's calls per (caller, callee), kept up to date by a
-// materialized view on every insert into `executions`: counting them from
-// `executions` took a full scan (1.0 s at 10^7 executions on two cores,
-// Debian's clickhouse-server 18.16; docs/PERFORMANCE.md). Rows of one key
-// are summed when parts merge; readers sum them again.
-// Tables that materialized views keep from every insert into
-// `executions`, so that the UI's summaries need no scan of it.
+// Tables that materialized views keep from every insert into `executions`
+// or `traces`, so that the UI's summaries and searches need no scan of
+// them.
 struct Summary {
   const char* name;
   const char* table;   // CREATE TABLE
@@ -67,7 +63,19 @@ const Summary kSummaries[] = {
      "countState() AS n, sumState(toUInt64(failed)) AS failed, sumState(tout - tin) AS total, "
      "minState(tout - tin) AS mn, maxState(tout - tin) AS mx "
      "FROM executions WHERE valid = 1 GROUP BY operation, bucket"},
+    // Traces per start-time bucket (kTraceBucketShift), validity and root
+    // operation: a search by start time reads the traces of the first
+    // buckets that hold its page instead of every row, and counts its
+    // matches here (exactly when its filters are these columns, by sample
+    // otherwise). Searching the whole traces table took 0.4-0.7 s p95 at
+    // 10^7 records, growing with it (docs/PERFORMANCE.md).
+    {"trace_buckets", R"(CREATE TABLE IF NOT EXISTS trace_buckets (
+  bucket Int64, valid UInt8, root_operation String, traces UInt64
+) ENGINE = SummingMergeTree() ORDER BY (bucket, valid, root_operation))",
+     "SELECT bitShiftRight(start_ns, 36) AS bucket, valid, root_operation, count() AS traces "
+     "FROM traces GROUP BY bucket, valid, root_operation"},
 };
+static_assert(kTraceBucketShift == 36, "trace_buckets' view shifts by 36");
 
 std::string view_sql(const Summary& s) {
   return std::string("CREATE MATERIALIZED VIEW IF NOT EXISTS ") + s.name + "_mv TO " + s.name +

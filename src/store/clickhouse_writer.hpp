@@ -63,4 +63,11 @@ class ClickHouseWriter final : public TraceIndex {
 // The CREATE statements, for the docs and for cluster setups.
 std::string clickhouse_schema_sql(const std::string& database);
 
+// The `trace_buckets` summary counts traces per 2^36 ns (68.7 s) of start
+// time: bucket = start_ns >> kTraceBucketShift (floor, as ClickHouse's
+// bitShiftRight of an Int64). Wide enough that a year of traces is under
+// half a million buckets, narrow enough that a search's first page reads
+// about a minute of traces (clickhouse_store.cpp, find_traces).
+inline constexpr int kTraceBucketShift = 36;
+
 }  // namespace sonde::store

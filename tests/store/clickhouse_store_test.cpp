@@ -129,7 +129,7 @@ TEST_F(ClickHouse, ADatabaseWithoutTheCallEdgeTableIsReadThenUpgraded) {
   ClickHouseUrl parsed;
   ASSERT_EQ(parse_clickhouse_url(url, &parsed), "");
   ClickHouseClient client(parsed);
-  for (const char* table : {"call_edges", "operation_buckets"}) {
+  for (const char* table : {"call_edges", "operation_buckets", "trace_buckets"}) {
     ASSERT_EQ(client.query(std::string("DROP TABLE ") + table + "_mv"), "");
     ASSERT_EQ(client.query(std::string("DROP TABLE ") + table), "");
   }
@@ -144,6 +144,8 @@ TEST_F(ClickHouse, ADatabaseWithoutTheCallEdgeTableIsReadThenUpgraded) {
     }
   };
   same(clickhouse(url)->call_edges());
+  // Searches by start time read the traces table as before the summaries.
+  test::expect_same_answers(*sqlite(dir.path()), *clickhouse(url), "searchBook");
 
   std::string error;
   auto writer = open_trace_index(url, &error);
@@ -156,6 +158,10 @@ TEST_F(ClickHouse, ADatabaseWithoutTheCallEdgeTableIsReadThenUpgraded) {
   EXPECT_EQ(rows, std::to_string(calls) + "\n");
   auto upgraded = clickhouse(url);
   same(upgraded->call_edges());
+  // The trace buckets were filled too: searches through them.
+  test::expect_same_answers(*sqlite(dir.path()), *upgraded, "searchBook");
+  ASSERT_EQ(client.query("SELECT sum(traces) FROM trace_buckets", &rows), "");
+  EXPECT_EQ(rows, "1635\n");
   // The duration histogram was filled too: the statistics from it.
   upgraded->set_exact_operations_limit(0);
   EXPECT_EQ(upgraded->operations().size(), sqlite(dir.path())->operations().size());

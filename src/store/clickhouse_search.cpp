@@ -90,28 +90,56 @@ TraceQueryResult ClickHouseStore::find_by_start(const TraceQuery& q) {
     if (exact) b->traces = count_where(time_sql(b->from_ns, b->to_ns) + filters);
   }
 
-  // The page, window by window.
+  // The page, window by window from the range's start. A window is sized
+  // to hold about twice what the page still needs, assuming traces spread
+  // evenly within a bucket (a busy collector puts millions in one); when
+  // a window gives fewer, the next is sized for twice as many.
   uint64_t skip = q.offset;
   size_t need = q.limit;
-  uint64_t target = std::max<uint64_t>(1, skip + need);
-  for (size_t i = 0; need > 0 && i < buckets.size() && last_error_.empty();) {
-    uint64_t bound = 0;
+  double target = 2.0 * static_cast<double>(std::max<uint64_t>(1, skip + need));
+  size_t i = 0;
+  int64_t cursor = buckets.empty() ? 0 : buckets[0].from_ns;
+  while (need > 0 && i < buckets.size() && last_error_.empty()) {
+    // The window's end: whole buckets while they fit the target, then the
+    // share of the next bucket that makes it up.
+    double expected = 0;
+    int64_t end = cursor;
     size_t j = i;
-    while (j < buckets.size() && (j == i || bound < target)) bound += buckets[j++].traces;
-    const std::string where = time_sql(buckets[i].from_ns, buckets[j - 1].to_ns) + filters;
-    // Skipping needs the window's exact count; the first page does not.
-    const uint64_t in_window = exact ? bound : skip > 0 ? count_where(where) : bound;
+    for (; j < buckets.size(); ++j) {
+      const Bucket& b = buckets[j];
+      const int64_t from = j == i ? cursor : b.from_ns;
+      const double span = static_cast<double>(b.to_ns - b.from_ns) + 1;
+      const double here =
+          static_cast<double>(b.traces) * (static_cast<double>(b.to_ns - from) + 1) / span;
+      if (expected + here < target) {
+        expected += here;
+        end = b.to_ns;
+        continue;
+      }
+      const double share = (target - expected) / std::max(1.0, here);
+      const double len = (static_cast<double>(b.to_ns - from) + 1) * share;
+      end = std::min(b.to_ns, from + std::max<int64_t>(0, static_cast<int64_t>(len)));
+      expected = target;
+      break;
+    }
+    const std::string where = time_sql(cursor, end) + filters;
+    size_t got = 0;
+    // Skipping needs the window's count; the first page does not.
+    const uint64_t in_window = skip > 0 ? count_where(where) : 0;
     if (skip > 0 && in_window <= skip) {
       skip -= in_window;
+      got = in_window;
     } else {
       const size_t before = result.entries.size();
       fetch_entries(where, kStartOrder, skip, need, result.entries);
-      const size_t got = result.entries.size() - before;
-      need -= std::min(need, got);
+      got = result.entries.size() - before + skip;
+      need -= std::min(need, result.entries.size() - before);
       skip = 0;
     }
-    i = j;
-    if (!exact) target = std::min<uint64_t>(target * 2, std::numeric_limits<uint64_t>::max() / 2);
+    if (static_cast<double>(got) < expected / 2) target *= 2;
+    // On past the window: to the next bucket if it ended one.
+    while (i < buckets.size() && buckets[i].to_ns <= end) ++i;
+    if (i < buckets.size()) cursor = std::max(buckets[i].from_ns, end + 1);
   }
 
   // The count.
@@ -128,11 +156,11 @@ TraceQueryResult ClickHouseStore::find_by_start(const TraceQuery& q) {
     const size_t step = std::max<size_t>(1, buckets.size() / kSampleBuckets);
     std::string ranges;
     uint64_t sampled_upper = 0;
-    for (size_t i = step / 2; i < buckets.size() && sampled_upper < kSampleTraces; i += step) {
+    for (size_t k = step / 2; k < buckets.size() && sampled_upper < kSampleTraces; k += step) {
       ranges += std::string(ranges.empty() ? "" : " OR ") +
-                "(start_ns >= " + std::to_string(buckets[i].from_ns) +
-                " AND start_ns <= " + std::to_string(buckets[i].to_ns) + ")";
-      sampled_upper += buckets[i].traces;
+                "(start_ns >= " + std::to_string(buckets[k].from_ns) +
+                " AND start_ns <= " + std::to_string(buckets[k].to_ns) + ")";
+      sampled_upper += buckets[k].traces;
     }
     const uint64_t sampled = count_where(" WHERE (" + ranges + ")" + filters);
     result.matched =

@@ -5,13 +5,16 @@
 // the filter's columns of every row: both grew with the store (0.4-0.7 s
 // p95 at 10^7 records, docs/PERFORMANCE.md). The `trace_buckets` summary
 // (clickhouse_writer.cpp) counts traces per 2^36 ns of start time, per
-// validity and root operation. From it a search learns where its page
-// lies and reads only the trace rows of those buckets, which the primary
-// key (start_ns first) finds without a scan:
-// - the page: the first buckets whose counts reach offset + limit are read
-//   in one query; if the filters are more than the summary's columns (a
-//   duration band, a host, failed only), the counts are upper bounds, and
-//   each further window is twice as wide;
+// validity and root operation, with each bucket's first and last start.
+// From it a search learns where its page lies and reads only the trace
+// rows of those times, which the primary key (start_ns first) finds
+// without a scan:
+// - the page: read in windows from the range's start, each sized from the
+//   buckets' counts to hold about twice what the page still needs (traces
+//   assumed even between a bucket's first and last start); if the filters
+//   are more than the summary's columns (a duration band, a host, failed
+//   only), the counts are upper bounds, and a window that gives less than
+//   half its expectation doubles the next;
 // - the count: the summary's sum, exact when the filters are its own
 //   columns (the range's partial first and last buckets counted in the
 //   rows); otherwise exact up to TraceQuery::exact_count_traces traces,
@@ -33,13 +36,6 @@ constexpr uint64_t kSampleTraces = 200'000;
 constexpr size_t kSampleBuckets = 16;
 
 int64_t bucket_of(int64_t start_ns) { return start_ns >> kTraceBucketShift; }
-int64_t bucket_first_ns(int64_t bucket) { return bucket * (int64_t{1} << kTraceBucketShift); }
-int64_t bucket_last_ns(int64_t bucket) {
-  return bucket == bucket_of(std::numeric_limits<int64_t>::max())
-             ? std::numeric_limits<int64_t>::max()
-             : bucket_first_ns(bucket + 1) - 1;
-}
-
 uint64_t text_u64(const std::string& s) { return std::strtoull(s.c_str(), nullptr, 10); }
 int64_t text_i64(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 10); }
 
@@ -71,24 +67,27 @@ TraceQueryResult ClickHouseStore::find_by_start(const TraceQuery& q) {
 
   TraceQueryResult result;
   std::vector<Bucket> buckets;
-  for (const auto& r : rows("SELECT bucket, sum(traces) AS n FROM trace_buckets" + summary +
-                            " GROUP BY bucket HAVING n > 0 ORDER BY bucket")) {
-    if (r.size() != 2) continue;
+  for (const auto& r :
+       rows("SELECT bucket, countMerge(traces) AS n, minMerge(first), maxMerge(last) "
+            "FROM trace_buckets" +
+            summary + " GROUP BY bucket HAVING n > 0 ORDER BY bucket")) {
+    if (r.size() != 4) continue;
     Bucket b;
     b.bucket = text_i64(r[0]);
     b.traces = text_u64(r[1]);
-    b.from_ns = std::max(q.from_ns, bucket_first_ns(b.bucket));
-    b.to_ns = std::min(q.to_ns, bucket_last_ns(b.bucket));
+    const int64_t first = text_i64(r[2]), last = text_i64(r[3]);
+    // The part of the bucket its traces occupy, within the range.
+    b.from_ns = std::max(q.from_ns, first);
+    b.to_ns = std::min(q.to_ns, last);
+    if (b.from_ns > b.to_ns) continue;  // its traces are all outside the range
+    // A bucket the range cuts: its count is of the whole bucket.
+    if (exact && (b.from_ns != first || b.to_ns != last)) {
+      b.traces = count_where(time_sql(b.from_ns, b.to_ns) + filters);
+      if (b.traces == 0) continue;
+    }
     buckets.push_back(b);
   }
   if (!last_error_.empty()) return result;
-  // A bucket the range cuts: its count is of the whole bucket.
-  for (Bucket* b : {buckets.empty() ? nullptr : &buckets.front(),
-                    buckets.size() < 2 ? nullptr : &buckets.back()}) {
-    if (b == nullptr) continue;
-    if (b->from_ns == bucket_first_ns(b->bucket) && b->to_ns == bucket_last_ns(b->bucket)) continue;
-    if (exact) b->traces = count_where(time_sql(b->from_ns, b->to_ns) + filters);
-  }
 
   // The page, window by window from the range's start. A window is sized
   // to hold about twice what the page still needs, assuming traces spread

@@ -64,15 +64,18 @@ const Summary kSummaries[] = {
      "minState(tout - tin) AS mn, maxState(tout - tin) AS mx "
      "FROM executions WHERE valid = 1 GROUP BY operation, bucket"},
     // Traces per start-time bucket (kTraceBucketShift), validity and root
-    // operation: a search by start time reads the traces of the first
-    // buckets that hold its page instead of every row, and counts its
-    // matches here (exactly when its filters are these columns, by sample
-    // otherwise). Searching the whole traces table took 0.4-0.7 s p95 at
-    // 10^7 records, growing with it (docs/PERFORMANCE.md).
+    // operation, with the first and last start in each: a search by start
+    // time reads the traces of the first buckets that hold its page
+    // instead of every row, and counts its matches here (exactly when its
+    // filters are these columns, by sample otherwise). Searching the whole
+    // traces table took 0.4-0.7 s p95 at 10^7 records, growing with it
+    // (docs/PERFORMANCE.md).
     {"trace_buckets", R"(CREATE TABLE IF NOT EXISTS trace_buckets (
-  bucket Int64, valid UInt8, root_operation String, traces UInt64
-) ENGINE = SummingMergeTree() ORDER BY (bucket, valid, root_operation))",
-     "SELECT bitShiftRight(start_ns, 36) AS bucket, valid, root_operation, count() AS traces "
+  bucket Int64, valid UInt8, root_operation String, traces AggregateFunction(count),
+  first AggregateFunction(min, Int64), last AggregateFunction(max, Int64)
+) ENGINE = AggregatingMergeTree() ORDER BY (bucket, valid, root_operation))",
+     "SELECT bitShiftRight(start_ns, 36) AS bucket, valid, root_operation, countState() AS traces, "
+     "minState(start_ns) AS first, maxState(start_ns) AS last "
      "FROM traces GROUP BY bucket, valid, root_operation"},
 };
 static_assert(kTraceBucketShift == 36, "trace_buckets' view shifts by 36");

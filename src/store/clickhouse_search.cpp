@@ -5,15 +5,16 @@
 // the filter's columns of every row: both grew with the store (0.4-0.7 s
 // p95 at 10^7 records, docs/PERFORMANCE.md). The `trace_buckets` summary
 // (clickhouse_writer.cpp) counts traces per 2^36 ns of start time, per
-// validity and root operation, with each bucket's first and last start.
+// validity, root operation and host, with each bucket's first and last
+// start.
 // From it a search learns where its page lies and reads only the trace
 // rows of those times, which the primary key (start_ns first) finds
 // without a scan:
 // - the page: read in windows from the range's start, each sized from the
 //   buckets' counts to hold about twice what the page still needs (traces
 //   assumed even between a bucket's first and last start); if the filters
-//   are more than the summary's columns (a duration band, a host, failed
-//   only), the counts are upper bounds, and a window that gives less than
+//   are more than the summary's columns (a duration band, failed only),
+//   the counts are upper bounds, and a window that gives less than
 //   half its expectation doubles the next;
 // - the count: the summary's sum, exact when the filters are its own
 //   columns (the range's partial first and last buckets counted in the
@@ -62,8 +63,9 @@ TraceQueryResult ClickHouseStore::find_by_start(const TraceQuery& q) {
   if (!f.operation.empty()) {
     summary += " AND position(root_operation, " + ClickHouseClient::quote(f.operation) + ") > 0";
   }
+  if (!f.host.empty()) summary += " AND host = " + ClickHouseClient::quote(f.host);
   // Durations are never negative (end - start over a trace's executions).
-  const bool exact = f.min_duration <= 0 && f.max_duration < 0 && f.host.empty() && !f.only_failed;
+  const bool exact = f.min_duration <= 0 && f.max_duration < 0 && !f.only_failed;
 
   TraceQueryResult result;
   std::vector<Bucket> buckets;

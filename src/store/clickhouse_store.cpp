@@ -108,6 +108,7 @@ StoreInfo ClickHouseStore::info() {
   std::lock_guard lock(mutex_);
   last_error_.clear();
   StoreInfo info;
+  if (has_trace_buckets_ && has_operation_buckets_) return info_from_summaries();
   const auto totals = rows(
       "SELECT sum(valid), sum(1 - valid), sumIf(executions, valid = 1), "
       "if(sum(valid) = 0, 0, minIf(start_ns, valid = 1)), "
@@ -166,6 +167,35 @@ void ClickHouseStore::fetch_entries(const std::string& where, const char* order,
 uint64_t ClickHouseStore::count_where(const std::string& where) {
   const auto count = rows("SELECT count() FROM traces" + where);
   return count.empty() || count[0].empty() ? 0 : to_u64(count[0][0]);
+}
+
+// The same totals from the summary tables, without reading the traces
+// (info() took 122 ms at 10^7 records and grew with them): traces per
+// validity, time bounds and hosts from trace_buckets, valid executions
+// from operation_buckets (its view counts executions of valid traces, as
+// the sum of their traces' execution counts), and the row count, which
+// ClickHouse keeps per part, for the generation.
+StoreInfo ClickHouseStore::info_from_summaries() {
+  StoreInfo info;
+  const auto totals = rows(
+      "SELECT countMergeIf(traces, valid = 1) AS v, countMergeIf(traces, valid = 0), "
+      "if(v = 0, 0, minMergeIf(first, valid = 1)), if(v = 0, 0, maxMergeIf(last, valid = 1)) "
+      "FROM trace_buckets");
+  if (!totals.empty() && totals[0].size() == 4) {
+    info.traces = to_u64(totals[0][0]);
+    info.invalid_traces = to_u64(totals[0][1]);
+    info.first_start = to_i64(totals[0][2]);
+    info.last_start = to_i64(totals[0][3]);
+  }
+  const auto executions = rows("SELECT countMerge(n) FROM operation_buckets");
+  if (!executions.empty() && !executions[0].empty()) info.executions = to_u64(executions[0][0]);
+  const auto generation = rows("SELECT count() FROM traces");
+  if (!generation.empty() && !generation[0].empty()) info.generation = to_u64(generation[0][0]);
+  for (const auto& r :
+       rows("SELECT DISTINCT host FROM trace_buckets WHERE host != '' ORDER BY host")) {
+    info.hosts.push_back(r[0]);
+  }
+  return info;
 }
 
 TraceQueryResult ClickHouseStore::find_traces(const TraceQuery& q) {

@@ -44,6 +44,7 @@ class ClickHouseStore : public TraceStore {
   ClickHouseClient client_;
   std::string last_error_;
   std::vector<OperationStats> operations_from_buckets();  // with mutex_ held
+  StoreInfo info_from_summaries();                        // with mutex_ held
 
   // Searches (with mutex_ held). SQL pieces: the filter's conditions
   // (" AND …"), a start-time range (" WHERE …"), a page (" LIMIT …").

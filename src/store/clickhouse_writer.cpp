@@ -63,20 +63,21 @@ const Summary kSummaries[] = {
      "countState() AS n, sumState(toUInt64(failed)) AS failed, sumState(tout - tin) AS total, "
      "minState(tout - tin) AS mn, maxState(tout - tin) AS mx "
      "FROM executions WHERE valid = 1 GROUP BY operation, bucket"},
-    // Traces per start-time bucket (kTraceBucketShift), validity and root
-    // operation, with the first and last start in each: a search by start
-    // time reads the traces of the first buckets that hold its page
-    // instead of every row, and counts its matches here (exactly when its
-    // filters are these columns, by sample otherwise). Searching the whole
+    // Traces per start-time bucket (kTraceBucketShift), validity, root
+    // operation and host, with the first and last start in each: a search
+    // by start time reads the traces of the first buckets that hold its
+    // page instead of every row, and counts its matches here (exactly when
+    // its filters are these columns, by sample otherwise); the store's
+    // totals, time bounds and hosts come from it too. Searching the whole
     // traces table took 0.4-0.7 s p95 at 10^7 records, growing with it
     // (docs/PERFORMANCE.md).
     {"trace_buckets", R"(CREATE TABLE IF NOT EXISTS trace_buckets (
-  bucket Int64, valid UInt8, root_operation String, traces AggregateFunction(count),
+  bucket Int64, valid UInt8, root_operation String, host String, traces AggregateFunction(count),
   first AggregateFunction(min, Int64), last AggregateFunction(max, Int64)
-) ENGINE = AggregatingMergeTree() ORDER BY (bucket, valid, root_operation))",
-     "SELECT bitShiftRight(start_ns, 36) AS bucket, valid, root_operation, countState() AS traces, "
-     "minState(start_ns) AS first, maxState(start_ns) AS last "
-     "FROM traces GROUP BY bucket, valid, root_operation"},
+) ENGINE = AggregatingMergeTree() ORDER BY (bucket, valid, root_operation, host))",
+     "SELECT bitShiftRight(start_ns, 36) AS bucket, valid, root_operation, host, "
+     "countState() AS traces, minState(start_ns) AS first, maxState(start_ns) AS last "
+     "FROM traces GROUP BY bucket, valid, root_operation, host"},
 };
 static_assert(kTraceBucketShift == 36, "trace_buckets' view shifts by 36");
 

@@ -17,11 +17,14 @@
 //   the counts are upper bounds, and a window that gives less than
 //   half its expectation doubles the next;
 // - the count: the summary's sum, exact when the filters are its own
-//   columns (the range's partial first and last buckets counted in the
-//   rows); otherwise exact up to TraceQuery::exact_count_traces traces,
-//   and past it estimated from an even sample of buckets
-//   (TraceQueryResult::matched_estimated), as the embedded store does.
+//   columns (a bucket the range cuts counted in its rows, up to
+//   TraceQuery::exact_count_traces of them); with other filters, counted
+//   in the rows up to that limit, and past it the summary's count times
+//   the share that passes them in a sample of about 200,000 traces from
+//   up to 16 buckets (TraceQueryResult::matched_estimated, as the
+//   embedded store estimates past the same limit).
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 
@@ -32,7 +35,7 @@ namespace sonde::store {
 
 namespace {
 
-// Rows a sampled count may read before it stops adding buckets.
+// Traces a sampled count reads (about), spread over its buckets.
 constexpr uint64_t kSampleTraces = 200'000;
 constexpr size_t kSampleBuckets = 16;
 
@@ -50,22 +53,31 @@ struct Bucket {
 
 TraceQueryResult ClickHouseStore::find_by_start(const TraceQuery& q) {
   const analysis::TraceFilter& f = q.filter;
-  const std::string filters = filter_sql(f);
-  // Conditions trace_buckets has the columns for; with only these the
-  // summary's counts are exact.
-  std::string summary = " WHERE bucket >= " + std::to_string(bucket_of(q.from_ns)) +
-                        " AND bucket <= " + std::to_string(bucket_of(q.to_ns));
+  // The conditions trace_buckets has the columns for (validity, root
+  // operation, host), as SQL for either table; with only these the
+  // summary's counts are exact. The others (a duration band, failed only)
+  // are checked in the trace rows.
+  std::string common;
   if (f.only_invalid) {
-    summary += " AND valid = 0";
+    common += " AND valid = 0";
   } else if (!f.include_invalid) {
-    summary += " AND valid = 1";
+    common += " AND valid = 1";
   }
   if (!f.operation.empty()) {
-    summary += " AND position(root_operation, " + ClickHouseClient::quote(f.operation) + ") > 0";
+    common += " AND position(root_operation, " + ClickHouseClient::quote(f.operation) + ") > 0";
   }
-  if (!f.host.empty()) summary += " AND host = " + ClickHouseClient::quote(f.host);
+  if (!f.host.empty()) common += " AND host = " + ClickHouseClient::quote(f.host);
+  std::string extra = "duration_ns >= " + std::to_string(f.min_duration);
+  if (f.max_duration >= 0) extra += " AND duration_ns <= " + std::to_string(f.max_duration);
+  if (f.only_failed) extra += " AND failed > 0";
+  const std::string filters = common + " AND " + extra;
+  const std::string summary = " WHERE bucket >= " + std::to_string(bucket_of(q.from_ns)) +
+                              " AND bucket <= " + std::to_string(bucket_of(q.to_ns)) + common;
   // Durations are never negative (end - start over a trace's executions).
   const bool exact = f.min_duration <= 0 && f.max_duration < 0 && !f.only_failed;
+  const uint64_t exact_limit =
+      q.exact_count_traces == 0 ? std::numeric_limits<uint64_t>::max() : q.exact_count_traces;
+  bool estimated = false;
 
   TraceQueryResult result;
   std::vector<Bucket> buckets;
@@ -82,9 +94,17 @@ TraceQueryResult ClickHouseStore::find_by_start(const TraceQuery& q) {
     b.from_ns = std::max(q.from_ns, first);
     b.to_ns = std::min(q.to_ns, last);
     if (b.from_ns > b.to_ns) continue;  // its traces are all outside the range
-    // A bucket the range cuts: its count is of the whole bucket.
-    if (exact && (b.from_ns != first || b.to_ns != last)) {
-      b.traces = count_where(time_sql(b.from_ns, b.to_ns) + filters);
+    // A bucket the range cuts: its count is of the whole bucket. Counted
+    // in the rows up to the exact limit, else its share by time.
+    if (b.from_ns != first || b.to_ns != last) {
+      if (b.traces <= exact_limit) {
+        b.traces = count_where(time_sql(b.from_ns, b.to_ns) + common);
+      } else {
+        b.traces = static_cast<uint64_t>(std::ceil(static_cast<double>(b.traces) *
+                                                   (static_cast<double>(b.to_ns - b.from_ns) + 1) /
+                                                   (static_cast<double>(last - first) + 1)));
+        estimated = true;
+      }
       if (b.traces == 0) continue;
     }
     buckets.push_back(b);
@@ -143,36 +163,46 @@ TraceQueryResult ClickHouseStore::find_by_start(const TraceQuery& q) {
     if (i < buckets.size()) cursor = std::max(buckets[i].from_ns, end + 1);
   }
 
-  // The count.
-  uint64_t upper = 0;
-  for (const Bucket& b : buckets) upper += b.traces;
+  // The count: the summary's, of the traces that pass the conditions it
+  // has columns for.
+  uint64_t summary_count = 0;
+  for (const Bucket& b : buckets) summary_count += b.traces;
   if (exact) {
-    result.matched = upper;
-  } else if (q.exact_count_traces == 0 || upper <= q.exact_count_traces) {
+    result.matched = summary_count;
+    result.matched_estimated = estimated;
+  } else if (summary_count <= exact_limit) {
     result.matched = count_where(time_sql(q.from_ns, q.to_ns) + filters);
   } else {
-    // Evenly spaced buckets, as many as kSampleTraces rows allow (at least
-    // one); what they match scales to the rest by their share of the
-    // summary's count.
+    // The share of those traces that pass the other conditions too, in a
+    // sample: evenly spaced buckets, and in each the first part holding
+    // its share of kSampleTraces (traces even within a bucket: a busy
+    // collector's bucket holds tens of millions).
     const size_t step = std::max<size_t>(1, buckets.size() / kSampleBuckets);
+    const size_t sampled_buckets = (buckets.size() + step - 1 - step / 2) / step;
+    const double per_bucket = static_cast<double>(kSampleTraces) /
+                              static_cast<double>(std::max<size_t>(1, sampled_buckets));
     std::string ranges;
-    uint64_t sampled_upper = 0;
-    for (size_t k = step / 2; k < buckets.size() && sampled_upper < kSampleTraces; k += step) {
+    for (size_t k = step / 2; k < buckets.size(); k += step) {
+      const Bucket& b = buckets[k];
+      const double part = std::min(1.0, per_bucket / static_cast<double>(b.traces));
+      const int64_t to =
+          b.from_ns + static_cast<int64_t>(static_cast<double>(b.to_ns - b.from_ns) * part);
       ranges += std::string(ranges.empty() ? "" : " OR ") +
-                "(start_ns >= " + std::to_string(buckets[k].from_ns) +
-                " AND start_ns <= " + std::to_string(buckets[k].to_ns) + ")";
-      sampled_upper += buckets[k].traces;
+                "(start_ns >= " + std::to_string(b.from_ns) +
+                " AND start_ns <= " + std::to_string(to) + ")";
     }
-    const uint64_t sampled = count_where(" WHERE (" + ranges + ")" + filters);
-    result.matched =
-        static_cast<uint64_t>(static_cast<double>(upper) * static_cast<double>(sampled) /
-                                  static_cast<double>(std::max<uint64_t>(1, sampled_upper)) +
-                              0.5);
+    const auto sample =
+        rows("SELECT count(), countIf(" + extra + ") FROM traces WHERE (" + ranges + ")" + common);
+    const double all =
+        sample.empty() || sample[0].size() != 2 ? 0 : static_cast<double>(text_u64(sample[0][0]));
+    const double passed = all == 0 ? 0 : static_cast<double>(text_u64(sample[0][1]));
+    result.matched = static_cast<uint64_t>(
+        static_cast<double>(summary_count) * (all == 0 ? 0 : passed / all) + 0.5);
     result.matched_estimated = true;
-    // An estimate never says fewer than the page shows.
-    if (!result.entries.empty())
-      result.matched = std::max<uint64_t>(result.matched, q.offset + result.entries.size());
   }
+  // An estimate never says fewer than the page shows.
+  if (result.matched_estimated && !result.entries.empty())
+    result.matched = std::max<uint64_t>(result.matched, q.offset + result.entries.size());
   return result;
 }
 

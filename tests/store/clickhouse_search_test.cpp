@@ -176,6 +176,18 @@ TEST_F(ClickHouseSearch, CountsPastTheExactLimitAreEstimatesAndSaySo) {
   for (size_t k = 0; k < exact.entries.size(); ++k) {
     EXPECT_EQ(got.entries[k].trace_id, exact.entries[k].trace_id) << k;
   }
+  // A range that cuts a bucket: past the limit, that bucket's part is its
+  // share by time (about 14 traces a bucket here, so within one bucket).
+  const StoreInfo info = sqlite_->info();
+  TraceQuery cut;
+  cut.from_ns = info.first_start + (info.last_start - info.first_start) / 3 + kBucketNs / 3;
+  cut.limit = 5;
+  cut.exact_count_traces = 0;
+  const uint64_t cut_exact = sqlite_->find_traces(cut).matched;
+  cut.exact_count_traces = 5;
+  const TraceQueryResult cut_got = clickhouse_->find_traces(cut);
+  EXPECT_TRUE(cut_got.matched_estimated);
+  EXPECT_NEAR(static_cast<double>(cut_got.matched), static_cast<double>(cut_exact), 14.0);
   // Filters the summary has columns for are counted exactly at any size.
   TraceQuery by_root;
   by_root.filter.operation = "Cart";

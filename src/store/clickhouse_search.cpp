@@ -27,7 +27,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <utility>
+#include <vector>
 
+#include "analysis/model/duration_accumulator.hpp"
 #include "store/clickhouse_store.hpp"
 #include "store/clickhouse_writer.hpp"
 
@@ -204,6 +207,63 @@ TraceQueryResult ClickHouseStore::find_by_start(const TraceQuery& q) {
   if (result.matched_estimated && !result.entries.empty())
     result.matched = std::max<uint64_t>(result.matched, q.offset + result.entries.size());
   return result;
+}
+
+TraceQueryResult ClickHouseStore::find_longest(const TraceQuery& q) {
+  // The count is the one a search by start time gives (no page).
+  TraceQuery count_only = q;
+  count_only.order = analysis::TraceOrder::kStart;
+  count_only.limit = 0;
+  count_only.offset = 0;
+  TraceQueryResult result = find_by_start(count_only);
+  if (q.limit == 0 || !last_error_.empty()) return result;
+
+  // Traces per duration bucket, longest first, for the conditions the
+  // summary has columns for (not the time range or the other filters: it
+  // has no time, so its counts are upper bounds).
+  const analysis::TraceFilter& f = q.filter;
+  std::string common;
+  if (f.only_invalid) {
+    common += " AND valid = 0";
+  } else if (!f.include_invalid) {
+    common += " AND valid = 1";
+  }
+  if (!f.operation.empty()) {
+    common += " AND position(root_operation, " + ClickHouseClient::quote(f.operation) + ") > 0";
+  }
+  if (!f.host.empty()) common += " AND host = " + ClickHouseClient::quote(f.host);
+  std::vector<std::pair<size_t, uint64_t>> durations;  // bucket, traces; longest first
+  for (const auto& r : rows("SELECT bucket, sum(traces) FROM trace_durations WHERE 1" + common +
+                            " GROUP BY bucket ORDER BY bucket DESC")) {
+    if (r.size() == 2) durations.emplace_back(text_u64(r[0]), text_u64(r[1]));
+  }
+  if (!last_error_.empty()) return result;
+
+  // The page lies above some duration: take the bucket where the traces
+  // from the longest reach the page's end, read only the rows at least
+  // that long, and lower the bar (wanting twice as many) until those rows
+  // hold the page or the bar is gone. The page is then exact: every
+  // trace longer than the bar was read.
+  const std::string where = time_sql(q.from_ns, q.to_ns) + filter_sql(f);
+  const char* order = " ORDER BY duration_ns DESC, trace_id, id";
+  const uint64_t page_end = q.offset + q.limit;
+  for (uint64_t want = page_end;; want = want > UINT64_MAX / 2 ? UINT64_MAX : want * 2) {
+    uint64_t seen = 0;
+    size_t i = 0;
+    while (i < durations.size() && seen < want) seen += durations[i++].second;
+    const bool all = i == durations.size();
+    const int64_t bar =
+        all ? std::numeric_limits<int64_t>::min()
+            : analysis::DurationAccumulator::histogram_bucket_low(durations[i - 1].first);
+    std::vector<analysis::TraceEntry> page;
+    const std::string above = all ? where : where + " AND duration_ns >= " + std::to_string(bar);
+    fetch_entries(above, order, q.offset, q.limit, page);
+    if (!last_error_.empty()) return result;
+    if (all || page.size() == q.limit) {
+      result.entries = std::move(page);
+      return result;
+    }
+  }
 }
 
 }  // namespace sonde::store

@@ -79,7 +79,8 @@ std::unique_ptr<ClickHouseStore> ClickHouseStore::open(const std::string& url, s
   // dependency graph is counted from the executions.
   for (auto [name, has] : {std::pair{"call_edges", &store->has_call_edges_},
                            std::pair{"operation_buckets", &store->has_operation_buckets_},
-                           std::pair{"trace_buckets", &store->has_trace_buckets_}}) {
+                           std::pair{"trace_buckets", &store->has_trace_buckets_},
+                           std::pair{"trace_durations", &store->has_trace_durations_}}) {
     result.clear();
     store->client_.query("SELECT count() FROM system.tables WHERE database = " +
                              ClickHouseClient::quote(parsed.database) + " AND name = '" + name +
@@ -201,11 +202,12 @@ StoreInfo ClickHouseStore::info_from_summaries() {
 TraceQueryResult ClickHouseStore::find_traces(const TraceQuery& q) {
   std::lock_guard lock(mutex_);
   last_error_.clear();
-  if (q.order == analysis::TraceOrder::kStart && has_trace_buckets_ && q.from_ns <= q.to_ns) {
-    return find_by_start(q);
+  if (has_trace_buckets_ && q.from_ns <= q.to_ns) {
+    if (q.order == analysis::TraceOrder::kStart) return find_by_start(q);
+    if (has_trace_durations_) return find_longest(q);
   }
-  // Longest first (and databases from before trace_buckets): every
-  // matching row is read, so the time grows with the store.
+  // Databases from before the summaries: every matching row is read, so
+  // the time grows with the store.
   const std::string where = time_sql(q.from_ns, q.to_ns) + filter_sql(q.filter);
   const char* order = q.order == analysis::TraceOrder::kLongest
                           ? " ORDER BY duration_ns DESC, trace_id, id"

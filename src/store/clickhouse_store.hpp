@@ -58,11 +58,14 @@ class ClickHouseStore : public TraceStore {
   uint64_t count_where(const std::string& where);
   // By start time, through trace_buckets (clickhouse_search.cpp).
   TraceQueryResult find_by_start(const TraceQuery& query);
+  // Longest first, through trace_durations (clickhouse_search.cpp).
+  TraceQueryResult find_longest(const TraceQuery& query);
 
   // Summary tables (clickhouse_writer.cpp); older databases lack them.
   bool has_call_edges_ = false;
   bool has_operation_buckets_ = false;
   bool has_trace_buckets_ = false;
+  bool has_trace_durations_ = false;
   uint64_t exact_operations_limit_ = kExactOperationsLimit;
 };
 

@@ -129,7 +129,8 @@ TEST_F(ClickHouse, ADatabaseWithoutTheCallEdgeTableIsReadThenUpgraded) {
   ClickHouseUrl parsed;
   ASSERT_EQ(parse_clickhouse_url(url, &parsed), "");
   ClickHouseClient client(parsed);
-  for (const char* table : {"call_edges", "operation_buckets", "trace_buckets"}) {
+  for (const char* table :
+       {"call_edges", "operation_buckets", "trace_buckets", "trace_durations"}) {
     ASSERT_EQ(client.query(std::string("DROP TABLE ") + table + "_mv"), "");
     ASSERT_EQ(client.query(std::string("DROP TABLE ") + table), "");
   }

@@ -38,6 +38,14 @@ double bucket_midpoint(size_t index) {
 
 size_t DurationAccumulator::histogram_bucket(int64_t value) { return bucket_of(value); }
 
+int64_t DurationAccumulator::histogram_bucket_low(size_t index) {
+  if (index < kLinearLimit) return static_cast<int64_t>(index);
+  const size_t k = index - kLinearLimit;
+  const size_t shift = k / kSubCount + 1;
+  if (shift >= 56) return std::numeric_limits<int64_t>::max();  // past any int64 duration
+  return static_cast<int64_t>((kSubCount + k % kSubCount) << shift);
+}
+
 DurationAccumulator DurationAccumulator::from_histogram(
     const std::vector<std::pair<size_t, uint64_t>>& buckets, int64_t total, int64_t min,
     int64_t max) {

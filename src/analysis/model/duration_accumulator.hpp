@@ -35,6 +35,9 @@ class DurationAccumulator {
   // themselves (the ClickHouse store's operation_buckets) use it, then
   // from_histogram() to answer as this class does.
   static size_t histogram_bucket(int64_t value);
+  // The smallest value in that bucket (histogram_bucket(v) == index for
+  // every v from it up to the next bucket's lowest).
+  static int64_t histogram_bucket_low(size_t index);
   // An accumulator in histogram mode from (bucket, count) pairs, with the
   // exact total, min and max: its quantiles are those an accumulator fed
   // the same values gives once in histogram mode. The standard deviation

@@ -229,3 +229,37 @@ TEST(DurationAccumulator, DamagedStatesAreRefusedAndChangeNothing) {
 
 }  // namespace
 }  // namespace sonde::analysis
+
+namespace sonde::analysis {
+namespace {
+
+// A bucket's lowest value (the ClickHouse store's longest-first search
+// reads the rows at least that long): in the bucket, and the bucket below
+// ends just under it, from the linear range to the largest durations.
+TEST(DurationAccumulatorBuckets, EachBucketsLowestValueStartsIt) {
+  std::vector<int64_t> values = {0,
+                                 1,
+                                 255,
+                                 256,
+                                 257,
+                                 511,
+                                 512,
+                                 1000,
+                                 123'456'789,
+                                 int64_t{1} << 40,
+                                 std::numeric_limits<int64_t>::max()};
+  for (int64_t v = 1; v < (int64_t{1} << 62); v = v * 3 + 1) values.push_back(v);
+  for (const int64_t v : values) {
+    SCOPED_TRACE(v);
+    const size_t b = DurationAccumulator::histogram_bucket(v);
+    const int64_t low = DurationAccumulator::histogram_bucket_low(b);
+    EXPECT_LE(low, v);
+    EXPECT_EQ(DurationAccumulator::histogram_bucket(low), b);
+    if (low > 0) {
+      EXPECT_EQ(DurationAccumulator::histogram_bucket(low - 1), b - 1);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sonde::analysis

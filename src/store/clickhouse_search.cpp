@@ -43,6 +43,11 @@ constexpr uint64_t kSampleTraces = 200'000;
 constexpr size_t kSampleBuckets = 16;
 
 int64_t bucket_of(int64_t start_ns) { return start_ns >> kTraceBucketShift; }
+uint64_t add_saturated(uint64_t a, uint64_t b) {
+  return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max()
+                                                      : a + b;
+}
+
 uint64_t text_u64(const std::string& s) { return std::strtoull(s.c_str(), nullptr, 10); }
 int64_t text_i64(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 10); }
 
@@ -120,7 +125,7 @@ TraceQueryResult ClickHouseStore::find_by_start(const TraceQuery& q) {
   // a window gives fewer, the next is sized for twice as many.
   uint64_t skip = q.offset;
   size_t need = q.limit;
-  double target = 2.0 * static_cast<double>(std::max<uint64_t>(1, skip + need));
+  double target = 2.0 * static_cast<double>(std::max<uint64_t>(1, add_saturated(skip, need)));
   size_t i = 0;
   int64_t cursor = buckets.empty() ? 0 : buckets[0].from_ns;
   while (need > 0 && i < buckets.size() && last_error_.empty()) {
@@ -142,7 +147,9 @@ TraceQueryResult ClickHouseStore::find_by_start(const TraceQuery& q) {
       }
       const double share = (target - expected) / std::max(1.0, here);
       const double len = (static_cast<double>(b.to_ns - from) + 1) * share;
-      end = std::min(b.to_ns, from + std::max<int64_t>(0, static_cast<int64_t>(len)));
+      // Within the bucket: from + len cannot pass to_ns (nor overflow).
+      end = from +
+            std::clamp<int64_t>(static_cast<int64_t>(std::min(len, 9.0e18)), 0, b.to_ns - from);
       expected = target;
       break;
     }
@@ -180,7 +187,7 @@ TraceQueryResult ClickHouseStore::find_by_start(const TraceQuery& q) {
     // sample: evenly spaced buckets, and in each the first part holding
     // its share of kSampleTraces (traces even within a bucket: a busy
     // collector's bucket holds tens of millions).
-    const size_t step = std::max<size_t>(1, buckets.size() / kSampleBuckets);
+    const size_t step = std::max<size_t>(1, (buckets.size() + kSampleBuckets - 1) / kSampleBuckets);
     const size_t sampled_buckets = (buckets.size() + step - 1 - step / 2) / step;
     const double per_bucket = static_cast<double>(kSampleTraces) /
                               static_cast<double>(std::max<size_t>(1, sampled_buckets));
@@ -233,8 +240,16 @@ TraceQueryResult ClickHouseStore::find_longest(const TraceQuery& q) {
   }
   if (!f.host.empty()) common += " AND host = " + ClickHouseClient::quote(f.host);
   std::vector<std::pair<size_t, uint64_t>> durations;  // bucket, traces; longest first
+  // A duration band: only its buckets.
+  std::string band =
+      " AND bucket >= " + std::to_string(analysis::DurationAccumulator::histogram_bucket(
+                              std::max<int64_t>(0, f.min_duration)));
+  if (f.max_duration >= 0) {
+    band += " AND bucket <= " +
+            std::to_string(analysis::DurationAccumulator::histogram_bucket(f.max_duration));
+  }
   for (const auto& r : rows("SELECT bucket, sum(traces) FROM trace_durations WHERE 1" + common +
-                            " GROUP BY bucket ORDER BY bucket DESC")) {
+                            band + " GROUP BY bucket ORDER BY bucket DESC")) {
     if (r.size() == 2) durations.emplace_back(text_u64(r[0]), text_u64(r[1]));
   }
   if (!last_error_.empty()) return result;
@@ -246,12 +261,15 @@ TraceQueryResult ClickHouseStore::find_longest(const TraceQuery& q) {
   // trace longer than the bar was read.
   const std::string where = time_sql(q.from_ns, q.to_ns) + filter_sql(f);
   const char* order = " ORDER BY duration_ns DESC, trace_id, id";
-  const uint64_t page_end = q.offset + q.limit;
-  for (uint64_t want = page_end;; want = want > UINT64_MAX / 2 ? UINT64_MAX : want * 2) {
+  // The summary has no time and no failed flag: with those filters a bar
+  // may hold too few; after three tries there is no bar.
+  const uint64_t page_end = add_saturated(q.offset, q.limit);
+  uint64_t want = std::max<uint64_t>(1, page_end);
+  for (int attempt = 0;; ++attempt, want = add_saturated(want, want)) {
     uint64_t seen = 0;
     size_t i = 0;
     while (i < durations.size() && seen < want) seen += durations[i++].second;
-    const bool all = i == durations.size();
+    const bool all = i == durations.size() || attempt >= 3;
     const int64_t bar =
         all ? std::numeric_limits<int64_t>::min()
             : analysis::DurationAccumulator::histogram_bucket_low(durations[i - 1].first);

@@ -88,6 +88,25 @@ std::unique_ptr<ClickHouseStore> ClickHouseStore::open(const std::string& url, s
                          &result, false);
     *has = result.rfind("1", 0) == 0;
   }
+  // The searches' summaries only once their fill completed
+  // (clickhouse_writer.cpp, create_summaries).
+  for (auto [name, has] : {std::pair{"trace_buckets", &store->has_trace_buckets_},
+                           std::pair{"trace_durations", &store->has_trace_durations_}}) {
+    if (!*has) continue;
+    result.clear();
+    store->client_.query(std::string("SELECT count() FROM system.tables WHERE database = ") +
+                             ClickHouseClient::quote(parsed.database) +
+                             " AND name = 'summaries_filled'",
+                         &result, false);
+    if (result.rfind("1", 0) != 0) {
+      *has = false;
+      continue;
+    }
+    result.clear();
+    store->client_.query(
+        std::string("SELECT count() FROM summaries_filled WHERE name = '") + name + "'", &result);
+    *has = result.rfind("0", 0) != 0 && !result.empty();
+  }
   return store;
 }
 

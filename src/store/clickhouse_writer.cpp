@@ -98,6 +98,13 @@ const Summary kSummaries[] = {
 };
 static_assert(kTraceBucketShift == 36, "trace_buckets' view shifts by 36");
 
+// Summaries the searches rely on being whole (create_summaries).
+const char* kFilledTable =
+    "CREATE TABLE IF NOT EXISTS summaries_filled (name String) ENGINE = MergeTree() ORDER BY name";
+bool is_marked_summary(const std::string& name) {
+  return name == "trace_buckets" || name == "trace_durations";
+}
+
 std::string view_sql(const Summary& s) {
   return std::string("CREATE MATERIALIZED VIEW IF NOT EXISTS ") + s.name + "_mv TO " + s.name +
          " AS " + s.select;
@@ -119,7 +126,12 @@ void end_row(std::string& out) { out.back() = '\n'; }
 std::string clickhouse_schema_sql(const std::string& database) {
   std::string sql = "CREATE DATABASE IF NOT EXISTS " + database + ";\n" + kTracesTable + ";\n" +
                     kExecutionsTable + ";\n";
-  for (const Summary& s : kSummaries) sql += std::string(s.table) + ";\n" + view_sql(s) + ";\n";
+  sql += std::string(kFilledTable) + ";\n";
+  for (const Summary& s : kSummaries) {
+    sql += std::string(s.table) + ";\n" + view_sql(s) + ";\n";
+    if (is_marked_summary(s.name))
+      sql += std::string("INSERT INTO summaries_filled VALUES ('") + s.name + "');\n";
+  }
   return sql;
 }
 
@@ -151,18 +163,50 @@ std::string ClickHouseWriter::create(const std::string& sql, bool in_database) {
 // the executions stored so far. Executions another collector inserts into
 // this database between the view's creation and that fill are counted
 // twice: upgrade a database while no collector writes to it.
+//
+// The searches trust trace_buckets and trace_durations to hold every trace
+// (a trace missing there is missing from a search), so those two are
+// marked complete in `summaries_filled` once filled, and the store reads
+// them only then. One found without its mark had its fill cut short (the
+// collector killed, the server's timeout): it is dropped and made again.
 std::string ClickHouseWriter::create_summaries() {
+  if (std::string e = create(kFilledTable, true); !e.empty()) return e;
   for (const Summary& s : kSummaries) {
+    const bool marked = is_marked_summary(s.name);
     std::string existed;
     if (std::string e = client_.query(std::string("EXISTS TABLE ") + s.name, &existed);
         !e.empty()) {
       return e;
     }
+    bool exists = existed.rfind("1", 0) == 0;
+    if (exists && marked) {
+      std::string filled;
+      if (std::string e = client_.query(std::string("SELECT count() FROM summaries_filled "
+                                                    "WHERE name = '") +
+                                            s.name + "'",
+                                        &filled);
+          !e.empty()) {
+        return e;
+      }
+      if (filled.rfind("0", 0) == 0) {
+        for (const std::string& drop : {std::string("DROP TABLE IF EXISTS ") + s.name + "_mv",
+                                        std::string("DROP TABLE IF EXISTS ") + s.name}) {
+          if (std::string e = client_.query(drop); !e.empty()) return e;
+        }
+        exists = false;
+      }
+    }
     for (const std::string& sql : {std::string(s.table), view_sql(s)}) {
       if (std::string e = create(sql, true); !e.empty()) return e;
     }
-    if (existed.rfind("1", 0) == 0) continue;
+    if (exists) continue;
     if (std::string e = client_.query(std::string("INSERT INTO ") + s.name + " " + s.select);
+        !e.empty()) {
+      return e;
+    }
+    if (!marked) continue;
+    if (std::string e =
+            client_.query(std::string("INSERT INTO summaries_filled VALUES ('") + s.name + "')");
         !e.empty()) {
       return e;
     }

@@ -169,6 +169,40 @@ TEST_F(ClickHouse, ADatabaseWithoutTheCallEdgeTableIsReadThenUpgraded) {
   EXPECT_EQ(upgraded->last_error(), "");
 }
 
+// The searches' summaries are trusted only once their fill completed: one
+// cut short (here: emptied, its completion mark gone) is not read, and the
+// next writer makes it again.
+TEST_F(ClickHouse, ASummaryWhoseFillWasCutShortIsNotTrustedThenRemade) {
+  const std::string log = testdata("kieker/bookstore-oer-2010/log");
+  TempDir dir("sonde-store-cut-fill");
+  ASSERT_EQ(build_index_from_log(log, dir.path()).error, "");
+  const std::string url = server_->url("cut_fill");
+  ASSERT_EQ(build_index_from_log(log, url).error, "");
+  ClickHouseUrl parsed;
+  ASSERT_EQ(parse_clickhouse_url(url, &parsed), "");
+  ClickHouseClient client(parsed);
+  for (const char* sql :
+       {"DROP TABLE trace_buckets_mv", "RENAME TABLE trace_buckets TO trace_buckets_old",
+        "CREATE TABLE trace_buckets AS trace_buckets_old", "DROP TABLE trace_buckets_old",
+        "DROP TABLE summaries_filled"}) {
+    ASSERT_EQ(client.query(sql), "") << sql;
+  }
+  auto sqlite_store = sqlite(dir.path());
+  test::expect_same_answers(*sqlite_store, *clickhouse(url), "searchBook");
+
+  std::string error;
+  auto writer = open_trace_index(url, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  ASSERT_EQ(writer->finish(), "");
+  std::string rows;
+  ASSERT_EQ(client.query("SELECT countMerge(traces) FROM trace_buckets", &rows), "");
+  EXPECT_EQ(rows, "1635\n");
+  ASSERT_EQ(client.query("SELECT name FROM summaries_filled ORDER BY name", &rows), "");
+  // Both lost their marks with the table: both were made again.
+  EXPECT_EQ(rows, "trace_buckets\ntrace_durations\n");
+  test::expect_same_answers(*sqlite_store, *clickhouse(url), "searchBook");
+}
+
 // Past the exact limit the operation statistics come from the duration
 // histogram the view keeps: counts, failures, mean, min and max as the
 // embedded store's, percentiles within its 1/256 (the bookstore's

@@ -21,11 +21,13 @@ stage() { echo "== [$((SECONDS / 60))m$((SECONDS % 60))s] $*"; }
 stage "dependencies (scripts/install-deps.sh)"
 bash scripts/install-deps.sh
 
-# The layers whose tests the ASan + UBSan build below runs (the labels of
-# sanitized_select there) are not built or run a second time in this build
+# The layers whose tests run under ASan + UBSan (scripts/build-sanitizers.sh
+# builds their test targets). Except the probe library's (monitor), they
+# are not built or run a second time in the -Werror build
 # (tests/CMakeLists.txt, SONDE_TESTS_LEFT_TO_SANITIZERS). --quick has no
-# sanitizer build, so it builds and runs them here.
-left_to_sanitizers="stats;format;analysis;store;collect"
+# sanitizer build, so it builds and runs them there.
+sanitized_layers=(format stats analysis store collect)
+left_to_sanitizers=$(IFS=';'; echo "${sanitized_layers[*]}")
 if [ "${1:-}" = "--quick" ]; then left_to_sanitizers=""; fi
 
 stage "build (RelWithDebInfo, -Werror)"
@@ -61,7 +63,7 @@ if [ "${1:-}" = "--quick" ]; then exit 0; fi
 # DEVELOPERS.md "Where CI's time goes").
 SECONDS_BEFORE=$SECONDS bash scripts/build-sanitizers.sh "${1:-}"
 
-sanitized_select=(-L '^(monitor|format|stats|analysis|store|collect)$')
+sanitized_select=(-L "^(monitor|$(IFS='|'; echo "${sanitized_layers[*]}"))\$")
 if [ "${1:-}" = "--full" ]; then sanitized_select=(); fi
 
 stage "tests under ASan + UBSan ${sanitized_select[*]}"

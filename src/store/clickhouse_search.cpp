@@ -52,7 +52,6 @@ uint64_t text_u64(const std::string& s) { return std::strtoull(s.c_str(), nullpt
 int64_t text_i64(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 10); }
 
 struct Bucket {
-  int64_t bucket = 0;
   uint64_t traces = 0;             // exact, or an upper bound (see find_by_start)
   int64_t from_ns = 0, to_ns = 0;  // its part of the searched range
 };
@@ -61,24 +60,12 @@ struct Bucket {
 
 TraceQueryResult ClickHouseStore::find_by_start(const TraceQuery& q) {
   const analysis::TraceFilter& f = q.filter;
-  // The conditions trace_buckets has the columns for (validity, root
-  // operation, host), as SQL for either table; with only these the
-  // summary's counts are exact. The others (a duration band, failed only)
-  // are checked in the trace rows.
-  std::string common;
-  if (f.only_invalid) {
-    common += " AND valid = 0";
-  } else if (!f.include_invalid) {
-    common += " AND valid = 1";
-  }
-  if (!f.operation.empty()) {
-    common += " AND position(root_operation, " + ClickHouseClient::quote(f.operation) + ") > 0";
-  }
-  if (!f.host.empty()) common += " AND host = " + ClickHouseClient::quote(f.host);
-  std::string extra = "duration_ns >= " + std::to_string(f.min_duration);
-  if (f.max_duration >= 0) extra += " AND duration_ns <= " + std::to_string(f.max_duration);
-  if (f.only_failed) extra += " AND failed > 0";
-  const std::string filters = common + " AND " + extra;
+  // The conditions trace_buckets has the columns for, as SQL for either
+  // table; with only these the summary's counts are exact. The others (a
+  // duration band, failed only) are checked in the trace rows.
+  const std::string common = summary_filter_sql(f);
+  const std::string extra = row_filter_sql(f);
+  const std::string filters = common + extra;
   const std::string summary = " WHERE bucket >= " + std::to_string(bucket_of(q.from_ns)) +
                               " AND bucket <= " + std::to_string(bucket_of(q.to_ns)) + common;
   // Durations are never negative (end - start over a trace's executions).
@@ -95,7 +82,6 @@ TraceQueryResult ClickHouseStore::find_by_start(const TraceQuery& q) {
             summary + " GROUP BY bucket HAVING n > 0 ORDER BY bucket")) {
     if (r.size() != 4) continue;
     Bucket b;
-    b.bucket = text_i64(r[0]);
     b.traces = text_u64(r[1]);
     const int64_t first = text_i64(r[2]), last = text_i64(r[3]);
     // The part of the bucket its traces occupy, within the range.
@@ -202,7 +188,7 @@ TraceQueryResult ClickHouseStore::find_by_start(const TraceQuery& q) {
                 " AND start_ns <= " + std::to_string(to) + ")";
     }
     const auto sample =
-        rows("SELECT count(), countIf(" + extra + ") FROM traces WHERE (" + ranges + ")" + common);
+        rows("SELECT count(), countIf(1" + extra + ") FROM traces WHERE (" + ranges + ")" + common);
     const double all =
         sample.empty() || sample[0].size() != 2 ? 0 : static_cast<double>(text_u64(sample[0][0]));
     const double passed = all == 0 ? 0 : static_cast<double>(text_u64(sample[0][1]));
@@ -229,16 +215,7 @@ TraceQueryResult ClickHouseStore::find_longest(const TraceQuery& q) {
   // summary has columns for (not the time range or the other filters: it
   // has no time, so its counts are upper bounds).
   const analysis::TraceFilter& f = q.filter;
-  std::string common;
-  if (f.only_invalid) {
-    common += " AND valid = 0";
-  } else if (!f.include_invalid) {
-    common += " AND valid = 1";
-  }
-  if (!f.operation.empty()) {
-    common += " AND position(root_operation, " + ClickHouseClient::quote(f.operation) + ") > 0";
-  }
-  if (!f.host.empty()) common += " AND host = " + ClickHouseClient::quote(f.host);
+  const std::string common = summary_filter_sql(f);
   std::vector<std::pair<size_t, uint64_t>> durations;  // bucket, traces; longest first
   // A duration band: only its buckets.
   std::string band =

@@ -89,23 +89,17 @@ std::unique_ptr<ClickHouseStore> ClickHouseStore::open(const std::string& url, s
     *has = result.rfind("1", 0) == 0;
   }
   // The searches' summaries only once their fill completed
-  // (clickhouse_writer.cpp, create_summaries).
+  // (clickhouse_writer.cpp, create_summaries). An older database has no
+  // summaries_filled table: the query fails and neither is read.
+  result.clear();
+  if (!store->client_.query("SELECT name FROM summaries_filled", &result).empty()) result.clear();
+  const auto filled = ClickHouseClient::parse_rows(result);
   for (auto [name, has] : {std::pair{"trace_buckets", &store->has_trace_buckets_},
                            std::pair{"trace_durations", &store->has_trace_durations_}}) {
-    if (!*has) continue;
-    result.clear();
-    store->client_.query(std::string("SELECT count() FROM system.tables WHERE database = ") +
-                             ClickHouseClient::quote(parsed.database) +
-                             " AND name = 'summaries_filled'",
-                         &result, false);
-    if (result.rfind("1", 0) != 0) {
-      *has = false;
-      continue;
-    }
-    result.clear();
-    store->client_.query(
-        std::string("SELECT count() FROM summaries_filled WHERE name = '") + name + "'", &result);
-    *has = result.rfind("0", 0) != 0 && !result.empty();
+    *has = *has &&
+           std::any_of(filled.begin(), filled.end(), [name = std::string(name)](const auto& r) {
+             return !r.empty() && r[0] == name;
+           });
   }
   return store;
 }
@@ -142,26 +136,33 @@ StoreInfo ClickHouseStore::info() {
     // The tables only grow: the row count is a generation.
     info.generation = to_u64(totals[0][5]);
   }
-  for (const auto& r : rows("SELECT DISTINCT host FROM traces WHERE host != '' ORDER BY host")) {
-    info.hosts.push_back(r[0]);
-  }
+  info.hosts = hosts_in("traces");
   return info;
 }
 
-std::string ClickHouseStore::filter_sql(const analysis::TraceFilter& f) {
-  std::string sql = " AND duration_ns >= " + std::to_string(f.min_duration);
+std::string ClickHouseStore::summary_filter_sql(const analysis::TraceFilter& f) {
+  std::string sql;
   if (f.only_invalid) {
     sql += " AND valid = 0";
   } else if (!f.include_invalid) {
     sql += " AND valid = 1";
   }
-  if (f.max_duration >= 0) sql += " AND duration_ns <= " + std::to_string(f.max_duration);
   if (!f.operation.empty()) {
     sql += " AND position(root_operation, " + ClickHouseClient::quote(f.operation) + ") > 0";
   }
   if (!f.host.empty()) sql += " AND host = " + ClickHouseClient::quote(f.host);
+  return sql;
+}
+
+std::string ClickHouseStore::row_filter_sql(const analysis::TraceFilter& f) {
+  std::string sql = " AND duration_ns >= " + std::to_string(f.min_duration);
+  if (f.max_duration >= 0) sql += " AND duration_ns <= " + std::to_string(f.max_duration);
   if (f.only_failed) sql += " AND failed > 0";
   return sql;
+}
+
+std::string ClickHouseStore::filter_sql(const analysis::TraceFilter& f) {
+  return summary_filter_sql(f) + row_filter_sql(f);
 }
 
 std::string ClickHouseStore::time_sql(int64_t from_ns, int64_t to_ns) {
@@ -195,6 +196,15 @@ uint64_t ClickHouseStore::count_where(const std::string& where) {
 // from operation_buckets (its view counts executions of valid traces, as
 // the sum of their traces' execution counts), and the row count, which
 // ClickHouse keeps per part, for the generation.
+std::vector<std::string> ClickHouseStore::hosts_in(const char* table) {
+  std::vector<std::string> hosts;
+  for (const auto& r : rows(std::string("SELECT DISTINCT host FROM ") + table +
+                            " WHERE host != '' ORDER BY host")) {
+    if (!r.empty()) hosts.push_back(r[0]);
+  }
+  return hosts;
+}
+
 StoreInfo ClickHouseStore::info_from_summaries() {
   StoreInfo info;
   const auto totals = rows(
@@ -211,10 +221,7 @@ StoreInfo ClickHouseStore::info_from_summaries() {
   if (!executions.empty() && !executions[0].empty()) info.executions = to_u64(executions[0][0]);
   const auto generation = rows("SELECT count() FROM traces");
   if (!generation.empty() && !generation[0].empty()) info.generation = to_u64(generation[0][0]);
-  for (const auto& r :
-       rows("SELECT DISTINCT host FROM trace_buckets WHERE host != '' ORDER BY host")) {
-    info.hosts.push_back(r[0]);
-  }
+  info.hosts = hosts_in("trace_buckets");
   return info;
 }
 

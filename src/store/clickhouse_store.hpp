@@ -45,9 +45,15 @@ class ClickHouseStore : public TraceStore {
   std::string last_error_;
   std::vector<OperationStats> operations_from_buckets();  // with mutex_ held
   StoreInfo info_from_summaries();                        // with mutex_ held
+  std::vector<std::string> hosts_in(const char* table);   // with mutex_ held
 
   // Searches (with mutex_ held). SQL pieces: the filter's conditions
   // (" AND …"), a start-time range (" WHERE …"), a page (" LIMIT …").
+  // The filter's conditions: those the summary tables have columns for
+  // (validity, root operation, host), those only the trace rows can check
+  // (duration band, failed), and both.
+  static std::string summary_filter_sql(const analysis::TraceFilter& filter);
+  static std::string row_filter_sql(const analysis::TraceFilter& filter);
   static std::string filter_sql(const analysis::TraceFilter& filter);
   static std::string time_sql(int64_t from_ns, int64_t to_ns);
   static std::string limit_sql(size_t offset, size_t limit);

@@ -82,9 +82,10 @@ const Summary kSummaries[] = {
   bucket Int64, valid UInt8, root_operation String, host String, traces AggregateFunction(count),
   first AggregateFunction(min, Int64), last AggregateFunction(max, Int64)
 ) ENGINE = AggregatingMergeTree() ORDER BY (bucket, valid, root_operation, host))",
-     "SELECT bitShiftRight(start_ns, 36) AS bucket, valid, root_operation, host, "
-     "countState() AS traces, minState(start_ns) AS first, maxState(start_ns) AS last "
-     "FROM traces GROUP BY bucket, valid, root_operation, host"},
+     "SELECT bitShiftRight(start_ns, " + std::to_string(kTraceBucketShift) +
+         ") AS bucket, valid, root_operation, host, "
+         "countState() AS traces, minState(start_ns) AS first, maxState(start_ns) AS last "
+         "FROM traces GROUP BY bucket, valid, root_operation, host"},
     // Traces per duration bucket (duration_bucket_sql), validity, root
     // operation and host: a search longest first learns from it the
     // duration its page starts above and reads only the rows past it
@@ -96,7 +97,6 @@ const Summary kSummaries[] = {
      "SELECT valid, root_operation, host, " + duration_bucket_sql("duration_ns") +
          " AS bucket, count() AS traces FROM traces GROUP BY valid, root_operation, host, bucket"},
 };
-static_assert(kTraceBucketShift == 36, "trace_buckets' view shifts by 36");
 
 // Summaries the searches rely on being whole (create_summaries).
 const char* kFilledTable =

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "format/byte_sink.hpp"
 #include "format/native_format.hpp"
@@ -229,7 +231,14 @@ class NativeWriter {
   uint32_t block_thread_ = 0;
   uint64_t block_base_tsc_ = 0;
   bool block_open_ = false;
-  std::unordered_map<std::string, uint32_t> strings_;
+  // Looked up with string_views (string_id), no key built per lookup.
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> strings_;
+  std::vector<uint32_t> record_string_ids_;  // reused by record()
+  static constexpr size_t kMaxVarintBytes = 10;
   std::unordered_map<const RecordSchema*, uint32_t> schemas_;
   std::string compressed_;
   void* zstd_ctx_ = nullptr;

@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -167,6 +168,86 @@ TEST_P(NativeEventBlocks, EveryKindAndFieldRoundTripsAcrossBlocksAndChunks) {
   EXPECT_EQ(r.events, expected.size());
   ASSERT_EQ(c.events.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) ASSERT_EQ(c.events[i], expected[i]) << "event " << i;
+}
+
+// Generic records (what Kieker's protocol and the samplers write): every
+// field type, at the ends of its range, strings short and long, new and
+// repeated, arrays empty and not, across chunks; read back value for value.
+TEST(NativeRecords, EveryFieldTypeRoundTripsAtTheEndsOfItsRange) {
+  using T = FieldType;
+  const RecordSchema schema{"sonde.test.EveryField",
+                            {{"i32", T::kInt32},
+                             {"i64", T::kInt64},
+                             {"f64", T::kDouble},
+                             {"f32", T::kFloat},
+                             {"flag", T::kBool},
+                             {"text", T::kString},
+                             {"byte", T::kByte},
+                             {"short", T::kShort},
+                             {"char", T::kChar},
+                             {"list", T::kStringArray}}};
+  const std::string long_text(300, 'x');
+  const std::vector<std::string> texts = {
+      "", "short", "a.b.C.operation(int, double) with a long name", long_text};
+  std::vector<std::vector<Value>> expected;
+  for (int i = 0; i < 200; ++i) {
+    const int64_t wide =
+        i % 2 ? std::numeric_limits<int64_t>::max() - i : std::numeric_limits<int64_t>::min() + i;
+    std::vector<std::string_view> list;
+    for (int k = 0; k < i % 4; ++k) list.push_back(texts[(i + k) % texts.size()]);
+    expected.push_back({int64_t{i % 3 ? -i : std::numeric_limits<int32_t>::min()}, wide,
+                        i % 5 ? -1.5e300 * i : 0.0, 3.25f * static_cast<float>(i), i % 2 == 0,
+                        std::string_view(texts[i % texts.size()]), int64_t{-128 + i},
+                        int64_t{i * 100}, int64_t{'a' + i % 26}, list});
+  }
+  StringSink sink;
+  NativeWriterOptions options;
+  options.chunk_target = 256;  // records spread over many chunks
+  NativeWriter w(sink, options);
+  ASSERT_TRUE(w.begin());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    Record r;
+    r.schema = &schema;
+    r.logging_timestamp = static_cast<int64_t>(i) - 5;  // -1 (unset) and negatives too
+    r.values = expected[i];
+    w.record(r);
+    ASSERT_TRUE(w.flush(false));  // cuts a chunk once past chunk_target, as the writers do
+  }
+  ASSERT_TRUE(w.finish(0, 0));
+  EXPECT_GT(w.chunks_written(), 5u);
+
+  struct Collect : NativeVisitor {
+    void on_record(const Record& r) override {
+      timestamps.push_back(r.logging_timestamp);
+      std::vector<std::string> row;
+      for (const Value& v : r.values) row.push_back(text_of(v));
+      rows.push_back(row);
+    }
+    static std::string text_of(const Value& v) {
+      if (auto* i = std::get_if<int64_t>(&v)) return "i" + std::to_string(*i);
+      if (auto* d = std::get_if<double>(&v)) return "d" + std::to_string(*d);
+      if (auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+      if (auto* s = std::get_if<std::string_view>(&v)) return "s" + std::string(*s);
+      std::string joined = "[";
+      for (std::string_view e : std::get<std::vector<std::string_view>>(v)) {
+        joined += std::string(e) + "|";
+      }
+      return joined + "]";
+    }
+    std::vector<int64_t> timestamps;
+    std::vector<std::vector<std::string>> rows;
+  } c;
+  const NativeReadResult r = read_native_bytes(sink.bytes, c);
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(c.rows.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(c.timestamps[i], static_cast<int64_t>(i) - 5) << "record " << i;
+    ASSERT_EQ(c.rows[i].size(), expected[i].size()) << "record " << i;
+    for (size_t f = 0; f < expected[i].size(); ++f) {
+      EXPECT_EQ(c.rows[i][f], Collect::text_of(expected[i][f]))
+          << "record " << i << " field " << schema.fields[f].name;
+    }
+  }
 }
 
 TEST_P(NativeEventBlocks, CursorEncodingMatchesTheOneEventCalls) {

@@ -5,6 +5,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "format/varint.hpp"
@@ -203,6 +204,9 @@ void NativeWriter::record(const Record& r) {
         *p++ = std::get<bool>(v) ? 1 : 0;
         break;
       case FieldType::kString:
+        // A value of another type throws here, as the other fields do,
+        // instead of taking a stale id from the reused vector.
+        (void)std::get<std::string_view>(v);
         p = put_varint_raw(p, record_string_ids_[next_id++]);
         break;
       case FieldType::kStringArray: {
@@ -216,6 +220,7 @@ void NativeWriter::record(const Record& r) {
         break;
     }
   }
+  assert(p <= payload_.data() + start + max_bytes);
   payload_.resize(static_cast<size_t>(p - payload_.data()));
 }
 

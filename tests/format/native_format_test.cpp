@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -191,15 +192,25 @@ TEST(NativeRecords, EveryFieldTypeRoundTripsAtTheEndsOfItsRange) {
       "", "short", "a.b.C.operation(int, double) with a long name", long_text};
   std::vector<std::vector<Value>> expected;
   for (int i = 0; i < 200; ++i) {
-    const int64_t wide =
-        i % 2 ? std::numeric_limits<int64_t>::max() - i : std::numeric_limits<int64_t>::min() + i;
+    // Both ends exactly (i = 0 and 1), then values near them.
+    const int64_t wide = i % 2 ? std::numeric_limits<int64_t>::max() - (i - 1)
+                               : std::numeric_limits<int64_t>::min() + i;
     std::vector<std::string_view> list;
     for (int k = 0; k < i % 4; ++k) list.push_back(texts[(i + k) % texts.size()]);
-    expected.push_back({int64_t{i % 3 ? -i : std::numeric_limits<int32_t>::min()}, wide,
-                        i % 5 ? -1.5e300 * i : 0.0, 3.25f * static_cast<float>(i), i % 2 == 0,
-                        std::string_view(texts[i % texts.size()]), int64_t{-128 + i},
-                        int64_t{i * 100}, int64_t{'a' + i % 26}, list});
+    const int64_t narrow = i % 3 == 0   ? std::numeric_limits<int32_t>::min()
+                           : i % 3 == 1 ? std::numeric_limits<int32_t>::max()
+                                        : -i;
+    expected.push_back(
+        {narrow, wide, i % 5 ? -1.5e300 * i : 4.9e-324, 3.25f * static_cast<float>(i), i % 2 == 0,
+         std::string_view(texts[i % texts.size()]), int64_t{i % 2 ? 127 - i % 128 : -128 + i % 128},
+         int64_t{i % 2 ? 32767 - i : -32768 + i}, int64_t{'a' + i % 26}, list});
   }
+  // -1 (unset), negatives and both ends of the range (10-byte varints).
+  auto timestamp_of = [](size_t i) -> int64_t {
+    if (i == 7) return std::numeric_limits<int64_t>::min();
+    if (i == 8) return std::numeric_limits<int64_t>::max();
+    return static_cast<int64_t>(i) - 5;
+  };
   StringSink sink;
   NativeWriterOptions options;
   options.chunk_target = 256;  // records spread over many chunks
@@ -208,7 +219,7 @@ TEST(NativeRecords, EveryFieldTypeRoundTripsAtTheEndsOfItsRange) {
   for (size_t i = 0; i < expected.size(); ++i) {
     Record r;
     r.schema = &schema;
-    r.logging_timestamp = static_cast<int64_t>(i) - 5;  // -1 (unset) and negatives too
+    r.logging_timestamp = timestamp_of(i);
     r.values = expected[i];
     w.record(r);
     ASSERT_TRUE(w.flush(false));  // cuts a chunk once past chunk_target, as the writers do
@@ -225,7 +236,11 @@ TEST(NativeRecords, EveryFieldTypeRoundTripsAtTheEndsOfItsRange) {
     }
     static std::string text_of(const Value& v) {
       if (auto* i = std::get_if<int64_t>(&v)) return "i" + std::to_string(*i);
-      if (auto* d = std::get_if<double>(&v)) return "d" + std::to_string(*d);
+      if (auto* d = std::get_if<double>(&v)) {  // every bit: hexadecimal
+        char hex[64];
+        std::snprintf(hex, sizeof hex, "d%a", *d);
+        return hex;
+      }
       if (auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
       if (auto* s = std::get_if<std::string_view>(&v)) return "s" + std::string(*s);
       std::string joined = "[";
@@ -241,7 +256,7 @@ TEST(NativeRecords, EveryFieldTypeRoundTripsAtTheEndsOfItsRange) {
   ASSERT_TRUE(r.ok) << r.error;
   ASSERT_EQ(c.rows.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_EQ(c.timestamps[i], static_cast<int64_t>(i) - 5) << "record " << i;
+    EXPECT_EQ(c.timestamps[i], timestamp_of(i)) << "record " << i;
     ASSERT_EQ(c.rows[i].size(), expected[i].size()) << "record " << i;
     for (size_t f = 0; f < expected[i].size(); ++f) {
       EXPECT_EQ(c.rows[i][f], Collect::text_of(expected[i][f]))

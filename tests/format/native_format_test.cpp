@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "all_types_schema.hpp"
 #include "format/byte_sink.hpp"
 #include "format/native_reader.hpp"
 #include "format/native_writer.hpp"
@@ -175,18 +176,7 @@ TEST_P(NativeEventBlocks, EveryKindAndFieldRoundTripsAcrossBlocksAndChunks) {
 // field type, at the ends of its range, strings short and long, new and
 // repeated, arrays empty and not, across chunks; read back value for value.
 TEST(NativeRecords, EveryFieldTypeRoundTripsAtTheEndsOfItsRange) {
-  using T = FieldType;
-  const RecordSchema schema{"sonde.test.EveryField",
-                            {{"i32", T::kInt32},
-                             {"i64", T::kInt64},
-                             {"f64", T::kDouble},
-                             {"f32", T::kFloat},
-                             {"flag", T::kBool},
-                             {"text", T::kString},
-                             {"byte", T::kByte},
-                             {"short", T::kShort},
-                             {"char", T::kChar},
-                             {"list", T::kStringArray}}};
+  const RecordSchema& schema = testing::kAllTypes;  // one field of every type
   const std::string long_text(300, 'x');
   const std::vector<std::string> texts = {
       "", "short", "a.b.C.operation(int, double) with a long name", long_text};

@@ -125,8 +125,7 @@ std::string IndexWriter::load_existing() {
     if (id == 0 || id > (uint64_t{1} << 32)) return "cannot read the index: bad name id";
     if (by_id.size() <= id) by_id.resize(id + 1);
     by_id[id] = names.text(1);
-    names_.emplace(by_id[id], id);
-    next_name_id_ = std::max(next_name_id_, id + 1);
+    remember_name(by_id[id], id);
   }
   if (!names.error().empty()) return "cannot read the index: " + names.error();
   const auto name_of = [&by_id](uint64_t id) -> const std::string* {
@@ -135,7 +134,9 @@ std::string IndexWriter::load_existing() {
   SqliteStatement edges(db_, "SELECT caller, callee, calls FROM call_edges");
   if (!edges.ok()) return "cannot read the index: " + edges.error();
   while (edges.step()) {
-    edges_[{edges.text(0), edges.text(1)}].calls = static_cast<uint64_t>(edges.int64(2));
+    const std::pair<uint64_t, uint64_t> key{name_id_or_empty(edges.text(0)),
+                                            name_id_or_empty(edges.text(1))};
+    edges_[key].calls = static_cast<uint64_t>(edges.int64(2));
   }
   if (load_saved_statistics(generation_)) return "";
   // Aggregates are not additive (quantiles): rebuild them from the executions.
@@ -163,7 +164,7 @@ std::string IndexWriter::load_existing() {
           name_of, unpacked);
       if (!e.empty()) return "cannot read the index: " + where + ": " + e;
       for (const StoredExecution& x : unpacked) {
-        OperationAggregate& a = operations_[x.operation];
+        OperationAggregate& a = operations_[name_id_or_empty(x.operation)];
         a.inclusive.add(analysis::saturating_span(x.tin, x.tout));
         a.failed += x.failed ? 1 : 0;
       }
@@ -182,10 +183,10 @@ bool IndexWriter::load_saved_statistics(uint64_t generation) {
       saved.text(0) != std::to_string(generation)) {
     return false;
   }
-  std::unordered_map<std::string, OperationAggregate, NameHash, std::equal_to<>> loaded;
+  std::unordered_map<uint64_t, OperationAggregate> loaded;
   SqliteStatement states(db_, "SELECT operation, failed, state FROM operation_state");
   while (states.ok() && states.step()) {
-    OperationAggregate& a = loaded[states.text(0)];
+    OperationAggregate& a = loaded[name_id_or_empty(states.text(0))];
     a.failed = static_cast<uint64_t>(states.int64(1));
     if (!a.inclusive.load(states.blob(2))) return false;  // damaged: rebuild
   }
@@ -205,10 +206,10 @@ void IndexWriter::save_statistics() {
     return;
   }
   std::string state;
-  for (const auto& [name, a] : operations_) {
+  for (const auto& [id, a] : operations_) {
     state.clear();
     a.inclusive.save(state);
-    insert_state_.bind(1, std::string_view(name));
+    insert_state_.bind(1, name_text(id));
     insert_state_.bind(2, static_cast<int64_t>(a.failed));
     insert_state_.bind_blob(3, state);
     if (!write(insert_state_)) return;
@@ -249,7 +250,7 @@ void IndexWriter::add(const analysis::Trace& trace, int64_t client) {
 }
 
 void IndexWriter::count(const analysis::Trace& trace) {
-  if (!error_.empty()) return;
+  if (!error_.empty() || !begin()) return;  // aggregate() may add names
   aggregate(trace);
   ++traces_;
 }
@@ -376,47 +377,58 @@ uint64_t IndexWriter::name_id_or_empty(std::string_view name) {
 }
 
 uint64_t IndexWriter::name_id(std::string_view name) {
-  if (auto it = names_.find(name); it != names_.end()) return it->second;
-  const uint64_t id = next_name_id_;
-  SqliteStatement& n = insert_name_;
-  n.bind(1, static_cast<int64_t>(id));
-  n.bind(2, name);
-  if (!write(n)) return 0;
-  names_.emplace(std::string(name), id);
-  ++next_name_id_;
+  const auto where = reinterpret_cast<uintptr_t>(name.data());
+  CachedName& cached =
+      name_cache_[((where >> 3) ^ (where >> 15) ^ name.size()) & (kNameCacheSlots - 1)];
+  if (cached.data == name.data() && cached.size == name.size() && name_text(cached.id) == name) {
+    return cached.id;
+  }
+  uint64_t id = 0;
+  if (auto it = names_.find(name); it != names_.end()) {
+    id = it->second;
+  } else {
+    id = next_name_id_;
+    SqliteStatement& n = insert_name_;
+    n.bind(1, static_cast<int64_t>(id));
+    n.bind(2, name);
+    if (!write(n)) return 0;
+    remember_name(std::string(name), id);
+  }
+  cached = {name.data(), name.size(), id};
   return id;
+}
+
+void IndexWriter::remember_name(std::string text, uint64_t id) {
+  const auto [it, added] = names_.emplace(std::move(text), id);
+  if (!added) return;
+  if (name_texts_.size() <= id) name_texts_.resize(id + 1, nullptr);
+  name_texts_[id] = &it->first;
+  next_name_id_ = std::max(next_name_id_, id + 1);
+}
+
+std::string_view IndexWriter::name_text(uint64_t id) const {
+  return id < name_texts_.size() && name_texts_[id] != nullptr ? std::string_view(*name_texts_[id])
+                                                               : std::string_view();
 }
 
 void IndexWriter::aggregate(const analysis::Trace& trace) {
   // Caller of an execution: the nearest earlier execution one level up.
-  std::vector<std::string_view>& stack = caller_stack_;
+  std::vector<uint64_t>& stack = caller_stack_;
   stack.clear();
   for (const analysis::Execution& e : trace.executions) {
-    auto op = operations_.find(e.operation);
-    if (op == operations_.end()) {
-      op = operations_
-               .emplace(std::piecewise_construct, std::forward_as_tuple(e.operation),
-                        std::forward_as_tuple())
-               .first;
-    }
-    op->second.inclusive.add(e.duration());
-    if (e.failed) ++op->second.failed;
-    op->second.dirty = true;
+    const uint64_t operation = name_id_or_empty(e.operation);
+    OperationAggregate& op = operations_[operation];
+    op.inclusive.add(e.duration());
+    if (e.failed) ++op.failed;
+    op.dirty = true;
 
     const size_t depth = static_cast<size_t>(std::max(e.ess, 0));
     stack.resize(std::min(stack.size(), depth));
-    const std::string_view caller =
-        depth == 0 || stack.size() < depth ? std::string_view() : stack.back();
-    std::pair<std::string_view, std::string_view> key{caller, e.operation};
-    auto edge = edges_.find(key);
-    if (edge == edges_.end()) {
-      edge =
-          edges_.emplace(std::pair<std::string, std::string>(caller, e.operation), EdgeAggregate{})
-              .first;
-    }
-    ++edge->second.calls;
-    edge->second.dirty = true;
-    stack.push_back(e.operation);
+    const uint64_t caller = depth == 0 || stack.size() < depth ? 0 : stack.back();
+    EdgeAggregate& edge = edges_[{caller, operation}];
+    ++edge.calls;
+    edge.dirty = true;
+    stack.push_back(operation);
   }
 }
 
@@ -439,12 +451,12 @@ std::string IndexWriter::commit() {
   if (!error_.empty()) return error_;
   if (!in_transaction_) return "";
   write_batch();
-  for (auto& [name, a] : operations_) {
+  for (auto& [id, a] : operations_) {
     if (!a.dirty) continue;
     a.dirty = false;
     const analysis::DistributionSummary s = a.inclusive.summary();
     SqliteStatement& u = upsert_operation_;
-    u.bind(1, std::string_view(name));
+    u.bind(1, name_text(id));
     u.bind(2, static_cast<int64_t>(s.count));
     u.bind(3, static_cast<int64_t>(a.failed));
     u.bind(4, s.total);
@@ -462,8 +474,8 @@ std::string IndexWriter::commit() {
     if (!edge.dirty) continue;
     edge.dirty = false;
     SqliteStatement& u = upsert_edge_;
-    u.bind(1, std::string_view(key.first));
-    u.bind(2, std::string_view(key.second));
+    u.bind(1, name_text(key.first));
+    u.bind(2, name_text(key.second));
     u.bind(3, static_cast<int64_t>(edge.calls));
     write(u);
   }

@@ -32,8 +32,13 @@ namespace sonde::store {
 
 class IndexWriter final : public TraceIndex {
  public:
-  // Traces per transaction before commit() happens by itself.
-  explicit IndexWriter(size_t batch_traces = 5000) : batch_traces_(batch_traces) {}
+  // Traces per transaction before commit() happens by itself. The owner
+  // commits for visibility (the collector every 0.5 s); this only bounds a
+  // transaction's size. A multiple of kMaxBatchTraces, because a commit
+  // also cuts the batch row: at 5,000 every other row held 904 traces, and
+  // the collector, at 670,000 traces a second, committed 134 times a
+  // second, each rewriting every operation's statistics.
+  explicit IndexWriter(size_t batch_traces = 16 * kMaxBatchTraces) : batch_traces_(batch_traces) {}
   ~IndexWriter() override;
   IndexWriter(const IndexWriter&) = delete;
   IndexWriter& operator=(const IndexWriter&) = delete;
@@ -87,6 +92,8 @@ class IndexWriter final : public TraceIndex {
   void save_statistics();
   uint64_t name_id(std::string_view name);
   uint64_t name_id_or_empty(std::string_view name);
+  void remember_name(std::string text, uint64_t id);  // one known to the `names` table
+  std::string_view name_text(uint64_t id) const;      // "" for 0 or an unknown id
 
   size_t batch_traces_;
   SqliteDb db_;
@@ -102,40 +109,41 @@ class IndexWriter final : public TraceIndex {
   uint64_t invalid_traces_ = 0;
   int64_t next_client_id_ = 1;
   std::string error_;
-  // Looked up with string_views, no copies; hashed, since every execution
-  // looks up its operation, its edge and three names (ordered maps of
-  // strings were a tenth of the collector's time, docs/collect.md).
+  // Every execution looks up three names and its operation's and edge's
+  // aggregates. The aggregates are keyed by the names' ids, and a name is
+  // found first in a small cache keyed by where its text lies: a trace's
+  // names are views into its client's interned strings, so the same text
+  // comes back at the same address. A hit is checked against the name's
+  // text, so memory reused for other text is a miss, never a wrong id.
+  // (Ordered maps of strings were a tenth of the collector's time, hashing
+  // every name of every execution most of what was left of it;
+  // docs/PERFORMANCE.md.)
   struct NameHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  std::unordered_map<std::string, OperationAggregate, NameHash, std::equal_to<>> operations_;
-  // Ids of the `names` table.
+  // Ids of the `names` table; id 0 is "".
   std::unordered_map<std::string, uint64_t, NameHash, std::equal_to<>> names_;
-  std::string packed_;                          // reused buffer for one trace's executions
-  std::vector<std::string_view> caller_stack_;  // reused by aggregate()
+  std::vector<const std::string*> name_texts_;  // by id, into names_' keys (stable)
+  struct CachedName {
+    const char* data = nullptr;
+    size_t size = 0;
+    uint64_t id = 0;
+  };
+  static constexpr size_t kNameCacheSlots = 4096;
+  std::vector<CachedName> name_cache_ = std::vector<CachedName>(kNameCacheSlots);
+  std::unordered_map<uint64_t, OperationAggregate> operations_;  // by operation name id
+  struct EdgeHash {
+    size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
+      return std::hash<uint64_t>{}(p.first * 0x9e3779b97f4a7c15ULL ^ p.second);
+    }
+  };
+  // (caller, callee) name ids; caller 0: a trace's entry.
+  std::unordered_map<std::pair<uint64_t, uint64_t>, EdgeAggregate, EdgeHash> edges_;
+  std::string packed_;                  // reused buffer for one trace's executions
+  std::vector<uint64_t> caller_stack_;  // reused by aggregate()
   std::unordered_set<std::string, NameHash, std::equal_to<>> hosts_;  // in `hosts`
   uint64_t next_name_id_ = 1;
-  // (caller, callee), looked up as a pair of string_views.
-  struct EdgeHash {
-    using is_transparent = void;
-    template <typename Pair>
-    size_t operator()(const Pair& p) const {
-      const size_t a = std::hash<std::string_view>{}(p.first);
-      return a ^ (std::hash<std::string_view>{}(p.second) + 0x9e3779b97f4a7c15ULL + (a << 6) +
-                  (a >> 2));
-    }
-  };
-  struct EdgeEqual {
-    using is_transparent = void;
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const {
-      return std::string_view(a.first) == std::string_view(b.first) &&
-             std::string_view(a.second) == std::string_view(b.second);
-    }
-  };
-  std::unordered_map<std::pair<std::string, std::string>, EdgeAggregate, EdgeHash, EdgeEqual>
-      edges_;
 };
 
 }  // namespace sonde::store

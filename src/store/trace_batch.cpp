@@ -32,9 +32,12 @@ void bloom_probes(int64_t trace_id, size_t bits, Visit visit) {
   for (int i = 0; i < kBloomProbes; ++i) visit((h1 + static_cast<uint64_t>(i) * h2) % bits);
 }
 
-std::string compress(const std::string& raw) {
+std::string compress(const std::string& raw, ZSTD_CCtx* context) {
   std::string out(ZSTD_compressBound(raw.size()), '\0');
-  const size_t n = ZSTD_compress(out.data(), out.size(), raw.data(), raw.size(), 1);
+  const size_t n =
+      context == nullptr
+          ? ZSTD_compress(out.data(), out.size(), raw.data(), raw.size(), 1)
+          : ZSTD_compressCCtx(context, out.data(), out.size(), raw.data(), raw.size(), 1);
   // Cannot fail with a bound-sized buffer and a valid level; keep it safe.
   if (ZSTD_isError(n)) return raw;
   out.resize(n);
@@ -119,10 +122,16 @@ int64_t lowest_span_start(int64_t trace_id) {
              : trace_id - kWidth;
 }
 
+void TraceBatchBuilder::CompressorFree::operator()(ZSTD_CCtx* context) const {
+  ZSTD_freeCCtx(context);
+}
+
 BatchRow TraceBatchBuilder::take() {
+  // Out of memory for the context: each call makes its own, as before.
+  if (!compressor_) compressor_.reset(ZSTD_createCCtx());
   BatchRow row = std::move(row_);
-  row.entries = compress(entries_);
-  row.executions = compress(executions_);
+  row.entries = compress(entries_, compressor_.get());
+  row.executions = compress(executions_, compressor_.get());
   const size_t bits = std::max<size_t>(64, (trace_ids_.size() * kBloomBitsPerTrace + 7) / 8 * 8);
   row.bloom.assign(bits / 8, '\0');
   for (int64_t id : trace_ids_) {

@@ -6,8 +6,10 @@
 // writer that saw every trace.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../format/format_test_support.hpp"
@@ -53,6 +55,17 @@ void write_traces(const std::string& dir, const std::vector<analysis::Trace>& tr
   ASSERT_EQ(w.finish(), "");
 }
 
+// (caller, callee) -> calls, as the store reads them.
+std::map<std::pair<std::string, std::string>, uint64_t> stored_edges(const std::string& dir) {
+  std::string error;
+  auto store = SqliteStore::open(dir, &error);
+  EXPECT_NE(store, nullptr) << error;
+  std::map<std::pair<std::string, std::string>, uint64_t> edges;
+  if (!store) return edges;
+  for (const CallEdge& e : store->call_edges()) edges[{e.caller, e.callee}] += e.calls;
+  return edges;
+}
+
 std::vector<OperationStats> stored_operations(const std::string& dir) {
   std::string error;
   auto store = SqliteStore::open(dir, &error);
@@ -82,6 +95,23 @@ TEST(IndexReopen, ACleanCloseSavesTheStatisticsAndReopeningUsesThem) {
   ASSERT_EQ(want[0].operation, "root()");
   ASSERT_EQ(want[0].count, kAll);
   expect_same_operations(stored_operations(twice.path()), want);
+}
+
+// The writer keeps its call edges by name id: reopening maps the stored
+// edges' names back to their ids, and appending adds to them.
+TEST(IndexReopen, CallEdgesAfterAppendingAreOneWritersEdges) {
+  const std::vector<analysis::Trace> traces = make_traces(kAll);
+  TempDir once("sonde-once"), twice("sonde-twice");
+  write_traces(once.path(), traces, 0, kAll);
+  write_traces(twice.path(), traces, 0, kFirst);
+  write_traces(twice.path(), traces, kFirst, kAll);
+  const auto want = stored_edges(once.path());
+  ASSERT_EQ(want.size(), 4u);  // entry -> root(), root() -> a(), b(), c()
+  EXPECT_EQ(want.at({"", "root()"}), kAll);
+  uint64_t children = 0;
+  for (const char* child : {"a()", "b()", "c()"}) children += want.at({"root()", child});
+  EXPECT_EQ(children, kAll);
+  EXPECT_EQ(stored_edges(twice.path()), want);
 }
 
 TEST(IndexReopen, AStaleSavedStateIsRebuiltFromTheExecutions) {

@@ -4,6 +4,7 @@ namespace sonde::collect {
 
 // Traces per acquisition of the index's lock.
 constexpr size_t kBatchTraces = 256;
+constexpr size_t kLargestKeptTrace = 1024;  // executions
 
 void BatchedIndexSink::on_trace(const analysis::Trace& trace) {
   ++valid_;
@@ -11,8 +12,12 @@ void BatchedIndexSink::on_trace(const analysis::Trace& trace) {
     index_.add(trace, client_);
     return;
   }
-  pending_.push_back(trace);
-  if (pending_.size() >= batch_) flush();
+  if (used_ < pending_.size()) {
+    pending_[used_] = trace;
+  } else {
+    pending_.push_back(trace);
+  }
+  if (++used_ >= batch_) flush();
 }
 
 void BatchedIndexSink::on_invalid_trace(const analysis::InvalidTrace& trace) {
@@ -21,9 +26,13 @@ void BatchedIndexSink::on_invalid_trace(const analysis::InvalidTrace& trace) {
 }
 
 void BatchedIndexSink::flush() {
-  if (pending_.empty()) return;
-  index_.add_all(pending_, client_);
-  pending_.clear();
+  if (used_ == 0) return;
+  index_.add_all(std::span<const analysis::Trace>(pending_.data(), used_), client_);
+  // A huge trace's vector is not kept for the next ones.
+  for (size_t i = 0; i < used_; ++i) {
+    if (pending_[i].executions.capacity() > kLargestKeptTrace) pending_[i].executions = {};
+  }
+  used_ = 0;
 }
 
 ClientAnalysis::ClientAnalysis(LockedTraceIndex& index, int64_t client,

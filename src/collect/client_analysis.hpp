@@ -62,7 +62,10 @@ class BatchedIndexSink final : public analysis::TraceSink {
   LockedTraceIndex& index_;
   int64_t client_;
   size_t batch_;
+  // The first `used_` are held back. Kept past a flush and assigned over,
+  // so that each trace's copy reuses a vector instead of allocating one.
   std::vector<analysis::Trace> pending_;
+  size_t used_ = 0;
   uint64_t valid_ = 0, invalid_ = 0;
 };
 

@@ -15,7 +15,7 @@ void LockedTraceIndex::add(const analysis::Trace& trace, int64_t client) {
   note_error();
 }
 
-void LockedTraceIndex::add_all(const std::vector<analysis::Trace>& traces, int64_t client) {
+void LockedTraceIndex::add_all(std::span<const analysis::Trace> traces, int64_t client) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const analysis::Trace& t : traces) index_->add(t, client);
   note_error();

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@ class LockedTraceIndex final : public store::TraceIndex {
   // Several traces under one acquisition of the lock: workers adding a
   // trace at a time contended for it (two workers took 3.3 times the CPU
   // of one, most of it in the kernel's futex calls; 2026-12-03).
-  void add_all(const std::vector<analysis::Trace>& traces, int64_t client);
+  void add_all(std::span<const analysis::Trace> traces, int64_t client);
   void add_invalid(const analysis::InvalidTrace& trace, int64_t client) override;
   void put_client(const store::ClientRecord& client) override;
   void count(const analysis::Trace& trace) override;

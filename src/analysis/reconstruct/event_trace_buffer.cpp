@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "analysis/reconstruct/flow_trace_builder.hpp"
 
@@ -16,10 +17,18 @@ bool same_operation(std::string_view op_a, std::string_view cls_a, std::string_v
 
 }  // namespace
 
-EventTraceBuffer::EventTraceBuffer(int64_t trace_id, bool repair)
-    : trace_id_(trace_id), repair_(repair) {
+EventTraceBuffer::EventTraceBuffer(int64_t trace_id, bool repair, std::vector<FlowEvent> storage)
+    : trace_id_(trace_id), repair_(repair), events_(std::move(storage)) {
   metadata_.trace_id = trace_id;
-  events_.reserve(32);  // one allocation instead of a growth chain for most traces
+  events_.clear();
+  // One allocation instead of a growth chain for most traces (none when
+  // the storage is a closed trace's).
+  if (events_.capacity() < 32) events_.reserve(32);
+}
+
+std::vector<FlowEvent> EventTraceBuffer::take_storage() {
+  events_.clear();
+  return std::move(events_);
 }
 
 void EventTraceBuffer::set_metadata(const TraceMetadataInfo& metadata) {
@@ -71,6 +80,15 @@ bool EventTraceBuffer::is_complete() const {
 
 TraceBuildResult EventTraceBuffer::build(bool close_open_executions) const {
   TraceBuildResult result;
+  build(close_open_executions, result);
+  return result;
+}
+
+void EventTraceBuffer::build(bool close_open_executions, TraceBuildResult& result) const {
+  std::vector<Execution> storage = std::move(result.trace.executions);
+  storage.clear();
+  result = TraceBuildResult{};
+  result.trace.executions = std::move(storage);
   Trace& trace = result.trace;
   trace.trace_id = trace_id_;
   trace.thread_id = metadata_.thread_id;
@@ -133,7 +151,6 @@ TraceBuildResult EventTraceBuffer::build(bool close_open_executions) const {
   if (trace.executions.empty()) {
     add_problem(problems, TraceProblemKind::kNoExecutions, "no before or call events");
   }
-  return result;
 }
 
 }  // namespace sonde::analysis

@@ -54,7 +54,9 @@ class EventTraceBuffer {
   // --repair-event-based-traces). An after event that closes an operation
   // deeper in the stack closes the ones above it at its own timestamp; see
   // build() for the end of input.
-  EventTraceBuffer(int64_t trace_id, bool repair);
+  // `storage`: a vector to keep the events in, as take_storage() gave it
+  // back from a closed trace (its memory is reused, its contents dropped).
+  EventTraceBuffer(int64_t trace_id, bool repair, std::vector<FlowEvent> storage = {});
 
   void set_metadata(const TraceMetadataInfo& metadata);
   // The TraceContext record after the metadata.
@@ -73,6 +75,12 @@ class EventTraceBuffer {
   // event's own timestamp there, which gives the caller a shorter time than
   // its callees; the latest timestamp keeps every callee inside its caller.
   TraceBuildResult build(bool close_open_executions) const;
+  // The same into `out`, whose vectors' memory is reused (everything in it
+  // is replaced).
+  void build(bool close_open_executions, TraceBuildResult& out) const;
+  // The events' vector, emptied, for the next trace's buffer; this buffer
+  // is left empty.
+  std::vector<FlowEvent> take_storage();
 
   int64_t trace_id() const { return trace_id_; }
   int64_t last_timestamp() const { return last_timestamp_; }

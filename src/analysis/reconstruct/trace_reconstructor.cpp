@@ -339,10 +339,15 @@ TraceReconstructor::OpenTrace& TraceReconstructor::open_trace(const OpenKey& key
     return it->second;
   }
   lru_.push_front(key);
+  std::vector<FlowEvent> storage;
+  if (!key.execution_records && !spare_event_vectors_.empty()) {
+    storage = std::move(spare_event_vectors_.back());
+    spare_event_vectors_.pop_back();
+  }
   OpenTrace t{key.execution_records
                   ? decltype(OpenTrace::buffer)(ExecutionRecordBuffer(key.trace_id))
-                  : decltype(OpenTrace::buffer)(
-                        EventTraceBuffer(key.trace_id, options_.repair_event_traces)),
+                  : decltype(OpenTrace::buffer)(EventTraceBuffer(
+                        key.trace_id, options_.repair_event_traces, std::move(storage))),
               lru_.begin(), now_, closed_.count(key) > 0};
   if (t.reopened) ++stats_.reopened_trace_ids;
   auto& inserted = open_.emplace(key, std::move(t)).first->second;
@@ -390,12 +395,17 @@ void TraceReconstructor::close(OpenKey key, CloseCause cause) {
   remember_closed(key);
   const bool reopened = open.reopened;
 
-  TraceBuildResult result;
+  TraceBuildResult& result = built_;
   uint64_t records = 0;
   if (auto* events = std::get_if<EventTraceBuffer>(&open.buffer)) {
     // Like Kieker, repair closes still-open executions only at the end of input.
-    result = events->build(events->repair_enabled() && cause == CloseCause::kEndOfInput);
+    events->build(events->repair_enabled() && cause == CloseCause::kEndOfInput, result);
     records = events->records();
+    std::vector<FlowEvent> storage = events->take_storage();
+    if (spare_event_vectors_.size() < kSpareEventVectors &&
+        storage.capacity() <= kLargestSpareEventVector) {
+      spare_event_vectors_.push_back(std::move(storage));
+    }
   } else {
     const auto& executions = std::get<ExecutionRecordBuffer>(open.buffer);
     result = executions.build();

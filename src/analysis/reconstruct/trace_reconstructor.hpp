@@ -179,6 +179,14 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
   // Interned strings are unique per content, so their address is a key.
   std::unordered_map<const char*, std::string_view> components_;
   std::unordered_map<OpenKey, OpenTrace, OpenKeyHash> open_;
+  // Memory reused from trace to trace instead of allocated and freed for
+  // each (malloc and free were a tenth of the collector's time,
+  // docs/PERFORMANCE.md): closed traces' event vectors, a few and none
+  // large, and the result each trace is built into.
+  static constexpr size_t kSpareEventVectors = 64;
+  static constexpr size_t kLargestSpareEventVector = 256;  // events
+  std::vector<std::vector<FlowEvent>> spare_event_vectors_;
+  TraceBuildResult built_;
   std::list<OpenKey> lru_;  // front = most recently active
   // Newest timestamp seen (log time). Starts at 0 and only grows, so every
   // last_active lies in [0, now_] and now_ - last_active cannot overflow.

@@ -98,6 +98,42 @@ TEST(EventTraceReconstruction, InterleavedTracesAndMetadataLast) {
   EXPECT_EQ(f.sink.valid[1].trace_id, 2);
 }
 
+// The reconstructor reuses a closed trace's event vector and the result
+// it builds into for the next trace: nothing of one trace may show in the
+// next, a longer trace before a shorter one, an invalid one between.
+TEST(EventTraceReconstruction, EachTraceIsBuiltFromItsOwnEventsOnly) {
+  EventFixture f;
+  f.feed.metadata(1, "first");
+  f.feed.before(1, 0, 0, "main");
+  f.feed.before(1, 1, 1, "a");
+  f.feed.failed(1, 2, 2, "a", "E");
+  f.feed.before(1, 3, 3, "b");
+  f.feed.after(1, 4, 4, "b");
+  f.feed.after(1, 5, 5, "main");
+  f.feed.metadata(2, "second");
+  f.feed.before(2, 0, 10, "x");
+  f.feed.after(2, 1, 11, "x");
+  f.feed.metadata(3);  // invalid: its entry never comes
+  f.feed.before(3, 1, 20, "lost");
+  f.feed.after(3, 2, 21, "lost");
+  f.feed.metadata(4, "fourth");
+  f.feed.before(4, 0, 30, "y");
+  f.feed.after(4, 1, 31, "y");
+  f.rec.finish();
+  ASSERT_EQ(f.sink.valid.size(), 3u);
+  EXPECT_EQ(shape(f.sink.valid[0]), (Shape{"main@0,0", "a@1,1", "b@2,1"}));
+  EXPECT_TRUE(f.sink.valid[0].executions[1].failed);
+  EXPECT_EQ(shape(f.sink.valid[1]), (Shape{"x@0,0"}));
+  EXPECT_EQ(f.sink.valid[1].host, "second");
+  EXPECT_FALSE(f.sink.valid[1].executions[0].failed);
+  EXPECT_EQ(f.sink.valid[1].executions[0].tin, 10);
+  EXPECT_EQ(shape(f.sink.valid[2]), (Shape{"y@0,0"}));
+  EXPECT_EQ(f.sink.valid[2].trace_id, 4);
+  ASSERT_EQ(f.sink.invalid.size(), 1u);
+  EXPECT_EQ(f.sink.invalid[0].trace_id, 3);
+  EXPECT_EQ(f.sink.invalid[0].problems.front().kind, TraceProblemKind::kNoEntryEvent);
+}
+
 TEST(EventTraceReconstruction, OutOfOrderEventsAreSortedByOrderIndex) {
   EventFixture f;
   f.feed.metadata(1);

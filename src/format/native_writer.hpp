@@ -15,6 +15,7 @@
 #include "format/byte_sink.hpp"
 #include "format/native_format.hpp"
 #include "format/record.hpp"
+#include "format/varint.hpp"
 #include "format/w3c_ids.hpp"
 
 namespace sonde::format {
@@ -194,14 +195,6 @@ class NativeWriter {
   // Events are encoded through raw pointers because per-byte string
   // appends dominated the writer thread's profile.
   void grow_block(size_t events);
-  static char* put_varint_raw(char* p, uint64_t v) {
-    while (v >= 0x80) {
-      *p++ = static_cast<char>((v & 0x7f) | 0x80);
-      v >>= 7;
-    }
-    *p++ = static_cast<char>(v);
-    return p;
-  }
   static uint64_t zigzag64(int64_t v) {
     return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
   }
@@ -238,7 +231,6 @@ class NativeWriter {
   };
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> strings_;
   std::vector<uint32_t> record_string_ids_;  // reused by record()
-  static constexpr size_t kMaxVarintBytes = 10;
   std::unordered_map<const RecordSchema*, uint32_t> schemas_;
   std::string compressed_;
   void* zstd_ctx_ = nullptr;

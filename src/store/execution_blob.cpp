@@ -14,21 +14,30 @@ constexpr uint64_t kFailed = 1, kNoExit = 2, kKnownFlags = kFailed | kNoExit;
 
 void pack_executions(std::span<const analysis::Execution> executions,
                      const std::function<uint64_t(std::string_view)>& name_id, std::string& out) {
+  using format::put_varint_raw;
+  using format::zigzag;
   const auto id = [&name_id](std::string_view s) -> uint64_t { return s.empty() ? 0 : name_id(s); };
+  // Room for every value at its longest, written through a pointer, then
+  // cut to what was written.
+  constexpr size_t kMostBytesPerExecution = 9 * format::kMaxVarintBytes;
+  const size_t start = out.size();
+  out.resize(start + executions.size() * kMostBytesPerExecution);
+  char* p = out.data() + start;
   int64_t previous_tin = 0;
   for (const analysis::Execution& e : executions) {
     const bool no_exit = e.tout < 0;
-    format::put_varint(out, (e.failed ? kFailed : 0) | (no_exit ? kNoExit : 0));
-    format::put_varint(out, id(e.operation));
-    format::put_varint(out, id(e.component));
-    format::put_varint(out, id(e.host));
-    format::put_varint(out, format::zigzag(e.eoi));
-    format::put_varint(out, format::zigzag(e.ess));
-    format::put_varint(out, format::zigzag(format::wrapping_sub(e.tin, previous_tin)));
+    p = put_varint_raw(p, (e.failed ? kFailed : 0) | (no_exit ? kNoExit : 0));
+    p = put_varint_raw(p, id(e.operation));
+    p = put_varint_raw(p, id(e.component));
+    p = put_varint_raw(p, id(e.host));
+    p = put_varint_raw(p, zigzag(e.eoi));
+    p = put_varint_raw(p, zigzag(e.ess));
+    p = put_varint_raw(p, zigzag(format::wrapping_sub(e.tin, previous_tin)));
     previous_tin = e.tin;
-    if (!no_exit) format::put_varint(out, format::zigzag(format::wrapping_sub(e.tout, e.tin)));
-    if (e.failed) format::put_varint(out, id(e.cause));
+    if (!no_exit) p = put_varint_raw(p, zigzag(format::wrapping_sub(e.tout, e.tin)));
+    if (e.failed) p = put_varint_raw(p, id(e.cause));
   }
+  out.resize(static_cast<size_t>(p - out.data()));
 }
 
 std::string unpack_executions(std::string_view blob,

@@ -47,22 +47,27 @@ std::string compress(const std::string& raw, ZSTD_CCtx* context) {
 }  // namespace
 
 void TraceBatchBuilder::add(const BatchEntry& e, std::string_view packed_executions) {
-  using format::put_varint;
+  using format::put_varint_raw;
   using format::zigzag;
   const bool problem = !e.problem.empty();
-  put_varint(entries_, (e.valid ? kValid : 0) | (problem ? kHasProblem : 0));
-  put_varint(entries_, zigzag(e.trace_id));
-  put_varint(entries_, zigzag(format::wrapping_sub(e.start, previous_start_)));
+  // Twelve values, written through a pointer into room for their longest.
+  const size_t start = entries_.size();
+  entries_.resize(start + 12 * format::kMaxVarintBytes);
+  char* p = entries_.data() + start;
+  p = put_varint_raw(p, (e.valid ? kValid : 0) | (problem ? kHasProblem : 0));
+  p = put_varint_raw(p, zigzag(e.trace_id));
+  p = put_varint_raw(p, zigzag(format::wrapping_sub(e.start, previous_start_)));
   previous_start_ = e.start;
-  put_varint(entries_, zigzag(e.duration));
-  put_varint(entries_, e.root);
-  put_varint(entries_, e.host);
-  put_varint(entries_, zigzag(e.thread_id));
-  put_varint(entries_, zigzag(e.parent_trace_id));
-  put_varint(entries_, e.executions);
-  put_varint(entries_, e.failed);
-  put_varint(entries_, zigzag(e.client));
-  put_varint(entries_, packed_executions.size());
+  p = put_varint_raw(p, zigzag(e.duration));
+  p = put_varint_raw(p, e.root);
+  p = put_varint_raw(p, e.host);
+  p = put_varint_raw(p, zigzag(e.thread_id));
+  p = put_varint_raw(p, zigzag(e.parent_trace_id));
+  p = put_varint_raw(p, e.executions);
+  p = put_varint_raw(p, e.failed);
+  p = put_varint_raw(p, zigzag(e.client));
+  p = put_varint_raw(p, packed_executions.size());
+  entries_.resize(static_cast<size_t>(p - entries_.data()));
   if (problem) format::put_str(entries_, e.problem);
   executions_.append(packed_executions);
 

@@ -1,6 +1,7 @@
 #include "analysis/reconstruct/trace_reconstructor.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "analysis/model/operation_signature.hpp"
@@ -364,7 +365,7 @@ void TraceReconstructor::enforce_bounds() {
     ++stats_.evicted_traces;
     close(lru_.back(), CloseCause::kEvicted);
   }
-  if (options_.trace_timeout_ns <= 0) return;
+  if (options_.trace_timeout_ns <= 0 || now_ <= idle_check_at_) return;
   // lru_ is ordered by last activity and the clock only moves forward, so
   // the idle traces are all at the back.
   while (!lru_.empty()) {
@@ -373,6 +374,14 @@ void TraceReconstructor::enforce_bounds() {
     ++stats_.timed_out_traces;
     close(lru_.back(), CloseCause::kTimeout);
   }
+  // The oldest activity only grows (the back of lru_ closes, or moves to
+  // the front, and new traces start at now_), so nothing can time out
+  // before the back's deadline: until then this is one comparison per
+  // record instead of a hash lookup.
+  const int64_t oldest = lru_.empty() ? now_ : open_.at(lru_.back()).last_active;
+  idle_check_at_ = oldest > std::numeric_limits<int64_t>::max() - options_.trace_timeout_ns
+                       ? std::numeric_limits<int64_t>::max()
+                       : oldest + options_.trace_timeout_ns;
 }
 
 void TraceReconstructor::remember_closed(const OpenKey& key) {

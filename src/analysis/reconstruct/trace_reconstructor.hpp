@@ -191,6 +191,8 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
   // Newest timestamp seen (log time). Starts at 0 and only grows, so every
   // last_active lies in [0, now_] and now_ - last_active cannot overflow.
   int64_t now_ = 0;
+  // No open trace can time out while now_ is at most this (enforce_bounds).
+  int64_t idle_check_at_ = -1;
   // Recently closed trace ids (bounded FIFO), to flag late records.
   std::deque<OpenKey> closed_order_;
   std::unordered_set<OpenKey, OpenKeyHash> closed_;

@@ -349,6 +349,30 @@ TEST(EventTraceReconstruction, TimeoutClosesIdleTraces) {
 
 // ---- Repair ----------------------------------------------------------------
 
+// The reconstructor looks for idle traces only once the oldest open one
+// can have timed out; when that one completes, the next oldest's deadline
+// counts, neither an earlier nor a later one.
+TEST(EventTraceReconstruction, ATraceTimesOutAtItsOwnDeadlineAfterAnOlderOneCompleted) {
+  ReconstructionOptions o;
+  o.trace_timeout_ns = 1000;
+  EventFixture f(o);
+  f.feed.metadata(1);
+  f.feed.before(1, 0, 100, "a");
+  f.feed.metadata(2);
+  f.feed.before(2, 0, 300, "b");  // trace 2 idle from here on
+  f.feed.after(1, 1, 400, "a");   // trace 1 completes
+  ASSERT_EQ(f.sink.valid.size(), 1u);
+  f.feed.metadata(3);
+  f.feed.before(3, 0, 1250, "c");  // trace 2 idle for 950: not yet
+  EXPECT_TRUE(f.sink.invalid.empty());
+  EXPECT_EQ(f.rec.open_traces(), 2u);
+  f.feed.before(3, 1, 1350, "d");  // idle for 1050: timed out
+  ASSERT_EQ(f.sink.invalid.size(), 1u);
+  EXPECT_EQ(f.sink.invalid[0].trace_id, 2);
+  EXPECT_EQ(f.sink.invalid[0].closed_by, CloseCause::kTimeout);
+  EXPECT_EQ(f.rec.open_traces(), 1u);
+}
+
 TEST(EventTraceReconstruction, RepairClosesExecutionsLeftOpenBelowAnAfter) {
   // inner's after event was never written; outer's after closes both.
   for (bool repair : {false, true}) {

@@ -4,7 +4,9 @@ namespace sonde::collect {
 
 // Traces per acquisition of the index's lock.
 constexpr size_t kBatchTraces = 256;
-constexpr size_t kLargestKeptTrace = 1024;  // executions
+// The copies' vectors kept for the next batch, at most this many
+// executions in all per client (a few hundred KiB), or none.
+constexpr size_t kMostKeptExecutions = 16384;
 
 void BatchedIndexSink::on_trace(const analysis::Trace& trace) {
   ++valid_;
@@ -28,11 +30,15 @@ void BatchedIndexSink::on_invalid_trace(const analysis::InvalidTrace& trace) {
 void BatchedIndexSink::flush() {
   if (used_ == 0) return;
   index_.add_all(std::span<const analysis::Trace>(pending_.data(), used_), client_);
-  // A huge trace's vector is not kept for the next ones.
-  for (size_t i = 0; i < used_; ++i) {
-    if (pending_[i].executions.capacity() > kLargestKeptTrace) pending_[i].executions = {};
-  }
   used_ = 0;
+  size_t kept = 0;
+  for (const analysis::Trace& t : pending_) kept += t.executions.capacity();
+  if (kept > kMostKeptExecutions) release();
+}
+
+void BatchedIndexSink::release() {
+  flush();
+  pending_ = {};
 }
 
 ClientAnalysis::ClientAnalysis(LockedTraceIndex& index, int64_t client,
@@ -64,6 +70,7 @@ void ClientAnalysis::finish() {
   flush();
   // Only the counts stay: a long-running collector sees many connections.
   reconstructor_.reset();
+  traces_.release();
   publish();
 }
 

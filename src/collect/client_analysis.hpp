@@ -55,6 +55,8 @@ class BatchedIndexSink final : public analysis::TraceSink {
   void on_trace(const analysis::Trace& trace) override;
   void on_invalid_trace(const analysis::InvalidTrace& trace) override;
   void flush();
+  // That, and frees the kept trace copies (a finished client).
+  void release();
   uint64_t valid() const { return valid_; }
   uint64_t invalid() const { return invalid_; }
 

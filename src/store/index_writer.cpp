@@ -325,6 +325,8 @@ void IndexWriter::insert(const analysis::Trace& trace, bool valid, const std::st
     hosts_.emplace(trace.host);
   }
   batch_.add(entry, packed_);
+  // Room for a huge trace's executions is not kept for the writer's life.
+  if (packed_.capacity() > kLargestKeptPackedBytes) std::string().swap(packed_);
   if (batch_.size() >= kMaxBatchTraces) write_batch();
 }
 

@@ -140,8 +140,9 @@ class IndexWriter final : public TraceIndex {
   };
   // (caller, callee) name ids; caller 0: a trace's entry.
   std::unordered_map<std::pair<uint64_t, uint64_t>, EdgeAggregate, EdgeHash> edges_;
-  std::string packed_;                  // reused buffer for one trace's executions
-  std::vector<uint64_t> caller_stack_;  // reused by aggregate()
+  std::string packed_;  // reused buffer for one trace's executions
+  static constexpr size_t kLargestKeptPackedBytes = size_t{1} << 20;
+  std::vector<uint64_t> caller_stack_;                                // reused by aggregate()
   std::unordered_set<std::string, NameHash, std::equal_to<>> hosts_;  // in `hosts`
   uint64_t next_name_id_ = 1;
 };

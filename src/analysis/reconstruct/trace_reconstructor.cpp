@@ -426,6 +426,8 @@ void TraceReconstructor::close(OpenKey key, CloseCause cause) {
   if (result.valid()) {
     ++stats_.valid_traces;
     sink_.on_trace(result.trace);
+    // A huge trace's vector is not kept for the client's life.
+    if (result.trace.executions.capacity() > kLargestKeptTrace) result.trace.executions = {};
     return;
   }
   ++stats_.invalid_traces;

@@ -185,6 +185,7 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
   // large, and the result each trace is built into.
   static constexpr size_t kSpareEventVectors = 64;
   static constexpr size_t kLargestSpareEventVector = 256;  // events
+  static constexpr size_t kLargestKeptTrace = 4096;        // executions, in built_
   std::vector<std::vector<FlowEvent>> spare_event_vectors_;
   TraceBuildResult built_;
   std::list<OpenKey> lru_;  // front = most recently active

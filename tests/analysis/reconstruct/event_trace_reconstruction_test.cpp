@@ -113,9 +113,10 @@ TEST(EventTraceReconstruction, EachTraceIsBuiltFromItsOwnEventsOnly) {
   f.feed.metadata(2, "second");
   f.feed.before(2, 0, 10, "x");
   f.feed.after(2, 1, 11, "x");
-  f.feed.metadata(3);  // invalid: its entry never comes
-  f.feed.before(3, 1, 20, "lost");
-  f.feed.after(3, 2, 21, "lost");
+  f.feed.metadata(3);  // complete but invalid: its after names another operation
+  f.feed.before(3, 0, 20, "open");
+  f.feed.after(3, 1, 21, "other");
+  ASSERT_EQ(f.sink.invalid.size(), 1u);  // closed before trace 4 starts
   f.feed.metadata(4, "fourth");
   f.feed.before(4, 0, 30, "y");
   f.feed.after(4, 1, 31, "y");
@@ -131,7 +132,7 @@ TEST(EventTraceReconstruction, EachTraceIsBuiltFromItsOwnEventsOnly) {
   EXPECT_EQ(f.sink.valid[2].trace_id, 4);
   ASSERT_EQ(f.sink.invalid.size(), 1u);
   EXPECT_EQ(f.sink.invalid[0].trace_id, 3);
-  EXPECT_EQ(f.sink.invalid[0].problems.front().kind, TraceProblemKind::kNoEntryEvent);
+  EXPECT_EQ(f.sink.invalid[0].problems.front().kind, TraceProblemKind::kMismatchedAfterEvent);
 }
 
 TEST(EventTraceReconstruction, OutOfOrderEventsAreSortedByOrderIndex) {
@@ -350,8 +351,8 @@ TEST(EventTraceReconstruction, TimeoutClosesIdleTraces) {
 // ---- Repair ----------------------------------------------------------------
 
 // The reconstructor looks for idle traces only once the oldest open one
-// can have timed out; when that one completes, the next oldest's deadline
-// counts, neither an earlier nor a later one.
+// can have timed out; after another trace completes, the oldest one still
+// times out at its own deadline, not later.
 TEST(EventTraceReconstruction, ATraceTimesOutAtItsOwnDeadlineAfterAnOlderOneCompleted) {
   ReconstructionOptions o;
   o.trace_timeout_ns = 1000;

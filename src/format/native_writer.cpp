@@ -79,9 +79,20 @@ uint32_t NativeWriter::string_id(std::string_view s) {
   // Looked up by view first: nearly every call finds a string already
   // interned, and building a std::string key for it (a malloc and free for
   // any signature past 15 characters) cost more than the lookup.
-  if (auto found = strings_.find(s); found != strings_.end()) return found->second;
+  const auto where = reinterpret_cast<uintptr_t>(s.data());
+  CachedString& cached =
+      string_cache_[((where >> 3) ^ (where >> 13) ^ s.size()) & (kStringCacheSlots - 1)];
+  if (cached.data == s.data() && cached.size == s.size() && cached.text != nullptr &&
+      *cached.text == s) {
+    return cached.id;
+  }
+  if (auto found = strings_.find(s); found != strings_.end()) {
+    cached = {s.data(), s.size(), &found->first, found->second};
+    return found->second;
+  }
   const uint32_t id = static_cast<uint32_t>(strings_.size());
-  strings_.emplace(std::string(s), id);
+  const auto added = strings_.emplace(std::string(s), id).first;
+  cached = {s.data(), s.size(), &added->first, id};
   const size_t start = payload_.size();
   item(Tag::kString);
   put_varint(payload_, id);

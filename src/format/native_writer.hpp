@@ -230,6 +230,20 @@ class NativeWriter {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> strings_;
+  // Strings found first by where their text lies: a collector's decoded
+  // Kieker records point into the connection's string registry, so the
+  // same text comes back at the same address. A hit is checked against the
+  // interned text (its key in strings_, which never moves), so memory
+  // reused for other text is a miss, never a wrong id. (Hashing every
+  // string value led the Kieker protocol's profile, docs/PERFORMANCE.md.)
+  struct CachedString {
+    const char* data = nullptr;
+    size_t size = 0;
+    const std::string* text = nullptr;
+    uint32_t id = 0;
+  };
+  static constexpr size_t kStringCacheSlots = 1024;
+  std::vector<CachedString> string_cache_ = std::vector<CachedString>(kStringCacheSlots);
   std::vector<uint32_t> record_string_ids_;  // reused by record()
   std::unordered_map<const RecordSchema*, uint32_t> schemas_;
   std::string compressed_;

@@ -255,6 +255,36 @@ TEST(NativeRecords, EveryFieldTypeRoundTripsAtTheEndsOfItsRange) {
   }
 }
 
+// The writer finds a string's id first by where its text lies (a
+// collector's decoded records point into the connection's registry). Text
+// rewritten in place, same address and length, is a new string, not the
+// id of what was there before.
+TEST(NativeRecords, TextRewrittenAtTheSameAddressIsWrittenAsTheNewText) {
+  const RecordSchema schema{"test.OneString", {{"s", FieldType::kString}}};
+  const std::vector<std::string> texts = {"first()", "other()", "first()", "third()"};
+  std::string buffer = texts[0];
+  StringSink sink;
+  NativeWriter w(sink, NativeWriterOptions{});
+  ASSERT_TRUE(w.begin());
+  for (const std::string& text : texts) {
+    buffer.replace(0, buffer.size(), text);
+    Record r;
+    r.schema = &schema;
+    r.values = {std::string_view(buffer)};
+    w.record(r);
+  }
+  ASSERT_TRUE(w.finish(0, 0));
+  struct Collect : NativeVisitor {
+    void on_record(const Record& r) override {
+      texts.emplace_back(std::get<std::string_view>(r.values.at(0)));
+    }
+    std::vector<std::string> texts;
+  } c;
+  const NativeReadResult r = read_native_bytes(sink.bytes, c);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(c.texts, texts);
+}
+
 TEST_P(NativeEventBlocks, CursorEncodingMatchesTheOneEventCalls) {
   // The writer thread's path: room reserved once, events through a copy of
   // the cursor, committed; the same bytes as one call per event.

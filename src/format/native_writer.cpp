@@ -79,20 +79,14 @@ uint32_t NativeWriter::string_id(std::string_view s) {
   // Looked up by view first: nearly every call finds a string already
   // interned, and building a std::string key for it (a malloc and free for
   // any signature past 15 characters) cost more than the lookup.
-  const auto where = reinterpret_cast<uintptr_t>(s.data());
-  CachedString& cached =
-      string_cache_[((where >> 3) ^ (where >> 13) ^ s.size()) & (kStringCacheSlots - 1)];
-  if (cached.data == s.data() && cached.size == s.size() && cached.text != nullptr &&
-      *cached.text == s) {
-    return cached.id;
-  }
+  if (const uint32_t* hit = string_cache_.find(s)) return *hit;
   if (auto found = strings_.find(s); found != strings_.end()) {
-    cached = {s.data(), s.size(), &found->first, found->second};
+    string_cache_.put(s, found->first, found->second);
     return found->second;
   }
   const uint32_t id = static_cast<uint32_t>(strings_.size());
   const auto added = strings_.emplace(std::string(s), id).first;
-  cached = {s.data(), s.size(), &added->first, id};
+  string_cache_.put(s, added->first, id);
   const size_t start = payload_.size();
   item(Tag::kString);
   put_varint(payload_, id);

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "format/address_cache.hpp"
 #include "format/byte_sink.hpp"
 #include "format/native_format.hpp"
 #include "format/record.hpp"
@@ -231,19 +232,10 @@ class NativeWriter {
   };
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> strings_;
   // Strings found first by where their text lies: a collector's decoded
-  // Kieker records point into the connection's string registry, so the
-  // same text comes back at the same address. A hit is checked against the
-  // interned text (its key in strings_, which never moves), so memory
-  // reused for other text is a miss, never a wrong id. (Hashing every
-  // string value led the Kieker protocol's profile, docs/PERFORMANCE.md.)
-  struct CachedString {
-    const char* data = nullptr;
-    size_t size = 0;
-    const std::string* text = nullptr;
-    uint32_t id = 0;
-  };
-  static constexpr size_t kStringCacheSlots = 1024;
-  std::vector<CachedString> string_cache_ = std::vector<CachedString>(kStringCacheSlots);
+  // Kieker records point into the connection's string registry. (Hashing
+  // every string value led the Kieker protocol's profile,
+  // docs/PERFORMANCE.md.)
+  AddressCache<uint32_t, 1024> string_cache_;
   std::vector<uint32_t> record_string_ids_;  // reused by record()
   std::unordered_map<const RecordSchema*, uint32_t> schemas_;
   std::string compressed_;

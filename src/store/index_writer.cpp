@@ -379,12 +379,7 @@ uint64_t IndexWriter::name_id_or_empty(std::string_view name) {
 }
 
 uint64_t IndexWriter::name_id(std::string_view name) {
-  const auto where = reinterpret_cast<uintptr_t>(name.data());
-  CachedName& cached =
-      name_cache_[((where >> 3) ^ (where >> 15) ^ name.size()) & (kNameCacheSlots - 1)];
-  if (cached.data == name.data() && cached.size == name.size() && name_text(cached.id) == name) {
-    return cached.id;
-  }
+  if (const uint64_t* hit = name_cache_.find(name)) return *hit;
   uint64_t id = 0;
   if (auto it = names_.find(name); it != names_.end()) {
     id = it->second;
@@ -396,7 +391,7 @@ uint64_t IndexWriter::name_id(std::string_view name) {
     if (!write(n)) return 0;
     remember_name(std::string(name), id);
   }
-  cached = {name.data(), name.size(), id};
+  name_cache_.put(name, name_text(id), id);
   return id;
 }
 

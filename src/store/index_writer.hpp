@@ -24,6 +24,7 @@
 
 #include "analysis/model/duration_accumulator.hpp"
 #include "analysis/model/trace_model.hpp"
+#include "format/address_cache.hpp"
 #include "store/index_sink.hpp"
 #include "store/sqlite_db.hpp"
 #include "store/trace_batch.hpp"
@@ -111,10 +112,8 @@ class IndexWriter final : public TraceIndex {
   std::string error_;
   // Every execution looks up three names and its operation's and edge's
   // aggregates. The aggregates are keyed by the names' ids, and a name is
-  // found first in a small cache keyed by where its text lies: a trace's
-  // names are views into its client's interned strings, so the same text
-  // comes back at the same address. A hit is checked against the name's
-  // text, so memory reused for other text is a miss, never a wrong id.
+  // found first by where its text lies (format::AddressCache): a trace's
+  // names are views into its client's interned strings.
   // (Ordered maps of strings were a tenth of the collector's time, hashing
   // every name of every execution most of what was left of it;
   // docs/PERFORMANCE.md.)
@@ -125,13 +124,7 @@ class IndexWriter final : public TraceIndex {
   // Ids of the `names` table; id 0 is "".
   std::unordered_map<std::string, uint64_t, NameHash, std::equal_to<>> names_;
   std::vector<const std::string*> name_texts_;  // by id, into names_' keys (stable)
-  struct CachedName {
-    const char* data = nullptr;
-    size_t size = 0;
-    uint64_t id = 0;
-  };
-  static constexpr size_t kNameCacheSlots = 4096;
-  std::vector<CachedName> name_cache_ = std::vector<CachedName>(kNameCacheSlots);
+  format::AddressCache<uint64_t, 4096> name_cache_;
   std::unordered_map<uint64_t, OperationAggregate> operations_;  // by operation name id
   struct EdgeHash {
     size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {

@@ -136,8 +136,7 @@ class TraceBatchBuilder {
     void operator()(ZSTD_CCtx_s* context) const;
   };
   // One zstd context for every row: ZSTD_compress made and freed one per
-  // call, mapping and zero-filling its tables each time (page faults were
-  // a tenth of the collector's kernel time).
+  // call (its allocation's page faults showed in the collector's profile).
   std::unique_ptr<ZSTD_CCtx_s, CompressorFree> compressor_;
   BatchRow row_;
   std::string entries_, executions_;

@@ -78,12 +78,6 @@ bool EventTraceBuffer::is_complete() const {
          max_order_index_ + 1 == static_cast<int64_t>(events_.size());
 }
 
-TraceBuildResult EventTraceBuffer::build(bool close_open_executions) const {
-  TraceBuildResult result;
-  build(close_open_executions, result);
-  return result;
-}
-
 void EventTraceBuffer::build(bool close_open_executions, TraceBuildResult& result) const {
   std::vector<Execution> storage = std::move(result.trace.executions);
   storage.clear();

@@ -74,9 +74,8 @@ class EventTraceBuffer {
   // instead of reporting missing after events. Kieker uses the before
   // event's own timestamp there, which gives the caller a shorter time than
   // its callees; the latest timestamp keeps every callee inside its caller.
-  TraceBuildResult build(bool close_open_executions) const;
-  // The same into `out`, whose vectors' memory is reused (everything in it
-  // is replaced).
+  // Into `out`, whose vectors' memory is reused (everything in it is
+  // replaced).
   void build(bool close_open_executions, TraceBuildResult& out) const;
   // The events' vector, emptied, for the next trace's buffer; this buffer
   // is left empty.

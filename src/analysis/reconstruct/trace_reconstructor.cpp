@@ -117,12 +117,10 @@ std::string_view TraceReconstructor::intern(const format::Record& r, int field) 
   const std::string_view* v = std::get_if<std::string_view>(&r.values[field]);
   if (v == nullptr) return {};
   if (v->empty()) return strings_->intern(*v);
-  const auto slot = (reinterpret_cast<uintptr_t>(v->data()) >> 3) % intern_cache_.size();
-  InternCacheEntry& entry = intern_cache_[slot];
-  if (entry.source == v->data() && entry.interned == *v) return entry.interned;
-  entry.source = v->data();
-  entry.interned = strings_->intern(*v);
-  return entry.interned;
+  if (const std::string_view* hit = intern_cache_.find(*v)) return *hit;
+  const std::string_view interned = strings_->intern(*v);
+  intern_cache_.put(*v, interned, interned);
+  return interned;
 }
 
 std::string_view TraceReconstructor::component_of(std::string_view interned_operation) {

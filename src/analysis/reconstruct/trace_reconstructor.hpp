@@ -26,6 +26,7 @@
 #include "analysis/model/trace_model.hpp"
 #include "analysis/reconstruct/event_trace_buffer.hpp"
 #include "analysis/reconstruct/execution_record_buffer.hpp"
+#include "format/address_cache.hpp"
 #include "format/record.hpp"
 #include "format/string_pool.hpp"
 #include "format/typed_flow_sink.hpp"
@@ -168,14 +169,9 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
   std::array<uint64_t, 4> typed_counts_{};  // TraceMetadata, Before, After, AfterFailed
   OpenKey last_key_{-1, false};
   OpenTrace* last_open_ = nullptr;  // reset whenever a trace closes
-  // Direct-mapped cache of recently interned strings, keyed by the reader's
-  // pointer and verified by content, so a repeated operation name costs a
-  // compare instead of a hash and a table lookup.
-  struct InternCacheEntry {
-    const char* source = nullptr;
-    std::string_view interned;
-  };
-  std::array<InternCacheEntry, 256> intern_cache_{};
+  // Recently interned strings by the reader's address, so a repeated
+  // operation name costs a compare instead of a hash and a table lookup.
+  format::AddressCache<std::string_view, 256> intern_cache_;
   // Interned strings are unique per content, so their address is a key.
   std::unordered_map<const char*, std::string_view> components_;
   std::unordered_map<OpenKey, OpenTrace, OpenKeyHash> open_;

@@ -110,7 +110,7 @@ void ReaderRegistry::set(int32_t id, std::string_view value) {
   present_[i] = 1;
 }
 
-bool ReaderRegistry::find(int32_t id, std::string_view* value) const {
+bool ReaderRegistry::find_sparse(int32_t id, std::string_view* value) const {
   const std::string_view* s = slot(id);
   if (s == nullptr) return false;
   *value = *s;

@@ -49,8 +49,16 @@ class ReaderRegistry {
   AddResult add(int32_t id, std::string_view value);
   // Adds or replaces an entry (TCP: the latest registration wins).
   void set(int32_t id, std::string_view value);
-  // Returns false if the id is not registered (or negative).
-  bool find(int32_t id, std::string_view* value) const;
+  // Returns false if the id is not registered (or negative). Inline for
+  // the dense ids: every string field of every record is looked up.
+  bool find(int32_t id, std::string_view* value) const {
+    const auto i = static_cast<size_t>(id);  // a negative id wraps past the end
+    if (i < present_.size() && present_[i]) {
+      *value = dense_[i];
+      return true;
+    }
+    return find_sparse(id, value);
+  }
   // The type a record header id stands for, or null if the id is unknown.
   const KiekerType* type(int32_t id);
   size_t size() const { return count_; }
@@ -61,6 +69,7 @@ class ReaderRegistry {
   static constexpr size_t kDenseMin = 1 << 16;
   std::string_view* slot(int32_t id);
   const std::string_view* slot(int32_t id) const;
+  bool find_sparse(int32_t id, std::string_view* value) const;
 
   StringPool& pool_;
   SchemaLookup lookup_;

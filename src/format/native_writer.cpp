@@ -148,10 +148,15 @@ void NativeWriter::loss(uint32_t thread, uint64_t events, std::string_view reaso
 }
 
 uint32_t NativeWriter::schema_id(const RecordSchema& schema) {
-  auto it = schemas_.find(&schema);
-  if (it != schemas_.end()) return it->second;
+  if (const uint32_t* hit = recent_schemas_.find(schema.serial)) return *hit;
+  auto it = schemas_.find(schema.serial);
+  if (it != schemas_.end()) {
+    recent_schemas_.put(schema.serial, it->second);
+    return it->second;
+  }
   uint32_t id = static_cast<uint32_t>(schemas_.size());
-  schemas_.emplace(&schema, id);
+  schemas_.emplace(schema.serial, id);
+  recent_schemas_.put(schema.serial, id);
   uint32_t class_id = string_id(schema.class_name);
   std::vector<uint32_t> name_ids;
   for (const FieldSpec& f : schema.fields) name_ids.push_back(string_id(f.name));

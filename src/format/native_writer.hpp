@@ -16,6 +16,7 @@
 #include "format/byte_sink.hpp"
 #include "format/native_format.hpp"
 #include "format/record.hpp"
+#include "format/serial_cache.hpp"
 #include "format/varint.hpp"
 #include "format/w3c_ids.hpp"
 
@@ -237,7 +238,10 @@ class NativeWriter {
   // docs/PERFORMANCE.md.)
   AddressCache<uint32_t, 1024> string_cache_;
   std::vector<uint32_t> record_string_ids_;  // reused by record()
-  std::unordered_map<const RecordSchema*, uint32_t> schemas_;
+  // Schema ids by the schema's serial, not its address: a schema freed and
+  // another made at the same address must not take its id.
+  std::unordered_map<uint64_t, uint32_t> schemas_;
+  SerialCache<uint32_t> recent_schemas_;
   std::string compressed_;
   void* zstd_ctx_ = nullptr;
   bool failed_ = false;

@@ -52,32 +52,6 @@ bool parse_field_type(std::string_view name, FieldType* out) {
   return false;
 }
 
-int kieker_binary_size(FieldType t) {
-  switch (t) {
-    case FieldType::kInt32:
-      return 4;
-    case FieldType::kInt64:
-      return 8;
-    case FieldType::kDouble:
-      return 8;
-    case FieldType::kFloat:
-      return 4;
-    case FieldType::kBool:
-      return 1;
-    case FieldType::kString:
-      return 4;
-    case FieldType::kByte:
-      return 1;
-    case FieldType::kShort:
-      return 2;
-    case FieldType::kChar:
-      return 2;
-    case FieldType::kStringArray:
-      return 4;
-  }
-  return 0;
-}
-
 int RecordSchema::kieker_payload_size() const {
   int size = 0;
   for (const FieldSpec& f : fields) size += kieker_binary_size(f.type);

@@ -29,8 +29,27 @@ enum class FieldType : uint8_t {
 std::string_view to_string(FieldType t);
 // Returns false if `name` is not a known field type name.
 bool parse_field_type(std::string_view name, FieldType* out);
-// Fixed binary size of one field in Kieker's .bin layout (arrays: the count only).
-int kieker_binary_size(FieldType t);
+// Fixed binary size of one field in Kieker's .bin layout (arrays: the count
+// only). Inline: the Kieker decoders ask it for every field of every record.
+constexpr int kieker_binary_size(FieldType t) {
+  switch (t) {
+    case FieldType::kInt64:
+    case FieldType::kDouble:
+      return 8;
+    case FieldType::kInt32:
+    case FieldType::kFloat:
+    case FieldType::kString:
+    case FieldType::kStringArray:
+      return 4;
+    case FieldType::kShort:
+    case FieldType::kChar:
+      return 2;
+    case FieldType::kBool:
+    case FieldType::kByte:
+      return 1;
+  }
+  return 0;
+}
 
 struct FieldSpec {
   std::string name;

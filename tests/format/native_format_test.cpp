@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -283,6 +284,50 @@ TEST(NativeRecords, TextRewrittenAtTheSameAddressIsWrittenAsTheNewText) {
   const NativeReadResult r = read_native_bytes(sink.bytes, c);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(c.texts, texts);
+}
+
+// The writer finds a schema's id by the schema's serial. A schema freed
+// and another made in its place (same address, other fields) is a new
+// schema: its records are written against their own definition.
+TEST(NativeRecords, ASchemaMadeWhereAFreedOneLayIsWrittenAsItself) {
+  alignas(RecordSchema) unsigned char storage[sizeof(RecordSchema)];
+  StringSink sink;
+  NativeWriter w(sink, NativeWriterOptions{});
+  ASSERT_TRUE(w.begin());
+  auto* first = new (storage) RecordSchema{"test.First", {{"n", FieldType::kInt64}}};
+  Record r;
+  r.schema = first;
+  r.values = {int64_t{7}};
+  w.record(r);
+  first->~RecordSchema();
+  auto* second = new (storage)
+      RecordSchema{"test.Second", {{"s", FieldType::kString}, {"d", FieldType::kDouble}}};
+  ASSERT_EQ(static_cast<void*>(second), static_cast<void*>(first));
+  r.schema = second;
+  r.values = {std::string_view("text"), 2.5};
+  w.record(r);
+  second->~RecordSchema();
+  ASSERT_TRUE(w.finish(0, 0));
+  struct Collect : NativeVisitor {
+    void on_record(const Record& r) override {
+      classes.push_back(r.schema->class_name);
+      values.push_back(r.values.size());
+      if (r.schema->class_name == "test.Second") {
+        text = std::string(std::get<std::string_view>(r.values.at(0)));
+        number = std::get<double>(r.values.at(1));
+      }
+    }
+    std::vector<std::string> classes;
+    std::vector<size_t> values;
+    std::string text;
+    double number = 0;
+  } c;
+  const NativeReadResult read = read_native_bytes(sink.bytes, c);
+  ASSERT_TRUE(read.ok) << read.error;
+  EXPECT_EQ(c.classes, (std::vector<std::string>{"test.First", "test.Second"}));
+  EXPECT_EQ(c.values, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(c.text, "text");
+  EXPECT_EQ(c.number, 2.5);
 }
 
 TEST_P(NativeEventBlocks, CursorEncodingMatchesTheOneEventCalls) {

@@ -35,13 +35,16 @@ TraceReconstructor::TraceReconstructor(TraceSink& sink, ReconstructionOptions op
       strings_(strings ? std::move(strings) : std::make_shared<format::StringPool>()) {}
 
 TraceReconstructor::Layout& TraceReconstructor::layout_of(const format::RecordSchema* schema) {
-  if (schema == last_schema_ && last_layout_->schema_serial == schema->serial) {
-    return *last_layout_;
+  // A cached layout is a node of layouts_, which a schema at the same
+  // address with another serial overwrites in place (below): hence the
+  // check.
+  if (Layout* const* hit = recent_layouts_.find(schema->serial);
+      hit != nullptr && (*hit)->schema_serial == schema->serial) {
+    return **hit;
   }
   auto it = layouts_.find(schema);
   if (it != layouts_.end() && it->second.schema_serial == schema->serial) {
-    last_schema_ = schema;
-    last_layout_ = &it->second;
+    recent_layouts_.put(schema->serial, &it->second);
     return it->second;
   }
   if (it != layouts_.end()) retired_type_counts_[it->second.class_name] += it->second.records;
@@ -107,8 +110,7 @@ TraceReconstructor::Layout& TraceReconstructor::layout_of(const format::RecordSc
     }
   }
   Layout& stored = layouts_.insert_or_assign(schema, std::move(l)).first->second;
-  last_schema_ = schema;
-  last_layout_ = &stored;
+  recent_layouts_.put(schema->serial, &stored);
   return stored;
 }
 

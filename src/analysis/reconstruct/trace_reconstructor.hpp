@@ -28,6 +28,7 @@
 #include "analysis/reconstruct/execution_record_buffer.hpp"
 #include "format/address_cache.hpp"
 #include "format/record.hpp"
+#include "format/serial_cache.hpp"
 #include "format/string_pool.hpp"
 #include "format/typed_flow_sink.hpp"
 
@@ -152,10 +153,9 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
   std::shared_ptr<format::StringPool> strings_;
   ReconstructionStats stats_;
   std::unordered_map<const format::RecordSchema*, Layout> layouts_;
-  // One-entry caches for the common case of consecutive records of one type
-  // and one trace (a thread's events arrive in runs).
-  const format::RecordSchema* last_schema_ = nullptr;
-  Layout* last_layout_ = nullptr;
+  // The layouts of the last few record types, by schema serial: Kieker's
+  // flow records alternate between before, after and trace metadata.
+  format::SerialCache<Layout*> recent_layouts_;
   std::map<std::string, uint64_t> retired_type_counts_;  // of layouts replaced
   // Typed fast path: the current source's operations (interned) by id, and
   // counts of the records taken in typed form.

@@ -80,7 +80,8 @@ std::unique_ptr<ClickHouseStore> ClickHouseStore::open(const std::string& url, s
   for (auto [name, has] : {std::pair{"call_edges", &store->has_call_edges_},
                            std::pair{"operation_buckets", &store->has_operation_buckets_},
                            std::pair{"trace_buckets", &store->has_trace_buckets_},
-                           std::pair{"trace_durations", &store->has_trace_durations_}}) {
+                           std::pair{"trace_durations", &store->has_trace_durations_},
+                           std::pair{"traces_by_duration", &store->has_traces_by_duration_}}) {
     result.clear();
     store->client_.query("SELECT count() FROM system.tables WHERE database = " +
                              ClickHouseClient::quote(parsed.database) + " AND name = '" + name +
@@ -95,7 +96,8 @@ std::unique_ptr<ClickHouseStore> ClickHouseStore::open(const std::string& url, s
   if (!store->client_.query("SELECT name FROM summaries_filled", &result).empty()) result.clear();
   const auto filled = ClickHouseClient::parse_rows(result);
   for (auto [name, has] : {std::pair{"trace_buckets", &store->has_trace_buckets_},
-                           std::pair{"trace_durations", &store->has_trace_durations_}}) {
+                           std::pair{"trace_durations", &store->has_trace_durations_},
+                           std::pair{"traces_by_duration", &store->has_traces_by_duration_}}) {
     *has = *has &&
            std::any_of(filled.begin(), filled.end(), [name = std::string(name)](const auto& r) {
              return !r.empty() && r[0] == name;
@@ -178,8 +180,9 @@ std::string ClickHouseStore::limit_sql(size_t offset, size_t limit) {
 }
 
 void ClickHouseStore::fetch_entries(const std::string& where, const char* order, size_t offset,
-                                    size_t limit, std::vector<analysis::TraceEntry>& out) {
-  for (const auto& r : rows(std::string("SELECT ") + kTraceColumns + " FROM traces" + where +
+                                    size_t limit, std::vector<analysis::TraceEntry>& out,
+                                    const char* table) {
+  for (const auto& r : rows(std::string("SELECT ") + kTraceColumns + " FROM " + table + where +
                             order + limit_sql(offset, limit))) {
     if (r.size() == 12) out.push_back(read_entry(r));
   }

@@ -59,12 +59,14 @@ class ClickHouseStore : public TraceStore {
   static std::string limit_sql(size_t offset, size_t limit);
   static const char* const kTraceColumns;
   static const char* const kStartOrder;
+  // From `table`: traces, or traces_by_duration (the same rows).
   void fetch_entries(const std::string& where, const char* order, size_t offset, size_t limit,
-                     std::vector<analysis::TraceEntry>& out);
+                     std::vector<analysis::TraceEntry>& out, const char* table = "traces");
   uint64_t count_where(const std::string& where);
   // By start time, through trace_buckets (clickhouse_search.cpp).
   TraceQueryResult find_by_start(const TraceQuery& query);
-  // Longest first, through trace_durations (clickhouse_search.cpp).
+  // Longest first, through trace_durations, and the rows from
+  // traces_by_duration where it is whole (clickhouse_search.cpp).
   TraceQueryResult find_longest(const TraceQuery& query);
 
   // Summary tables (clickhouse_writer.cpp); older databases lack them.
@@ -72,6 +74,7 @@ class ClickHouseStore : public TraceStore {
   bool has_operation_buckets_ = false;
   bool has_trace_buckets_ = false;
   bool has_trace_durations_ = false;
+  bool has_traces_by_duration_ = false;
   uint64_t exact_operations_limit_ = kExactOperationsLimit;
 };
 

@@ -129,8 +129,8 @@ TEST_F(ClickHouse, ADatabaseWithoutTheCallEdgeTableIsReadThenUpgraded) {
   ClickHouseUrl parsed;
   ASSERT_EQ(parse_clickhouse_url(url, &parsed), "");
   ClickHouseClient client(parsed);
-  for (const char* table :
-       {"call_edges", "operation_buckets", "trace_buckets", "trace_durations"}) {
+  for (const char* table : {"call_edges", "operation_buckets", "trace_buckets", "trace_durations",
+                            "traces_by_duration"}) {
     ASSERT_EQ(client.query(std::string("DROP TABLE ") + table + "_mv"), "");
     ASSERT_EQ(client.query(std::string("DROP TABLE ") + table), "");
   }
@@ -163,6 +163,11 @@ TEST_F(ClickHouse, ADatabaseWithoutTheCallEdgeTableIsReadThenUpgraded) {
   test::expect_same_answers(*sqlite(dir.path()), *upgraded, "searchBook");
   ASSERT_EQ(client.query("SELECT countMerge(traces) FROM trace_buckets", &rows), "");
   EXPECT_EQ(rows, "1635\n");
+  // The copy ordered by duration was filled too, with every trace row.
+  ASSERT_EQ(client.query("SELECT count() FROM traces_by_duration", &rows), "");
+  std::string traces;
+  ASSERT_EQ(client.query("SELECT count() FROM traces", &traces), "");
+  EXPECT_EQ(rows, traces);
   // The duration histogram was filled too: the statistics from it.
   upgraded->set_exact_operations_limit(0);
   EXPECT_EQ(upgraded->operations().size(), sqlite(dir.path())->operations().size());
@@ -198,9 +203,56 @@ TEST_F(ClickHouse, ASummaryWhoseFillWasCutShortIsNotTrustedThenRemade) {
   ASSERT_EQ(client.query("SELECT countMerge(traces) FROM trace_buckets", &rows), "");
   EXPECT_EQ(rows, "1635\n");
   ASSERT_EQ(client.query("SELECT name FROM summaries_filled ORDER BY name", &rows), "");
-  // Both lost their marks with the table: both were made again.
-  EXPECT_EQ(rows, "trace_buckets\ntrace_durations\n");
+  // Every one lost its mark with the table: each was made again.
+  EXPECT_EQ(rows, "trace_buckets\ntrace_durations\ntraces_by_duration\n");
   test::expect_same_answers(*sqlite_store, *clickhouse(url), "searchBook");
+}
+
+// A search longest first reads its page from the copy of the trace rows
+// ordered by duration, and only once the copy is marked whole. Here the
+// copy is given a row `traces` lacks, longer than any trace: it leads
+// the page while the mark is there, and not once the mark is gone.
+TEST_F(ClickHouse, LongestFirstReadsTheDurationOrderedCopyOnlyOnceItIsWhole) {
+  const std::string log = testdata("kieker/bookstore-oer-2010/log");
+  TempDir dir("sonde-store-by-duration");
+  ASSERT_EQ(build_index_from_log(log, dir.path()).error, "");
+  const std::string url = server_->url("by_duration");
+  ASSERT_EQ(build_index_from_log(log, url).error, "");
+  ClickHouseUrl parsed;
+  ASSERT_EQ(parse_clickhouse_url(url, &parsed), "");
+  ClickHouseClient client(parsed);
+  auto sqlite_store = sqlite(dir.path());
+  TraceQuery q;
+  q.order = analysis::TraceOrder::kLongest;
+  q.limit = 5;
+  const TraceQueryResult want = sqlite_store->find_traces(q);
+  ASSERT_EQ(want.entries.size(), 5u);
+  const TraceQueryResult whole = clickhouse(url)->find_traces(q);
+  ASSERT_EQ(whole.entries.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) test::expect_same_entry(want.entries[i], whole.entries[i]);
+
+  // Only the copy gets the row: the view copies inserts into `traces`.
+  ASSERT_EQ(
+      client.query("INSERT INTO traces_by_duration VALUES (999999, 424242, 'planted()', " +
+                   std::to_string(want.entries[0].start) + ", " +
+                   std::to_string(want.entries[0].duration * 10) + ", '', 1, 0, 1, 0, 1, '')"),
+      "");
+  const TraceQueryResult from_copy = clickhouse(url)->find_traces(q);
+  ASSERT_EQ(from_copy.entries.size(), 5u);
+  EXPECT_EQ(from_copy.entries[0].trace_id, 424242);
+  EXPECT_EQ(from_copy.entries[1].trace_id, want.entries[0].trace_id);
+
+  // Without its mark (a fill cut short) the copy is not read.
+  for (const char* sql : {"DROP TABLE summaries_filled",
+                          "CREATE TABLE summaries_filled (name String) ENGINE = MergeTree() "
+                          "ORDER BY name",
+                          "INSERT INTO summaries_filled VALUES ('trace_buckets'), "
+                          "('trace_durations')"}) {
+    ASSERT_EQ(client.query(sql), "") << sql;
+  }
+  const TraceQueryResult without = clickhouse(url)->find_traces(q);
+  ASSERT_EQ(without.entries.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) test::expect_same_entry(want.entries[i], without.entries[i]);
 }
 
 // Past the exact limit the operation statistics come from the duration

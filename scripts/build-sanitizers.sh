@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 # Stage times continue the caller's clock (scripts/test.sh passes it).
 SECONDS=${SECONDS_BEFORE:-0}
 
+# One compile job per core (scripts/test.sh says why).
+jobs=$(nproc)
 stage() { echo "== [$((SECONDS / 60))m$((SECONDS % 60))s] $*"; }
 
 # Under the sanitizers: the layers whose code runs inside users' programs
@@ -38,7 +40,7 @@ stage "build (ASan + UBSan)"
 # the release build.
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSONDE_WERROR=ON -DSONDE_BUILD_BENCH=OFF \
   -DSONDE_SANITIZE=address,undefined -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DCMAKE_C_FLAGS_DEBUG="-O0 -g1"
-cmake --build build/asan --target "${sanitized_targets[@]}"
+cmake --build build/asan -j "$jobs" --target "${sanitized_targets[@]}"
 
 stage "build (TSan, monitor and collector tests)"
 # At the build's -O2: -O1 was measured (2026-12-02) a wash, its build
@@ -47,5 +49,5 @@ cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSONDE_WERR
   -DSONDE_BUILD_BENCH=OFF -DSONDE_SANITIZE=thread
 # collect_tests: the collector's listener and analysis workers share
 # clients, counts and the index (src/collect/collector.hpp).
-cmake --build build/tsan --target monitor_tests collect_tests
+cmake --build build/tsan -j "$jobs" --target monitor_tests collect_tests
 stage "sanitizer builds done"

@@ -25,7 +25,8 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 # Only what the demo runs: the sonde binary, the two libraries `sonde run`
 # preloads, the two example programs and the shop `sonde demo` diagnoses.
 # The whole tree (tests, benchmarks: ~230 targets) is scripts/test.sh's job.
-cmake --build "$build" --target sonde_cli sonde_monitor sonde_preload \
+# One compile job per core (scripts/test.sh says why).
+cmake --build "$build" -j "$(nproc)" --target sonde_cli sonde_monitor sonde_preload \
   example_autoinst example_bookstore shop
 sonde=$build/src/cli/sonde
 examples=$build/examples

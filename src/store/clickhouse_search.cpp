@@ -235,10 +235,11 @@ TraceQueryResult ClickHouseStore::find_longest(const TraceQuery& q) {
   // from the longest reach the page's end, read only the rows at least
   // that long, and lower the bar (wanting twice as many) until those rows
   // hold the page or the bar is gone. The page is then exact: every
-  // trace longer than the bar was read. The rows come from the copy
-  // ordered by duration once it is whole: there the bar is a range of the
-  // primary key, and only the granules above it are read.
-  const char* table = has_traces_by_duration_ ? "traces_by_duration" : "traces";
+  // trace longer than the bar was read. Below a bar the rows come from
+  // the copy ordered by duration once it is whole: there the bar is a
+  // range of the primary key, and only the granules above it are read.
+  // Without a bar, from `traces`, whose key starts with the start time: a
+  // time range narrows what it reads there, and nothing narrows the copy.
   const std::string where = time_sql(q.from_ns, q.to_ns) + filter_sql(f);
   const char* order = " ORDER BY duration_ns DESC, trace_id, id";
   // The summary has no time and no failed flag: with those filters a bar
@@ -255,6 +256,7 @@ TraceQueryResult ClickHouseStore::find_longest(const TraceQuery& q) {
             : analysis::DurationAccumulator::histogram_bucket_low(durations[i - 1].first);
     std::vector<analysis::TraceEntry> page;
     const std::string above = all ? where : where + " AND duration_ns >= " + std::to_string(bar);
+    const char* table = !all && has_traces_by_duration_ ? "traces_by_duration" : "traces";
     fetch_entries(above, order, q.offset, q.limit, page, table);
     if (!last_error_.empty()) return result;
     if (all || page.size() == q.limit) {

@@ -31,8 +31,10 @@ const char* kExecutionsTable = R"(CREATE TABLE IF NOT EXISTS executions (
 // them.
 struct Summary {
   const char* name;
-  const char* table;   // CREATE TABLE
-  std::string select;  // the view's query, also the fill of an older database
+  const char* table;      // CREATE TABLE
+  std::string select;     // the view's query, also the fill of an older database
+  std::string tail = "";  // after a select ending "FROM traces": its GROUP BY (a fill
+                          // in slices puts each slice's WHERE between them)
 };
 
 // The bucket of DurationAccumulator's log-linear histogram (values below
@@ -85,7 +87,8 @@ const Summary kSummaries[] = {
      "SELECT bitShiftRight(start_ns, " + std::to_string(kTraceBucketShift) +
          ") AS bucket, valid, root_operation, host, "
          "countState() AS traces, minState(start_ns) AS first, maxState(start_ns) AS last "
-         "FROM traces GROUP BY bucket, valid, root_operation, host"},
+         "FROM traces",
+     " GROUP BY bucket, valid, root_operation, host"},
     // Traces per duration bucket (duration_bucket_sql), validity, root
     // operation and host: a search longest first learns from it the
     // duration its page starts above and reads only the rows past it
@@ -95,7 +98,8 @@ const Summary kSummaries[] = {
   valid UInt8, root_operation String, host String, bucket UInt32, traces UInt64
 ) ENGINE = SummingMergeTree() ORDER BY (valid, root_operation, host, bucket))",
      "SELECT valid, root_operation, host, " + duration_bucket_sql("duration_ns") +
-         " AS bucket, count() AS traces FROM traces GROUP BY valid, root_operation, host, bucket"},
+         " AS bucket, count() AS traces FROM traces",
+     " GROUP BY valid, root_operation, host, bucket"},
     // The trace rows again, ordered by duration: a search longest first
     // reads, through the primary key, only the granules above the duration
     // its page starts at (trace_durations tells which). In `traces`,
@@ -121,7 +125,13 @@ bool is_marked_summary(const std::string& name) {
 
 std::string view_sql(const Summary& s) {
   return std::string("CREATE MATERIALIZED VIEW IF NOT EXISTS ") + s.name + "_mv TO " + s.name +
-         " AS " + s.select;
+         " AS " + s.select + s.tail;
+}
+
+bool reads_traces(const Summary& s) {
+  const std::string from = " FROM traces";
+  return s.select.size() >= from.size() &&
+         s.select.compare(s.select.size() - from.size(), from.size(), from) == 0;
 }
 
 template <typename T>
@@ -178,9 +188,9 @@ std::string ClickHouseWriter::create(const std::string& sql, bool in_database) {
 // this database between the view's creation and that fill are counted
 // twice: upgrade a database while no collector writes to it.
 //
-// The searches trust trace_buckets and trace_durations to hold every trace
-// (a trace missing there is missing from a search), so those two are
-// marked complete in `summaries_filled` once filled, and the store reads
+// The searches trust trace_buckets, trace_durations and traces_by_duration
+// to hold every trace (a trace missing there is missing from a search), so
+// these three are marked complete in `summaries_filled` once filled, and the store reads
 // them only then. One found without its mark had its fill cut short (the
 // collector killed, the server's timeout): it is dropped and made again.
 std::string ClickHouseWriter::create_summaries() {
@@ -214,10 +224,11 @@ std::string ClickHouseWriter::create_summaries() {
       if (std::string e = create(sql, true); !e.empty()) return e;
     }
     if (exists) continue;
-    if (std::string e = client_.query(std::string("INSERT INTO ") + s.name + " " + s.select);
-        !e.empty()) {
-      return e;
-    }
+    const std::string fill_error =
+        reads_traces(s)
+            ? fill_from_traces(s.name, s.select, s.tail)
+            : client_.query(std::string("INSERT INTO ") + s.name + " " + s.select + s.tail);
+    if (!fill_error.empty()) return fill_error;
     if (!marked) continue;
     if (std::string e =
             client_.query(std::string("INSERT INTO summaries_filled VALUES ('") + s.name + "')");
@@ -226,6 +237,45 @@ std::string ClickHouseWriter::create_summaries() {
     }
   }
   return "";
+}
+
+// A summary of the trace rows, filled in slices of start time that hold
+// about fill_slice_traces_ rows each (traces' key starts with start_ns, so
+// each INSERT reads only its slice): copying 10^8 records' trace rows in
+// one INSERT could outlast the client's read timeout, and the fill would
+// then never be marked. Slices assume traces spread evenly over the time;
+// where they crowd, a slice holds more.
+std::string ClickHouseWriter::fill_from_traces(const std::string& table, const std::string& select,
+                                               const std::string& tail) {
+  std::string result;
+  if (std::string e =
+          client_.query("SELECT min(start_ns), max(start_ns), count() FROM traces", &result);
+      !e.empty()) {
+    return e;
+  }
+  const auto rows = ClickHouseClient::parse_rows(result);
+  if (rows.empty() || rows[0].size() != 3) return "unexpected answer to the count of traces";
+  const int64_t first = std::stoll(rows[0][0]), last = std::stoll(rows[0][1]);
+  const uint64_t count = std::stoull(rows[0][2]);
+  if (count == 0) return "";
+  const uint64_t slices = std::max<uint64_t>(
+      1, (count + fill_slice_traces_ - 1) / std::max<uint64_t>(1, fill_slice_traces_));
+  // In unsigned arithmetic: last - first may not fit an int64_t.
+  const uint64_t span = static_cast<uint64_t>(last) - static_cast<uint64_t>(first);
+  const uint64_t width = span / slices + 1;
+  for (uint64_t from = 0;; from += width) {
+    const int64_t low = static_cast<int64_t>(static_cast<uint64_t>(first) + from);
+    const bool final_slice = span - from < width;
+    const int64_t high =
+        final_slice ? last : static_cast<int64_t>(static_cast<uint64_t>(low) + width - 1);
+    const std::string where =
+        " WHERE start_ns >= " + std::to_string(low) + " AND start_ns <= " + std::to_string(high);
+    if (std::string e = client_.query("INSERT INTO " + table + " " + select + where + tail);
+        !e.empty()) {
+      return e;
+    }
+    if (final_slice) return "";
+  }
 }
 
 std::string ClickHouseWriter::open() {

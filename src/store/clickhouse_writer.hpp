@@ -30,6 +30,11 @@ class ClickHouseWriter final : public TraceIndex {
 
   // Creates the database and tables if missing. Returns "" or the error.
   std::string open();
+  // The trace rows one fill of a summary from `traces` reads per INSERT
+  // when open() upgrades an older database (create_summaries): each
+  // INSERT must finish within the client's 60-s read timeout. Before open().
+  void set_fill_slice_traces(uint64_t traces) { fill_slice_traces_ = traces; }
+  static constexpr uint64_t kFillSliceTraces = 2'000'000;
 
   void add(const analysis::Trace& trace, int64_t client) override;
   void add_invalid(const analysis::InvalidTrace& trace, int64_t client) override;
@@ -48,6 +53,8 @@ class ClickHouseWriter final : public TraceIndex {
   void reduction_unsupported();
   std::string create(const std::string& sql, bool in_database);
   std::string create_summaries();
+  std::string fill_from_traces(const std::string& table, const std::string& select,
+                               const std::string& tail);
 
   ClickHouseClient client_;
   size_t batch_traces_;
@@ -58,6 +65,7 @@ class ClickHouseWriter final : public TraceIndex {
   int64_t next_client_id_ = 1;
   std::string error_;
   bool open_ = false;
+  uint64_t fill_slice_traces_ = kFillSliceTraces;
 };
 
 // The CREATE statements, for the docs and for cluster setups.

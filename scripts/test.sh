@@ -33,11 +33,10 @@ if [ "${1:-}" = "--quick" ]; then left_to_sanitizers=""; fi
 stage "build (RelWithDebInfo, -Werror)"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSONDE_WERROR=ON \
   "-DSONDE_TESTS_LEFT_TO_SANITIZERS=$left_to_sanitizers"
-# One compile job per core (scripts/build-sanitizers.sh, demo.sh too), not
-# ninja's default of two more: on this 2-core VM that built the same tree
-# in 10 % less time (release 346 s against 383, ASan + UBSan 242 against
-# 270; 2026-12-04, DEVELOPERS.md "Where CI's time goes"): four g++ at
-# once thrash the caches and the page tables of two cores.
+# One compile job per core (scripts/build-sanitizers.sh, demo.sh too),
+# not ninja's default of three on two cores: the ASan + UBSan build took
+# 242 s instead of 259, the release build the same within the VM's drift
+# (2026-12-04, DEVELOPERS.md "Where CI's time goes").
 cmake --build build/release -j "$jobs"
 stage "tests"
 # One at a time per core: at two per core the run took 110 s instead of

@@ -31,10 +31,13 @@ const char* kExecutionsTable = R"(CREATE TABLE IF NOT EXISTS executions (
 // them.
 struct Summary {
   const char* name;
-  const char* table;      // CREATE TABLE
-  std::string select;     // the view's query, also the fill of an older database
-  std::string tail = "";  // after a select ending "FROM traces": its GROUP BY (a fill
-                          // in slices puts each slice's WHERE between them)
+  const char* table;   // CREATE TABLE
+  std::string select;  // the view's query with `tail`, also the fill of an older database
+  std::string tail;    // its GROUP BY, if any: a fill in slices puts a WHERE before it
+  // A summary of `traces` (select ends "FROM traces"): the searches rely on
+  // it holding every trace, so it is marked complete once filled, and an
+  // older database's fill goes in slices of start time (create_summaries).
+  bool of_traces;
 };
 
 // The bucket of DurationAccumulator's log-linear histogram (values below
@@ -58,7 +61,8 @@ const Summary kSummaries[] = {
   caller String, operation String, calls UInt64
 ) ENGINE = SummingMergeTree() ORDER BY (caller, operation))",
      "SELECT caller, operation, count() AS calls FROM executions WHERE valid = 1 "
-     "GROUP BY caller, operation"},
+     "GROUP BY caller, operation",
+     "", false},
     // Per operation and duration bucket (duration_bucket_sql): count,
     // failed, total, min and max. The operation statistics come from it in
     // stores too large to sort every duration (3.9 s at 10^7 executions).
@@ -71,7 +75,8 @@ const Summary kSummaries[] = {
          " AS bucket, countState() AS n, sumState(toUInt64(failed)) AS failed, sumState(tout - "
          "tin) AS total, "
          "minState(tout - tin) AS mn, maxState(tout - tin) AS mx "
-         "FROM executions WHERE valid = 1 GROUP BY operation, bucket"},
+         "FROM executions WHERE valid = 1 GROUP BY operation, bucket",
+     "", false},
     // Traces per start-time bucket (kTraceBucketShift), validity, root
     // operation and host, with the first and last start in each: a search
     // by start time reads the traces of the first buckets that hold its
@@ -88,7 +93,7 @@ const Summary kSummaries[] = {
          ") AS bucket, valid, root_operation, host, "
          "countState() AS traces, minState(start_ns) AS first, maxState(start_ns) AS last "
          "FROM traces",
-     " GROUP BY bucket, valid, root_operation, host"},
+     " GROUP BY bucket, valid, root_operation, host", true},
     // Traces per duration bucket (duration_bucket_sql), validity, root
     // operation and host: a search longest first learns from it the
     // duration its page starts above and reads only the rows past it
@@ -99,7 +104,7 @@ const Summary kSummaries[] = {
 ) ENGINE = SummingMergeTree() ORDER BY (valid, root_operation, host, bucket))",
      "SELECT valid, root_operation, host, " + duration_bucket_sql("duration_ns") +
          " AS bucket, count() AS traces FROM traces",
-     " GROUP BY valid, root_operation, host, bucket"},
+     " GROUP BY valid, root_operation, host, bucket", true},
     // The trace rows again, ordered by duration: a search longest first
     // reads, through the primary key, only the granules above the duration
     // its page starts at (trace_durations tells which). In `traces`,
@@ -113,25 +118,17 @@ const Summary kSummaries[] = {
   valid UInt8, problem String
 ) ENGINE = MergeTree() ORDER BY (duration_ns, trace_id, id))",
      "SELECT id, trace_id, root_operation, start_ns, duration_ns, host, thread_id, "
-     "parent_trace_id, executions, failed, valid, problem FROM traces"},
+     "parent_trace_id, executions, failed, valid, problem FROM traces",
+     "", true},
 };
 
 // Summaries the searches rely on being whole (create_summaries).
 const char* kFilledTable =
     "CREATE TABLE IF NOT EXISTS summaries_filled (name String) ENGINE = MergeTree() ORDER BY name";
-bool is_marked_summary(const std::string& name) {
-  return name == "trace_buckets" || name == "trace_durations" || name == "traces_by_duration";
-}
 
 std::string view_sql(const Summary& s) {
   return std::string("CREATE MATERIALIZED VIEW IF NOT EXISTS ") + s.name + "_mv TO " + s.name +
          " AS " + s.select + s.tail;
-}
-
-bool reads_traces(const Summary& s) {
-  const std::string from = " FROM traces";
-  return s.select.size() >= from.size() &&
-         s.select.compare(s.select.size() - from.size(), from.size(), from) == 0;
 }
 
 template <typename T>
@@ -153,7 +150,7 @@ std::string clickhouse_schema_sql(const std::string& database) {
   sql += std::string(kFilledTable) + ";\n";
   for (const Summary& s : kSummaries) {
     sql += std::string(s.table) + ";\n" + view_sql(s) + ";\n";
-    if (is_marked_summary(s.name))
+    if (s.of_traces)
       sql += std::string("INSERT INTO summaries_filled VALUES ('") + s.name + "');\n";
   }
   return sql;
@@ -196,14 +193,13 @@ std::string ClickHouseWriter::create(const std::string& sql, bool in_database) {
 std::string ClickHouseWriter::create_summaries() {
   if (std::string e = create(kFilledTable, true); !e.empty()) return e;
   for (const Summary& s : kSummaries) {
-    const bool marked = is_marked_summary(s.name);
     std::string existed;
     if (std::string e = client_.query(std::string("EXISTS TABLE ") + s.name, &existed);
         !e.empty()) {
       return e;
     }
     bool exists = existed.rfind("1", 0) == 0;
-    if (exists && marked) {
+    if (exists && s.of_traces) {
       std::string filled;
       if (std::string e = client_.query(std::string("SELECT count() FROM summaries_filled "
                                                     "WHERE name = '") +
@@ -225,11 +221,10 @@ std::string ClickHouseWriter::create_summaries() {
     }
     if (exists) continue;
     const std::string fill_error =
-        reads_traces(s)
-            ? fill_from_traces(s.name, s.select, s.tail)
-            : client_.query(std::string("INSERT INTO ") + s.name + " " + s.select + s.tail);
+        s.of_traces ? fill_from_traces(s.name, s.select, s.tail)
+                    : client_.query(std::string("INSERT INTO ") + s.name + " " + s.select + s.tail);
     if (!fill_error.empty()) return fill_error;
-    if (!marked) continue;
+    if (!s.of_traces) continue;
     if (std::string e =
             client_.query(std::string("INSERT INTO summaries_filled VALUES ('") + s.name + "')");
         !e.empty()) {
@@ -258,9 +253,11 @@ std::string ClickHouseWriter::fill_from_traces(const std::string& table, const s
   const int64_t first = std::stoll(rows[0][0]), last = std::stoll(rows[0][1]);
   const uint64_t count = std::stoull(rows[0][2]);
   if (count == 0) return "";
-  const uint64_t slices = std::max<uint64_t>(
-      1, (count + fill_slice_traces_ - 1) / std::max<uint64_t>(1, fill_slice_traces_));
-  // In unsigned arithmetic: last - first may not fit an int64_t.
+  const uint64_t per_slice = std::max<uint64_t>(1, fill_slice_traces_);
+  const uint64_t slices = count / per_slice + (count % per_slice != 0);
+  if (slices == 1) return client_.query("INSERT INTO " + table + " " + select + tail);
+  // In unsigned arithmetic: last - first may not fit an int64_t (and with
+  // two slices or more, span / slices + 1 cannot overflow).
   const uint64_t span = static_cast<uint64_t>(last) - static_cast<uint64_t>(first);
   const uint64_t width = span / slices + 1;
   for (uint64_t from = 0;; from += width) {

@@ -29,6 +29,21 @@ class ClickHouse : public ::testing::Test {
   static void TearDownTestSuite() { delete server_; }
   void SetUp() override { ASSERT_EQ(server_->error(), ""); }
   static test::ClickHouseServer* server_;
+
+  // The bookstore log indexed into `dir` and into database `name`; the
+  // database's URL.
+  static std::string index_bookstore_in_both(const TempDir& dir, const std::string& name) {
+    const std::string log = testdata("kieker/bookstore-oer-2010/log");
+    EXPECT_EQ(build_index_from_log(log, dir.path()).error, "");
+    const std::string url = server_->url(name);
+    EXPECT_EQ(build_index_from_log(log, url).error, "");
+    return url;
+  }
+  static ClickHouseUrl parsed(const std::string& url) {
+    ClickHouseUrl out;
+    EXPECT_EQ(parse_clickhouse_url(url, &out), "");
+    return out;
+  }
 };
 test::ClickHouseServer* ClickHouse::server_ = nullptr;
 
@@ -122,14 +137,10 @@ TEST_F(ClickHouse, FailedInvalidAndHostileStringsRoundTrip) {
 // executions, then given the table (filled from the executions) by the
 // next collector that opens it; the dependency graph is the same all along.
 TEST_F(ClickHouse, ADatabaseWithoutTheCallEdgeTableIsReadThenUpgraded) {
-  const std::string log = testdata("kieker/bookstore-oer-2010/log");
   TempDir dir("sonde-store-edges");
-  ASSERT_EQ(build_index_from_log(log, dir.path()).error, "");
-  const std::string url = server_->url("before_edges");
-  ASSERT_EQ(build_index_from_log(log, url).error, "");
-  ClickHouseUrl parsed;
-  ASSERT_EQ(parse_clickhouse_url(url, &parsed), "");
-  ClickHouseClient client(parsed);
+  const std::string url = index_bookstore_in_both(dir, "before_edges");
+  ClickHouseClient client(parsed(url));
+  ASSERT_FALSE(HasFailure());
   for (const char* table : {"call_edges", "operation_buckets", "trace_buckets", "trace_durations",
                             "traces_by_duration"}) {
     ASSERT_EQ(client.query(std::string("DROP TABLE ") + table + "_mv"), "");
@@ -152,7 +163,7 @@ TEST_F(ClickHouse, ADatabaseWithoutTheCallEdgeTableIsReadThenUpgraded) {
   // The summaries of the trace rows are filled in slices of start time:
   // here of about 100 of the 1,635 traces each (seventeen INSERTs if
   // they are spread evenly), whose rows must add up to every trace once.
-  ClickHouseWriter writer(parsed);
+  ClickHouseWriter writer(parsed(url));
   writer.set_fill_slice_traces(100);
   ASSERT_EQ(writer.open(), "");
   ASSERT_EQ(writer.finish(), "");
@@ -182,14 +193,10 @@ TEST_F(ClickHouse, ADatabaseWithoutTheCallEdgeTableIsReadThenUpgraded) {
 // cut short (here: emptied, its completion mark gone) is not read, and the
 // next writer makes it again.
 TEST_F(ClickHouse, ASummaryWhoseFillWasCutShortIsNotTrustedThenRemade) {
-  const std::string log = testdata("kieker/bookstore-oer-2010/log");
   TempDir dir("sonde-store-cut-fill");
-  ASSERT_EQ(build_index_from_log(log, dir.path()).error, "");
-  const std::string url = server_->url("cut_fill");
-  ASSERT_EQ(build_index_from_log(log, url).error, "");
-  ClickHouseUrl parsed;
-  ASSERT_EQ(parse_clickhouse_url(url, &parsed), "");
-  ClickHouseClient client(parsed);
+  const std::string url = index_bookstore_in_both(dir, "cut_fill");
+  ClickHouseClient client(parsed(url));
+  ASSERT_FALSE(HasFailure());
   for (const char* sql :
        {"DROP TABLE trace_buckets_mv", "RENAME TABLE trace_buckets TO trace_buckets_old",
         "CREATE TABLE trace_buckets AS trace_buckets_old", "DROP TABLE trace_buckets_old",
@@ -217,14 +224,10 @@ TEST_F(ClickHouse, ASummaryWhoseFillWasCutShortIsNotTrustedThenRemade) {
 // copy is given a row `traces` lacks, longer than any trace: it leads
 // the page while the mark is there, and not once the mark is gone.
 TEST_F(ClickHouse, LongestFirstReadsTheDurationOrderedCopyOnlyOnceItIsWhole) {
-  const std::string log = testdata("kieker/bookstore-oer-2010/log");
   TempDir dir("sonde-store-by-duration");
-  ASSERT_EQ(build_index_from_log(log, dir.path()).error, "");
-  const std::string url = server_->url("by_duration");
-  ASSERT_EQ(build_index_from_log(log, url).error, "");
-  ClickHouseUrl parsed;
-  ASSERT_EQ(parse_clickhouse_url(url, &parsed), "");
-  ClickHouseClient client(parsed);
+  const std::string url = index_bookstore_in_both(dir, "by_duration");
+  ClickHouseClient client(parsed(url));
+  ASSERT_FALSE(HasFailure());
   auto sqlite_store = sqlite(dir.path());
   TraceQuery q;
   q.order = analysis::TraceOrder::kLongest;
@@ -265,11 +268,9 @@ TEST_F(ClickHouse, LongestFirstReadsTheDurationOrderedCopyOnlyOnceItIsWhole) {
 // operations have fewer than 16,384 executions each, so the embedded
 // store's are exact).
 TEST_F(ClickHouse, OperationStatisticsFromTheHistogramStayWithinItsError) {
-  const std::string log = testdata("kieker/bookstore-oer-2010/log");
   TempDir dir("sonde-store-buckets");
-  ASSERT_EQ(build_index_from_log(log, dir.path()).error, "");
-  const std::string url = server_->url("buckets");
-  ASSERT_EQ(build_index_from_log(log, url).error, "");
+  const std::string url = index_bookstore_in_both(dir, "buckets");
+  ASSERT_FALSE(HasFailure());
   auto b = clickhouse(url);
   ASSERT_NE(b, nullptr);
   b->set_exact_operations_limit(0);

@@ -71,6 +71,7 @@ struct CollectArgs {
   std::string collector_id;       // "" = 0, a single collector
   std::string workers = "1";
   std::string max_backlog_mib = "64";
+  std::string kieker_log_codec = "lz4";
 };
 
 int run_collect(const CollectArgs& a) {
@@ -132,6 +133,17 @@ int run_collect(const CollectArgs& a) {
     return kUsage;
   }
   options.max_backlog_bytes = backlog_mib << 20;
+  if (a.kieker_log_codec == "lz4") {
+    options.kieker_log_codec = format::native::Codec::kLz4;
+  } else if (a.kieker_log_codec == "zstd") {
+    options.kieker_log_codec = format::native::Codec::kZstd;
+  } else if (a.kieker_log_codec == "none") {
+    options.kieker_log_codec = format::native::Codec::kNone;
+  } else {
+    std::cerr << "sonde collect: --kieker-log-codec needs lz4, zstd or none, got '"
+              << a.kieker_log_codec << "'\n";
+    return kUsage;
+  }
   if (!a.reduce.empty()) {
     options.reduce = true;
     if (!analysis::parse_duration(a.reduce, &options.reduction.window_ns) ||
@@ -321,6 +333,11 @@ void setup_collect(CLI::App& app, int& exit_code) {
                  "MiB of stored log not yet analysed, over all clients, past which receiving "
                  "waits for the workers (default 64)")
       ->type_name("MIB");
+  app.add_option("--kieker-log-codec", a->kieker_log_codec,
+                 "How the logs compress what arrives in Kieker's protocol: lz4 (default; "
+                 "fastest), zstd (about half the size, more CPU) or none. A native stream's "
+                 "chunks are kept as the sender compressed them")
+      ->type_name("lz4|zstd|none");
   app.add_option("--forward", a->forward,
                  "Also send request-level spans to an OTLP/HTTP receiver: otlp://HOST:PORT[/PATH] "
                  "(protobuf, POST /v1/traces)");

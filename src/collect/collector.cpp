@@ -280,6 +280,7 @@ class Collector::Client final : public format::RecordSink,
     format::NativeWriterOptions chunks;
     chunks.chunk_target = kLogChunkBytes;
     chunks.manual_flush = true;  // flush_log() cuts chunks where the sender's frames end
+    chunks.codec = owner_.options_.kieker_log_codec;
     log_ = format::open_record_log(format::OutputFormat::kNative, log_path_,
                                    format::Compression::kNone, chunks);
   }

@@ -44,6 +44,7 @@
 #include "collect/locked_trace_index.hpp"
 #include "collect/otlp_forwarder.hpp"
 #include "collect/record_listener.hpp"
+#include "format/native_format.hpp"
 #include "store/index_sink.hpp"
 
 namespace sonde::collect {
@@ -78,6 +79,12 @@ struct CollectorOptions {
   // Log bytes stored and not yet analysed, over all clients, past which
   // the listener stops reading until the workers catch up.
   uint64_t max_backlog_bytes = uint64_t{64} << 20;
+  // How Kieker's records are compressed in the client logs (a native
+  // stream's chunks are stored as the sender compressed them). LZ4 by
+  // default: zstd's compressing and reading back was a quarter of the
+  // collector's instructions on Kieker's protocol, for logs half the size
+  // (docs/PERFORMANCE.md, "Kieker's protocol: LZ4 logs").
+  format::native::Codec kieker_log_codec = format::native::Codec::kLz4;
 };
 
 struct ClientReport {

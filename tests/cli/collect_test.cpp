@@ -118,6 +118,10 @@ TEST_F(SondeCli, CollectNamesBadArgumentsAndUnwritableStores) {
   r = sonde({"collect", "--out", (dir_ / "s").string(), "--collector-id", "2"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("a directory store has one collector"), std::string::npos) << r.err;
+  r = sonde({"collect", "--out", (dir_ / "s").string(), "--kieker-log-codec", "gzip"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--kieker-log-codec needs lz4, zstd or none, got 'gzip'"), std::string::npos)
+      << r.err;
 }
 
 // A full disk, simulated with a file size limit (SIGXFSZ ignored, so writes

@@ -99,13 +99,6 @@ std::vector<std::string> chunks_of(const std::string& stream) {
   return out;
 }
 
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(CollectorNative, ChunksAreStoredByteForByte) {
   TempDir dir("sonde-collect-native-raw");
   RunningCollector running(dir.path(), 1);

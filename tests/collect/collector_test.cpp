@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "../format/format_test_support.hpp"
@@ -31,6 +32,7 @@
 namespace sonde::collect {
 namespace {
 
+namespace fs = std::filesystem;
 using format::test::TempDir;
 using format::test::testdata;
 
@@ -167,6 +169,44 @@ TEST(Collector, SameTraceIdsFromManyClientsStaySeparate) {
   for (const auto& t : same_id) EXPECT_EQ(t.executions.size(), 4u);
   for (const auto& o : store->operations())
     EXPECT_EQ(o.count % (clients * 1635u), 0u) << o.operation;
+}
+
+TEST(Collector, KiekerRecordsAreLoggedWithTheChosenCodecAndReadBackWhole) {
+  // The bookstore log over Kieker's protocol, once per codec of the client
+  // log: every chunk carries that codec, every record reads back, and the
+  // sizes order as the codecs compress (zstd < lz4 < none).
+  Encoder bookstore;
+  ASSERT_TRUE(format::read_log(kBookstore, bookstore).ok);
+  std::map<format::native::Codec, uintmax_t> log_sizes;
+  for (const auto codec :
+       {format::native::Codec::kLz4, format::native::Codec::kZstd, format::native::Codec::kNone}) {
+    SCOPED_TRACE(static_cast<int>(codec));
+    TempDir dir("sonde-collect-codec");
+    CollectorOptions options = RunningCollector::options(dir.path(), 1);
+    options.kieker_log_codec = codec;
+    RunningCollector running(options);
+    ASSERT_EQ(running.open_error(), "");
+    const int fd = connect_to(running.port());
+    EXPECT_TRUE(send_all(fd, bookstore.bytes));
+    ::close(fd);
+    ASSERT_EQ(running.join(), "");
+    const auto clients = running.collector().clients();
+    ASSERT_EQ(clients.size(), 1u);
+    EXPECT_EQ(clients[0].record.stored, bookstore.records);
+    EXPECT_EQ(clients[0].traces, 1635u);
+    const std::string log = dir / clients[0].record.log_file;
+    const std::vector<uint8_t> codecs = chunk_codecs(log);
+    ASSERT_FALSE(codecs.empty()) << log << " is not whole chunks";
+    EXPECT_EQ(std::set<uint8_t>(codecs.begin(), codecs.end()),
+              std::set<uint8_t>{static_cast<uint8_t>(codec)});
+    Encoder back;
+    EXPECT_TRUE(format::read_log(log, back).ok);
+    EXPECT_EQ(back.records, bookstore.records);
+    EXPECT_EQ(back.bytes, bookstore.bytes);
+    log_sizes[codec] = fs::file_size(log);
+  }
+  EXPECT_LT(log_sizes[format::native::Codec::kZstd], log_sizes[format::native::Codec::kLz4]);
+  EXPECT_LT(log_sizes[format::native::Codec::kLz4], log_sizes[format::native::Codec::kNone]);
 }
 
 TEST(Collector, GarbageIsRejectedAndCountedOthersAreServed) {

@@ -13,9 +13,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -23,6 +26,7 @@
 
 #include "collect/collector.hpp"
 #include "format/kieker_tcp.hpp"
+#include "format/native_format.hpp"
 #include "format/native_writer.hpp"
 #include "format/record.hpp"
 #include "store/sqlite_store.hpp"
@@ -124,6 +128,31 @@ inline std::unique_ptr<store::SqliteStore> open_store(const std::string& dir) {
   auto s = store::SqliteStore::open(dir, &error);
   EXPECT_NE(s, nullptr) << error;
   return s;
+}
+
+inline std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The codec byte of every chunk of a native log (docs/formats/native.md:
+// a 16-byte file header, then per chunk a 24-byte header whose byte 4 is
+// the codec and bytes 12-15 the stored size). Empty if the file is not
+// whole chunks.
+inline std::vector<uint8_t> chunk_codecs(const std::string& path) {
+  const std::string bytes = file_bytes(path);
+  std::vector<uint8_t> codecs;
+  size_t at = format::native::kFileHeaderSize;
+  while (at + format::native::kChunkHeaderSize <= bytes.size()) {
+    uint32_t stored = 0;
+    std::memcpy(&stored, bytes.data() + at + 12, 4);
+    codecs.push_back(static_cast<uint8_t>(bytes[at + 4]));
+    at += format::native::kChunkHeaderSize + stored;
+  }
+  if (at != bytes.size()) codecs.clear();
+  return codecs;
 }
 
 class Encoder final : public format::RecordSink {

@@ -10,6 +10,7 @@
 #include <limits>
 #include <new>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "all_types_schema.hpp"
@@ -176,6 +177,45 @@ TEST_P(NativeEventBlocks, EveryKindAndFieldRoundTripsAcrossBlocksAndChunks) {
 // Generic records (what Kieker's protocol and the samplers write): every
 // field type, at the ends of its range, strings short and long, new and
 // repeated, arrays empty and not, across chunks; read back value for value.
+// A cursor decodes a varint with a whole varint's room after it without
+// checking each byte's bound, and one nearer the end with the check: both
+// must give the same values, and fail on the same malformed bytes.
+TEST(ByteCursor, VarintsDecodeAlikeFarFromAndAtTheEnd) {
+  std::vector<uint64_t> values = {
+      0, 1, 127, 128, 16383, 16384, std::numeric_limits<uint64_t>::max()};
+  for (int bits = 7; bits < 64; bits += 7) {
+    values.push_back((uint64_t{1} << bits) - 1);
+    values.push_back(uint64_t{1} << bits);
+  }
+  const auto decode = [](const std::string& bytes, size_t padding) {
+    const std::string buffer = bytes + std::string(padding, '\x55');
+    ByteCursor c{reinterpret_cast<const uint8_t*>(buffer.data()),
+                 reinterpret_cast<const uint8_t*>(buffer.data() + buffer.size())};
+    const uint64_t v = c.varint();
+    const size_t read = static_cast<size_t>(c.p - reinterpret_cast<const uint8_t*>(buffer.data()));
+    return std::make_tuple(v, c.ok, c.ok ? read : bytes.size());
+  };
+  for (uint64_t v : values) {
+    std::string bytes;
+    put_varint(bytes, v);
+    SCOPED_TRACE(v);
+    EXPECT_EQ(decode(bytes, 0), std::make_tuple(v, true, bytes.size()));
+    EXPECT_EQ(decode(bytes, kMaxVarintBytes), std::make_tuple(v, true, bytes.size()));
+    // Cut short: an error at the end, another varint's bytes further in.
+    if (bytes.size() > 1) {
+      EXPECT_FALSE(std::get<1>(decode(bytes.substr(0, bytes.size() - 1), 0)));
+    }
+  }
+  // Eleven bytes: not a varint, wherever it is.
+  const std::string overlong = std::string(10, '\x80') + '\x01';
+  EXPECT_FALSE(std::get<1>(decode(overlong, 0)));
+  EXPECT_FALSE(std::get<1>(decode(overlong, kMaxVarintBytes)));
+  // A tenth byte whose bits lie beyond 64: both keep bit 63 alike.
+  const std::string wide = std::string(9, '\xff') + '\x7f';
+  EXPECT_EQ(decode(wide, 0), decode(wide, kMaxVarintBytes));
+  EXPECT_TRUE(std::get<1>(decode(wide, 0)));
+}
+
 TEST(NativeRecords, EveryFieldTypeRoundTripsAtTheEndsOfItsRange) {
   const RecordSchema& schema = testing::kAllTypes;  // one field of every type
   const std::string long_text(300, 'x');

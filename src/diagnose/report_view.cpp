@@ -199,6 +199,24 @@ void add_time_split(const json& charts, std::vector<ReportChart>& out) {
   }
 }
 
+// Database Congestion's in-process rule (database_calls.cpp): the share of
+// each service's response time spent in database calls, per load.
+void add_database_call_share(const json& charts, std::vector<ReportChart>& out) {
+  const json& services = list(charts, "database_call_share");
+  if (services.empty()) return;
+  Chart c = chart("Share of the response time in database calls vs users", "users",
+                  "database time [% of the response time]");
+  for (const json& s : services) {
+    ChartSeries m = series(readable(key(s, "service")), /*dashed=*/key(s, "found") != true);
+    for (const json& p : list(s, "points")) {
+      m.x.push_back(number(key(p, "users")));
+      m.y.push_back(100 * number(key(p, "share")));
+    }
+    c.series.push_back(m);
+  }
+  out.push_back({"database_call_share", c});
+}
+
 void add_message_throughput(const json& charts, std::vector<ReportChart>& out) {
   const json& points = list(charts, "message_throughput");
   if (points.empty()) return;
@@ -238,6 +256,7 @@ std::vector<ReportChart> report_charts(const json& charts) {
   add_ramp(charts, out);
   add_growth(charts, out);
   add_database_cpu(charts, out);
+  add_database_call_share(charts, out);
   add_time_split(charts, out);
   add_message_throughput(charts, out);
   return out;

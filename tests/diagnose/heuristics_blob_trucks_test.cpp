@@ -66,8 +66,14 @@ TEST(TheBlob, OneComponentTakesPartInAllMessaging) {
                                          {"hub>a", 100}});
   const NodeResult r = evaluate(clear.path(), "the_blob");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
-  ASSERT_EQ(r.evidence.size(), 1u);
+  // The Blob, then each other component as a checked row.
+  ASSERT_EQ(r.evidence.size(), 4u);
   EXPECT_EQ(r.evidence[0].location, "component hub");
+  EXPECT_EQ(r.evidence[0].values["found"], true);
+  for (size_t i = 1; i < 4; ++i) {
+    EXPECT_EQ(r.evidence[i].values["found"], false) << r.evidence[i].location;
+    EXPECT_NEAR(r.evidence[i].effect_size, 200.0 / 600, 1e-12) << r.evidence[i].location;
+  }
   EXPECT_DOUBLE_EQ(r.evidence[0].effect_size, 1.0);
   // The others each take part in 200 of 600 messages, with no spread.
   EXPECT_NEAR(r.evidence[0].values["threshold"].get<double>(), 200.0 / 600, 1e-12);
@@ -88,7 +94,7 @@ TEST(TheBlob, BlurredBlobStillStandsOut) {
                                            {"c>a", 20}});
   const NodeResult r = evaluate(blurred.path(), "the_blob");
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
-  ASSERT_EQ(r.evidence.size(), 1u);
+  ASSERT_EQ(r.evidence.size(), 4u);
   EXPECT_EQ(r.evidence[0].location, "component hub");
   EXPECT_NEAR(r.evidence[0].effect_size, 600.0 / 660, 1e-12);
 }
@@ -102,7 +108,14 @@ TEST(TheBlob, NotDetectedWithoutACentralComponent) {
   // The request handlers start all messaging but receive nothing.
   cbe_message_log(cbe_load_test(source), {{"front>inventory", 100}, {"front>mail", 100}});
   cbe_load_test(no_probe, {"response_time"});
-  EXPECT_EQ(evaluate(ring.path(), "the_blob").status, Status::kNotDetected);
+  const NodeResult even = evaluate(ring.path(), "the_blob");
+  EXPECT_EQ(even.status, Status::kNotDetected);
+  // Each component shows how far it stood from its threshold.
+  ASSERT_EQ(even.evidence.size(), 3u);
+  for (const Evidence& e : even.evidence) {
+    EXPECT_EQ(e.values["found"], false) << e.location;
+    EXPECT_NEAR(e.effect_size, 2.0 / 3, 1e-12) << e.location;
+  }
   const NodeResult two = evaluate(pair.path(), "the_blob");
   EXPECT_EQ(two.status, Status::kNotDetected);
   EXPECT_NE(two.reason.find("at least 3"), std::string::npos) << two.reason;

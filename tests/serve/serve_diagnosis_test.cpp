@@ -194,6 +194,10 @@ TEST_F(ServeDiagnosisTest, ChartsOfAnyShapeAreServedWithoutACrash) {
       {"database_cpu", json::array({json::object(), 4})},
       {"message_throughput", json::array({json::array({1, 2}), json::array({"a"})})},
       {"time_split", json::array({{{"found", true}}, {{"found", 1}}})},
+      {"database_call_share",
+       json::array({{{"service", 3},
+                     {"points", json::array({{{"users", 2}, {"share", 0.5}}, "x"})},
+                     {"found", true}}})},
       {"scaling", "not a list"}};
   const std::string file = dir_->path() + "/odd-charts.json";
   std::ofstream(file) << doc.dump(1);
@@ -213,8 +217,14 @@ TEST_F(ServeDiagnosisTest, ChartsOfAnyShapeAreServedWithoutACrash) {
   EXPECT_EQ(kinds.count("database_cpu"), 1u);
   EXPECT_EQ(kinds.count("message_throughput"), 1u);
   EXPECT_EQ(kinds.count("time_split"), 1u);
+  EXPECT_EQ(kinds.count("database_call_share"), 1u);
   EXPECT_EQ(kinds.count("scaling"), 0u);
   for (const json& plot : served["root"]["plots"]) {
+    if (plot["kind"] == "database_call_share") {
+      // A share in per cent; a point that is not an object reads as null.
+      EXPECT_EQ(plot["series"][0]["x"], json::array({2, nullptr})) << plot.dump();
+      EXPECT_EQ(plot["series"][0]["y"], json::array({50.0, nullptr})) << plot.dump();
+    }
     if (plot["kind"] != "message_throughput") continue;
     EXPECT_EQ(plot["series"][0]["x"], json::array({1, nullptr})) << plot.dump();
     EXPECT_EQ(plot["series"][0]["y"], json::array({2, nullptr})) << plot.dump();

@@ -51,6 +51,8 @@ class DatabaseOlb : public Heuristic {
     const double limit = stats::utilization_for_rt_factor(ctx.params.at("saturation_rt_factor"),
                                                           servers_for(ctx, cores));
     if (u >= limit) {
+      // The growth was measured, but it is not this node's finding.
+      for (Evidence& ev : r.evidence) ev.values["found"] = false;
       r.status = Status::kNotDetected;
       r.reason = "database time grows, but the CPU is saturated (" + fmt(u * 100) +
                  "% >= " + fmt(limit * 100) + "%): congestion, not a one lane bridge";

@@ -60,6 +60,16 @@ std::vector<std::string> growth_with_load(const Context& ctx, const GrowthSpec& 
     std::vector<Evidence> evidence;
   };
   std::vector<Grown> found_keys;
+  // Keys that did not grow at every violating load, as checked rows after
+  // the findings (a reader sees why not): those that grew at most steps
+  // and then most first, at most kCheckedKeys of them.
+  struct Checked {
+    int increased = 0;
+    double weakest = 0;
+    std::vector<Evidence> evidence;
+  };
+  constexpr size_t kCheckedKeys = 5;
+  std::vector<Checked> checked_keys;
   for (const std::string& key : keys) {
     int increased = 0;
     double weakest = INFINITY;
@@ -128,6 +138,9 @@ std::vector<std::string> growth_with_load(const Context& ctx, const GrowthSpec& 
         for (Evidence& ev : evs) ev.values[spec.context_field + "s"] = where;
       }
       found_keys.push_back({key, weakest, std::move(evs)});
+    } else if (!evs.empty()) {
+      for (Evidence& ev : evs) ev.values["found"] = false;
+      checked_keys.push_back({increased, std::isinf(weakest) ? 0 : weakest, std::move(evs)});
     }
     chart.push_back({{"key", key}, {"points", points}, {"found", found}});
   }
@@ -137,6 +150,14 @@ std::vector<std::string> growth_with_load(const Context& ctx, const GrowthSpec& 
   for (Grown& g : found_keys) {
     grown.push_back(g.key);
     for (Evidence& ev : g.evidence) r.evidence.push_back(std::move(ev));
+  }
+  std::stable_sort(
+      checked_keys.begin(), checked_keys.end(), [](const Checked& a, const Checked& b) {
+        return a.increased != b.increased ? a.increased > b.increased : a.weakest > b.weakest;
+      });
+  if (checked_keys.size() > kCheckedKeys) checked_keys.resize(kCheckedKeys);
+  for (Checked& c : checked_keys) {
+    for (Evidence& ev : c.evidence) r.evidence.push_back(std::move(ev));
   }
   r.status = grown.empty() ? Status::kNotDetected : Status::kDetected;
   if (grown.empty()) {

@@ -204,6 +204,7 @@ class OneLaneBridge : public Heuristic {
     // Services whose response time exceeded the threshold at some step only
     // by their extra time in message sends.
     std::set<std::string> explained_by_messaging;
+    std::vector<Evidence> checked;  // per service without a bridge: its closest step
     for (const std::string& service : services) {
       const std::vector<double> base = single->response_times(service);
       if (base.empty()) continue;
@@ -234,6 +235,8 @@ class OneLaneBridge : public Heuristic {
       }
       bool found = false;
       bool over_by_sends = false;
+      std::optional<Evidence> closest;  // the step nearest its threshold, if none is over
+      double closest_ratio = -1;
       nlohmann::json points = nlohmann::json::array();
       for (size_t s = 0; s < steps.size(); ++s) {
         if (steps[s]->users <= 1) continue;
@@ -320,7 +323,11 @@ class OneLaneBridge : public Heuristic {
           point["database_demand_ms"] = demand;
         }
         points.push_back(point);
-        if (!over) continue;
+        // A step that is no finding is kept only if it came closest, to
+        // show on a service without a bridge why not (a checked row).
+        const double ratio =
+            std::isfinite(threshold) && threshold > 0 ? unexplained / threshold : 0;
+        if (!over && ratio <= closest_ratio) continue;
         Evidence ev;
         ev.location = service;
         ev.test = "mean response time > queueing threshold (Erlang C, " + std::to_string(cores) +
@@ -332,14 +339,24 @@ class OneLaneBridge : public Heuristic {
             db_util[s] < 0 ? "" : ", database server CPU " + fmt(db_util[s] * 100) + "%";
         ev.data = describe_sample(*steps[s], rt.size()) + ", CPU " + fmt(util[s] * 100) + "%" +
                   db_cpu + ", single-user mean " + fmt(rho_s) + " ms";
+        const std::string verdict =
+            over ? ", but CPU queueing at "
+            : !std::isfinite(threshold)
+                ? ", explained: CPU queueing at "
+                : std::string(sends_explain && measured > threshold
+                                  ? ", above the threshold by its extra time in message sends; "
+                              : unexplained > threshold ? ", not significantly above what "
+                                                        : ", within what ") +
+                      "CPU queueing at ";
         ev.detail =
             service + " at " + std::to_string(steps[s]->users) + " users: mean " + fmt(measured) +
-            " ms, but CPU queueing at " + fmt(util[s] * 100) + "% utilization" +
+            " ms" + verdict + fmt(util[s] * 100) + "% utilization" +
             (util_model[s] > util[s] ? " (" + fmt(util_model[s] * 100) + "% its upper bound)"
                                      : std::string()) +
             (db_util[s] < 0 ? std::string()
                             : " (the database server's at " + fmt(db_util[s] * 100) + "%)") +
-            " explains at most " + fmt(threshold) + " ms" +
+            (std::isfinite(threshold) ? " explains at most " + fmt(threshold) + " ms"
+                                      : " saturates the node, so it explains any wait") +
             (send_growth > 0 ? " (" + fmt(send_growth) +
                                    " ms of the mean are extra time in message sends, not counted)"
                              : std::string());
@@ -354,13 +371,21 @@ class OneLaneBridge : public Heuristic {
           ev.values["database_utilization_bound"] = db_util_model[s];
           ev.values["database_cpus"] = db_cpus;
         }
-        r.evidence.push_back(std::move(ev));
+        if (over) {
+          r.evidence.push_back(std::move(ev));
+        } else {
+          ev.values["found"] = false;
+          closest = std::move(ev);
+          closest_ratio = ratio;
+        }
       }
+      if (!found && closest) checked.push_back(std::move(*closest));
       detected += found;
       if (!found && over_by_sends) explained_by_messaging.insert(service);
       chart.push_back({{"service", service}, {"points", points}, {"found", found}});
     }
     r.charts["queueing"] = chart;
+    findings_then_checked(r.evidence, std::move(checked));
     r.status = detected > 0 ? Status::kDetected : Status::kNotDetected;
     r.reason = detected > 0
                    ? std::to_string(detected) + " service(s) wait longer than CPU queueing explains"

@@ -121,8 +121,13 @@ class TheBlob : public Heuristic {
                  " (with two, both take part in every message)";
       return r;
     }
+    // Every receiving component is a row: the Blobs, then the others as
+    // checked rows (docs/diagnose/report.md), so a reader sees how far each
+    // stood from its threshold.
+    std::vector<Evidence> checked;
     for (const auto& [name, p] : parts) {
-      if (!(p.contribution > p.threshold) || p.received == 0) continue;
+      if (p.received == 0) continue;
+      const bool blob = p.contribution > p.threshold;
       Evidence ev;
       ev.location = "component " + name;
       ev.test = "component exclusion: contribution > mean + " + fmt(sigmas) +
@@ -140,14 +145,15 @@ class TheBlob : public Heuristic {
                    {"sent", p.sent},
                    {"received", p.received},
                    {"time_share", total_ms > 0 ? p.time_ms / total_ms : 0},
-                   {"components", parts.size()}};
-      r.evidence.push_back(std::move(ev));
+                   {"components", parts.size()},
+                   {"found", blob}};
+      (blob ? r.evidence : checked).push_back(std::move(ev));
     }
-    r.status = r.evidence.empty() ? Status::kNotDetected : Status::kDetected;
-    r.reason = r.evidence.empty()
-                   ? "no component's share of the messaging stands out from the others (" +
-                         std::to_string(parts.size()) + " components)"
-                   : r.evidence.front().detail;
+    const size_t blobs = findings_then_checked(r.evidence, std::move(checked));
+    r.status = blobs == 0 ? Status::kNotDetected : Status::kDetected;
+    r.reason = blobs == 0 ? "no component's share of the messaging stands out from the others (" +
+                                std::to_string(parts.size()) + " components)"
+                          : r.evidence.front().detail;
     return r;
   }
 };

@@ -68,8 +68,10 @@ int main(int argc, char** argv) {
   sonde::store::ClickHouseClient client(parsed);
   const long long traces = records / 3;
   // Traces per INSERT: each must finish within the client's 60-s read
-  // timeout (one of 33 M traces did not, at 10^8 records).
-  const long long slice = 2'000'000;
+  // timeout, also on a machine doing other work (one of 33 M traces did
+  // not at 10^8 records; one of 2 M, about 50 s alone, did not at 10^9
+  // with a build beside it).
+  const long long slice = 500'000;
   const auto start = Clock::now();
   for (long long first = 0; first < traces; first += slice) {
     const long long n = std::min(slice, traces - first);

@@ -1,6 +1,9 @@
 // The ledger's endpoints and its planted problems (README.md). Every
 // request runs in ledger::handle_request on its connection's thread, with
 // that thread's own database connection.
+// About 500 lines: one handler per endpoint, each with its planted
+// problem beside the healthy path it replaces, so a reader sees both in
+// one place; the server, database and JSON helpers are in their own files.
 #include <time.h>
 
 #include <chrono>

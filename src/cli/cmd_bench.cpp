@@ -7,6 +7,11 @@
 //
 // Exit status: 0 ok; 1 a configuration failed or lost records (the results
 // are still written); 2 usage.
+//
+// About 500 lines: the configurations MooBench compares and the plan that
+// interleaves them are tables that run_bench() walks; the runner, the
+// statistics, the report and the machine's description are in
+// bench_runner, bench_stats, bench_report and bench_machine.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>

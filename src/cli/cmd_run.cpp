@@ -3,6 +3,11 @@
 // (LD_PRELOAD) and configured through SONDE_*
 // environment variables, so neither the program nor its build changes. The
 // program is exec'd directly (no shell); its exit status becomes ours.
+// About 500 lines: finding libsonde, the options' checks against each
+// other and the config file, the SONDE_* environment they become, and
+// listing the logs and culling reports the run left are one sequence read
+// top to bottom; the child process and culling's cache across runs are in
+// child_process.cpp and cull_cache.cpp.
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>

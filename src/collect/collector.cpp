@@ -1,3 +1,12 @@
+// The collector's connection handling and bookkeeping (collector.hpp):
+// Collector::Client, one per connection (its log, counts, and the
+// handover to its analysis worker), and Collector's callbacks from the
+// listener, commits, stats file and finish. About 600 lines in one file
+// because Client reaches into Collector's private state (clients, totals,
+// the index, the backlog bound) at every step; what stands alone lives
+// beside it: receiving (record_listener), decoding (connection_decoder),
+// the workers (analysis_pool, log_follower, client_analysis), the raw
+// native log and the chunks already stored (raw_native_log, stored_chunks).
 #include "collect/collector.hpp"
 
 #include <algorithm>

@@ -3,6 +3,9 @@
 // hand-driven Kieker TCP streams of the bookstore log. Counts come from the
 // workload's arguments and the encoded logs; the SQLite store written by
 // the collector is read back through SqliteStore.
+// Over 500 lines: the collector's end-to-end cases, on the setup in
+// collector_test_support.hpp; the native stream's, the workers', the
+// reduction's and ClickHouse's cases have files of their own.
 #include "collect/collector.hpp"
 
 #include <arpa/inet.h>

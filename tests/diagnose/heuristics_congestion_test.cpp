@@ -4,6 +4,10 @@
 // computed from the planted parameters. Also the two input bugs: exact
 // 64-bit trace ids, and the CPU sampler's aggregate "all" record not
 // counted as a core.
+// About 500 lines: Database Congestion has three rules (server CPU,
+// locks, in-process calls), each with its positive and negative cases on
+// the same constructed series; the in-process rule's are in
+// heuristics_embedded_db_test.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -3,6 +3,9 @@
 // tests/data with the real command-line tools, must read back to
 // exactly the records of the uncompressed log. Damaged files must give a
 // warning or an error naming the file, never a crash or invented records.
+// Over 500 lines: one case per container and damage, over the variants
+// made once by kieker_compression_support.hpp; the writer's cases are in
+// kieker_compressed_writer_test.cpp.
 #include <zlib.h>
 
 #include <functional>

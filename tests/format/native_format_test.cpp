@@ -2,6 +2,9 @@
 // the reader: every event kind and field survives, with every codec, across
 // blocks and chunks; version 1 files (interleaved times) stay readable; a
 // corrupt block is an error, not a crash.
+// Over 500 lines: the cases share one generator of events with every
+// field width and one encoder of hand-made blocks; the stream reader's
+// tests are in native_stream_test.cpp.
 #include <gtest/gtest.h>
 #include <zlib.h>
 

@@ -3,6 +3,8 @@
 // (batches cut by size and by commits at odd places, trace ids clashing
 // across clients, invalid traces) answers every search, page and lookup
 // as the trace catalogue does from the same traces.
+// Over 500 lines: every query is checked against the catalogue on the
+// same generated traces, which all cases share.
 #include "store/trace_batch.hpp"
 
 #include <gtest/gtest.h>

@@ -16,6 +16,39 @@ double mean(std::span<const double> values) {
   return sum / static_cast<double>(values.size());
 }
 
+double middle_value(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  return *mid;
+}
+
+double bimodality_coefficient(std::span<const int64_t> samples) {
+  const size_t count = samples.size();
+  if (count < 4) return 0;
+  const double n = static_cast<double>(count);
+  double m = 0;
+  for (int64_t x : samples) m += static_cast<double>(x);
+  m /= n;
+  double m2 = 0, m3 = 0, m4 = 0;
+  for (int64_t x : samples) {
+    const double d = static_cast<double>(x) - m;
+    const double d2 = d * d;
+    m2 += d2;
+    m3 += d2 * d;
+    m4 += d2 * d2;
+  }
+  m2 /= n;
+  m3 /= n;
+  m4 /= n;
+  if (m2 <= 0) return 0;
+  const double g1 = m3 / std::pow(m2, 1.5);
+  const double skew = g1 * std::sqrt(n * (n - 1)) / (n - 2);
+  const double g2 = m4 / (m2 * m2) - 3;
+  const double kurt = (n - 1) / ((n - 2) * (n - 3)) * ((n + 1) * g2 + 6);
+  return (skew * skew + 1) / (kurt + 3 * (n - 1) * (n - 1) / ((n - 2) * (n - 3)));
+}
+
 double stddev(std::span<const double> values) {
   if (values.size() < 2) return 0;
   const double m = mean(values);

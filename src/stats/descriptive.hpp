@@ -11,6 +11,16 @@
 namespace sonde::stats {
 
 double mean(std::span<const double> values);
+// The upper of the two middle values (the middle one for an odd count): an
+// order statistic, a value the sample holds, unlike percentile(0.5), which
+// averages the two; 0 for an empty sample. For robust levels (the load
+// driver's stability windows, the hiccups' normal level).
+double middle_value(std::vector<double> values);
+// Sarle's bimodality coefficient (g² + 1) / (k + 3(n-1)²/((n-2)(n-3))) with
+// the bias-corrected sample skewness g and excess kurtosis k (as SAS and
+// SPSS report them); values above 5/9 (that of the uniform distribution)
+// hint at bi- or multi-modality. 0 for n < 4 or a constant sample.
+double bimodality_coefficient(std::span<const int64_t> samples);
 // Sample standard deviation (n - 1 denominator); 0 for n < 2.
 double stddev(std::span<const double> values);
 

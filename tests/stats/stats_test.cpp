@@ -66,6 +66,25 @@ TEST(Percentile, SelectionInPlaceAgreesWithSorting) {
   EXPECT_TRUE(std::isnan(percentile_in_place(none, 0.5)));
 }
 
+TEST(MiddleValue, IsTheUpperMiddleOrderStatistic) {
+  EXPECT_EQ(stats::middle_value({4, 1, 3, 2}), 3.0);  // percentile(0.5) would say 2.5
+  EXPECT_EQ(stats::middle_value({5, 1, 3}), 3.0);
+  EXPECT_EQ(stats::middle_value({7}), 7.0);
+  EXPECT_EQ(stats::middle_value({}), 0.0);
+}
+
+TEST(Bimodality, MatchesTheCoefficientOfTheBiasCorrectedMoments) {
+  // {1, 2, 3, 4, 10, 10}: sample skewness G1 = 0.703125 and excess kurtosis
+  // G2 = -1.8640625 (the SAS/SPSS estimators, worked from the mean 5 and
+  // the central moments 40/3, 25 and 802/3 with n = 6), so
+  // (G1^2 + 1) / (G2 + 3 * 5^2 / (4 * 3)).
+  const std::vector<int64_t> x = {1, 2, 3, 4, 10, 10};
+  const double g1 = 0.703125, g2 = -1.8640625;
+  EXPECT_NEAR(stats::bimodality_coefficient(x), (g1 * g1 + 1) / (g2 + 75.0 / 12), 1e-12);
+  EXPECT_EQ(stats::bimodality_coefficient(std::vector<int64_t>{1, 2, 3}), 0.0);
+  EXPECT_EQ(stats::bimodality_coefficient(std::vector<int64_t>(5, 4)), 0.0);
+}
+
 TEST(MeanInterval, MatchesRTTest) {
   // R: t.test(sleep$extra[1:10]) -> mean 0.75, 95% CI -0.5297804 2.0297804
   const Interval ci = mean_confidence_interval(kSleep1, 0.05);

@@ -21,33 +21,6 @@ void Moments::merge(const Moments& o) {
   n += o.n;
 }
 
-double bimodality_coefficient(std::span<const int64_t> samples) {
-  const size_t count = samples.size();
-  if (count < 4) return 0;
-  const double n = static_cast<double>(count);
-  double mean = 0;
-  for (int64_t x : samples) mean += static_cast<double>(x);
-  mean /= n;
-  double m2 = 0, m3 = 0, m4 = 0;
-  for (int64_t x : samples) {
-    const double d = static_cast<double>(x) - mean;
-    const double d2 = d * d;
-    m2 += d2;
-    m3 += d2 * d;
-    m4 += d2 * d2;
-  }
-  m2 /= n;
-  m3 /= n;
-  m4 /= n;
-  if (m2 <= 0) return 0;
-  // Bias-corrected sample skewness and excess kurtosis (as SAS/SPSS report).
-  const double g1 = m3 / std::pow(m2, 1.5);
-  const double skew = g1 * std::sqrt(n * (n - 1)) / (n - 2);
-  const double g2 = m4 / (m2 * m2) - 3;
-  const double kurt = (n - 1) / ((n - 2) * (n - 3)) * ((n + 1) * g2 + 6);
-  return (skew * skew + 1) / (kurt + 3 * (n - 1) * (n - 1) / ((n - 2) * (n - 3)));
-}
-
 Quartiles quartiles(std::span<int64_t> samples) {
   if (samples.empty()) return {};
   Quartiles q;

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <span>
 
+#include "stats/descriptive.hpp"
+
 namespace sonde::analysis {
 
 struct Moments {
@@ -31,12 +33,10 @@ struct Moments {
   double population_sd() const { return n == 0 ? 0.0 : std::sqrt(m2 / static_cast<double>(n)); }
 };
 
-// Sarle's bimodality coefficient (g² + 1) / (k + 3(n-1)²/((n-2)(n-3))) with
-// the sample skewness g and excess kurtosis k; values above 5/9 (that of the
-// uniform distribution) hint at bi- or multi-modality. A hint only: very
-// skewed unimodal samples can exceed it too. 0 for n < 4 or a constant
-// sample.
-double bimodality_coefficient(std::span<const int64_t> samples);
+// Sarle's bimodality coefficient (stats/descriptive.hpp); values above 5/9
+// (that of the uniform distribution) hint at bi- or multi-modality. A hint
+// only: very skewed unimodal samples can exceed it too.
+using stats::bimodality_coefficient;
 inline constexpr double kBimodalityThreshold = 5.0 / 9.0;
 
 // Median and quartiles (type 7, as distribution.hpp) of `samples`, which is

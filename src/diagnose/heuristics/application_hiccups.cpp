@@ -50,19 +50,13 @@
 
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/common.hpp"
+#include "stats/descriptive.hpp"
 #include "stats/position_test.hpp"
 #include "stats/regression.hpp"
 #include "stats/t_test.hpp"
 
 namespace sonde::diagnose::heuristics {
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
-}
 
 // The service's normal level from the buckets that meet the requirement:
 // the median percentile, and on a log scale the median and the robust
@@ -83,11 +77,11 @@ NormalLevel normal_level(const std::vector<Bucket>& buckets) {
   }
   NormalLevel n;
   n.buckets = levels.size();
-  n.typical_ms = median(levels);
-  n.log_median = median(logs);
+  n.typical_ms = stats::middle_value(levels);
+  n.log_median = stats::middle_value(logs);
   std::vector<double> deviations;
   for (double l : logs) deviations.push_back(std::fabs(l - n.log_median));
-  n.log_sigma = 1.4826 * median(deviations);
+  n.log_sigma = 1.4826 * stats::middle_value(deviations);
   return n;
 }
 

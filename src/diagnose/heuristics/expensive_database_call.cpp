@@ -92,9 +92,8 @@ std::map<std::string, ServiceRequests> requests_per_service(const RequestService
   return out;
 }
 
-double mean(const std::vector<double>& v) {
-  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
+// 0 rather than stats::mean's NaN for no values: a share of nothing.
+double mean(const std::vector<double>& v) { return v.empty() ? 0 : stats::mean(v); }
 
 // Why the attribution of requests to traces cannot be trusted, or "".
 std::string attribution_problem(const Experiment& e, const RequestServices& s, double min_share) {

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "diagnose/load/http_client.hpp"
+#include "stats/descriptive.hpp"
 
 namespace sonde::diagnose::load {
 namespace {
@@ -135,12 +136,6 @@ void open_user(const UsageProfile& profile, const LoadOptions& o, int user, Arri
   }
 }
 
-double window_median(std::vector<double> v) {
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
-}
-
 // The stability wait after the ramp-up: watches windows of completed
 // requests until two counted windows in a row (at least
 // kStabilityMinRequests answers each) have medians within the tolerance,
@@ -159,7 +154,7 @@ void wait_for_stability(const LoadOptions& o, Shared& shared, Clock::time_point 
     const std::vector<double> answers = shared.take_recent();
     if (answers.size() >= kStabilityMinRequests) {
       ++counted;
-      const double m = window_median(answers);
+      const double m = stats::middle_value(answers);
       if (previous >= 0 && std::abs(m - previous) <= o.stability_tolerance * previous) {
         settled = true;
         break;

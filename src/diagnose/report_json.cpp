@@ -107,9 +107,9 @@ std::string hidden_pause_warning(const ExperimentData& data, const Settings& set
          " in the config (the request rate per user measured here) and run `sonde diagnose "
          "--config CONFIG --out " +
          out_dir +
-         "` again (for the demo: `sonde demo "
-         "--arrival-rate-per-user " +
-         rate_text + "`).";
+         "` again (for the demo: the same `sonde demo` command, its problems and database "
+         "included, with `--arrival-rate-per-user " +
+         rate_text + "` added).";
 }
 
 }  // namespace

@@ -189,9 +189,7 @@ TEST(Collector, KiekerRecordsAreLoggedWithTheChosenCodecAndReadBackWhole) {
     options.kieker_log_codec = codec;
     RunningCollector running(options);
     ASSERT_EQ(running.open_error(), "");
-    const int fd = connect_to(running.port());
-    EXPECT_TRUE(send_all(fd, bookstore.bytes));
-    ::close(fd);
+    EXPECT_TRUE(send_and_close(running.port(), bookstore.bytes));
     ASSERT_EQ(running.join(), "");
     const auto clients = running.collector().clients();
     ASSERT_EQ(clients.size(), 1u);
@@ -533,9 +531,7 @@ TEST(Collector, BoundedOpenTracesStoreEvictedTracesAsInvalid) {
   TempDir dir("sonde-collect");
   RunningCollector running(dir.path(), 1, std::chrono::milliseconds(500), 1);
   ASSERT_EQ(running.open_error(), "");
-  const int fd = connect_to(running.port());
-  ASSERT_TRUE(send_all(fd, bookstore.bytes));
-  ::close(fd);
+  ASSERT_TRUE(send_and_close(running.port(), bookstore.bytes));
   ASSERT_EQ(running.join(), "");
   const auto clients = running.collector().clients();
   ASSERT_EQ(clients.size(), 1u);

@@ -194,6 +194,14 @@ inline bool send_all(int fd, std::string_view bytes) {
   return true;
 }
 
+// One client that sends `bytes` and closes.
+inline bool send_and_close(uint16_t port, std::string_view bytes) {
+  const int fd = connect_to(port);
+  const bool sent = send_all(fd, bytes);
+  ::close(fd);
+  return sent;
+}
+
 inline const std::string kWorkload =
     std::string(SONDE_BINARY_DIR) + "/tests/monitor/programs/test_workload";
 

@@ -19,7 +19,6 @@
 // query's DatabaseCall records carry the trace id.
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <optional>
 #include <set>
 

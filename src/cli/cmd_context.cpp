@@ -472,7 +472,7 @@ void setup_context(CLI::App& app, int& exit_code) {
   app.add_option("--seed", o->seed, "Seed of the study's random subsets (default 1)")
       ->type_name("S");
   app.add_option("--save-model", o->save_model,
-                 "Save the model as a baseline for a later log (JSON, sonde-context-model/1)")
+                 "Save the model as a baseline for a later log (JSON, sonde-context-model/2)")
       ->type_name("FILE");
   app.add_option("--baseline", o->baseline,
                  "Compare this log with a model saved by --save-model: which contexts got slower")

@@ -21,10 +21,10 @@
 
 #include "analysis/reconstruct/trace_analysis.hpp"
 #include "cli/command.hpp"
-#include "format/kieker_signature.hpp"
+#include "format/operation_name.hpp"
 #include "format/native_reader.hpp"
 #include "monitor/cull_rule.hpp"
-#include "monitor/function_name.hpp"
+#include "format/function_name.hpp"
 
 namespace sonde::cli {
 namespace {
@@ -78,9 +78,9 @@ class CalleeCounter : public analysis::TraceSink {
   int64_t last_ = std::numeric_limits<int64_t>::min();
 };
 
-// The analysis names operations with Kieker-style signatures ("module.f(int)",
-// "ns.Class.m(…)"), but patterns match the names libsonde resolved
-// ("f(int)", "ns::Class::m(…)"). A native log keeps those, with each
+// The analysis names operations as sonde's views do (format/operation_name.hpp:
+// readable types, "std::string"), but patterns match the names libsonde
+// resolved ("f(std::__cxx11::basic_string<…>)"). A native log keeps those, with each
 // operation's module and kind: this pass maps the signatures back, and
 // marks manual operations (SONDE_SCOPE, sonde_begin), which are never
 // culled (their probes are placed on purpose).
@@ -92,7 +92,7 @@ struct OriginalName {
 class OperationNames : public format::NativeVisitor {
  public:
   void on_operation(const format::NativeOperation& op) override {
-    OriginalName& n = names_[format::kieker_signature(op.name, op.module).operation];
+    OriginalName& n = names_[format::operation_name(op.name, op.module, format::NameForm::kCpp).operation];
     n.name = std::string(op.name);
     n.manual = op.kind == format::native::OperationKind::kManual;
   }
@@ -230,9 +230,9 @@ int run_cull(const CullOptions& o) {
   for (const analysis::OperationStats& s : result.operations) {
     const std::string signature(s.key.operation);
     const OriginalName* original = originals.find(signature);
-    // As patterns match functions (monitor/function_name.hpp).
+    // As patterns match functions (format/function_name.hpp).
     const std::string name =
-        original != nullptr ? std::string(monitor::without_return_type(original->name)) : signature;
+        original != nullptr ? std::string(format::without_return_type(original->name)) : signature;
     cull::FunctionSample& f = by_name[name];
     f.calls += s.inclusive.count;
     f.total_ns += static_cast<double>(s.inclusive.total);

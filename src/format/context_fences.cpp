@@ -18,8 +18,8 @@ bool parse_key(const json& v, uint64_t* out) {
 }
 
 std::string read(const json& doc, ContextFences* out) {
-  if (!doc.is_object() || !doc.contains("format") || doc["format"] != "sonde-context-model/1") {
-    return "not a saved context model (its 'format' is not \"sonde-context-model/1\")";
+  if (!doc.is_object() || !doc.contains("format") || doc["format"] != "sonde-context-model/2") {
+    return "not a saved context model (its 'format' is not \"sonde-context-model/2\")";
   }
   if (doc.contains("source") && doc["source"].is_object() && doc["source"].contains("log") &&
       doc["source"]["log"].is_string()) {

@@ -6,7 +6,9 @@ ConvertResult convert_log(const std::string& input, OutputFormat format, const s
                           Compression compression) {
   ConvertResult result;
   std::unique_ptr<RecordLogWriter> out = open_record_log(format, output, compression);
-  result.read = read_log(input, *out);
+  // Kieker's tools parse Kieker's signatures; a native log keeps C++ names.
+  const NameForm names = format == OutputFormat::kNative ? NameForm::kCpp : NameForm::kKieker;
+  result.read = read_log(input, *out, names);
   result.error = out->finish();
   result.written = out->written();
   result.strings_altered = out->strings_altered();

@@ -1,13 +1,13 @@
 #include "format/kieker_flow.hpp"
 
-#include "format/kieker_signature.hpp"
 
 namespace sonde::format {
 
-KiekerFlowBuilder::KiekerFlowBuilder(RecordSink& sink, StringPool& pool)
+KiekerFlowBuilder::KiekerFlowBuilder(RecordSink& sink, StringPool& pool, NameForm form)
     : sink_(sink),
       typed_(sink.typed_flow()),
       pool_(pool),
+      form_(form),
       metadata_(find_builtin_schema(kieker_class::kMetadata)),
       trace_(find_builtin_schema(kieker_class::kTraceMetadata)),
       trace_context_(find_builtin_schema(w3c::kTraceContextClass)),
@@ -19,7 +19,7 @@ KiekerFlowBuilder::KiekerFlowBuilder(RecordSink& sink, StringPool& pool)
 
 void KiekerFlowBuilder::define_operation(uint32_t op, std::string_view name,
                                          std::string_view module) {
-  KiekerSignature sig = kieker_signature(name, module);
+  const OperationName sig = operation_name(name, module, form_);
   if (typed_ != nullptr) typed_->on_operation(op, sig.operation, sig.component);
   if (op >= kMaxDenseOperationId) {
     sparse_ops_[op] = {pool_.intern(sig.operation), pool_.intern(sig.component)};

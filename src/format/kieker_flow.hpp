@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "format/native_format.hpp"
+#include "format/operation_name.hpp"
 #include "format/record.hpp"
 #include "format/string_pool.hpp"
 #include "format/typed_flow_sink.hpp"
@@ -33,7 +34,9 @@ struct FlowEvent {
 
 class KiekerFlowBuilder {
  public:
-  KiekerFlowBuilder(RecordSink& sink, StringPool& pool);
+  // Operations are named in `form` (operation_name.hpp): C++ for sonde's
+  // views, Kieker's for Kieker's files.
+  KiekerFlowBuilder(RecordSink& sink, StringPool& pool, NameForm form = NameForm::kCpp);
 
   void set_host(std::string_view host) { host_ = pool_.intern(host); }
   void define_operation(uint32_t op, std::string_view name, std::string_view module);
@@ -63,6 +66,7 @@ class KiekerFlowBuilder {
   RecordSink& sink_;
   TypedFlowSink* typed_;  // the sink's fast path, or null
   StringPool& pool_;
+  NameForm form_;
   std::string_view host_ = "<default-host>";
   const Operation* find_operation(uint32_t op) const;
   Thread& thread_state(uint32_t thread);

@@ -1,18 +1,10 @@
 #include "format/kieker_signature.hpp"
 
+#include "format/function_name.hpp"
+#include "format/operation_name.hpp"
+
 namespace sonde::format {
 namespace {
-
-std::string module_base_name(std::string_view module) {
-  size_t slash = module.rfind('/');
-  if (slash != std::string_view::npos) module.remove_prefix(slash + 1);
-  if (module.substr(0, 3) == "lib") module.remove_prefix(3);
-  size_t dot = module.find(".so");
-  if (dot != std::string_view::npos) module = module.substr(0, dot);
-  std::string out;
-  for (char c : module) out.push_back(c == '.' || c == '-' ? '_' : c);
-  return out.empty() ? "program" : out;
-}
 
 // "::" to "." outside parentheses; inside template arguments ',' to '|'
 // and ';' anywhere to ':'.
@@ -38,41 +30,18 @@ std::string dotted(std::string_view s) {
 }  // namespace
 
 KiekerSignature kieker_signature(std::string_view name, std::string_view module) {
-  // Split "qualified::name(params) const" at the parameter list, skipping
-  // parentheses inside template arguments such as "f<void (*)(int)>(…)".
-  size_t open = std::string_view::npos;
-  int angle = 0;
-  for (size_t i = 0; i < name.size(); ++i) {
-    if (name[i] == '<') ++angle;
-    if (name[i] == '>' && angle > 0) --angle;
-    if (name[i] == '(' && angle == 0) {
-      open = i;
-      break;
-    }
-  }
-  std::string_view qualified = open == std::string_view::npos ? name : name.substr(0, open);
-  std::string_view params = open == std::string_view::npos ? "()" : name.substr(open);
-  // Drop a leading return type ("void ns::f" from __PRETTY_FUNCTION__).
-  angle = 0;
-  size_t space = std::string_view::npos;
-  for (size_t i = 0; i < qualified.size(); ++i) {
-    if (qualified[i] == '<') ++angle;
-    if (qualified[i] == '>' && angle > 0) --angle;
-    if (qualified[i] == ' ' && angle == 0) space = i;
-  }
-  std::string_view return_and_mods;
-  if (space != std::string_view::npos) {
-    return_and_mods = qualified.substr(0, space + 1);
-    qualified = qualified.substr(space + 1);
-  }
-  // The component is everything before the last "::" outside templates.
-  size_t last = std::string_view::npos;
-  angle = 0;
-  for (size_t i = 0; i + 1 < qualified.size(); ++i) {
-    if (qualified[i] == '<') ++angle;
-    if (qualified[i] == '>' && angle > 0) --angle;
-    if (angle == 0 && qualified[i] == ':' && qualified[i + 1] == ':') last = i;
-  }
+  // "void ns::f(params) const": the return type (from __PRETTY_FUNCTION__
+  // or a template instance's name), the qualified name, the parameters.
+  const FunctionNameParts parts = split_function_name(name);
+  const size_t open = parts.parameters_begin;
+  const std::string_view return_and_mods = name.substr(0, parts.qualified_begin);
+  std::string_view qualified = open == std::string_view::npos
+                                   ? name.substr(parts.qualified_begin)
+                                   : name.substr(parts.qualified_begin, open - parts.qualified_begin);
+  const std::string_view params = open == std::string_view::npos ? "()" : name.substr(open);
+  const size_t last = parts.scope_end == std::string_view::npos
+                          ? std::string_view::npos
+                          : parts.scope_end - parts.qualified_begin;
   KiekerSignature sig;
   std::string op_name;
   size_t dot = qualified.rfind('.');

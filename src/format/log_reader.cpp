@@ -28,9 +28,9 @@ LogKind detect_log_kind(const std::string& path) {
   return looks_like_openxtrace(path) ? LogKind::kOpenXtrace : LogKind::kUnknown;
 }
 
-LogReadStats read_native_as_records(const std::string& path, RecordSink& sink) {
+LogReadStats read_native_as_records(const std::string& path, RecordSink& sink, NameForm form) {
   LogReadStats stats;
-  NativeExpander expander(sink);
+  NativeExpander expander(sink, form);
   NativeReadResult r = read_native_file(path, expander);
   stats.files.push_back(path);
   stats.records = expander.delivered();
@@ -56,7 +56,7 @@ LogReadStats read_native_as_records(const std::string& path, RecordSink& sink) {
   return stats;
 }
 
-LogReadStats read_log(const std::string& path, RecordSink& sink) {
+LogReadStats read_log(const std::string& path, RecordSink& sink, NameForm form) {
   std::error_code ec;
   if (!fs::exists(path, ec)) {
     LogReadStats s;
@@ -70,7 +70,7 @@ LogReadStats read_log(const std::string& path, RecordSink& sink) {
     case LogKind::kOpenXtrace:
       return read_openxtrace(path, sink);
     case LogKind::kNative: {
-      if (!fs::is_directory(path, ec)) return read_native_as_records(path, sink);
+      if (!fs::is_directory(path, ec)) return read_native_as_records(path, sink, form);
       std::vector<std::string> files;
       for (const auto& entry : fs::directory_iterator(path, ec)) {
         if (entry.path().extension() == ".sonde") files.push_back(entry.path().string());
@@ -78,7 +78,7 @@ LogReadStats read_log(const std::string& path, RecordSink& sink) {
       std::sort(files.begin(), files.end());
       LogReadStats total;
       for (const std::string& f : files) {
-        LogReadStats s = read_native_as_records(f, sink);
+        LogReadStats s = read_native_as_records(f, sink, form);
         total.ok = total.ok && s.ok;
         total.records += s.records;
         total.skipped += s.skipped;

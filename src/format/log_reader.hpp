@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "format/operation_name.hpp"
 #include "format/record.hpp"
 
 namespace sonde::format {
@@ -32,11 +33,15 @@ enum class LogKind { kUnknown, kNative, kKiekerDirectory, kOpenXtrace };
 LogKind detect_log_kind(const std::string& path);
 
 // Reads the log at `path` (file or directory). Never throws on bad input.
-LogReadStats read_log(const std::string& path, RecordSink& sink);
+// A native log's operations are named in `form` (operation_name.hpp);
+// Kieker logs and OPEN.xtrace files keep the names they carry.
+LogReadStats read_log(const std::string& path, RecordSink& sink,
+                      NameForm form = NameForm::kCpp);
 
 // Reads a Kieker filesystem log directory (implemented with the Kieker codecs).
 LogReadStats read_kieker_directory(const std::string& dir, RecordSink& sink);
 // Reads one native file, expanding events into Kieker-shaped records.
-LogReadStats read_native_as_records(const std::string& path, RecordSink& sink);
+LogReadStats read_native_as_records(const std::string& path, RecordSink& sink,
+                                    NameForm form = NameForm::kCpp);
 
 }  // namespace sonde::format

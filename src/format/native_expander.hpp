@@ -17,7 +17,8 @@ namespace sonde::format {
 
 class NativeExpander final : public NativeVisitor {
  public:
-  explicit NativeExpander(RecordSink& sink) : sink_(sink), flow_(sink, pool_) {}
+  explicit NativeExpander(RecordSink& sink, NameForm form = NameForm::kCpp)
+      : sink_(sink), flow_(sink, pool_, form) {}
 
   void on_meta(std::string_view key, std::string_view value) override;
   void on_thread(const NativeThread& t) override;

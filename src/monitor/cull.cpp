@@ -30,13 +30,15 @@
 #include "monitor/cull_rule.hpp"
 #include "monitor/cull_state.hpp"
 #include "monitor/function_filter.hpp"
-#include "monitor/function_name.hpp"
+#include "format/function_name.hpp"
 #include "monitor/leaf_code.hpp"
 #include "monitor/probe_busy.hpp"
 #include "monitor/process_info.hpp"
 #include "monitor/symbolizer.hpp"
 
 namespace sonde::monitor {
+
+using format::without_return_type;
 namespace culling {
 
 namespace {

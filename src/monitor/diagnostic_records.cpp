@@ -14,7 +14,7 @@
 
 #include "format/callable_schemas.hpp"
 #include "format/diagnostic_schemas.hpp"
-#include "format/kieker_signature.hpp"
+#include "format/operation_name.hpp"
 #include "format/record.hpp"
 #include "format/schema.hpp"
 #include "monitor/clock.hpp"
@@ -250,8 +250,8 @@ uint64_t diagnostics_dropped() {
 namespace {
 
 // Operation names by shadow key, resolved once each on the writer thread,
-// as the Kieker operation signature the log's flow records carry for the
-// same operation (so records and traces join on it).
+// as the operation name the log's flow records carry for the same
+// operation (format/operation_name.hpp, C++ form) (so records and traces join on it).
 class OperationNames {
  public:
   const std::string& name(uint64_t key) {
@@ -272,7 +272,7 @@ class OperationNames {
       name = s.name;
       module = s.module;
     }
-    it->second = format::kieker_signature(name, module).operation;
+    it->second = format::operation_name(name, module, format::NameForm::kCpp).operation;
     return it->second;
   }
 

@@ -18,13 +18,15 @@
 #include "monitor/callsite_patch.hpp"
 #include "monitor/clock.hpp"
 #include "monitor/controller.hpp"
-#include "monitor/function_name.hpp"
+#include "format/function_name.hpp"
 #include "monitor/local_debuginfo.hpp"
 #include "monitor/probe_busy.hpp"
 #include "monitor/symbolizer.hpp"
 #include "monitor/xray_mode.hpp"
 
 namespace sonde::monitor {
+
+using format::without_return_type;
 
 std::atomic<const FunctionFilter*> g_function_filter{nullptr};
 

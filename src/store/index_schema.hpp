@@ -14,7 +14,9 @@ namespace sonde::store {
 //    (`batch_id_spans`), so that searches skip the rows they need not unpack;
 //    the operations' statistics state (`operation_state`) at a clean close,
 //    so that reopening does not read every execution again.
-inline constexpr int kIndexSchemaVersion = 4;
+// 5: a native log's operations named as C++ writes them ("shapes::make(int)",
+//    format/operation_name.hpp) instead of in Kieker's form ("shapes.make(int)").
+inline constexpr int kIndexSchemaVersion = 5;
 inline constexpr const char* kIndexFileName = "index.sqlite";
 
 // CREATE TABLE/INDEX IF NOT EXISTS statements for every table.

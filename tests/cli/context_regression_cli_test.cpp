@@ -92,7 +92,7 @@ class ContextRegressionCli : public sonde::test::SondeCli {
 
 TEST_F(ContextRegressionCli, SavedModelNamesItsSource) {
   const auto model = nlohmann::json::parse(slurp(model_));
-  EXPECT_EQ(model["format"], "sonde-context-model/1");
+  EXPECT_EQ(model["format"], "sonde-context-model/2");
   EXPECT_EQ(model["source"]["executions"], kShopTraces * 5);
   EXPECT_EQ(model["source"]["traces"], kShopTraces);
   EXPECT_EQ(model["operations"].size(), 4u);
@@ -158,7 +158,7 @@ TEST_F(ContextRegressionCli, BadBaselinesAndOptionsAreNamed) {
   EXPECT_NE(r.err.find("cannot use baseline '" + missing + "'"), std::string::npos) << r.err;
 
   const std::string broken = (dir_ / "broken.json").string();
-  std::ofstream(broken) << "{\"format\": \"sonde-context-model/1\", \"references\": 7}";
+  std::ofstream(broken) << "{\"format\": \"sonde-context-model/2\", \"references\": 7}";
   r = sonde({"context", (dir_ / "same").string(), "--baseline", broken});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find(broken), std::string::npos) << r.err;

@@ -13,7 +13,7 @@
 #include "format/log_reader.hpp"
 #include "format/record.hpp"
 #include "load_test_support.hpp"
-#include "monitor/function_name.hpp"
+#include "format/function_name.hpp"
 
 namespace sonde::test {
 namespace {
@@ -73,7 +73,7 @@ struct ShopOperationCounter : format::RecordSink {
     // The reader gives Kieker-style signatures: "shop.Shop.product(int)".
     // By the qualified name, as patterns match it: a shop template
     // instance's signature starts with its return type.
-    const bool shop = sonde::monitor::without_return_type(signature).rfind("shop.", 0) == 0;
+    const bool shop = sonde::format::without_return_type(signature).rfind("shop.", 0) == 0;
     (shop ? shop_entries : other_entries) += 1;
     return true;
   }

@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "monitor/function_name.hpp"
+#include "format/function_name.hpp"
 
 namespace sonde::monitor {
+
+using format::without_return_type;
 namespace {
 
 bool reference_monitored(const PatternSet& set, const std::string& name) {

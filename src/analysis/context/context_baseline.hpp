@@ -34,7 +34,7 @@
 
 namespace sonde::analysis {
 
-inline constexpr const char* kContextModelFormat = "sonde-context-model/1";
+inline constexpr const char* kContextModelFormat = "sonde-context-model/2";
 
 // One distribution of the baseline: a model leaf, a model entity or a
 // whole operation.

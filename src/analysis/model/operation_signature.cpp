@@ -1,7 +1,5 @@
 #include "analysis/model/operation_signature.hpp"
 
-#include <utility>
-
 #include "analysis/text/text_trim.hpp"
 
 namespace sonde::analysis {
@@ -99,27 +97,6 @@ std::string_view short_class_label(std::string_view qualified_class) {
   std::string_view name;
   split_qualified(trim_space(qualified_class), owner, name);
   return name;
-}
-
-std::string readable_type_names(std::string_view text) {
-  // Longest first: the string types contain the bare "std::__cxx11::".
-  static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
-      {"std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
-       "std::string"},
-      {"std.__cxx11.basic_string<char| std.char_traits<char>| std.allocator<char> >", "std.string"},
-      {"std::basic_string<char, std::char_traits<char>, std::allocator<char> >", "std::string"},
-      {"std.basic_string<char| std.char_traits<char>| std.allocator<char> >", "std.string"},
-      {"std::basic_string_view<char, std::char_traits<char> >", "std::string_view"},
-      {"std.basic_string_view<char| std.char_traits<char> >", "std.string_view"},
-      {"std::__cxx11::", "std::"},
-      {"std.__cxx11.", "std."},
-  };
-  std::string out(text);
-  for (const auto& [from, to] : kNames) {
-    for (size_t at = out.find(from); at != std::string::npos; at = out.find(from, at + to.size()))
-      out.replace(at, from.size(), to);
-  }
-  return out;
 }
 
 }  // namespace sonde::analysis

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "format/operation_name.hpp"
+
 namespace sonde::analysis {
 
 struct SignatureParts {
@@ -29,12 +31,7 @@ std::string_view class_of_signature(std::string_view signature, std::string_view
 std::string short_operation_label(std::string_view signature);
 std::string_view short_class_label(std::string_view qualified_class);
 
-// For reports people read: the standard library's spelled-out types in
-// C++ names, in C++ form ("std::" and ",") and in Kieker form ("std." and
-// "|", format/kieker_signature.hpp), shortened to what the code says:
-// "std.__cxx11.basic_string<char| std.char_traits<char>| std.allocator<char> >"
-// becomes "std.string". The rest of `text` is unchanged; stored signatures
-// keep their full form.
-std::string readable_type_names(std::string_view text);
+// For reports people read (format/operation_name.hpp).
+using format::readable_type_names;
 
 }  // namespace sonde::analysis

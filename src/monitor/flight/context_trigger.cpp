@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "format/context_key.hpp"
-#include "format/kieker_signature.hpp"
+#include "format/operation_name.hpp"
 #include "monitor/registry.hpp"
 #include "monitor/writers/writer_core.hpp"
 
@@ -22,7 +22,7 @@ std::string ContextTrigger::load(const std::string& path, double threshold,
 uint64_t ContextTrigger::operation_key(uint64_t word, WriterCore& core) {
   if (auto it = op_keys_.find(word); it != op_keys_.end()) return it->second;
   // The signature the log's reader will give this operation: the name and
-  // module the writer records, in Kieker's form (format/kieker_flow.cpp).
+  // module the writer records, in C++ form (format/operation_name.hpp).
   std::string name, module;
   const uint64_t payload = payload_of(word);
   if (kind_of(word) == RawKind::kEnterFn) {
@@ -37,7 +37,7 @@ uint64_t ContextTrigger::operation_key(uint64_t word, WriterCore& core) {
                : "<unregistered operation " + std::to_string(payload) + ">";
     module = core.process().executable;
   }
-  std::string signature = format::kieker_signature(name, module).operation;
+  std::string signature = format::operation_name(name, module, format::NameForm::kCpp).operation;
   const uint64_t key = format::context_key::operation(signature);
   op_keys_.emplace(word, key);
   op_names_.try_emplace(key, std::move(signature));

@@ -290,7 +290,7 @@ TEST(ContextBaselineFile, RejectsBrokenFilesNamingTheProblem) {
   const nlohmann::json good = nlohmann::json::parse(model_text(baseline_of(shop(1, 1.0))));
   nlohmann::json d = good;
   d["format"] = "sonde-context-model/9";
-  expect_rejected(d, "expected 'sonde-context-model/1'");
+  expect_rejected(d, "expected 'sonde-context-model/2'");
   d = good;
   d["trace_contexts"][0][1] = 100000u;
   expect_rejected(d, "does not exist");

@@ -53,20 +53,5 @@ TEST(OperationSignature, ShortLabelsAsKieker) {
   EXPECT_EQ(short_class_label("ns::Cache<a::B, int>"), "Cache<a::B, int>");
 }
 
-// The demo's lock site as the Dispensable Synchronization finding showed it.
-TEST(OperationSignature, ReadableTypeNamesShortenTheStandardStrings) {
-  EXPECT_EQ(readable_type_names("shop.Shop.cross_bridge(std.__cxx11.basic_string<char| "
-                                "std.char_traits<char>| std.allocator<char> > const&)"),
-            "shop.Shop.cross_bridge(std.string const&)");
-  EXPECT_EQ(readable_type_names("void f(std::__cxx11::basic_string<char, std::char_traits<char>, "
-                                "std::allocator<char> >, std::basic_string_view<char, "
-                                "std::char_traits<char> >, std::__cxx11::list<int>)"),
-            "void f(std::string, std::string_view, std::list<int>)");
-  // Twice in a row, and text that only looks similar stays.
-  EXPECT_EQ(readable_type_names("std.__cxx11.list<int> std.__cxx11.list<int>"),
-            "std.list<int> std.list<int>");
-  EXPECT_EQ(readable_type_names("SELECT a || b FROM std_cxx11"), "SELECT a || b FROM std_cxx11");
-}
-
 }  // namespace
 }  // namespace sonde::analysis

@@ -1,0 +1,73 @@
+// How a demangled C/C++ function name divides: a return type (the names of
+// template instances carry one), the qualified name, and the parameter
+// list. Header-only: libsonde (the function filter, culling), `sonde cull
+// LOG` (which cannot link libsonde's hidden internals) and the operation
+// names every view shows (operation_name.hpp) must divide names alike.
+#pragma once
+
+#include <string_view>
+
+namespace sonde::format {
+
+struct FunctionNameParts {
+  size_t qualified_begin = 0;                       // after the return type
+  size_t scope_end = std::string_view::npos;        // the last "::" of the qualified name
+  size_t parameters_begin = std::string_view::npos;  // its '(' , npos if none
+};
+
+// Brackets (<>, (), [], {}) are skipped; so are "(anonymous namespace)"
+// and an operator's own characters (operator<<, operator(), operator new[],
+// conversion operators), which are no brackets.
+constexpr FunctionNameParts split_function_name(std::string_view name) {
+  constexpr std::string_view kAnonymous = "(anonymous namespace)";
+  constexpr std::string_view kOperator = "operator";
+  FunctionNameParts parts;
+  int depth = 0;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name.substr(i, kAnonymous.size()) == kAnonymous) {
+      i += kAnonymous.size() - 1;
+      continue;
+    }
+    if (name.substr(i, kOperator.size()) == kOperator &&
+        (i == 0 || name[i - 1] == ':' || name[i - 1] == ' ')) {
+      i += kOperator.size();
+      if (name.substr(i, 2) == "()") ++i;
+      while (i + 1 < name.size() && name[i + 1] != '(') ++i;
+      continue;
+    }
+    const char c = name[i];
+    if (c == '<' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == '>' || c == ']' || c == '}') {
+      --depth;
+    } else if (c == '(') {
+      if (depth == 0) {
+        parts.parameters_begin = i;
+        break;
+      }
+      ++depth;
+    } else if (c == ')') {
+      --depth;
+    } else if (c == ' ' && depth == 0) {
+      parts.qualified_begin = i + 1;  // what came before was the return type
+      parts.scope_end = std::string_view::npos;
+    } else if (c == ':' && depth == 0 && i + 1 < name.size() && name[i + 1] == ':') {
+      parts.scope_end = i;
+      ++i;
+    }
+  }
+  return parts;
+}
+
+// A demangled function name without the return type that the names of
+// template instances carry: "(anonymous namespace)::Db* std::__get_helper<0ul,
+// Db*>(std::tuple<Db*>&)" -> "std::__get_helper<0ul, Db*>(std::tuple<Db*>&)".
+// Patterns match functions by this, so that "+(anonymous namespace)::*"
+// does not pin a standard-library template that merely returns such a type
+// (124,016 calls of one in a user's run). Names without a return type come
+// back unchanged.
+constexpr std::string_view without_return_type(std::string_view name) {
+  return name.substr(split_function_name(name).qualified_begin);
+}
+
+}  // namespace sonde::format

@@ -1,0 +1,116 @@
+#include "format/operation_name.hpp"
+
+#include <gtest/gtest.h>
+
+#include "format/function_name.hpp"
+#include "format/kieker_signature.hpp"
+
+namespace sonde::format {
+namespace {
+
+OperationName cpp(std::string_view name, std::string_view module = "/opt/app/bin/shapes") {
+  return operation_name(name, module, NameForm::kCpp);
+}
+
+TEST(OperationName, CppNamesKeepTheScopeAndDropTheReturnType) {
+  EXPECT_EQ(cpp("shapes::make(int, double)").operation, "shapes::make(int, double)");
+  EXPECT_EQ(cpp("shapes::make(int, double)").component, "shapes");
+  const OperationName member = cpp("int ns::Tpl<int, char>::name(int) const");
+  EXPECT_EQ(member.operation, "ns::Tpl<int, char>::name(int) const");
+  EXPECT_EQ(member.component, "ns::Tpl<int, char>");
+  // A free function: its module is the component.
+  EXPECT_EQ(cpp("main", "/opt/app/bin/example-autoinst").operation, "main");
+  EXPECT_EQ(cpp("main", "/opt/app/bin/example-autoinst").component, "example_autoinst");
+  EXPECT_EQ(cpp("compress(char const*)", "/usr/lib/libz.so.1").component, "z");
+}
+
+TEST(OperationName, AnonymousNamespacesAndOperatorsAreNoReturnType) {
+  const OperationName anon = cpp("(anonymous namespace)::report(int, double, int)");
+  EXPECT_EQ(anon.operation, "(anonymous namespace)::report(int, double, int)");
+  EXPECT_EQ(anon.component, "(anonymous namespace)");
+  const OperationName helper = cpp(
+      "(anonymous namespace)::Db* std::__get_helper<0ul, (anonymous namespace)::Db*>(std::"
+      "_Tuple_impl<0ul, (anonymous namespace)::Db*>&)");
+  EXPECT_EQ(helper.operation,
+            "std::__get_helper<0ul, (anonymous namespace)::Db*>(std::_Tuple_impl<0ul, (anonymous "
+            "namespace)::Db*>&)");
+  EXPECT_EQ(helper.component, "std");
+  EXPECT_EQ(cpp("shapes::Point::operator<(shapes::Point const&) const").component, "shapes::Point");
+  EXPECT_EQ(cpp("shapes::Point::operator()(int)").component, "shapes::Point");
+  EXPECT_EQ(cpp("shapes::Box::operator shapes::Point() const").component, "shapes::Box");
+}
+
+TEST(OperationName, StandardTypesReadAsTheCodeWritesThem) {
+  const OperationName v =
+      cpp("std::vector<std::unique_ptr<shapes::Shape, std::default_delete<shapes::Shape> >, "
+          "std::allocator<std::unique_ptr<shapes::Shape, std::default_delete<shapes::Shape> > > "
+          ">::size() const");
+  EXPECT_EQ(v.operation, "std::vector<std::unique_ptr<shapes::Shape>>::size() const");
+  EXPECT_EQ(v.component, "std::vector<std::unique_ptr<shapes::Shape>>");
+  EXPECT_EQ(cpp("shop::Shop::cross_bridge(std::__cxx11::basic_string<char, "
+                "std::char_traits<char>, std::allocator<char> > const&)")
+                .operation,
+            "shop::Shop::cross_bridge(std::string const&)");
+  EXPECT_EQ(cpp("f(std::map<int, long, std::less<int>, std::allocator<std::pair<int const, long> "
+                "> > const&)")
+                .operation,
+            "f(std::map<int, long> const&)");
+  // Arguments that are not the defaults stay; so does a first argument.
+  EXPECT_EQ(cpp("f(std::set<int, std::greater<int>, my::Alloc<int> >)").operation,
+            "f(std::set<int, std::greater<int>, my::Alloc<int>>)");
+  EXPECT_EQ(cpp("g(std::allocator<int>&)").operation, "g(std::allocator<int>&)");
+  // An allocator among a function type's parameters is no default argument.
+  EXPECT_EQ(cpp("h(std::function<void (int, std::allocator<int>)>)").operation,
+            "h(std::function<void (int, std::allocator<int>)>)");
+}
+
+TEST(OperationName, ManualProbesKeepTheirNamesAndCompilerClonesTheirFunction) {
+  EXPECT_EQ(cpp("shop.Catalog.getBook").operation, "shop.Catalog.getBook");
+  EXPECT_EQ(cpp("shop.Catalog.getBook").component, "shop.Catalog");
+  EXPECT_EQ(cpp("checkout", "/srv/shop").component, "shop");
+  EXPECT_EQ(cpp("parse.constprop.0", "/srv/shop").component, "shop");
+  EXPECT_EQ(cpp("emit.cold", "/srv/shop").component, "shop");
+}
+
+TEST(OperationName, KiekerFormIsKiekersSignature) {
+  const OperationName k = operation_name("shapes::make(int, double)", "/bin/shapes",
+                                         NameForm::kKieker);
+  EXPECT_EQ(k.operation, "shapes.make(int, double)");
+  EXPECT_EQ(k.component, "shapes");
+  EXPECT_EQ(kieker_signature("main", "/opt/app/bin/example-autoinst").operation,
+            "example_autoinst.main()");
+  // The space inside "(anonymous namespace)" is no return type's end.
+  EXPECT_EQ(kieker_signature("(anonymous namespace)::report(int)", "/bin/app").operation,
+            "(anonymous namespace).report(int)");
+  EXPECT_EQ(kieker_signature("void ns::f(std::map<int, int>)", "/bin/app").operation,
+            "void ns.f(std.map<int| int>)");
+}
+
+TEST(OperationName, FunctionNamesDivideIntoReturnTypeScopeAndParameters) {
+  constexpr std::string_view name = "unsigned long leveldb::Hash<int>(char const*, unsigned long)";
+  constexpr FunctionNameParts parts = split_function_name(name);
+  EXPECT_EQ(name.substr(parts.qualified_begin, 12), "leveldb::Has");
+  EXPECT_EQ(name.substr(parts.scope_end, 2), "::");
+  EXPECT_EQ(name[parts.parameters_begin], '(');
+  EXPECT_EQ(split_function_name("f").parameters_begin, std::string_view::npos);
+  EXPECT_EQ(split_function_name("f").scope_end, std::string_view::npos);
+}
+
+// The demo's lock site as the Dispensable Synchronization finding showed it.
+TEST(OperationName, ReadableTypeNamesShortenTheStandardStrings) {
+  EXPECT_EQ(readable_type_names("shop.Shop.cross_bridge(std.__cxx11.basic_string<char| "
+                                "std.char_traits<char>| std.allocator<char> > const&)"),
+            "shop.Shop.cross_bridge(std.string const&)");
+  EXPECT_EQ(readable_type_names("void f(std::__cxx11::basic_string<char, std::char_traits<char>, "
+                                "std::allocator<char> >, std::basic_string_view<char, "
+                                "std::char_traits<char> >, std::__cxx11::list<int>)"),
+            "void f(std::string, std::string_view, std::list<int>)");
+  EXPECT_EQ(readable_type_names("std.vector<int| std.allocator<int> >"), "std.vector<int>");
+  // Twice in a row, and text that only looks similar stays.
+  EXPECT_EQ(readable_type_names("std.__cxx11.list<int> std.__cxx11.list<int>"),
+            "std.list<int> std.list<int>");
+  EXPECT_EQ(readable_type_names("SELECT a || b FROM std_cxx11"), "SELECT a || b FROM std_cxx11");
+}
+
+}  // namespace
+}  // namespace sonde::format

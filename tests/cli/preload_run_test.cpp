@@ -58,9 +58,9 @@ TEST_F(SondeCli, RunGivesALibsondeOnlyProgramLockWaitsQueriesAndExceptionCauses)
   EXPECT_EQ(contents.records[std::string(format::diagnostic_class::kLockWait)], 1);
   EXPECT_EQ(contents.records[std::string(format::callable_class::kDatabaseCall)], 1);
   const std::map<std::string, std::string> expected = {
-      {"split.throw()", "std::runtime_error: boom"},
-      {"split.rethrow()", "std::logic_error: again"},
-      {"split.rethrow_exception()", "std::runtime_error: from worker"}};
+      {"split.throw", "std::runtime_error: boom"},
+      {"split.rethrow", "std::logic_error: again"},
+      {"split.rethrow_exception", "std::runtime_error: from worker"}};
   EXPECT_EQ(contents.causes, expected);
 }
 

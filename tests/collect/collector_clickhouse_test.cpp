@@ -66,9 +66,9 @@ TEST(CollectorClickHouse, MonitoredProcessesLandInClickHouseLikeInSqlite) {
   std::map<std::string, uint64_t> counts;
   for (const auto& op : ch->operations()) counts[op.operation] = op.count;
   const uint64_t runs = uint64_t{processes} * threads * iterations;
-  EXPECT_EQ(counts["shop.recurse()"], runs * (depth + 1));
-  EXPECT_EQ(counts["shop.leaf()"], runs);
-  EXPECT_EQ(counts["shop.fail()"], uint64_t{processes} * threads);
+  EXPECT_EQ(counts["shop.recurse"], runs * (depth + 1));
+  EXPECT_EQ(counts["shop.leaf"], runs);
+  EXPECT_EQ(counts["shop.fail"], uint64_t{processes} * threads);
 
   // The same records, indexed into SQLite from the kept logs.
   TempDir sqlite_dir("sonde-collect");

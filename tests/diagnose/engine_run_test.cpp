@@ -13,7 +13,6 @@
 #include "format/log_reader.hpp"
 #include "format/record.hpp"
 #include "load_test_support.hpp"
-#include "format/function_name.hpp"
 
 namespace sonde::test {
 namespace {
@@ -70,10 +69,9 @@ struct ShopOperationCounter : format::RecordSink {
     const int field = r.schema->field_index("operationSignature");
     if (field < 0) return true;
     const auto signature = r.str(static_cast<std::size_t>(field));
-    // The reader gives Kieker-style signatures: "shop.Shop.product(int)".
-    // By the qualified name, as patterns match it: a shop template
-    // instance's signature starts with its return type.
-    const bool shop = sonde::format::without_return_type(signature).rfind("shop.", 0) == 0;
+    // The reader names operations as C++ does: "shop::Shop::product(int)",
+    // a template instance's name without its return type.
+    const bool shop = signature.rfind("shop::", 0) == 0;
     (shop ? shop_entries : other_entries) += 1;
     return true;
   }

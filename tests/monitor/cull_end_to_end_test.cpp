@@ -80,8 +80,8 @@ unsigned long plain_cull_result(int requests, bool tail = false) {
 int count_calls(const TraceCopy& t, const std::string& function) {
   int n = 0;
   for (const FlowEventCopy& e : t.events) {
-    // Operations read back as Kieker signatures: "test_cull.helper(unsigned int)".
-    n += e.kind == "before" && e.operation.find("." + function + "(") != std::string::npos;
+    // Operations read back as C++ names: "helper(unsigned int)".
+    n += e.kind == "before" && e.operation.rfind(function + "(", 0) == 0;
   }
   return n;
 }

@@ -150,8 +150,8 @@ TEST(FlightRecorder, ASnapshotHoldsTheLastWindowAndNothingOlder) {
   EXPECT_EQ(snaps[0].meta.at("snapshot.reason"), "sonde_snapshot(first)");
   EXPECT_EQ(snaps[1].meta.at("snapshot.reason"), "sonde_snapshot(second)");
   // Exactly the events of each window, no duplicates across the two.
-  EXPECT_EQ(snaps[0].executions, (std::map<std::string, int>{{"new.request()", 500}}));
-  EXPECT_EQ(snaps[1].executions, (std::map<std::string, int>{{"late.request()", 500}}));
+  EXPECT_EQ(snaps[0].executions, (std::map<std::string, int>{{"new.request", 500}}));
+  EXPECT_EQ(snaps[1].executions, (std::map<std::string, int>{{"late.request", 500}}));
   for (const Snapshot& s : snaps) {
     EXPECT_EQ(s.contents.stats.lost_reported, 0u) << s.path;
     EXPECT_EQ(s.contents.traces.size(), 500u) << s.path;
@@ -175,9 +175,9 @@ TEST(FlightRecorder, ASlowTraceTriggersOneSnapshotAndTheNextIsSuppressed) {
   EXPECT_NE(snaps[0].meta.at("snapshot.reason").find("flight_slow_trace_ms 100"),
             std::string::npos);
   // The first slow request, whole, and the fast ones before it.
-  EXPECT_GE(snaps[0].executions.at("slow.request()"), 1);
-  EXPECT_EQ(snaps[0].executions.at("slow.request()"), snaps[0].executions.at("slow.step()"));
-  EXPECT_GE(snaps[0].executions.at("fast.request()"), 200);
+  EXPECT_GE(snaps[0].executions.at("slow.request"), 1);
+  EXPECT_EQ(snaps[0].executions.at("slow.request"), snaps[0].executions.at("slow.step"));
+  EXPECT_GE(snaps[0].executions.at("fast.request"), 200);
   EXPECT_NE(r.stderr_text.find("1 triggers suppressed"), std::string::npos) << r.stderr_text;
 }
 
@@ -192,11 +192,11 @@ TEST(FlightRecorder, RequestsInsideALongConnectionTraceAreKept) {
   const std::vector<Snapshot> snaps = snapshots_in(out);
   ASSERT_EQ(snaps.size(), 1u) << r.stderr_text;
   const auto& ex = snaps[0].executions;
-  EXPECT_EQ(ex.count("connection.loop()"), 0u) << "its start left the ring";
-  ASSERT_EQ(ex.count("inner.request()"), 1u);
-  EXPECT_GT(ex.at("inner.request()"), 1000);
-  EXPECT_LT(ex.at("inner.request()"), 20000);
-  EXPECT_EQ(snaps[0].contents.traces.size(), static_cast<size_t>(ex.at("inner.request()")));
+  EXPECT_EQ(ex.count("connection.loop"), 0u) << "its start left the ring";
+  ASSERT_EQ(ex.count("inner.request"), 1u);
+  EXPECT_GT(ex.at("inner.request"), 1000);
+  EXPECT_LT(ex.at("inner.request"), 20000);
+  EXPECT_EQ(snaps[0].contents.traces.size(), static_cast<size_t>(ex.at("inner.request")));
   for (const auto& [id, t] : snaps[0].contents.traces) ASSERT_EQ(trace_problem(t), "");
   EXPECT_NE(r.stderr_text.find("1 traces cut off at a window's start ("), std::string::npos)
       << r.stderr_text;
@@ -209,7 +209,7 @@ TEST(FlightRecorder, TheFlightSignalAsksForASnapshot) {
   const std::vector<Snapshot> snaps = snapshots_in(out);
   ASSERT_EQ(snaps.size(), 1u) << r.stderr_text;
   EXPECT_EQ(snaps[0].meta.at("snapshot.reason"), "signal 12");
-  EXPECT_EQ(snaps[0].executions, (std::map<std::string, int>{{"signalled.request()", 300}}));
+  EXPECT_EQ(snaps[0].executions, (std::map<std::string, int>{{"signalled.request", 300}}));
 }
 
 TEST(FlightRecorder, ContinuousLoadKeepsConstantMemory) {
@@ -252,7 +252,7 @@ TEST(FlightRecorder, AFatalSignalWritesASnapshotBeforeTheProcessDies) {
   const std::vector<Snapshot> snaps = snapshots_in(out);
   ASSERT_EQ(snaps.size(), 1u) << r.stderr_text;
   EXPECT_EQ(snaps[0].meta.at("snapshot.reason"), "fatal signal");
-  EXPECT_EQ(snaps[0].executions, (std::map<std::string, int>{{"doomed.request()", 400}}));
+  EXPECT_EQ(snaps[0].executions, (std::map<std::string, int>{{"doomed.request", 400}}));
 }
 
 }  // namespace

@@ -156,9 +156,9 @@ TEST(InterposeLibpq, OneRecordPerCallWithItsSql) {
   EXPECT_EQ(by_sql["SELECT count(*) FROM items"], 1);
   EXPECT_EQ(by_sql["EXECUTE by_id"], 1);
   EXPECT_EQ(by_sql.size(), 4u);
-  EXPECT_EQ(operation_of[create], "pg.setup()");
-  EXPECT_EQ(operation_of[insert], "pg.insert()");
-  EXPECT_EQ(operation_of["EXECUTE by_id"], "pg.by_id()");
+  EXPECT_EQ(operation_of[create], "pg.setup");
+  EXPECT_EQ(operation_of[insert], "pg.insert");
+  EXPECT_EQ(operation_of["EXECUTE by_id"], "pg.by_id");
   for (const Call& c : collector.calls) {
     EXPECT_EQ(c.prepared, c.sql == insert || c.sql == "EXECUTE by_id") << c.sql;
     if (!c.prepared) {

@@ -117,7 +117,7 @@ void expect_lock_waits_tied_to_traces(const ProgramRun& run, const std::set<std:
   std::map<std::string, int> per_lock;
   for (const LockWaitCopy& w : run.diagnostics.lock_waits) {
     ++per_lock[w.lock];
-    EXPECT_EQ(w.operation, "locks.wait()");  // the signature its flow records carry
+    EXPECT_EQ(w.operation, "locks.wait");  // the signature its flow records carry
     EXPECT_GE(w.wait, 0);
     EXPECT_EQ(w.hold, -1);
     EXPECT_EQ(w.order_index, 0);
@@ -246,11 +246,11 @@ TEST(InterposeSqlite, OneRecordPerStatementExecutionWithItsSql) {
   for (int i = 0; i < inserts; ++i) expected_bound.insert(bound_insert(i));
   EXPECT_EQ(bound_inserts, expected_bound);
   EXPECT_EQ(operation_of_sql["CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT)"],
-            "db.setup()");
-  EXPECT_EQ(operation_of_sql[insert_sql], "db.insert()");
-  EXPECT_EQ(operation_of_sql["SELECT id, name FROM items ORDER BY id"], "db.scan()");
-  EXPECT_EQ(operation_of_sql["SELECT name FROM items WHERE id > ?1"], "db.first()");
-  EXPECT_EQ(operation_of_sql["SELECT count(*) FROM items"], "db.count()");
+            "db.setup");
+  EXPECT_EQ(operation_of_sql[insert_sql], "db.insert");
+  EXPECT_EQ(operation_of_sql["SELECT id, name FROM items ORDER BY id"], "db.scan");
+  EXPECT_EQ(operation_of_sql["SELECT name FROM items WHERE id > ?1"], "db.first");
+  EXPECT_EQ(operation_of_sql["SELECT count(*) FROM items"], "db.count");
   for (const DbCallCopy& c : calls) {
     if (c.sql.rfind("SELECT count", 0) == 0 || c.sql.rfind("CREATE", 0) == 0) {
       EXPECT_FALSE(c.prepared) << c.sql;  // sqlite3_exec
@@ -310,7 +310,7 @@ TEST(ProbeRecordsApi, MessageSendsAndDatabaseCallsWithTheirValues) {
     duration += m.duration;
     auto t = run.contents.traces.find(m.trace_id);
     ASSERT_NE(t, run.contents.traces.end());
-    EXPECT_EQ(t->second.events.at(0).operation, "shop.publish()");
+    EXPECT_EQ(t->second.events.at(0).operation, "shop.publish");
     EXPECT_EQ(m.order_index, 0);
   }
   EXPECT_EQ(per_queue["queue-0"], 10);

@@ -200,14 +200,14 @@ void expect_split_causes(const SplitRun& run) {
   std::string listing;
   for (const auto& [op, cause] : run.causes) listing += op + " -> " + cause + "\n";
   EXPECT_EQ(run.causes.size(), 3u) << listing;
-  EXPECT_EQ(run.causes.count("split.throw()") ? run.causes.at("split.throw()") : "",
+  EXPECT_EQ(run.causes.count("split.throw") ? run.causes.at("split.throw") : "",
             "std::runtime_error: boom")
       << listing;
-  EXPECT_EQ(run.causes.count("split.rethrow()") ? run.causes.at("split.rethrow()") : "",
+  EXPECT_EQ(run.causes.count("split.rethrow") ? run.causes.at("split.rethrow") : "",
             "std::logic_error: again")
       << listing;
-  EXPECT_EQ(run.causes.count("split.rethrow_exception()")
-                ? run.causes.at("split.rethrow_exception()")
+  EXPECT_EQ(run.causes.count("split.rethrow_exception")
+                ? run.causes.at("split.rethrow_exception")
                 : "",
             "std::runtime_error: from worker")
       << listing;

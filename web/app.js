@@ -74,15 +74,44 @@ function colorFor(text) {
   return `hsl(${h % 360}, 55%, 62%)`;
 }
 
-// "public int a.b.C.op(int)" -> "C.op(..)"; the full name stays in the tooltip.
+// Where a name's qualified part begins (after a return type or Java's
+// modifiers), its scope separators ("::" or "." outside brackets) and its
+// parameter list: src/format/function_name.hpp does the same in C++.
+function splitOperation(op) {
+  const seps = [];
+  let depth = 0, begin = 0, params = -1;
+  for (let i = 0; i < op.length; i++) {
+    if (op.startsWith('(anonymous namespace)', i)) { i += 20; continue; }
+    if (op.startsWith('operator', i) && (i === 0 || op[i - 1] === ':' || op[i - 1] === ' ')) {
+      i += 8;
+      if (op.startsWith('()', i)) i++;
+      while (i + 1 < op.length && op[i + 1] !== '(') i++;
+      continue;
+    }
+    const c = op[i];
+    if (c === '<' || c === '[' || c === '{') depth++;
+    else if (c === '>' || c === ']' || c === '}') depth--;
+    else if (c === '(') { if (depth === 0) { params = i; break; } depth++; }
+    else if (c === ')') depth--;
+    else if (depth === 0 && c === ' ') { begin = i + 1; seps.length = 0; }
+    else if (depth === 0 && c === ':' && op[i + 1] === ':') { seps.push([i, 2]); i++; }
+    else if (depth === 0 && c === '.') seps.push([i, 1]);
+  }
+  return { begin, seps, params };
+}
+
+// The name and its owner, as its language writes them; the full name stays
+// in the tooltip. "public int a.b.C.op(int)" -> "C.op(..)",
+// "shapes::Circle::area() const" -> "Circle::area()", "main" -> "main".
 function shortOperation(op) {
   if (!op) return '(none)';
-  const paren = op.indexOf('(');
-  const head = paren >= 0 ? op.slice(0, paren) : op;
-  const name = head.split(/\s+/).pop();
-  const parts = name.split('.');
-  const short = parts.length >= 2 ? parts.slice(-2).join('.') : name;
-  return paren >= 0 ? `${short}(${op.slice(paren + 1, -1) ? '..' : ''})` : short;
+  const { begin, seps, params } = splitOperation(op);
+  const end = params >= 0 ? params : op.length;
+  const from = seps.length >= 2 ? seps[seps.length - 2][0] + seps[seps.length - 2][1] : begin;
+  const short = op.slice(from, end);
+  if (params < 0) return short;
+  const close = op.lastIndexOf(')');
+  return `${short}(${close > params + 1 ? '..' : ''})`;
 }
 
 class ApiError extends Error {}

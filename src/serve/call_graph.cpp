@@ -34,7 +34,8 @@ Graph build(const std::vector<store::CallEdge>& edges) {
 }
 
 std::string label(const std::string& op) {
-  return op.empty() ? std::string("Entry") : analysis::short_operation_label(op);
+  // The owner and the name, as the operation's language writes them.
+  return op.empty() ? std::string("Entry") : analysis::operation_display_label({}, op, true);
 }
 
 }  // namespace

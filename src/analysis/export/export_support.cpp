@@ -18,20 +18,8 @@ void OnePartStitchedTraceSink::on_trace(const Trace& trace) {
 }
 
 std::string execution_label(const Execution& execution, bool short_labels) {
-  constexpr size_t npos = std::string_view::npos;
-  std::string label;
-  if (short_labels) {
-    const std::string_view component = short_class_label(execution.component);
-    const std::string operation = short_operation_label(execution.operation);
-    if (!component.empty()) {
-      label.append(component);
-      // C++ signatures keep their own separator: "Tpl<int>::name(..)".
-      if (!operation.empty()) label += execution.operation.find("::") == npos ? "." : "::";
-    }
-    label += operation;
-  } else {
-    label = execution.operation;
-  }
+  std::string label =
+      operation_display_label(execution.component, execution.operation, short_labels);
   if (label.empty()) label = "[unknown]";
   return label;
 }

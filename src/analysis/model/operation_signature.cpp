@@ -99,4 +99,26 @@ std::string_view short_class_label(std::string_view qualified_class) {
   return name;
 }
 
+bool is_dotted_member_of(std::string_view component, std::string_view operation) {
+  if (component.empty()) return false;
+  const SignatureParts parts = split_operation_signature(operation);
+  return parts.qualified_class == component && operation.find("::") == std::string_view::npos;
+}
+
+std::string operation_display_label(std::string_view component, std::string_view operation,
+                                    bool short_labels) {
+  if (!short_labels) return std::string(operation);
+  const SignatureParts parts = split_operation_signature(operation);
+  std::string label;
+  if (is_dotted_member_of(component, operation)) {
+    label.append(short_class_label(component));
+    label += '.';
+  } else if (!parts.qualified_class.empty()) {
+    label.append(short_class_label(parts.qualified_class));
+    label += operation.find("::") == std::string_view::npos ? "." : "::";
+  }
+  label += short_operation_label(operation);
+  return label;
+}
+
 }  // namespace sonde::analysis

@@ -31,6 +31,20 @@ std::string_view class_of_signature(std::string_view signature, std::string_view
 std::string short_operation_label(std::string_view signature);
 std::string_view short_class_label(std::string_view qualified_class);
 
+// One line naming an execution's operation, as its name's language writes
+// it. Kieker's and Java's form ("bookstore.Catalog.getBook(boolean)" in
+// component "bookstore.Catalog"): "Catalog.getBook(..)" short, the
+// signature in full. A C++ name ("shapes::Circle::area() const"): short
+// "Circle::area()", else the name; a free C++ function, whose component is
+// its module: the function alone ("count_down(..)"), as the module is
+// shown apart.
+std::string operation_display_label(std::string_view component, std::string_view operation,
+                                    bool short_labels);
+// Whether the operation is written in Kieker's form for its component
+// ("a.B.op(..)" in "a.B"): then diagrams show the component on a line of
+// its own and the operation after a '.'.
+bool is_dotted_member_of(std::string_view component, std::string_view operation);
+
 // For reports people read (format/operation_name.hpp).
 using format::readable_type_names;
 

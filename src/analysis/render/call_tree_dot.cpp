@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/model/operation_signature.hpp"
 #include "analysis/render/graph_dot.hpp"
 #include "analysis/render/graph_labels.hpp"
 #include "analysis/text/dot_escape.hpp"
@@ -21,8 +22,15 @@ std::string to_dot(const AggregatedCallTree& tree, const DotOptions& options) {
     } else {
       const AggregatedCallNode& n = nodes[i];
       if (deployment) lines.push_back(std::string(n.key.host) + "::");
-      lines.push_back(component_label(n.key.component, options.short_labels));
-      lines.push_back("." + operation_label(n.key.operation, options.short_labels));
+      if (is_dotted_member_of(n.key.component, n.key.operation)) {
+        // Kieker's layout: "Catalog" over ".getBook(..)".
+        lines.push_back(component_label(n.key.component, options.short_labels));
+        lines.push_back("." + operation_label(n.key.operation, options.short_labels));
+      } else {
+        // A C++ name on one line, as the code writes it: "Circle::area()".
+        lines.push_back(
+            operation_display_label(n.key.component, n.key.operation, options.short_labels));
+      }
       if (options.show_times) lines.push_back(timing_label(n.time));
     }
     out += " n" + std::to_string(i) + " [label=" + dot_label(lines) + "];\n";

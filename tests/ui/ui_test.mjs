@@ -1,6 +1,6 @@
 // End-to-end test of `sonde serve` in a real browser: Debian's Chromium,
 // headless, driven by playwright-core.
-//   node ui_test.mjs SONDE_BINARY BOOKSTORE_LOG_DIR ARTIFACT_DIR TEST_WORKLOAD
+//   node ui_test.mjs SONDE_BINARY BOOKSTORE_LOG_DIR ARTIFACT_DIR TEST_WORKLOAD EXAMPLE_AUTOINST
 // Starts `sonde serve` on a free loopback port (--listen 127.0.0.1:0), then
 //   1. on the Kieker bookstore log: searches traces, opens one, checks its
 //      call tree against the API, opens operations and the dependency graph;
@@ -10,21 +10,24 @@
 //   3. on a running collector's directory with a diagnosis report inside:
 //      the Diagnosis and Live views (views_test.mjs);
 //   4. on a reducing collector's directory: the Reduced traces view
-//      (reduced_test.mjs).
+//      (reduced_test.mjs);
+//   5. on a log of a C++ program: operations named as C++ writes them
+//      (cpp_names_test.mjs).
 // Screenshots land in ARTIFACT_DIR. Exit 0 pass, 1 fail, 77 skipped
 // (no Chromium or no playwright-core: run scripts/install-deps.sh).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
+import { testCppNames } from './cpp_names_test.mjs';
 import { testReducedView } from './reduced_test.mjs';
 import { testDiagnosisAndLive } from './views_test.mjs';
 
 const SKIP = 77;
 const CHROMIUM = process.env.SONDE_CHROMIUM || '/usr/bin/chromium';
-const [sonde, bookstoreLog, artifacts, workload] = process.argv.slice(2);
-if (!sonde || !bookstoreLog || !artifacts || !workload) {
-  console.error('usage: node ui_test.mjs SONDE_BINARY BOOKSTORE_LOG_DIR ARTIFACT_DIR TEST_WORKLOAD');
+const [sonde, bookstoreLog, artifacts, workload, autoinst] = process.argv.slice(2);
+if (!sonde || !bookstoreLog || !artifacts || !workload || !autoinst) {
+  console.error('usage: node ui_test.mjs SONDE_BINARY BOOKSTORE_LOG_DIR ARTIFACT_DIR TEST_WORKLOAD EXAMPLE_AUTOINST');
   process.exit(2);
 }
 if (!existsSync(CHROMIUM)) {
@@ -305,6 +308,10 @@ try {
   // ------------------------------------------------------------ reduced traces
   console.log('reduced traces of a collector with --reduce');
   await testReducedView({ browser, sonde, workload, artifacts, check, shot, startServer, apiJson });
+
+  // ------------------------------------------------------------ C++ names
+  console.log('a C++ program: operations named as C++ writes them');
+  await testCppNames({ browser, sonde, autoinst, artifacts, check, shot, startServer });
 } catch (e) {
   console.log(`  FAIL: ${e.stack || e}`);
   failures++;

@@ -195,7 +195,7 @@ PatternMatch match_patterns(const PatternSet& patterns, std::string_view name) {
   // whole name with its return type (a culling report of a version before
   // 2026-11-29 wrote such lines) still matches exactly.
   const std::string_view qualified = without_return_type(name);
-  const PatternRule* r = patterns.deciding_rule(qualified);
+  const PatternRule* r = patterns.deciding_rule_for_function(qualified);
   if (r == nullptr && qualified.size() != name.size()) r = patterns.exact_rule(name);
   if (r == nullptr) return PatternMatch::kNone;
   return r->include ? PatternMatch::kIncluded : PatternMatch::kExcluded;

@@ -1,5 +1,9 @@
 #include "monitor/patterns.hpp"
 
+#include <functional>
+
+#include "format/operation_name.hpp"
+
 namespace sonde::monitor {
 
 bool glob_match(std::string_view glob, std::string_view text) {
@@ -49,6 +53,14 @@ std::string PatternSet::parse(std::string_view text) {
   rules_ = std::move(rules);
   exact_.clear();
   wildcard_.clear();
+  // Only a rule naming standard types or template arguments can tell the
+  // two forms apart: without one, skip reading every template instance's
+  // name a second time (about 2 us per long name, for each of a large
+  // program's symbols on each rebuild of the function filter).
+  shown_form_matters_ = false;
+  for (const PatternRule& r : rules_)
+    shown_form_matters_ |= r.glob.find_first_of("<>") != std::string::npos ||
+                           r.glob.find("std::") != std::string::npos;
   for (size_t i = 0; i < rules_.size(); ++i) {
     if (rules_[i].glob.find_first_of("*?") == std::string::npos)
       exact_[rules_[i].glob] = i;  // a later rule for the same name replaces the index
@@ -71,6 +83,16 @@ const PatternRule* PatternSet::deciding_rule(std::string_view name) const {
     }
   }
   return last == kNone ? nullptr : &rules_[last];
+}
+
+const PatternRule* PatternSet::deciding_rule_for_function(std::string_view qualified) const {
+  const PatternRule* r = deciding_rule(qualified);
+  if (!shown_form_matters_ || qualified.find('<') == std::string_view::npos) return r;
+  const std::string shown = format::readable_type_names(qualified);
+  if (shown == qualified) return r;
+  const PatternRule* as_shown = deciding_rule(shown);
+  if (as_shown == nullptr) return r;
+  return r == nullptr || std::less<const PatternRule*>()(r, as_shown) ? as_shown : r;
 }
 
 const PatternRule* PatternSet::exact_rule(std::string_view name) const {

@@ -27,6 +27,12 @@ class PatternSet {
   // The rule that decides `name`: the last one that matches it; nullptr
   // when none does.
   const PatternRule* deciding_rule(std::string_view name) const;
+  // deciding_rule of a function's qualified name (without its return
+  // type), read as recorded and as sonde's views show it
+  // (format/operation_name.hpp: "std::string", no default template
+  // arguments), so that a name copied from a view is a pattern that
+  // matches. Of the two, the later rule decides.
+  const PatternRule* deciding_rule_for_function(std::string_view qualified) const;
   // The last rule without a wildcard that is exactly `name`; nullptr if none.
   const PatternRule* exact_rule(std::string_view name) const;
   bool empty() const { return rules_.empty(); }
@@ -45,6 +51,7 @@ class PatternSet {
   // on each rebuild of the function filter, the first at start-up.
   std::unordered_map<std::string, size_t, NameHash, std::equal_to<>> exact_;
   std::vector<size_t> wildcard_;  // indices of the other rules, in order
+  bool shown_form_matters_ = false;  // deciding_rule_for_function
 };
 
 bool glob_match(std::string_view glob, std::string_view text);

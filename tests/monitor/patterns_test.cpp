@@ -112,3 +112,33 @@ TEST(Patterns, AnExactRuleCanBeLookedUpByItsWholeName) {
 
 }  // namespace
 }  // namespace sonde::monitor
+
+namespace sonde::monitor {
+namespace {
+
+// A name copied from one of sonde's views (format/operation_name.hpp) is a
+// pattern that matches the function it names.
+TEST(Patterns, NamesAsTheViewsShowThemMatchTheirFunctions) {
+  const std::string_view recorded =
+      "void shop::Shop::cross_bridge(std::__cxx11::basic_string<char, std::char_traits<char>, "
+      "std::allocator<char> > const&)";
+  PatternSet set;
+  ASSERT_EQ(set.parse("-*;+shop::Shop::cross_bridge(std::string const&)"), "");
+  EXPECT_TRUE(set.deciding_rule_for_function(without_return_type(recorded))->include);
+  ASSERT_EQ(set.parse("-*;+std::vector<int>::*"), "");
+  EXPECT_TRUE(
+      set.deciding_rule_for_function("std::vector<int, std::allocator<int> >::size() const")->include);
+  EXPECT_FALSE(set.deciding_rule_for_function("std::vector<long, std::allocator<long> >::size() const")
+                   ->include);
+  // The later rule decides, whichever form it matched.
+  ASSERT_EQ(set.parse("+shop::*;-shop::Shop::cross_bridge(std::string const&)"), "");
+  EXPECT_FALSE(set.deciding_rule_for_function(without_return_type(recorded))->include);
+  ASSERT_EQ(set.parse("-shop::Shop::cross_bridge(std::string const&);+shop::*"), "");
+  EXPECT_TRUE(set.deciding_rule_for_function(without_return_type(recorded))->include);
+  // The spelled-out form still matches as before.
+  ASSERT_EQ(set.parse("-*;+shop::Shop::cross_bridge(std::__cxx11::basic_string*"), "");
+  EXPECT_TRUE(set.deciding_rule_for_function(without_return_type(recorded))->include);
+}
+
+}  // namespace
+}  // namespace sonde::monitor

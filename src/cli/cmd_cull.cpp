@@ -21,10 +21,10 @@
 
 #include "analysis/reconstruct/trace_analysis.hpp"
 #include "cli/command.hpp"
-#include "format/operation_name.hpp"
-#include "format/native_reader.hpp"
-#include "monitor/cull_rule.hpp"
 #include "format/function_name.hpp"
+#include "format/native_reader.hpp"
+#include "format/operation_name.hpp"
+#include "monitor/cull_rule.hpp"
 
 namespace sonde::cli {
 namespace {
@@ -92,7 +92,8 @@ struct OriginalName {
 class OperationNames : public format::NativeVisitor {
  public:
   void on_operation(const format::NativeOperation& op) override {
-    OriginalName& n = names_[format::operation_name(op.name, op.module, format::NameForm::kCpp).operation];
+    OriginalName& n =
+        names_[format::operation_name(op.name, op.module, format::NameForm::kCpp).operation];
     n.name = std::string(op.name);
     n.manual = op.kind == format::native::OperationKind::kManual;
   }

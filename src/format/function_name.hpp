@@ -10,8 +10,8 @@
 namespace sonde::format {
 
 struct FunctionNameParts {
-  size_t qualified_begin = 0;                       // after the return type
-  size_t scope_end = std::string_view::npos;        // the last "::" of the qualified name
+  size_t qualified_begin = 0;                        // after the return type
+  size_t scope_end = std::string_view::npos;         // the last "::" of the qualified name
   size_t parameters_begin = std::string_view::npos;  // its '(' , npos if none
 };
 

@@ -1,6 +1,5 @@
 #include "format/kieker_flow.hpp"
 
-
 namespace sonde::format {
 
 KiekerFlowBuilder::KiekerFlowBuilder(RecordSink& sink, StringPool& pool, NameForm form)

@@ -35,9 +35,10 @@ KiekerSignature kieker_signature(std::string_view name, std::string_view module)
   const FunctionNameParts parts = split_function_name(name);
   const size_t open = parts.parameters_begin;
   const std::string_view return_and_mods = name.substr(0, parts.qualified_begin);
-  std::string_view qualified = open == std::string_view::npos
-                                   ? name.substr(parts.qualified_begin)
-                                   : name.substr(parts.qualified_begin, open - parts.qualified_begin);
+  std::string_view qualified =
+      open == std::string_view::npos
+          ? name.substr(parts.qualified_begin)
+          : name.substr(parts.qualified_begin, open - parts.qualified_begin);
   const std::string_view params = open == std::string_view::npos ? "()" : name.substr(open);
   const size_t last = parts.scope_end == std::string_view::npos
                           ? std::string_view::npos

@@ -35,8 +35,7 @@ LogKind detect_log_kind(const std::string& path);
 // Reads the log at `path` (file or directory). Never throws on bad input.
 // A native log's operations are named in `form` (operation_name.hpp);
 // Kieker logs and OPEN.xtrace files keep the names they carry.
-LogReadStats read_log(const std::string& path, RecordSink& sink,
-                      NameForm form = NameForm::kCpp);
+LogReadStats read_log(const std::string& path, RecordSink& sink, NameForm form = NameForm::kCpp);
 
 // Reads a Kieker filesystem log directory (implemented with the Kieker codecs).
 LogReadStats read_kieker_directory(const std::string& dir, RecordSink& sink);

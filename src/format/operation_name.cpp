@@ -63,9 +63,8 @@ bool drop_one_default_argument(std::string& s) {
       open.push_back(c);
     } else if ((c == '>' || c == ')') && !open.empty()) {
       open.pop_back();
-    } else if ((c == ',' || c == '|') && !open.empty() && open.back() == '<' &&
-               i + 1 < s.size() && s[i + 1] == ' ' &&
-               starts_default_argument(std::string_view(s).substr(i + 2))) {
+    } else if ((c == ',' || c == '|') && !open.empty() && open.back() == '<' && i + 1 < s.size() &&
+               s[i + 1] == ' ' && starts_default_argument(std::string_view(s).substr(i + 2))) {
       // The argument ends where its own brackets close, before ',' '|' or '>'.
       size_t j = i + 2;
       int depth = 0;
@@ -78,7 +77,7 @@ bool drop_one_default_argument(std::string& s) {
         if ((s[j] == ',' || s[j] == '|') && depth == 0) break;
       }
       if (j == s.size()) return false;  // unbalanced: leave it as it is
-      s.erase(i, j - i);  // with the space before a closing '>': "Shape >" would stay
+      s.erase(i, j - i);                // with the space before a closing '>': "Shape >" would stay
       return true;
     }
   }

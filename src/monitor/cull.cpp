@@ -23,6 +23,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "format/function_name.hpp"
 #include "monitor/callsite_patch.hpp"
 #include "monitor/channel.hpp"
 #include "monitor/clock.hpp"
@@ -30,7 +31,6 @@
 #include "monitor/cull_rule.hpp"
 #include "monitor/cull_state.hpp"
 #include "monitor/function_filter.hpp"
-#include "format/function_name.hpp"
 #include "monitor/leaf_code.hpp"
 #include "monitor/probe_busy.hpp"
 #include "monitor/process_info.hpp"

@@ -15,10 +15,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "format/function_name.hpp"
 #include "monitor/callsite_patch.hpp"
 #include "monitor/clock.hpp"
 #include "monitor/controller.hpp"
-#include "format/function_name.hpp"
 #include "monitor/local_debuginfo.hpp"
 #include "monitor/probe_busy.hpp"
 #include "monitor/symbolizer.hpp"

@@ -50,7 +50,7 @@ class PatternSet {
   // comparison per rule. Every function symbol of the process is matched
   // on each rebuild of the function filter, the first at start-up.
   std::unordered_map<std::string, size_t, NameHash, std::equal_to<>> exact_;
-  std::vector<size_t> wildcard_;  // indices of the other rules, in order
+  std::vector<size_t> wildcard_;     // indices of the other rules, in order
   bool shown_form_matters_ = false;  // deciding_rule_for_function
 };
 

@@ -222,12 +222,8 @@ void expect_standard_types_as_the_code_spells_them(const std::string& site,
       {{{"key", site}, {"points", json::array({{1, 0.5, 10}, {3, 5.78, 491}})}, {"found", true}}});
   const ReportMeta meta;
   const std::string summary = report_summary(root, meta);
-  EXPECT_NE(summary.find("most: lock site " + shown),
-            std::string::npos)
-      << summary;
-  EXPECT_NE(summary.find("- lock site " + shown + ": mean"),
-            std::string::npos)
-      << summary;
+  EXPECT_NE(summary.find("most: lock site " + shown), std::string::npos) << summary;
+  EXPECT_NE(summary.find("- lock site " + shown + ": mean"), std::string::npos) << summary;
   const std::string html = report_html(root, meta);
   EXPECT_NE(html.find("look at <code>lock site " + shown.substr(0, shown.find('&')) + "&amp;)"),
             std::string::npos);

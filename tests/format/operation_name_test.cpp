@@ -28,9 +28,9 @@ TEST(OperationName, AnonymousNamespacesAndOperatorsAreNoReturnType) {
   const OperationName anon = cpp("(anonymous namespace)::report(int, double, int)");
   EXPECT_EQ(anon.operation, "(anonymous namespace)::report(int, double, int)");
   EXPECT_EQ(anon.component, "(anonymous namespace)");
-  const OperationName helper = cpp(
-      "(anonymous namespace)::Db* std::__get_helper<0ul, (anonymous namespace)::Db*>(std::"
-      "_Tuple_impl<0ul, (anonymous namespace)::Db*>&)");
+  const OperationName helper =
+      cpp("(anonymous namespace)::Db* std::__get_helper<0ul, (anonymous namespace)::Db*>(std::"
+          "_Tuple_impl<0ul, (anonymous namespace)::Db*>&)");
   EXPECT_EQ(helper.operation,
             "std::__get_helper<0ul, (anonymous namespace)::Db*>(std::_Tuple_impl<0ul, (anonymous "
             "namespace)::Db*>&)");
@@ -73,8 +73,8 @@ TEST(OperationName, ManualProbesKeepTheirNamesAndCompilerClonesTheirFunction) {
 }
 
 TEST(OperationName, KiekerFormIsKiekersSignature) {
-  const OperationName k = operation_name("shapes::make(int, double)", "/bin/shapes",
-                                         NameForm::kKieker);
+  const OperationName k =
+      operation_name("shapes::make(int, double)", "/bin/shapes", NameForm::kKieker);
   EXPECT_EQ(k.operation, "shapes.make(int, double)");
   EXPECT_EQ(k.component, "shapes");
   EXPECT_EQ(kieker_signature("main", "/opt/app/bin/example-autoinst").operation,

@@ -245,8 +245,7 @@ TEST(InterposeSqlite, OneRecordPerStatementExecutionWithItsSql) {
   std::set<std::string> expected_bound;
   for (int i = 0; i < inserts; ++i) expected_bound.insert(bound_insert(i));
   EXPECT_EQ(bound_inserts, expected_bound);
-  EXPECT_EQ(operation_of_sql["CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT)"],
-            "db.setup");
+  EXPECT_EQ(operation_of_sql["CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT)"], "db.setup");
   EXPECT_EQ(operation_of_sql[insert_sql], "db.insert");
   EXPECT_EQ(operation_of_sql["SELECT id, name FROM items ORDER BY id"], "db.scan");
   EXPECT_EQ(operation_of_sql["SELECT name FROM items WHERE id > ?1"], "db.first");

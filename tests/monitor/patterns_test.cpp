@@ -126,10 +126,11 @@ TEST(Patterns, NamesAsTheViewsShowThemMatchTheirFunctions) {
   ASSERT_EQ(set.parse("-*;+shop::Shop::cross_bridge(std::string const&)"), "");
   EXPECT_TRUE(set.deciding_rule_for_function(without_return_type(recorded))->include);
   ASSERT_EQ(set.parse("-*;+std::vector<int>::*"), "");
-  EXPECT_TRUE(
-      set.deciding_rule_for_function("std::vector<int, std::allocator<int> >::size() const")->include);
-  EXPECT_FALSE(set.deciding_rule_for_function("std::vector<long, std::allocator<long> >::size() const")
-                   ->include);
+  EXPECT_TRUE(set.deciding_rule_for_function("std::vector<int, std::allocator<int> >::size() const")
+                  ->include);
+  EXPECT_FALSE(
+      set.deciding_rule_for_function("std::vector<long, std::allocator<long> >::size() const")
+          ->include);
   // The later rule decides, whichever form it matched.
   ASSERT_EQ(set.parse("+shop::*;-shop::Shop::cross_bridge(std::string const&)"), "");
   EXPECT_FALSE(set.deciding_rule_for_function(without_return_type(recorded))->include);

@@ -206,10 +206,9 @@ void expect_split_causes(const SplitRun& run) {
   EXPECT_EQ(run.causes.count("split.rethrow") ? run.causes.at("split.rethrow") : "",
             "std::logic_error: again")
       << listing;
-  EXPECT_EQ(run.causes.count("split.rethrow_exception")
-                ? run.causes.at("split.rethrow_exception")
-                : "",
-            "std::runtime_error: from worker")
+  EXPECT_EQ(
+      run.causes.count("split.rethrow_exception") ? run.causes.at("split.rethrow_exception") : "",
+      "std::runtime_error: from worker")
       << listing;
 }
 

@@ -96,7 +96,7 @@ TEST_F(XrayMode, EveryCallOfEveryPatchedFunctionIsRecorded) {
   EXPECT_EQ(c.containing("twice(int)"), 50) << "static function\n" << c.listing;
   EXPECT_EQ(c.containing("geometry::Square::area(int) const"), 50) << "method\n" << c.listing;
   EXPECT_EQ(c.containing("countdown(int)"), 150) << "recursion: countdown(2) is 3 calls\n"
-                                                  << c.listing;
+                                                 << c.listing;
   EXPECT_EQ(c.containing("forward(int)"), 50) << "tail call (tail-exit sled)\n" << c.listing;
   EXPECT_EQ(c.containing("plus_one(int)"), 50) << c.listing;
   EXPECT_EQ(c.by_operation.size(), 6u) << c.listing;

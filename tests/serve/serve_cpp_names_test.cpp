@@ -3,9 +3,9 @@
 // the embedded SQLite index alike. The log: tests/cpp_names_log.hpp.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "../cpp_names_log.hpp"
@@ -42,8 +42,7 @@ void expect_cpp_names_served(store::TraceStore& store) {
 
   std::set<std::string> operations;
   const json stats = get_json(server.port(), "/api/operations");
-  for (const json& o : stats["operations"])
-    operations.insert(o["operation"].get<std::string>());
+  for (const json& o : stats["operations"]) operations.insert(o["operation"].get<std::string>());
   EXPECT_EQ(operations, shown);
 
   const std::string id = traces["traces"][0]["trace_id"];
@@ -62,8 +61,7 @@ void expect_cpp_names_served(store::TraceStore& store) {
 
   std::set<std::string> labels;
   const json graph = get_json(server.port(), "/api/graph.json");
-  for (const json& n : graph["nodes"])
-    labels.insert(n["label"].get<std::string>());
+  for (const json& n : graph["nodes"]) labels.insert(n["label"].get<std::string>());
   EXPECT_TRUE(labels.count("Circle::area()")) << json(labels).dump();
   EXPECT_TRUE(labels.count("Inventory::add(..)")) << json(labels).dump();
   EXPECT_TRUE(labels.count("main")) << json(labels).dump();

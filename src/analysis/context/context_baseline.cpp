@@ -244,10 +244,11 @@ ContextBaseline baseline_from_json(const json& doc) {
   const std::string format = text(doc, "format", "the model");
   if (format != kContextModelFormat) {
     // /1 named a native log's operations in Kieker's form; /2 in C++ form.
-    const std::string hint = format == "sonde-context-model/1"
-                                 ? " (saved before operations were named as C++ writes them: "
-                                   "save it again from its log with `sonde context LOG --save-model FILE`)"
-                                 : "";
+    const std::string hint =
+        format == "sonde-context-model/1"
+            ? " (saved before operations were named as C++ writes them: "
+              "save it again from its log with `sonde context LOG --save-model FILE`)"
+            : "";
     throw std::runtime_error("format is '" + format.substr(0, 60) + "', expected '" +
                              kContextModelFormat + "'" + hint);
   }

@@ -9,8 +9,7 @@
 
 namespace sonde::monitor::flight {
 
-std::string ContextTrigger::load(const std::string& path, double threshold,
-                                 double min_excess_ns) {
+std::string ContextTrigger::load(const std::string& path, double threshold, double min_excess_ns) {
   if (std::string err = format::read_context_fences(path, &fences_); !err.empty()) return err;
   if (fences_.by_trace_context.empty()) return "the model has no trace contexts";
   threshold_ = threshold;
@@ -44,8 +43,7 @@ uint64_t ContextTrigger::operation_key(uint64_t word, WriterCore& core) {
   return key;
 }
 
-bool ContextTrigger::on_event(Stream& st, const RawEvent& e, WriterCore& core,
-                              double ns_per_tick) {
+bool ContextTrigger::on_event(Stream& st, const RawEvent& e, WriterCore& core, double ns_per_tick) {
   switch (kind_of(e.b)) {
     case RawKind::kEnterFn:
     case RawKind::kEnterOp: {

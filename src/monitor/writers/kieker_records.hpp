@@ -17,7 +17,8 @@ class KiekerRecords final : public format::RecordSink {
  public:
   // `emit` returns false if the record could not be written.
   using Emit = std::function<bool(const format::Record&)>;
-  explicit KiekerRecords(Emit emit) : emit_(std::move(emit)), flow_(*this, pool_, format::NameForm::kKieker) {}
+  explicit KiekerRecords(Emit emit)
+      : emit_(std::move(emit)), flow_(*this, pool_, format::NameForm::kKieker) {}
 
   void start(const ProcessInfo& p, int64_t start_ns);
   void operation(const OperationInfo& op) { flow_.define_operation(op.id, op.name, op.module); }

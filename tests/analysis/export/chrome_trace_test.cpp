@@ -161,13 +161,14 @@ TEST(ChromeTrace, DefaultOriginIsAnHourBeforeTheFirstTraceSoLaterTracesStayPosit
 }
 
 TEST(ChromeTrace, EqualTimestampsStillNestCallerFirst) {
+  // Operations in Kieker's form, whose short labels keep the class.
   // outer, middle and inner all start at the same ns; middle and inner also
   // end together; zero() takes no time and is followed at once by next().
   const Trace t = make_trace(
       1, 1,
-      {exec("outer()", "C", kT0, kT0 + 100, 0, 0), exec("middle()", "C", kT0, kT0 + 50, 1, 1),
-       exec("inner()", "C", kT0, kT0 + 50, 2, 2), exec("zero()", "C", kT0 + 50, kT0 + 50, 3, 1),
-       exec("next()", "C", kT0 + 50, kT0 + 80, 4, 1)});
+      {exec("C.outer()", "C", kT0, kT0 + 100, 0, 0), exec("C.middle()", "C", kT0, kT0 + 50, 1, 1),
+       exec("C.inner()", "C", kT0, kT0 + 50, 2, 2), exec("C.zero()", "C", kT0 + 50, kT0 + 50, 3, 1),
+       exec("C.next()", "C", kT0 + 50, kT0 + 80, 4, 1)});
   const json doc = write_chrome({one_part_stitched_trace(t)});
   const std::vector<json> xs = events_with_phase(doc, "X");
   ASSERT_EQ(xs.size(), 5u);

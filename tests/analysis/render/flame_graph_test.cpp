@@ -195,7 +195,8 @@ TEST(FlameGraph, NegativeExclusiveTimesCountAsZero) {
   // Operations in Kieker's form. Skew: the callee seems longer than its caller.
   FlameGraph graph;
   graph.add(make_trace(
-      1, 1, {exec("C.a()", "C", kT0, kT0 + 100, 0, 0), exec("C.b()", "C", kT0 + 10, kT0 + 150, 1, 1)}));
+      1, 1,
+      {exec("C.a()", "C", kT0, kT0 + 100, 0, 0), exec("C.b()", "C", kT0 + 10, kT0 + 150, 1, 1)}));
   EXPECT_EQ(folded_lines(graph).size(), 1u);
   EXPECT_EQ(folded_lines(graph).at("C.a();C.b()"), 140);
   EXPECT_EQ(graph.total(), 140);

@@ -16,9 +16,10 @@ struct CppNamedOperation {
   const char* recorded;  // as the symbolizer demangled it
   const char* shown;     // as every sonde view shows it
   const char* module;
+  bool manual = false;  // a manual probe's name, kept as the program gave it
 };
 
-// Called in this order, nested as main's callees (make_shape calls area).
+// Called in this order, nested as main's callees (total_area calls area).
 inline constexpr CppNamedOperation kCppNames[] = {
     {"main", "main", "/opt/shapes/bin/shapes-app"},
     {"Inventory::add(std::unique_ptr<shapes::Shape, std::default_delete<shapes::Shape> >)",
@@ -33,15 +34,18 @@ inline constexpr CppNamedOperation kCppNames[] = {
     {"(anonymous namespace)::report(std::__cxx11::basic_string<char, std::char_traits<char>, "
      "std::allocator<char> > const&, double)",
      "(anonymous namespace)::report(std::string const&, double)", "/opt/shapes/bin/shapes-app"},
-    {"(anonymous namespace)::Db* std::__get_helper<0ul, (anonymous namespace)::Db*>(std::"
-     "_Tuple_impl<0ul, (anonymous namespace)::Db*>&)",
-     "std::__get_helper<0ul, (anonymous namespace)::Db*>(std::_Tuple_impl<0ul, (anonymous "
-     "namespace)::Db*>&)",
+    {"(anonymous namespace)::Db* std::__get_helper<0ul, (anonymous namespace)::Db*, "
+     "std::default_delete<(anonymous namespace)::Db> >(std::_Tuple_impl<0ul, (anonymous "
+     "namespace)::Db*, std::default_delete<(anonymous namespace)::Db> >&)",
+     "std::__get_helper<0ul, (anonymous namespace)::Db*, std::default_delete<(anonymous "
+     "namespace)::Db>>(std::_Tuple_impl<0ul, (anonymous namespace)::Db*, "
+     "std::default_delete<(anonymous namespace)::Db>>&)",
      "/opt/shapes/bin/shapes-app"},
+    {"GET /shapes", "GET /shapes", "/opt/shapes/bin/shapes-app", true},
 };
 inline constexpr int kCppNamedTraces = 3;
 
-// main -> {add, total_area -> area, report, __get_helper}, kCppNamedTraces
+// main -> {add, total_area -> area, report, __get_helper, GET /shapes}, kCppNamedTraces
 // times; false if the file could not be written.
 inline bool write_cpp_names_log(const std::string& path) {
   format::FileSink sink(path);
@@ -53,7 +57,10 @@ inline bool write_cpp_names_log(const std::string& path) {
   w.thread(0, 4242, "main");
   uint32_t id = 1;
   for (const CppNamedOperation& op : kCppNames)
-    w.operation(id++, op.recorded, format::native::OperationKind::kFunction, op.module, 0, "", 0);
+    w.operation(id++, op.recorded,
+                op.manual ? format::native::OperationKind::kManual
+                          : format::native::OperationKind::kFunction,
+                op.module, 0, "", 0);
   w.begin_events(0, 0);
   uint64_t t = 0;
   for (int trace = 0; trace < kCppNamedTraces; ++trace) {
@@ -69,11 +76,13 @@ inline bool write_cpp_names_log(const std::string& path) {
     w.exit(t += 50, 5);
     w.enter(t += 10, 6);
     w.exit(t += 20, 6);
+    w.enter(t += 10, 7);
+    w.exit(t += 5, 7);
     w.exit(t += 10, 1);
     t += 1000;
   }
   w.end_events();
-  return w.finish(uint64_t{12} * kCppNamedTraces, 0);  // enter and exit events
+  return w.finish(uint64_t{14} * kCppNamedTraces, 0);  // enter and exit events
 }
 
 }  // namespace sonde::test

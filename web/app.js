@@ -82,6 +82,19 @@ function splitOperation(op) {
   let depth = 0, begin = 0, params = -1;
   for (let i = 0; i < op.length; i++) {
     if (op.startsWith('(anonymous namespace)', i)) { i += 20; continue; }
+    if (depth === 0 && op.startsWith('decltype', i) && (i === 0 || op[i - 1] === ' ')) {
+      // A return type's "decltype (…)": its parentheses are no parameter list.
+      let j = i + 8;
+      while (op[j] === ' ') j++;
+      if (op[j] === '(') {
+        for (let parens = 0; j < op.length; j++) {
+          if (op[j] === '(') parens++;
+          if (op[j] === ')' && --parens === 0) break;
+        }
+        i = j;
+        continue;
+      }
+    }
     if (op.startsWith('operator', i) && (i === 0 || op[i - 1] === ':' || op[i - 1] === ' ')) {
       i += 8;
       if (op.startsWith('()', i)) i++;
@@ -106,8 +119,12 @@ function splitOperation(op) {
 function shortOperation(op) {
   if (!op) return '(none)';
   const { begin, seps, params } = splitOperation(op);
+  // No parameters and no scope: a manual probe's own words ("GET /items") or a C function.
+  if (params < 0 && !op.includes('::')) return op;
   const end = params >= 0 ? params : op.length;
-  const from = seps.length >= 2 ? seps[seps.length - 2][0] + seps[seps.length - 2][1] : begin;
+  // A C function's compiler clone ("parse.constprop.0"): its dots separate no scope.
+  const clone = /^[^.:]+(\.(constprop|isra|part|cold|hot|lto_priv|localalias|clone|[0-9]+))+$/.test(op.slice(begin, end));
+  const from = clone ? begin : seps.length >= 2 ? seps[seps.length - 2][0] + seps[seps.length - 2][1] : begin;
   const short = op.slice(from, end);
   if (params < 0) return short;
   const close = op.lastIndexOf(')');

@@ -93,7 +93,8 @@ class OperationNames : public format::NativeVisitor {
  public:
   void on_operation(const format::NativeOperation& op) override {
     OriginalName& n =
-        names_[format::operation_name(op.name, op.module, format::NameForm::kCpp).operation];
+        names_[format::operation_name(op.name, op.module, format::NameForm::kCpp, op.kind)
+                   .operation];
     n.name = std::string(op.name);
     n.manual = op.kind == format::native::OperationKind::kManual;
   }

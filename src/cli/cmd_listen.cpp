@@ -63,6 +63,8 @@ int run_listen(const ListenOptions& o) {
               << ": anyone who can reach it can write into the log\n";
   }
 
+  // Kieker's tools parse Kieker's signatures (docs/formats/operation-names.md).
+  if (format != format::OutputFormat::kNative) options.names = format::NameForm::kKieker;
   std::unique_ptr<format::RecordLogWriter> log = format::open_record_log(format, o.out);
   collect::RecordListener listener(*log, options);
   if (const std::string error = listener.open(); !error.empty()) {

@@ -254,7 +254,8 @@ int run(TraceAnalysisArgs& a) {
   reconstruction.repair_event_traces = a.repair;
   analysis::TraceReconstructor traces(ordered, reconstruction);
   analysis::KiekerRecordFilter filter(traces, model, listed, selection);
-  const format::LogReadStats read = format::read_log(a.log, filter);
+  // Kieker's outputs, so Kieker's names (docs/formats/operation-names.md).
+  const format::LogReadStats read = format::read_log(a.log, filter, format::NameForm::kKieker);
   traces.finish();  // closes the traces still open
   ordered.flush();
   outputs.finish();

@@ -47,11 +47,11 @@ class ConnectionRecordCounter final : public format::RecordSink, private format:
 class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
  public:
   NativeStream(const std::string& peer, format::RecordSink& sink, StoredChunks& stored,
-               NativeChunkSink* chunks)
+               NativeChunkSink* chunks, format::NameForm names)
       : counter_(sink),
         stored_(stored),
         chunks_(chunks),
-        expander_(counter_),
+        expander_(counter_, names),
         reader_(*this, peer) {
     reader_.keep_definitions(chunks_ != nullptr);
   }
@@ -135,8 +135,9 @@ class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
 };
 
 ConnectionDecoder::ConnectionDecoder(std::string peer, format::RecordSink& sink,
-                                     StoredChunks& stored, NativeChunkSink* chunks)
-    : peer_(std::move(peer)), sink_(sink), stored_(stored), chunks_(chunks) {}
+                                     StoredChunks& stored, NativeChunkSink* chunks,
+                                     format::NameForm names)
+    : peer_(std::move(peer)), sink_(sink), stored_(stored), chunks_(chunks), names_(names) {}
 
 ConnectionDecoder::~ConnectionDecoder() = default;
 
@@ -145,7 +146,7 @@ bool ConnectionDecoder::feed(const void* data, size_t size) {
   if (size == 0) return true;
   if (!kieker_ && !native_) {
     if (*static_cast<const char*>(data) == format::native::kFileMagic[0]) {
-      native_ = std::make_unique<NativeStream>(peer_, sink_, stored_, chunks_);
+      native_ = std::make_unique<NativeStream>(peer_, sink_, stored_, chunks_, names_);
     } else {
       kieker_ = std::make_unique<format::kieker::TcpDecoder>(peer_);
     }

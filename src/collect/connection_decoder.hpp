@@ -45,8 +45,10 @@ class NativeChunkSink {
 class ConnectionDecoder {
  public:
   // `chunks`, if not null, receives a native stream's checked chunks.
+  // `names`: how a native stream's operations are named (operation_name.hpp).
   ConnectionDecoder(std::string peer, format::RecordSink& sink, StoredChunks& stored,
-                    NativeChunkSink* chunks = nullptr);
+                    NativeChunkSink* chunks = nullptr,
+                    format::NameForm names = format::NameForm::kCpp);
   ~ConnectionDecoder();
   ConnectionDecoder(const ConnectionDecoder&) = delete;
   ConnectionDecoder& operator=(const ConnectionDecoder&) = delete;
@@ -75,6 +77,7 @@ class ConnectionDecoder {
   format::RecordSink& sink_;
   StoredChunks& stored_;
   NativeChunkSink* chunks_;
+  format::NameForm names_;
   std::unique_ptr<format::kieker::TcpDecoder> kieker_;
   std::unique_ptr<NativeStream> native_;
   std::string error_;

@@ -87,9 +87,9 @@ void RecordListener::accept_new() {
     ClientStats& client = open_clients_[c->client];
     client.peer = peer_name(peer);
     c->sink = handler_ ? &handler_->on_open(c->client, client) : sink_;
-    c->decoder =
-        std::make_unique<ConnectionDecoder>(client.peer, *c->sink, stored_chunks_,
-                                            handler_ ? handler_->chunk_sink(c->client) : nullptr);
+    c->decoder = std::make_unique<ConnectionDecoder>(
+        client.peer, *c->sink, stored_chunks_, handler_ ? handler_->chunk_sink(c->client) : nullptr,
+        options_.names);
     connections_.push_back(std::move(c));
     peak_connections_ = std::max(peak_connections_, connections_.size());
   }

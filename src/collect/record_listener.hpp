@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collect/connection_decoder.hpp"
+#include "format/operation_name.hpp"
 #include "format/record.hpp"
 
 namespace sonde::collect {
@@ -41,6 +42,10 @@ struct ListenerOptions {
   // but not decoded are counted as undecoded.
   std::chrono::milliseconds drain_idle{10000};
   std::chrono::milliseconds drain_timeout{300000};
+  // How a native stream's operations are named (format/operation_name.hpp):
+  // Kieker's form when the records go into a Kieker log (`sonde listen
+  // --to kieker-dat`).
+  format::NameForm names = format::NameForm::kCpp;
   // Native streams get their decoded chunk count confirmed back (8 bytes,
   // little-endian) so the sender can let go of them. True: as soon as the
   // records are handed to the sink. False: only when the owner calls

@@ -19,6 +19,10 @@ bool parse_key(const json& v, uint64_t* out) {
 
 std::string read(const json& doc, ContextFences* out) {
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != "sonde-context-model/2") {
+    if (doc.is_object() && doc.contains("format") && doc["format"] == "sonde-context-model/1")
+      return "a context model saved before operations were named as C++ writes them "
+             "(sonde-context-model/1): save it again from its log with `sonde context LOG "
+             "--save-model FILE`";
     return "not a saved context model (its 'format' is not \"sonde-context-model/2\")";
   }
   if (doc.contains("source") && doc["source"].is_object() && doc["source"].contains("log") &&

@@ -15,15 +15,30 @@ struct FunctionNameParts {
   size_t parameters_begin = std::string_view::npos;  // its '(' , npos if none
 };
 
-// Brackets (<>, (), [], {}) are skipped; so are "(anonymous namespace)"
-// and an operator's own characters (operator<<, operator(), operator new[],
-// conversion operators), which are no brackets.
+// Brackets (<>, (), [], {}) are skipped; so are "(anonymous namespace)",
+// an operator's own characters (operator<<, operator(), operator new[],
+// conversion operators), which are no brackets, and a return type's
+// "decltype (…)" expression, which is no parameter list.
 constexpr FunctionNameParts split_function_name(std::string_view name) {
   constexpr std::string_view kAnonymous = "(anonymous namespace)";
   constexpr std::string_view kOperator = "operator";
+  constexpr std::string_view kDecltype = "decltype";
   FunctionNameParts parts;
   int depth = 0;
   for (size_t i = 0; i < name.size(); ++i) {
+    if (depth == 0 && name.substr(i, kDecltype.size()) == kDecltype &&
+        (i == 0 || name[i - 1] == ' ')) {
+      size_t j = i + kDecltype.size();
+      while (j < name.size() && name[j] == ' ') ++j;
+      if (j < name.size() && name[j] == '(') {
+        for (int parens = 0; j < name.size(); ++j) {
+          if (name[j] == '(') ++parens;
+          if (name[j] == ')' && --parens == 0) break;
+        }
+        i = j;  // the space after it ends the return type
+        continue;
+      }
+    }
     if (name.substr(i, kAnonymous.size()) == kAnonymous) {
       i += kAnonymous.size() - 1;
       continue;
@@ -57,6 +72,26 @@ constexpr FunctionNameParts split_function_name(std::string_view name) {
     }
   }
   return parts;
+}
+
+// A C function's compiler clone: "parse.constprop.0", "emit.cold",
+// "f.isra.0.part.1", "g.lto_priv.0": a name, then only clone suffixes
+// (these words and numbers). Its dots separate no scope.
+constexpr bool is_compiler_clone_name(std::string_view name) {
+  size_t dot = name.find('.');
+  if (dot == std::string_view::npos || dot == 0) return false;
+  while (dot != std::string_view::npos) {
+    const size_t next = name.find('.', dot + 1);
+    const std::string_view part = name.substr(
+        dot + 1, next == std::string_view::npos ? std::string_view::npos : next - dot - 1);
+    bool digits = !part.empty();
+    for (char c : part) digits = digits && c >= '0' && c <= '9';
+    if (!digits && part != "constprop" && part != "isra" && part != "part" && part != "cold" &&
+        part != "hot" && part != "lto_priv" && part != "localalias" && part != "clone")
+      return false;
+    dot = next;
+  }
+  return true;
 }
 
 // A demangled function name without the return type that the names of

@@ -17,8 +17,8 @@ KiekerFlowBuilder::KiekerFlowBuilder(RecordSink& sink, StringPool& pool, NameFor
 }
 
 void KiekerFlowBuilder::define_operation(uint32_t op, std::string_view name,
-                                         std::string_view module) {
-  const OperationName sig = operation_name(name, module, form_);
+                                         std::string_view module, native::OperationKind kind) {
+  const OperationName sig = operation_name(name, module, form_, kind);
   if (typed_ != nullptr) typed_->on_operation(op, sig.operation, sig.component);
   if (op >= kMaxDenseOperationId) {
     sparse_ops_[op] = {pool_.intern(sig.operation), pool_.intern(sig.component)};

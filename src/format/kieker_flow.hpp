@@ -39,7 +39,8 @@ class KiekerFlowBuilder {
   KiekerFlowBuilder(RecordSink& sink, StringPool& pool, NameForm form = NameForm::kCpp);
 
   void set_host(std::string_view host) { host_ = pool_.intern(host); }
-  void define_operation(uint32_t op, std::string_view name, std::string_view module);
+  void define_operation(uint32_t op, std::string_view name, std::string_view module,
+                        native::OperationKind kind = native::OperationKind::kFunction);
   void define_thread(uint32_t thread, uint64_t os_tid);
   // Emits a KiekerMetadataRecord (once per log, before the first trace).
   bool metadata(std::string_view version, std::string_view controller, int64_t time_ns);

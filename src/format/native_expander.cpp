@@ -19,7 +19,7 @@ void NativeExpander::on_thread(const NativeThread& t) {
 }
 
 void NativeExpander::on_operation(const NativeOperation& op) {
-  flow_.define_operation(op.id, op.name, op.module);
+  flow_.define_operation(op.id, op.name, op.module, op.kind);
 }
 
 void NativeExpander::on_event(const NativeEvent& e) {

@@ -1,9 +1,9 @@
 #include "format/operation_name.hpp"
 
-#include <array>
 #include <utility>
 #include <vector>
 
+#include "format/default_template_arguments.hpp"
 #include "format/function_name.hpp"
 #include "format/kieker_signature.hpp"
 
@@ -25,9 +25,8 @@ bool is_identifier(std::string_view s) {
 // "emit.cold") does not.
 size_t dotted_scope_end(std::string_view name) {
   const size_t dot = name.rfind('.');
-  if (dot == std::string_view::npos || dot == 0) return std::string_view::npos;
-  const std::string_view last = name.substr(dot + 1);
-  if (last == "cold" || last == "hot" || last == "part") return std::string_view::npos;
+  if (dot == std::string_view::npos || dot == 0 || is_compiler_clone_name(name))
+    return std::string_view::npos;
   for (size_t begin = 0; begin <= name.size();) {
     size_t end = name.find('.', begin);
     if (end == std::string_view::npos) end = name.size();
@@ -42,46 +41,11 @@ void replace_all(std::string& s, std::string_view from, std::string_view to) {
     s.replace(at, from.size(), to);
 }
 
-bool starts_default_argument(std::string_view rest) {
-  static constexpr std::array<std::string_view, 6> kDefaults = {
-      "allocator<", "default_delete<", "char_traits<", "less<", "hash<", "equal_to<"};
-  for (std::string_view prefix : {std::string_view("std::"), std::string_view("std.")}) {
-    if (rest.substr(0, prefix.size()) != prefix) continue;
-    for (std::string_view d : kDefaults)
-      if (rest.substr(prefix.size(), d.size()) == d) return true;
-  }
-  return false;
-}
-
-// Removes one ", std::allocator<…>"-like argument of a template argument
-// list; false when there is none left.
-bool drop_one_default_argument(std::string& s) {
-  std::vector<char> open;  // the brackets we are inside
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c == '<' || c == '(') {
-      open.push_back(c);
-    } else if ((c == '>' || c == ')') && !open.empty()) {
-      open.pop_back();
-    } else if ((c == ',' || c == '|') && !open.empty() && open.back() == '<' && i + 1 < s.size() &&
-               s[i + 1] == ' ' && starts_default_argument(std::string_view(s).substr(i + 2))) {
-      // The argument ends where its own brackets close, before ',' '|' or '>'.
-      size_t j = i + 2;
-      int depth = 0;
-      for (; j < s.size(); ++j) {
-        if (s[j] == '<' || s[j] == '(') ++depth;
-        if (s[j] == '>' || s[j] == ')') {
-          if (depth == 0) break;
-          --depth;
-        }
-        if ((s[j] == ',' || s[j] == '|') && depth == 0) break;
-      }
-      if (j == s.size()) return false;  // unbalanced: leave it as it is
-      s.erase(i, j - i);                // with the space before a closing '>': "Shape >" would stay
-      return true;
-    }
-  }
-  return false;
+// "a<b<c<int> > >" -> "a<b<c<int>>>": the matches overlap, so each is
+// looked for again from where the last one was.
+void close_angle_brackets(std::string& s) {
+  for (size_t at = s.find("> >"); at != std::string::npos; at = s.find("> >", at))
+    s.erase(at + 1, 1);
 }
 
 }  // namespace
@@ -103,8 +67,6 @@ std::string readable_type_names(std::string_view text) {
       {"std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
        "std::string"},
       {"std.__cxx11.basic_string<char| std.char_traits<char>| std.allocator<char> >", "std.string"},
-      {"std::basic_string<char, std::char_traits<char>, std::allocator<char> >", "std::string"},
-      {"std.basic_string<char| std.char_traits<char>| std.allocator<char> >", "std.string"},
       {"std::basic_string_view<char, std::char_traits<char> >", "std::string_view"},
       {"std.basic_string_view<char| std.char_traits<char> >", "std.string_view"},
       {"std::__cxx11::", "std::"},
@@ -113,30 +75,38 @@ std::string readable_type_names(std::string_view text) {
   std::string out(text);
   for (const auto& [from, to] : kNames) replace_all(out, from, to);
   if (out.find('<') == std::string::npos) return out;
-  while (drop_one_default_argument(out)) {
-  }
-  replace_all(out, "std::basic_string<char>", "std::string");
-  replace_all(out, "std.basic_string<char>", "std.string");
+  // The old ABI's std::basic_string<char> is another type than
+  // std::__cxx11's std::string: it keeps its name.
+  drop_default_template_arguments(out);
   replace_all(out, "std::basic_string_view<char>", "std::string_view");
   replace_all(out, "std.basic_string_view<char>", "std.string_view");
-  replace_all(out, "> >", ">>");
+  close_angle_brackets(out);
   return out;
 }
 
-OperationName operation_name(std::string_view name, std::string_view module, NameForm form) {
+OperationName operation_name(std::string_view name, std::string_view module, NameForm form,
+                             native::OperationKind kind) {
   if (form == NameForm::kKieker) {
     KiekerSignature sig = kieker_signature(name, module);
     return {std::move(sig.operation), std::move(sig.component)};
   }
   OperationName out;
+  if (kind == native::OperationKind::kManual) {
+    // The program's own words ("GET /items", "shop.Catalog.getBook"): no
+    // return type to drop, no library types to shorten.
+    out.operation = name;
+    const std::string_view op = out.operation;
+    const size_t dot = dotted_scope_end(op.substr(0, op.find('(')));
+    out.component =
+        dot != std::string_view::npos ? std::string(op.substr(0, dot)) : module_base_name(module);
+    return out;
+  }
   out.operation = readable_type_names(without_return_type(name));
   const std::string_view op = out.operation;
   const FunctionNameParts parts = split_function_name(op);
   if (parts.scope_end != std::string_view::npos) {
     out.component = op.substr(0, parts.scope_end);
-  } else if (const size_t dot = parts.parameters_begin == std::string_view::npos
-                                    ? dotted_scope_end(op)
-                                    : std::string_view::npos;
+  } else if (const size_t dot = dotted_scope_end(op.substr(0, parts.parameters_begin));
              dot != std::string_view::npos) {
     out.component = op.substr(0, dot);
   } else {

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "format/native_format.hpp"
+
 namespace sonde::format {
 
 enum class NameForm {
@@ -22,7 +24,10 @@ struct OperationName {
   std::string component;
 };
 
-OperationName operation_name(std::string_view name, std::string_view module, NameForm form);
+// A manual probe's name (kind kManual) is kept as the program gave it
+// ("GET /items"); a function's is read as C++ names are (below).
+OperationName operation_name(std::string_view name, std::string_view module, NameForm form,
+                             native::OperationKind kind = native::OperationKind::kFunction);
 
 // The module as a component name: "/usr/lib/libfoo-2.so.1" -> "foo_2".
 std::string module_base_name(std::string_view module);

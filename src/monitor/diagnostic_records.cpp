@@ -272,7 +272,9 @@ class OperationNames {
       name = s.name;
       module = s.module;
     }
-    it->second = format::operation_name(name, module, format::NameForm::kCpp).operation;
+    const auto kind = (key & kOpTag) ? format::native::OperationKind::kManual
+                                     : format::native::OperationKind::kFunction;
+    it->second = format::operation_name(name, module, format::NameForm::kCpp, kind).operation;
     return it->second;
   }
 

@@ -58,15 +58,55 @@ TEST(OperationName, StandardTypesReadAsTheCodeWritesThem) {
   // Arguments that are not the defaults stay; so does a first argument.
   EXPECT_EQ(cpp("f(std::set<int, std::greater<int>, my::Alloc<int> >)").operation,
             "f(std::set<int, std::greater<int>, my::Alloc<int>>)");
+  // Only trailing defaults, and only what the template would have chosen:
+  // two different types never get one name.
+  EXPECT_EQ(cpp("f(std::set<int, std::less<void>, std::allocator<int> >)").operation,
+            "f(std::set<int, std::less<void>>)");
+  EXPECT_EQ(cpp("f(std::map<int, int, std::less<int>, my::Alloc<std::pair<int const, int> > >)")
+                .operation,
+            "f(std::map<int, int, std::less<int>, my::Alloc<std::pair<int const, int>>>)");
+  EXPECT_EQ(cpp("f(std::vector<int, std::allocator<long> >)").operation,
+            "f(std::vector<int, std::allocator<long>>)");
+  EXPECT_EQ(cpp("f(std::pair<int, std::hash<int> >)").operation,
+            "f(std::pair<int, std::hash<int>>)");
+  // unique_ptr's internals: a deleter that is an argument, not a default.
+  EXPECT_EQ(cpp("std::__get_helper<1ul, std::default_delete<Foo> >(std::_Tuple_impl<1ul, "
+                "std::default_delete<Foo> >&)")
+                .operation,
+            "std::__get_helper<1ul, std::default_delete<Foo>>(std::_Tuple_impl<1ul, "
+            "std::default_delete<Foo>>&)");
+  EXPECT_NE(cpp("std::get<0ul, Foo*, std::default_delete<Foo> >(std::tuple<Foo*, "
+                "std::default_delete<Foo> >&)")
+                .operation,
+            cpp("std::get<0ul, Foo*>(std::tuple<Foo*>&)").operation);
+  // The old ABI's string is another type than std::__cxx11's.
+  EXPECT_EQ(
+      cpp("f(std::basic_string<char, std::char_traits<char>, std::allocator<char> >)").operation,
+      "f(std::basic_string<char>)");
+  // Every "> >" closes, however deep.
+  EXPECT_EQ(cpp("a::X<a::Y<a::Z<int> > >::f()").operation, "a::X<a::Y<a::Z<int>>>::f()");
+  EXPECT_EQ(readable_type_names(readable_type_names("std::optional<std::optional<int> >")),
+            "std::optional<std::optional<int>>");
   EXPECT_EQ(cpp("g(std::allocator<int>&)").operation, "g(std::allocator<int>&)");
   // An allocator among a function type's parameters is no default argument.
   EXPECT_EQ(cpp("h(std::function<void (int, std::allocator<int>)>)").operation,
             "h(std::function<void (int, std::allocator<int>)>)");
 }
 
+OperationName manual(std::string_view name, std::string_view module = "/srv/shop") {
+  return operation_name(name, module, NameForm::kCpp, native::OperationKind::kManual);
+}
+
 TEST(OperationName, ManualProbesKeepTheirNamesAndCompilerClonesTheirFunction) {
-  EXPECT_EQ(cpp("shop.Catalog.getBook").operation, "shop.Catalog.getBook");
-  EXPECT_EQ(cpp("shop.Catalog.getBook").component, "shop.Catalog");
+  EXPECT_EQ(manual("shop.Catalog.getBook").operation, "shop.Catalog.getBook");
+  EXPECT_EQ(manual("shop.Catalog.getBook").component, "shop.Catalog");
+  EXPECT_EQ(manual("shop.Catalog.getBook(int)").component, "shop.Catalog");
+  EXPECT_EQ(manual("checkout").component, "shop");
+  // A manual name's words are its own: nothing is a return type.
+  EXPECT_EQ(manual("GET /items").operation, "GET /items");
+  EXPECT_NE(manual("GET /items").operation, manual("POST /items").operation);
+  EXPECT_EQ(manual("GET /items").component, "shop");
+  EXPECT_EQ(cpp("shop.Catalog.getBook(int)").component, "shop.Catalog");
   EXPECT_EQ(cpp("checkout", "/srv/shop").component, "shop");
   EXPECT_EQ(cpp("parse.constprop.0", "/srv/shop").component, "shop");
   EXPECT_EQ(cpp("emit.cold", "/srv/shop").component, "shop");
@@ -94,6 +134,17 @@ TEST(OperationName, FunctionNamesDivideIntoReturnTypeScopeAndParameters) {
   EXPECT_EQ(name[parts.parameters_begin], '(');
   EXPECT_EQ(split_function_name("f").parameters_begin, std::string_view::npos);
   EXPECT_EQ(split_function_name("f").scope_end, std::string_view::npos);
+  // A return type's decltype expression is no parameter list.
+  const OperationName begin =
+      cpp("decltype (({parm#1}.begin)()) std::begin<std::vector<int, std::allocator<int> > >(std::"
+          "vector<int, std::allocator<int> >&)");
+  EXPECT_EQ(begin.operation, "std::begin<std::vector<int>>(std::vector<int>&)");
+  EXPECT_EQ(begin.component, "std");
+  EXPECT_EQ(cpp("decltype(auto) ns::f<int>()").operation, "ns::f<int>()");
+  EXPECT_TRUE(is_compiler_clone_name("parse.constprop.0"));
+  EXPECT_TRUE(is_compiler_clone_name("f.isra.0.part.1"));
+  EXPECT_FALSE(is_compiler_clone_name("shop.recurse"));
+  EXPECT_FALSE(is_compiler_clone_name("main"));
 }
 
 // The demo's lock site as the Dispensable Synchronization finding showed it.

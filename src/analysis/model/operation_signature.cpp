@@ -1,6 +1,7 @@
 #include "analysis/model/operation_signature.hpp"
 
 #include "analysis/text/text_trim.hpp"
+#include "format/function_name.hpp"
 
 namespace sonde::analysis {
 namespace {
@@ -100,22 +101,55 @@ std::string_view short_class_label(std::string_view qualified_class) {
 }
 
 bool is_dotted_member_of(std::string_view component, std::string_view operation) {
-  if (component.empty()) return false;
-  const SignatureParts parts = split_operation_signature(operation);
-  return parts.qualified_class == component && operation.find("::") == std::string_view::npos;
+  if (component.empty() || operation.find("::") != std::string_view::npos) return false;
+  return split_operation_signature(operation).qualified_class == component;
 }
+
+namespace {
+
+// "shapes::Circle::area() const" -> "Circle::area()", read as C++ names
+// divide (format/function_name.hpp: operators, anonymous namespaces,
+// decltype); a free function keeps its name alone.
+std::string cpp_short_label(std::string_view operation) {
+  constexpr size_t npos = std::string_view::npos;
+  const format::FunctionNameParts parts = format::split_function_name(operation);
+  // No parameters and no scope: a manual probe's own words ("GET /items").
+  if (parts.parameters_begin == npos && operation.find("::") == npos) return std::string(operation);
+  const size_t end = parts.parameters_begin == npos ? operation.size() : parts.parameters_begin;
+  const size_t name_begin = parts.scope_end == npos ? parts.qualified_begin : parts.scope_end + 2;
+  std::string label;
+  if (parts.scope_end != npos) {
+    std::string_view scope =
+        operation.substr(parts.qualified_begin, parts.scope_end - parts.qualified_begin);
+    const size_t outer = format::split_function_name(scope).scope_end;
+    if (outer != npos) scope.remove_prefix(outer + 2);
+    label.append(scope);
+    label += "::";
+  }
+  label.append(operation.substr(name_begin, end - name_begin));
+  if (parts.parameters_begin != npos)
+    label += operation.substr(parts.parameters_begin, 2) == "()" ? "()" : "(..)";
+  return label;
+}
+
+}  // namespace
 
 std::string operation_display_label(std::string_view component, std::string_view operation,
                                     bool short_labels) {
   if (!short_labels) return std::string(operation);
+  const bool java_form =
+      operation.find("::") == std::string_view::npos &&
+      !format::is_compiler_clone_name(operation) &&
+      split_operation_signature(operation).qualified_class.find('.') != std::string_view::npos;
+  const bool kieker_member = is_dotted_member_of(component, operation);
+  if (!java_form && !kieker_member) return cpp_short_label(operation);
+  // Kieker's and Java's form: the component's last segment, '.', the name.
   const SignatureParts parts = split_operation_signature(operation);
   std::string label;
-  if (is_dotted_member_of(component, operation)) {
-    label.append(short_class_label(component));
+  const std::string_view owner = component.empty() ? parts.qualified_class : component;
+  if (!owner.empty()) {
+    label.append(short_class_label(owner));
     label += '.';
-  } else if (!parts.qualified_class.empty()) {
-    label.append(short_class_label(parts.qualified_class));
-    label += operation.find("::") == std::string_view::npos ? "." : "::";
   }
   label += short_operation_label(operation);
   return label;

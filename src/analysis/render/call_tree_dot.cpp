@@ -27,7 +27,10 @@ std::string to_dot(const AggregatedCallTree& tree, const DotOptions& options) {
         lines.push_back(component_label(n.key.component, options.short_labels));
         lines.push_back("." + operation_label(n.key.operation, options.short_labels));
       } else {
-        // A C++ name on one line, as the code writes it: "Circle::area()".
+        // A C++ name on one line, as the code writes it: "Circle::area()";
+        // a free function under its module, which its name does not say.
+        if (n.key.operation.find("::") == std::string_view::npos && !n.key.component.empty())
+          lines.push_back(component_label(n.key.component, options.short_labels));
         lines.push_back(
             operation_display_label(n.key.component, n.key.operation, options.short_labels));
       }

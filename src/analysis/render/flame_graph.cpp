@@ -31,8 +31,8 @@ int32_t FlameGraph::intern(const std::string& text) {
 }
 
 int32_t FlameGraph::child(int32_t parent, int32_t label, int32_t component) {
-  const uint64_t key = (static_cast<uint64_t>(parent) << 32) | static_cast<uint32_t>(label);
-  auto [it, inserted] = child_index_.try_emplace(key, static_cast<int32_t>(frames_.size()));
+  auto [it, inserted] = child_index_.try_emplace(FrameKey{parent, label, component},
+                                                 static_cast<int32_t>(frames_.size()));
   if (inserted) {
     FlameFrame frame;
     frame.parent = parent;

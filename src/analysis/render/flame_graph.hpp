@@ -86,7 +86,21 @@ class FlameGraph : public StitchedTraceSink {
   std::vector<FlameFrame> frames_;
   std::vector<std::string> strings_;
   std::unordered_map<std::string, int32_t> string_index_;
-  std::unordered_map<uint64_t, int32_t> child_index_;  // (parent << 32 | label) -> frame
+  // (parent, label, component) -> frame: two free functions of one name in
+  // two modules ("init()" of libfoo and of libbar) are two frames.
+  struct FrameKey {
+    int32_t parent, label, component;
+    bool operator==(const FrameKey&) const = default;
+  };
+  struct FrameKeyHash {
+    size_t operator()(const FrameKey& k) const {
+      const uint64_t a = (static_cast<uint64_t>(static_cast<uint32_t>(k.parent)) << 32) |
+                         static_cast<uint32_t>(k.label);
+      return std::hash<uint64_t>{}(
+          a ^ (static_cast<uint64_t>(static_cast<uint32_t>(k.component)) * 0x9E3779B97F4A7C15ull));
+    }
+  };
+  std::unordered_map<FrameKey, int32_t, FrameKeyHash> child_index_;
   uint64_t traces_ = 0;
 };
 

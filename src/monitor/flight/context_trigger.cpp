@@ -36,7 +36,10 @@ uint64_t ContextTrigger::operation_key(uint64_t word, WriterCore& core) {
                : "<unregistered operation " + std::to_string(payload) + ">";
     module = core.process().executable;
   }
-  std::string signature = format::operation_name(name, module, format::NameForm::kCpp).operation;
+  const auto kind = kind_of(word) == RawKind::kEnterFn ? format::native::OperationKind::kFunction
+                                                       : format::native::OperationKind::kManual;
+  std::string signature =
+      format::operation_name(name, module, format::NameForm::kCpp, kind).operation;
   const uint64_t key = format::context_key::operation(signature);
   op_keys_.emplace(word, key);
   op_names_.try_emplace(key, std::move(signature));

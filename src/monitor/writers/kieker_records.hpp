@@ -21,7 +21,9 @@ class KiekerRecords final : public format::RecordSink {
       : emit_(std::move(emit)), flow_(*this, pool_, format::NameForm::kKieker) {}
 
   void start(const ProcessInfo& p, int64_t start_ns);
-  void operation(const OperationInfo& op) { flow_.define_operation(op.id, op.name, op.module); }
+  void operation(const OperationInfo& op) {
+    flow_.define_operation(op.id, op.name, op.module, op.kind);
+  }
   void thread(const ThreadInfo& t) { flow_.define_thread(t.index, t.os_tid); }
   void clock(const Calibration& c) { calibration_ = c; }
   // Returns the number of probe events (enter/exit) that were not written.

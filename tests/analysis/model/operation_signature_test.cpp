@@ -53,5 +53,36 @@ TEST(OperationSignature, ShortLabelsAsKieker) {
   EXPECT_EQ(short_class_label("ns::Cache<a::B, int>"), "Cache<a::B, int>");
 }
 
+// Labels as each name's language writes it (flame graphs, call trees,
+// trace exports, the served graph).
+TEST(OperationSignature, DisplayLabelsFollowTheNamesLanguage) {
+  auto label = [](std::string_view component, std::string_view op) {
+    return operation_display_label(component, op, true);
+  };
+  EXPECT_EQ(label("shapes::Circle", "shapes::Circle::area() const"), "Circle::area()");
+  EXPECT_EQ(label("shapes", "shapes::make(int, double)"), "shapes::make(..)");
+  EXPECT_EQ(label("app", "count_down(int)"), "count_down(..)");
+  EXPECT_EQ(label("app", "main"), "main");
+  EXPECT_EQ(label("(anonymous namespace)", "(anonymous namespace)::report(int)"),
+            "(anonymous namespace)::report(..)");
+  // Operators and conversions are names, not parameter lists or types.
+  EXPECT_EQ(label("std::unique_ptr<Foo>", "std::unique_ptr<Foo>::operator bool() const"),
+            "unique_ptr<Foo>::operator bool()");
+  EXPECT_EQ(label("Foo", "Foo::operator()(int)"), "Foo::operator()(..)");
+  EXPECT_EQ(label("std", "std::operator< <int, int>(std::pair<int, int> const&)"),
+            "std::operator< <int, int>(..)");
+  // A manual probe's own words and a C function's clone stay whole.
+  EXPECT_EQ(label("shop", "GET /items"), "GET /items");
+  EXPECT_EQ(label("app", "parse.constprop.0"), "parse.constprop.0");
+  // Kieker's and Java's form: the component's last segment and the name.
+  EXPECT_EQ(label("bookstore.Catalog", "bookstore.Catalog.getBook(boolean)"),
+            "Catalog.getBook(..)");
+  EXPECT_EQ(label("C", "C.a()"), "C.a()");
+  EXPECT_EQ(label("a.Derived", "a.Base.run()"), "Derived.run()");
+  EXPECT_EQ(label("shop", "shop.recurse"), "shop.recurse");
+  EXPECT_EQ(operation_display_label("x", "shapes::Circle::area() const", false),
+            "shapes::Circle::area() const");
+}
+
 }  // namespace
 }  // namespace sonde::analysis

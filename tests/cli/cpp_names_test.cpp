@@ -116,5 +116,18 @@ TEST_F(CppNames, TraceExportsUseThemAndKiekerFilesKeepKiekersForm) {
   EXPECT_EQ(records.find("::"), std::string::npos) << records;
 }
 
+// `sonde trace-analysis` writes Kieker's own outputs: Kieker's names.
+TEST_F(CppNames, KiekerParityOutputsUseKiekersForm) {
+  const fs::path out = dir_ / "trace-analysis";
+  const CliRun r =
+      sonde({"trace-analysis", "-i", log_, "-o", out.string(), "--print-execution-traces"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string traces = slurp(out / "executionTraces.txt");
+  EXPECT_NE(traces.find("::@1:Inventory.add "), std::string::npos) << traces;
+  EXPECT_NE(traces.find(":shapes.Circle.area "), std::string::npos) << traces;
+  EXPECT_NE(traces.find(":shapes_app.main "), std::string::npos) << traces;
+  EXPECT_EQ(traces.find("shapes::"), std::string::npos) << traces;
+}
+
 }  // namespace
 }  // namespace sonde::test

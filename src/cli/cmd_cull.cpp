@@ -141,9 +141,14 @@ bool cull_glob_match(std::string_view glob, std::string_view text) {
   return g == glob.size();
 }
 
+// By the name as recorded and as sonde's views show it
+// (docs/formats/operation-names.md), so that a name copied from
+// `sonde summary` pins its function.
 bool kept_by_glob(const std::vector<std::string>& globs, const std::string& name) {
-  return std::any_of(globs.begin(), globs.end(),
-                     [&](const std::string& g) { return cull_glob_match(g, name); });
+  const std::string shown = format::readable_type_names(name);
+  return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) {
+    return cull_glob_match(g, name) || cull_glob_match(g, shown);
+  });
 }
 
 bool parse_cull_thresholds(const CullOptions& o, cull::Thresholds* t) {

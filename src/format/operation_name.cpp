@@ -48,6 +48,24 @@ void close_angle_brackets(std::string& s) {
     s.erase(at + 1, 1);
 }
 
+// SONDE_SCOPE() names its probe by __PRETTY_FUNCTION__ ("void
+// shop::Shop::checkout(int)"): a function's signature, read as functions'
+// names are. Any other manual name is the program's own words.
+bool is_function_signature(std::string_view name) {
+  const FunctionNameParts parts = split_function_name(name);
+  if (parts.parameters_begin == std::string_view::npos || name.back() == ' ') return false;
+  const std::string_view qualified =
+      name.substr(parts.qualified_begin, parts.parameters_begin - parts.qualified_begin);
+  if (qualified.empty()) return false;
+  for (char c : qualified) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == ':' || c == '<' || c == '>' || c == '~' || c == ',' ||
+                    c == ' ' || c == '*' || c == '&' || c == '(' || c == ')';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string module_base_name(std::string_view module) {
@@ -91,7 +109,7 @@ OperationName operation_name(std::string_view name, std::string_view module, Nam
     return {std::move(sig.operation), std::move(sig.component)};
   }
   OperationName out;
-  if (kind == native::OperationKind::kManual) {
+  if (kind == native::OperationKind::kManual && !is_function_signature(name)) {
     // The program's own words ("GET /items", "shop.Catalog.getBook"): no
     // return type to drop, no library types to shorten.
     out.operation = name;

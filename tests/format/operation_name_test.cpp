@@ -106,6 +106,13 @@ TEST(OperationName, ManualProbesKeepTheirNamesAndCompilerClonesTheirFunction) {
   EXPECT_EQ(manual("GET /items").operation, "GET /items");
   EXPECT_NE(manual("GET /items").operation, manual("POST /items").operation);
   EXPECT_EQ(manual("GET /items").component, "shop");
+  EXPECT_EQ(manual("GET /items (cached)").operation, "GET /items (cached)");
+  // SONDE_SCOPE() names its probe by __PRETTY_FUNCTION__: read as a function.
+  const OperationName pretty = manual(
+      "void shop::Shop::checkout(const std::__cxx11::basic_string<char, std::char_traits<char>, "
+      "std::allocator<char> >&)");
+  EXPECT_EQ(pretty.operation, "shop::Shop::checkout(const std::string&)");
+  EXPECT_EQ(pretty.component, "shop::Shop");
   EXPECT_EQ(cpp("shop.Catalog.getBook(int)").component, "shop.Catalog");
   EXPECT_EQ(cpp("checkout", "/srv/shop").component, "shop");
   EXPECT_EQ(cpp("parse.constprop.0", "/srv/shop").component, "shop");

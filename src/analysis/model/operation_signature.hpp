@@ -35,9 +35,11 @@ std::string_view short_class_label(std::string_view qualified_class);
 // it. Kieker's and Java's form ("bookstore.Catalog.getBook(boolean)" in
 // component "bookstore.Catalog"): "Catalog.getBook(..)" short, the
 // signature in full. A C++ name ("shapes::Circle::area() const"): short
-// "Circle::area()", else the name; a free C++ function, whose component is
-// its module: the function alone ("count_down(..)"), as the module is
-// shown apart.
+// "Circle::area()" (operators too: "unique_ptr<Foo>::operator bool()"),
+// else the name; a free C++ function, whose component is its module, a
+// manual probe's own words and a compiler clone: the name alone
+// ("count_down(..)", "GET /items", "parse.constprop.0"), as the module is
+// shown apart (docs/formats/operation-names.md).
 std::string operation_display_label(std::string_view component, std::string_view operation,
                                     bool short_labels);
 // Whether the operation is written in Kieker's form for its component

@@ -119,12 +119,11 @@ function splitOperation(op) {
 function shortOperation(op) {
   if (!op) return '(none)';
   const { begin, seps, params } = splitOperation(op);
-  // No parameters and no scope: a manual probe's own words ("GET /items") or a C function.
+  // No parameters and no scope: a manual probe's own words ("GET /items"), a C
+  // function or its compiler clone ("parse.constprop.0", whose dots separate no scope).
   if (params < 0 && !op.includes('::')) return op;
   const end = params >= 0 ? params : op.length;
-  // A C function's compiler clone ("parse.constprop.0"): its dots separate no scope.
-  const clone = /^[^.:]+(\.(constprop|isra|part|cold|hot|lto_priv|localalias|clone|[0-9]+))+$/.test(op.slice(begin, end));
-  const from = clone ? begin : seps.length >= 2 ? seps[seps.length - 2][0] + seps[seps.length - 2][1] : begin;
+  const from = seps.length >= 2 ? seps[seps.length - 2][0] + seps[seps.length - 2][1] : begin;
   const short = op.slice(from, end);
   if (params < 0) return short;
   const close = op.lastIndexOf(')');

@@ -17,14 +17,28 @@ bool parse_key(const json& v, uint64_t* out) {
   return ec == std::errc() && end == s.data() + s.size() && s.size() == 16;
 }
 
-std::string read(const json& doc, ContextFences* out) {
-  if (!doc.is_object() || !doc.contains("format") || doc["format"] != "sonde-context-model/2") {
-    if (doc.is_object() && doc.contains("format") && doc["format"] == "sonde-context-model/1")
-      return "a context model saved before operations were named as C++ writes them "
-             "(sonde-context-model/1): save it again from its log with `sonde context LOG "
-             "--save-model FILE`";
-    return "not a saved context model (its 'format' is not \"sonde-context-model/2\")";
+}  // namespace
+
+std::string context_model_format_error(const std::string& format) {
+  if (format == kContextModelFormat) return "";
+  std::string error =
+      "format is '" + format.substr(0, 60) + "', expected '" + kContextModelFormat + "'";
+  if (format == "sonde-context-model/1") {
+    error +=
+        " (saved before operations were named as C++ writes them: save it again from its "
+        "log with `sonde context LOG --save-model FILE`)";
   }
+  return error;
+}
+
+namespace {
+
+std::string read(const json& doc, ContextFences* out) {
+  if (!doc.is_object() || !doc.contains("format") || !doc["format"].is_string())
+    return "not a saved context model (no 'format')";
+  if (std::string error = context_model_format_error(doc["format"].get<std::string>());
+      !error.empty())
+    return error;
   if (doc.contains("source") && doc["source"].is_object() && doc["source"].contains("log") &&
       doc["source"]["log"].is_string()) {
     out->source = doc["source"]["log"].get<std::string>();

@@ -14,9 +14,18 @@
 
 namespace sonde::format {
 
+// A saved model's `format` (docs/formats/context-model.md). Version 1
+// named a native log's operations in Kieker's form, version 2 as C++
+// writes them (docs/formats/operation-names.md).
+inline constexpr const char* kContextModelFormat = "sonde-context-model/2";
+
+// Why a model whose `format` is `format` is refused: "" for the current
+// one; for version 1, how to save it again.
+std::string context_model_format_error(const std::string& format);
+
 struct ContextFence {
-  double q3 = 0;     // ns
-  double scale = 1;  // max(IQR, 5 % of the median, 1), ns
+  double q3 = 0;        // ns
+  double scale = 1;     // max(IQR, 5 % of the median, 1), ns
   uint32_t entity = 0;  // index of the entity's reference in the model's `references`
 };
 
@@ -33,7 +42,7 @@ inline double context_score(const ContextFence& f, double duration_ns) {
 
 struct ContextFences {
   std::unordered_map<uint64_t, ContextFence> by_trace_context;  // context_key::trace
-  std::string source;  // the log the model was built from
+  std::string source;                                           // the log the model was built from
 };
 
 // Reads a saved model's fences. Returns "" or the problem (not JSON, other

@@ -3,12 +3,10 @@
 #include <string_view>
 #include <vector>
 
+#include "format/function_name.hpp"
+
 namespace sonde::format {
 namespace {
-
-bool is_identifier_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
 
 // Without spaces, so that "std::allocator<int> >" and the rebuilt
 // "std::allocator<int>" compare equal.
@@ -23,8 +21,8 @@ std::string without_spaces(std::string_view s) {
 // identifier right before it ("std::vector", "std.map").
 std::string_view owner_of(std::string_view s, size_t open) {
   size_t begin = open;
-  while (begin > 0 && (is_identifier_char(s[begin - 1]) || s[begin - 1] == ':' ||
-                       s[begin - 1] == '.'))
+  while (begin > 0 &&
+         (is_identifier_char(s[begin - 1]) || s[begin - 1] == ':' || s[begin - 1] == '.'))
     --begin;
   return s.substr(begin, open - begin);
 }
@@ -113,7 +111,8 @@ bool drop_one(std::string& s) {
         (i + 8 >= s.size() || !is_identifier_char(s[i + 8]))) {
       size_t j = i + 8;
       if (s.compare(j, 2, "()") == 0) j += 2;
-      while (j < s.size() && std::string_view("<>=!+-*/%^&|~[],").find(s[j]) != std::string_view::npos)
+      while (j < s.size() &&
+             std::string_view("<>=!+-*/%^&|~[],").find(s[j]) != std::string_view::npos)
         ++j;
       i = j - 1;
       continue;

@@ -9,6 +9,11 @@
 
 namespace sonde::format {
 
+// A character of a C/C++ identifier.
+constexpr bool is_identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
 struct FunctionNameParts {
   size_t qualified_begin = 0;                        // after the return type
   size_t scope_end = std::string_view::npos;         // the last "::" of the qualified name

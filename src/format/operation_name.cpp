@@ -1,7 +1,6 @@
 #include "format/operation_name.hpp"
 
 #include <utility>
-#include <vector>
 
 #include "format/default_template_arguments.hpp"
 #include "format/function_name.hpp"
@@ -12,11 +11,8 @@ namespace {
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
-  for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '$';
-    if (!ok) return false;
-  }
+  for (char c : s)
+    if (!is_identifier_char(c) && c != '$') return false;
   return true;
 }
 
@@ -57,12 +53,9 @@ bool is_function_signature(std::string_view name) {
   const std::string_view qualified =
       name.substr(parts.qualified_begin, parts.parameters_begin - parts.qualified_begin);
   if (qualified.empty()) return false;
-  for (char c : qualified) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == ':' || c == '<' || c == '>' || c == '~' || c == ',' ||
-                    c == ' ' || c == '*' || c == '&' || c == '(' || c == ')';
-    if (!ok) return false;
-  }
+  for (char c : qualified)
+    if (!is_identifier_char(c) && std::string_view(":<>~, *&()").find(c) == std::string_view::npos)
+      return false;
   return true;
 }
 

@@ -251,7 +251,8 @@ namespace {
 
 // Operation names by shadow key, resolved once each on the writer thread,
 // as the operation name the log's flow records carry for the same
-// operation (format/operation_name.hpp, C++ form) (so records and traces join on it).
+// operation (format/operation_name.hpp, C++ form), so records and traces
+// join on it.
 class OperationNames {
  public:
   const std::string& name(uint64_t key) {

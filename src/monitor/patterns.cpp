@@ -55,8 +55,9 @@ std::string PatternSet::parse(std::string_view text) {
   wildcard_.clear();
   // Only a rule naming standard types or template arguments can tell the
   // two forms apart: without one, skip reading every template instance's
-  // name a second time (about 2 us per long name, for each of a large
-  // program's symbols on each rebuild of the function filter).
+  // name a second time (a few microseconds per long template name, for
+  // each of a large program's symbols on each rebuild of the function
+  // filter).
   shown_form_matters_ = false;
   for (const PatternRule& r : rules_)
     shown_form_matters_ |= r.glob.find_first_of("<>") != std::string::npos ||

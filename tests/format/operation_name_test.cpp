@@ -40,6 +40,12 @@ TEST(OperationName, AnonymousNamespacesAndOperatorsAreNoReturnType) {
   EXPECT_EQ(cpp("shapes::Box::operator shapes::Point() const").component, "shapes::Box");
 }
 
+// What the symbolizer recorded, and how every view shows it.
+struct Spelling {
+  const char* recorded;
+  const char* shown;
+};
+
 TEST(OperationName, StandardTypesReadAsTheCodeWritesThem) {
   const OperationName v =
       cpp("std::vector<std::unique_ptr<shapes::Shape, std::default_delete<shapes::Shape> >, "
@@ -47,50 +53,46 @@ TEST(OperationName, StandardTypesReadAsTheCodeWritesThem) {
           ">::size() const");
   EXPECT_EQ(v.operation, "std::vector<std::unique_ptr<shapes::Shape>>::size() const");
   EXPECT_EQ(v.component, "std::vector<std::unique_ptr<shapes::Shape>>");
-  EXPECT_EQ(cpp("shop::Shop::cross_bridge(std::__cxx11::basic_string<char, "
-                "std::char_traits<char>, std::allocator<char> > const&)")
-                .operation,
-            "shop::Shop::cross_bridge(std::string const&)");
-  EXPECT_EQ(cpp("f(std::map<int, long, std::less<int>, std::allocator<std::pair<int const, long> "
-                "> > const&)")
-                .operation,
-            "f(std::map<int, long> const&)");
-  // Arguments that are not the defaults stay; so does a first argument.
-  EXPECT_EQ(cpp("f(std::set<int, std::greater<int>, my::Alloc<int> >)").operation,
-            "f(std::set<int, std::greater<int>, my::Alloc<int>>)");
-  // Only trailing defaults, and only what the template would have chosen:
-  // two different types never get one name.
-  EXPECT_EQ(cpp("f(std::set<int, std::less<void>, std::allocator<int> >)").operation,
-            "f(std::set<int, std::less<void>>)");
-  EXPECT_EQ(cpp("f(std::map<int, int, std::less<int>, my::Alloc<std::pair<int const, int> > >)")
-                .operation,
-            "f(std::map<int, int, std::less<int>, my::Alloc<std::pair<int const, int>>>)");
-  EXPECT_EQ(cpp("f(std::vector<int, std::allocator<long> >)").operation,
-            "f(std::vector<int, std::allocator<long>>)");
-  EXPECT_EQ(cpp("f(std::pair<int, std::hash<int> >)").operation,
-            "f(std::pair<int, std::hash<int>>)");
-  // unique_ptr's internals: a deleter that is an argument, not a default.
-  EXPECT_EQ(cpp("std::__get_helper<1ul, std::default_delete<Foo> >(std::_Tuple_impl<1ul, "
-                "std::default_delete<Foo> >&)")
-                .operation,
-            "std::__get_helper<1ul, std::default_delete<Foo>>(std::_Tuple_impl<1ul, "
-            "std::default_delete<Foo>>&)");
+  const Spelling spellings[] = {
+      {"shop::Shop::cross_bridge(std::__cxx11::basic_string<char, std::char_traits<char>, "
+       "std::allocator<char> > const&)",
+       "shop::Shop::cross_bridge(std::string const&)"},
+      {"f(std::map<int, long, std::less<int>, std::allocator<std::pair<int const, long> > > "
+       "const&)",
+       "f(std::map<int, long> const&)"},
+      // Arguments that are not the defaults stay; so does a first argument.
+      {"f(std::set<int, std::greater<int>, my::Alloc<int> >)",
+       "f(std::set<int, std::greater<int>, my::Alloc<int>>)"},
+      {"g(std::allocator<int>&)", "g(std::allocator<int>&)"},
+      // Only trailing defaults, and only what the template would have
+      // chosen: two different types never get one name.
+      {"f(std::set<int, std::less<void>, std::allocator<int> >)",
+       "f(std::set<int, std::less<void>>)"},
+      {"f(std::map<int, int, std::less<int>, my::Alloc<std::pair<int const, int> > >)",
+       "f(std::map<int, int, std::less<int>, my::Alloc<std::pair<int const, int>>>)"},
+      {"f(std::vector<int, std::allocator<long> >)", "f(std::vector<int, std::allocator<long>>)"},
+      {"f(std::pair<int, std::hash<int> >)", "f(std::pair<int, std::hash<int>>)"},
+      // unique_ptr's internals: a deleter that is an argument, not a default.
+      {"std::__get_helper<1ul, std::default_delete<Foo> >(std::_Tuple_impl<1ul, "
+       "std::default_delete<Foo> >&)",
+       "std::__get_helper<1ul, std::default_delete<Foo>>(std::_Tuple_impl<1ul, "
+       "std::default_delete<Foo>>&)"},
+      // The old ABI's string is another type than std::__cxx11's.
+      {"f(std::basic_string<char, std::char_traits<char>, std::allocator<char> >)",
+       "f(std::basic_string<char>)"},
+      // An allocator among a function type's parameters is no default argument.
+      {"h(std::function<void (int, std::allocator<int>)>)",
+       "h(std::function<void (int, std::allocator<int>)>)"},
+      // Every "> >" closes, however deep.
+      {"a::X<a::Y<a::Z<int> > >::f()", "a::X<a::Y<a::Z<int>>>::f()"},
+  };
+  for (const Spelling& s : spellings) EXPECT_EQ(cpp(s.recorded).operation, s.shown) << s.recorded;
   EXPECT_NE(cpp("std::get<0ul, Foo*, std::default_delete<Foo> >(std::tuple<Foo*, "
                 "std::default_delete<Foo> >&)")
                 .operation,
             cpp("std::get<0ul, Foo*>(std::tuple<Foo*>&)").operation);
-  // The old ABI's string is another type than std::__cxx11's.
-  EXPECT_EQ(
-      cpp("f(std::basic_string<char, std::char_traits<char>, std::allocator<char> >)").operation,
-      "f(std::basic_string<char>)");
-  // Every "> >" closes, however deep.
-  EXPECT_EQ(cpp("a::X<a::Y<a::Z<int> > >::f()").operation, "a::X<a::Y<a::Z<int>>>::f()");
   EXPECT_EQ(readable_type_names(readable_type_names("std::optional<std::optional<int> >")),
             "std::optional<std::optional<int>>");
-  EXPECT_EQ(cpp("g(std::allocator<int>&)").operation, "g(std::allocator<int>&)");
-  // An allocator among a function type's parameters is no default argument.
-  EXPECT_EQ(cpp("h(std::function<void (int, std::allocator<int>)>)").operation,
-            "h(std::function<void (int, std::allocator<int>)>)");
 }
 
 OperationName manual(std::string_view name, std::string_view module = "/srv/shop") {

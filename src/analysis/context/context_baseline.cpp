@@ -242,16 +242,8 @@ void write_baseline(std::ostream& out, const ContextBaseline& b) {
 ContextBaseline baseline_from_json(const json& doc) {
   if (!doc.is_object()) throw std::runtime_error("not a JSON object");
   const std::string format = text(doc, "format", "the model");
-  if (format != kContextModelFormat) {
-    // /1 named a native log's operations in Kieker's form; /2 in C++ form.
-    const std::string hint =
-        format == "sonde-context-model/1"
-            ? " (saved before operations were named as C++ writes them: "
-              "save it again from its log with `sonde context LOG --save-model FILE`)"
-            : "";
-    throw std::runtime_error("format is '" + format.substr(0, 60) + "', expected '" +
-                             kContextModelFormat + "'" + hint);
-  }
+  if (std::string error = format::context_model_format_error(format); !error.empty())
+    throw std::runtime_error(error);
   ContextBaseline b;
   const json& source = field(doc, "source", "the model");
   b.source = text(source, "log", "source");

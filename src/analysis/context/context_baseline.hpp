@@ -31,10 +31,11 @@
 #include "analysis/context/context_data.hpp"
 #include "analysis/context/context_levels.hpp"
 #include "analysis/context/context_tree.hpp"
+#include "format/context_fences.hpp"
 
 namespace sonde::analysis {
 
-inline constexpr const char* kContextModelFormat = "sonde-context-model/2";
+using format::kContextModelFormat;
 
 // One distribution of the baseline: a model leaf, a model entity or a
 // whole operation.

@@ -291,6 +291,9 @@ TEST(ContextBaselineFile, RejectsBrokenFilesNamingTheProblem) {
   nlohmann::json d = good;
   d["format"] = "sonde-context-model/9";
   expect_rejected(d, "expected 'sonde-context-model/2'");
+  // Version 1 named native operations in Kieker's form: saving it again helps.
+  d["format"] = "sonde-context-model/1";
+  expect_rejected(d, "save it again from its log");
   d = good;
   d["trace_contexts"][0][1] = 100000u;
   expect_rejected(d, "does not exist");

@@ -9,7 +9,6 @@
 // Exit status: 0 ok (a client that broke the protocol is reported, not
 // fatal: the collector keeps serving the others); 1 cannot listen or cannot
 // store; 2 usage.
-#include <signal.h>
 #include <sys/resource.h>
 
 #include <atomic>
@@ -21,6 +20,7 @@
 
 #include "analysis/text/duration_format.hpp"
 #include "cli/command.hpp"
+#include "cli/stop_on_signal.hpp"
 #include "collect/collector.hpp"
 #include "store/clickhouse_client.hpp"
 #include "store/clickhouse_writer.hpp"
@@ -48,10 +48,6 @@ void print_cpu_time(uint64_t records) {
   }
   std::cerr << ", peak RSS " << usage.ru_maxrss / 1024 << " MiB\n";
 }
-
-std::atomic<bool> g_stop{false};
-
-void request_stop(int) { g_stop.store(true); }
 
 struct CollectArgs {
   std::string listen = "127.0.0.1:10133";
@@ -220,14 +216,11 @@ int run_collect(const CollectArgs& a) {
     std::cerr << "sonde collect: " << error << "\n";
     return kFailed;
   }
-  struct sigaction action {};
-  action.sa_handler = request_stop;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  std::atomic<bool>& stop = stop_on_interrupt_or_terminate();
   // Tests and scripts read the port from this line (useful with port 0).
   std::cerr << "sonde collect: listening on " << options.listen.bind_address << ":"
             << collector.port() << ", storing into " << a.out << std::endl;
-  collector.run(g_stop);
+  collector.run(stop);
   const std::string error = collector.finish();
 
   const std::vector<collect::ClientReport> listed = collector.clients();

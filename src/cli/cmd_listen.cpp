@@ -5,7 +5,6 @@
 //
 // Exit status: 0 ok; 1 cannot listen or the log cannot be written, or a
 // client broke the protocol (its records up to the error are kept); 2 usage.
-#include <signal.h>
 
 #include <atomic>
 #include <charconv>
@@ -14,15 +13,12 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "cli/stop_on_signal.hpp"
 #include "collect/record_listener.hpp"
 #include "format/record_log_writer.hpp"
 
 namespace sonde::cli {
 namespace {
-
-std::atomic<bool> g_stop{false};
-
-void request_stop(int) { g_stop.store(true); }
 
 struct ListenOptions {
   std::string bind = "127.0.0.1";
@@ -72,14 +68,11 @@ int run_listen(const ListenOptions& o) {
     log->finish();
     return kFailed;
   }
-  struct sigaction action {};
-  action.sa_handler = request_stop;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  std::atomic<bool>& stop = stop_on_interrupt_or_terminate();
   // Tests and scripts read the port from this line (useful with --port 0).
   std::cerr << "sonde listen: listening on " << o.bind << ":" << listener.port() << ", writing "
             << o.out << std::endl;
-  listener.run(g_stop);
+  listener.run(stop);
   const std::string write_error = log->finish();
 
   // Every connection's, listed or not (closed ones beyond the last 1,000 are not).

@@ -8,7 +8,7 @@ namespace sonde::store {
 
 namespace {
 
-constexpr uint64_t kFailed = 1, kNoExit = 2, kKnownFlags = kFailed | kNoExit;
+constexpr uint64_t kFailed = 1, kNoExit = 2, kKnownExecutionFlags = kFailed | kNoExit;
 
 }  // namespace
 
@@ -62,7 +62,7 @@ std::string unpack_executions(std::string_view blob,
     const size_t start = static_cast<size_t>(in.p - begin);
     StoredExecution e;
     const uint64_t flags = in.varint();
-    if (in.ok && (flags & ~kKnownFlags) != 0) {
+    if (in.ok && (flags & ~kKnownExecutionFlags) != 0) {
       return "unknown flags " + std::to_string(flags) + " at byte " + std::to_string(start);
     }
     name(e.operation);

@@ -11,7 +11,7 @@ namespace sonde::store {
 
 namespace {
 
-constexpr uint64_t kValid = 1, kHasProblem = 2, kKnownFlags = kValid | kHasProblem;
+constexpr uint64_t kValid = 1, kHasProblem = 2, kKnownTraceFlags = kValid | kHasProblem;
 // Decompressed BLOBs larger than this are not ours (a damaged row).
 constexpr size_t kMaxUnpackedBytes = size_t{1} << 30;
 // About 1 % false positives at 10 bits per trace and 7 probes.
@@ -190,7 +190,7 @@ std::string unpack_batch_entries(std::string_view compressed, std::string& raw,
     const size_t at = static_cast<size_t>(in.p - begin);
     BatchEntry e;
     const uint64_t flags = in.varint();
-    if (in.ok && (flags & ~kKnownFlags) != 0) {
+    if (in.ok && (flags & ~kKnownTraceFlags) != 0) {
       return "entries: unknown flags " + std::to_string(flags) + " at byte " + std::to_string(at);
     }
     e.valid = (flags & kValid) != 0;

@@ -210,6 +210,15 @@ TEST(ProbesEndToEnd, ForkedChildWritesItsOwnLog) {
   // child's writer thread); the release and ASan builds run this test.
   GTEST_SKIP() << "TSan cannot start threads after a multi-threaded fork";
 #endif
+#if defined(__SANITIZE_ADDRESS__)
+  // g++ 12's ASan allocator is not fork-safe (see
+  // Robustness.ChildrenEndingWithUnderscoreExitWriteCompleteLogs): in a
+  // fresh clone's CI run (2026-12-04) the child's writer thread waited
+  // forever in SizeClassAllocator64::GetFromAllocator's mutex, held by a
+  // parent thread at fork(), and the child's exit waited for that thread.
+  // The release build runs this test.
+  GTEST_SKIP() << "ASan's allocator can deadlock in a child of a threaded program";
+#endif
   std::string out = fresh_dir("fork");
   RunResult r = run_program({kPrograms + "/test_workload", "1", "100", "1", "fork"}, env_for(out));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;

@@ -17,6 +17,7 @@
 #include "analysis/reconstruct/trace_reconstructor.hpp"
 #include "format/log_reader.hpp"
 #include "store/index_build.hpp"
+#include "store/index_schema.hpp"
 #include "store/index_store.hpp"
 #include "store/index_writer.hpp"
 
@@ -418,11 +419,13 @@ TEST(SqliteStore, AnIndexOfAnotherSchemaVersionIsRefusedWithTheWayOut) {
   }
   std::string error;
   EXPECT_EQ(SqliteStore::open(dir.path(), &error), nullptr);
-  EXPECT_NE(error.find("index schema version 1, this sonde reads 5"), std::string::npos) << error;
+  const std::string current = std::to_string(kIndexSchemaVersion);
+  EXPECT_NE(error.find("index schema version 1, this sonde reads " + current), std::string::npos)
+      << error;
   EXPECT_NE(error.find("sonde index"), std::string::npos) << error;
   IndexWriter w;
   const std::string refused = w.open(dir.path());
-  EXPECT_NE(refused.find("index schema version 1, this sonde writes 5"), std::string::npos)
+  EXPECT_NE(refused.find("index schema version 1, this sonde writes " + current), std::string::npos)
       << refused;
 }
 

@@ -75,10 +75,12 @@ stage "tests under ASan + UBSan ${sanitized_select[*]}"
 # not first in the library list; that is fine here, the program links it too.
 # handle_segv=0 leaves SIGSEGV to libsonde's crash flush, which the crash
 # tests check (ASan would otherwise report and exit first).
-# --repeat after-timeout:2: a test that hangs gets one more run (a failed
-# assertion is not retried). SondeRunTest.ForkedChildsLogIsReportedToo hung
-# once in 2026-11-27's CI under ASan (a forked child of a threaded program
-# that never exited; alone it passes in 0.5 s); the retry shows in the log.
+# --repeat after-timeout:2: a suite that hangs (ctest runs one per
+# GoogleTest suite, cmake/SondeTestSuites.cmake) gets one more run; a
+# failed assertion is not retried. The hangs seen so far were forked
+# children of threaded programs under ASan (2026-11-27, 2026-12-04), whose
+# tests now skip there (tests/monitor/run_helpers.hpp); the retry shows
+# in the log.
 # (No comment may sit inside the continued lines below: it would end the
 # command and leave ctest without these variables.)
 ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:abort_on_error=0:handle_segv=0 \

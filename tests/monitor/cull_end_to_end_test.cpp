@@ -396,9 +396,7 @@ TEST(CullEndToEnd, APatternReloadRestoresPatchedTailJumps) {
 // XRay: culled functions are unpatched. test_xray's functions are all tiny
 // (only main is long), so all five of its helpers go after the phase.
 TEST(CullEndToEnd, XrayUnpatchesCulledFunctions) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "the XRay program cannot load a TSan-instrumented libsonde";
-#endif
+  if (const char* why = xray_program_unsupported()) GTEST_SKIP() << why;
   const std::string program = kPrograms + "/xray/test_xray";
   if (access(program.c_str(), X_OK) != 0) GTEST_SKIP() << program << " was not built";
   std::string preload = SONDE_LIBRARY;

@@ -45,12 +45,7 @@ TEST(ProbesEndToEnd, ThousandsOfShortLivedThreadsLoseNothing) {
   // A quarter of the threads under the sanitizers (TSan took 12.8 s for
   // 2,000, the release build 1.2 s): hundreds of threads still start,
   // write and end while others do, which is what this test is for.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-  const int threads = 500;
-#else
-  const int threads = 2000;
-#endif
-  const int iterations = 20, depth = 2;
+  const int threads = kSanitized ? 500 : 2000, iterations = 20, depth = 2;
   RunResult r = run_program({kPrograms + "/test_workload", std::to_string(threads),
                              std::to_string(iterations), std::to_string(depth), "churn"},
                             env_for(out));
@@ -205,20 +200,7 @@ TEST(ProbesEndToEnd, AbortLeavesEverythingBeforeTheCrashReadable) {
 }
 
 TEST(ProbesEndToEnd, ForkedChildWritesItsOwnLog) {
-#if defined(__SANITIZE_THREAD__)
-  // TSan cannot start threads in the child of a multi-threaded fork (the
-  // child's writer thread); the release and ASan builds run this test.
-  GTEST_SKIP() << "TSan cannot start threads after a multi-threaded fork";
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-  // g++ 12's ASan allocator is not fork-safe (see
-  // Robustness.ChildrenEndingWithUnderscoreExitWriteCompleteLogs): in a
-  // fresh clone's CI run (2026-12-04) the child's writer thread waited
-  // forever in SizeClassAllocator64::GetFromAllocator's mutex, held by a
-  // parent thread at fork(), and the child's exit waited for that thread.
-  // The release build runs this test.
-  GTEST_SKIP() << "ASan's allocator can deadlock in a child of a threaded program";
-#endif
+  if (const char* why = threads_after_fork_unsupported()) GTEST_SKIP() << why;
   std::string out = fresh_dir("fork");
   RunResult r = run_program({kPrograms + "/test_workload", "1", "100", "1", "fork"}, env_for(out));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
@@ -255,12 +237,7 @@ TEST(ProbesEndToEnd, BlockPolicyUnderStressLosesNothing) {
   // A quarter of the iterations under the sanitizers (TSan took 18 s for
   // the full count, the release build 4.4 s): with 64-event buffers each
   // thread still fills and waits for its two buffers thousands of times.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-  const int iterations = 6250;
-#else
-  const int iterations = 25000;
-#endif
-  const int threads = 4, depth = 3;
+  const int threads = 4, iterations = kSanitized ? 6250 : 25000, depth = 3;
   RunResult r = run_program(
       {kPrograms + "/test_workload", std::to_string(threads), std::to_string(iterations),
        std::to_string(depth), "throw"},

@@ -233,11 +233,7 @@ TEST(Robustness, ProbesInSignalHandlersAreRecordedOrCountedExactly) {
   // TSan is slower again, and it runs a handler only when the interrupted
   // thread next enters its runtime, so more iterations there add time
   // more than new interleavings.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-  const int64_t iterations = 40000;
-#else
-  const int64_t iterations = 400000;
-#endif
+  const int64_t iterations = kSanitized ? 40000 : 400000;
   RunResult r = run_program({kPrograms + "/test_signal_probes", std::to_string(iterations)},
                             env_for(out, {preload_env()}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
@@ -288,10 +284,10 @@ TEST(Robustness, ProbesInSignalHandlersAreRecordedOrCountedExactly) {
 }
 
 TEST(Robustness, ForkWhileAnotherThreadRegistersOperations) {
+  // Under ASan too: test_fork_register keeps the parent's other threads
+  // out of the allocator at fork() (programs/fork_register.cpp).
 #if defined(__SANITIZE_THREAD__)
-  // TSan cannot start threads in the child of a multi-threaded fork (the
-  // child's writer thread); the release and ASan builds run this test.
-  GTEST_SKIP() << "TSan cannot start threads after a multi-threaded fork";
+  GTEST_SKIP() << threads_after_fork_unsupported();
 #endif
   std::string out = fresh_dir("fork_register");
   RunResult r = run_program({kPrograms + "/test_fork_register", "40"}, env_for(out));
@@ -299,20 +295,7 @@ TEST(Robustness, ForkWhileAnotherThreadRegistersOperations) {
 }
 
 TEST(Robustness, ChildrenEndingWithUnderscoreExitWriteCompleteLogs) {
-#if defined(__SANITIZE_THREAD__)
-  // TSan cannot start threads in the child of a multi-threaded fork (the
-  // child's writer thread); the release and ASan builds run this test.
-  GTEST_SKIP() << "TSan cannot start threads after a multi-threaded fork";
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-  // g++ 12's ASan allocator is not fork-safe: a child of a threaded
-  // program can wait forever in malloc on a lock another thread of the
-  // parent held at fork() (glibc's malloc resets its locks in the child).
-  // Seen here in 2 of 16 runs on a loaded VM: gdb showed the child's new
-  // writer thread in pthread_create -> calloc -> SizeClassAllocator64's
-  // mutex, and the child's _exit waiting for it until the flush timeout.
-  GTEST_SKIP() << "ASan's allocator can deadlock in a child of a threaded program";
-#endif
+  if (const char* why = threads_after_fork_unsupported()) GTEST_SKIP() << why;
   // _exit and _Exit skip atexit: without libsonde-preload's interposers the
   // children's last buffers were never written and their logs had no END.
   std::string out = fresh_dir("fork_exit");

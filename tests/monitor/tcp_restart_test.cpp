@@ -104,11 +104,7 @@ TEST(TcpWriterRestart, ReceiverRestartedMidRunGetsTheRestAndLossIsBounded) {
   // quarter of the iterations still outlasts the receiver's absence by
   // more than the full count does in the release build (23 s under ASan
   // with the full count, against 1 s).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  const int iterations = 100000, depth = 1;
-#else
-  const int iterations = 400000, depth = 1;
-#endif
+  const int iterations = kSanitized ? 100000 : 400000, depth = 1;
   const int64_t produced = int64_t{iterations} * (depth + 2) * 2;
 
   RunResult run;

@@ -46,11 +46,7 @@ struct Calls {
 class XrayMode : public ::testing::Test {
  protected:
   void SetUp() override {
-#if defined(__SANITIZE_THREAD__)
-    // clang builds the XRay program without TSan, so it cannot load a
-    // TSan-instrumented libsonde; the other builds run these tests.
-    GTEST_SKIP() << "the XRay program cannot load a TSan-instrumented libsonde";
-#endif
+    if (const char* why = xray_program_unsupported()) GTEST_SKIP() << why;
     if (access(kProgram.c_str(), X_OK) != 0) {
       GTEST_SKIP() << kProgram << " was not built (needs clang++ with the XRay runtime)";
     }

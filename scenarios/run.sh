@@ -58,7 +58,9 @@ esac
 # the case's flags after {port}, --quick's durations (those of `sonde demo
 # --quick`) and the case's options (--database postgresql: a throw-away
 # server on the upper half of the CPUs, the ledger on the lower half, as
-# `sonde demo` does; --arrival-rate-per-user R: the open workload).
+# `sonde demo` does; --arrival-rate-per-user R: the open workload;
+# --messaging redis: a throw-away Redis as the ledger's event bus, sampled
+# as its message broker).
 ledger_config() {  # ledger_config FLAGS OPTIONS > config.json
   local args="" f sed_args=() cpus=() n db_cpus="" sut_cpus=""
   for f in $1; do [ "$f" = none ] || args+=", \"--$f\""; done
@@ -80,6 +82,11 @@ ledger_config() {  # ledger_config FLAGS OPTIONS > config.json
         else
           sed_args+=(-e "1s/^{\$/{\"database\": {\"kind\": \"postgresql\", \"start\": true},/")
         fi
+        shift ;;
+      --messaging)
+        [ "$2" = redis ] || { echo "scenarios/run.sh: --messaging redis only" >&2; return 1; }
+        args+=', "--redis", "{broker}"'
+        sed_args+=(-e "1s/^{/{\"broker\": {\"kind\": \"redis\", \"start\": true, \"queues\": \"ledger:queue:*\"},/")
         shift ;;
       *) echo "scenarios/run.sh: unknown ledger case option '$1'" >&2; return 1 ;;
     esac

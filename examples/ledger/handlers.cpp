@@ -38,6 +38,7 @@ struct Ledger::Impl {
   std::deque<std::pair<uint64_t, uint64_t>> audit_links;  // (digest, link)
 
   std::unique_ptr<FxProvider> fx;
+  std::unique_ptr<Events> events;  // with --redis
   std::mutex rates_mutex;
   std::map<std::string, double> rates;  // "EUR>USD" → rate, refreshed in the background
 
@@ -137,8 +138,15 @@ std::string statement_line(const std::string& posting, const std::string& delta,
          ",\"counterparty\":" + json_string(counterparty) + "}";
 }
 
-// The account's last postings with memo and counterparty.
-Response get_statement(Ledger::Impl& impl, long long id) {
+// A statement line and its amount.
+struct Line {
+  long long delta_cents = 0;
+  std::string json;
+};
+
+// The account's last postings with memo and counterparty; `lines`, if
+// given, gets each line.
+Response get_statement(Ledger::Impl& impl, long long id, std::vector<Line>* lines = nullptr) {
   Store& db = store_of(impl);
   const std::string account = std::to_string(id);
   const std::string limit = std::to_string(impl.o.statement_size);
@@ -154,7 +162,9 @@ Response get_statement(Ledger::Impl& impl, long long id) {
             limit,
         {account});
     for (const Row& row : rows) {
-      body += (first ? "" : ",") + statement_line(row[0], row[1], row[2], row[3], row[4]);
+      const std::string line = statement_line(row[0], row[1], row[2], row[3], row[4]);
+      body += (first ? "" : ",") + line;
+      if (lines) lines->push_back({std::stoll(row[1]), line});
       first = false;
     }
   } else {
@@ -172,14 +182,64 @@ Response get_statement(Ledger::Impl& impl, long long id) {
       if (t.empty()) continue;
       const std::string other = t[0][0] == account ? t[0][1] : t[0][0];
       const Rows a = db.query("SELECT owner FROM ledger_account WHERE id = ?", {other});
-      body += (first ? "" : ",") +
-              statement_line(p[0], p[2], t[0][2], t[0][3], a.empty() ? "" : a[0][0]);
+      const std::string line =
+          statement_line(p[0], p[2], t[0][2], t[0][3], a.empty() ? "" : a[0][0]);
+      body += (first ? "" : ",") + line;
+      if (lines) lines->push_back({std::stoll(p[2]), line});
       first = false;
     }
   }
   if (first && db.query("SELECT id FROM ledger_account WHERE id = ?", {account}).empty())
     return error(404, "no such account");
   return {200, body + "]}"};
+}
+
+// Movements of at least this much (250.00) are reported to compliance when
+// a statement shows them.
+constexpr long long kReportableCents = 25000;
+
+// A statement as the endpoint answers it; with the event bus, its large
+// movements are reported to compliance.
+Response show_statement(Ledger::Impl& impl, long long id) {
+  if (!impl.events) return get_statement(impl, id);
+  std::vector<Line> lines;
+  Response r = get_statement(impl, id, &lines);
+  if (r.status != 200) return r;
+  const std::string account = std::to_string(id);
+  if (impl.o.event_per_line) {
+    // The planted Empty Semi Trucks: one message per reportable line,
+    // where one message could carry them all.
+    for (const Line& line : lines)
+      if (std::llabs(line.delta_cents) >= kReportableCents)
+        impl.events->publish("statements", "compliance",
+                             "{\"account\":" + account + ",\"line\":" + line.json + "}");
+    return r;
+  }
+  std::string batch;
+  for (const Line& line : lines)
+    if (std::llabs(line.delta_cents) >= kReportableCents)
+      batch += (batch.empty() ? "" : ",") + line.json;
+  if (!batch.empty())
+    impl.events->publish("statements", "compliance",
+                         "{\"account\":" + account + ",\"lines\":[" + batch + "]}");
+  return r;
+}
+
+// After a transfer is booked: its event to the components that follow
+// transfers.
+void announce_transfer(Ledger::Impl& impl, const std::string& id, const std::string& from,
+                       const std::string& to, const std::string& amount) {
+  const std::string event = "{\"transfer\":" + id + ",\"from\":" + from + ",\"to\":" + to +
+                            ",\"amount_cents\":" + amount + "}";
+  for (const char* component : {"notifier", "risk", "balances"})
+    impl.events->publish("transfers", component, event);
+  if (impl.o.bulk_events) {
+    // The planted Excessive Messaging (messaging misused for bulk data):
+    // both accounts' whole statements go to the archive with every
+    // transfer, where the archive could read the two new postings.
+    for (const std::string& account : {from, to})
+      impl.events->publish("transfers", "archive", get_statement(impl, std::stoll(account)).body);
+  }
 }
 
 // Not instrumented: the planted CPU work below calls these in its loops,
@@ -326,6 +386,7 @@ Response post_transfer(Ledger::Impl& impl, const Request& r) {
   }
   const uint64_t digest = std::hash<std::string>{}(transfer_id + ":" + f + ">" + t + ":" + a);
   const uint64_t link = seal_transfer(impl, digest);
+  if (impl.events) announce_transfer(impl, transfer_id, f, t, a);
   return {200, "{\"transfer\":" + transfer_id + ",\"from\":" + f + ",\"to\":" + t +
                    ",\"amount_cents\":" + a + ",\"seal\":\"" + std::to_string(link) + "\"}"};
 }
@@ -430,7 +491,7 @@ Response handle_request(Ledger::Impl& impl, const Request& r) {
       if (id <= 0) return error(400, "bad account id");
       if (r.method != "GET") return error(405, "GET only");
       if (path.size() == 2) return get_account(impl, id);
-      if (path.size() == 3 && path[2] == "statement") return get_statement(impl, id);
+      if (path.size() == 3 && path[2] == "statement") return show_statement(impl, id);
       if (path.size() == 3 && path[2] == "forecast") {
         long long months = number(r.query, "months");
         if (months < 0) months = 12;
@@ -448,6 +509,8 @@ Response handle_request(Ledger::Impl& impl, const Request& r) {
     return error(404, "no such endpoint");
   } catch (const StoreError& e) {
     return error(500, e.what());
+  } catch (const EventError& e) {
+    return error(503, e.what());
   } catch (const std::exception& e) {
     return error(500, std::string("internal error: ") + e.what());
   }
@@ -461,6 +524,7 @@ Ledger::Ledger(const Options& o) : impl_(std::make_unique<Impl>()) {
     prepare_postgres(o);
   }
   impl_->fx = std::make_unique<FxProvider>(o.fx_delay_ms);
+  if (!o.redis.empty()) impl_->events = std::make_unique<Events>(o);
   if (o.checkpoint_rounds > 0) {
     impl_->checkpoint_rounds = o.checkpoint_rounds;
   } else {
@@ -497,6 +561,7 @@ void Ledger::start() {
       lock.lock();
     }
   });
+  if (impl.events) impl.events->start();
   if (impl.o.checkpoint_pauses)
     impl.checkpointer = std::thread([&impl] {
       std::unique_ptr<Store> db = impl.connect();
@@ -522,6 +587,7 @@ void Ledger::stop() {
   impl_->stop_cv.notify_all();
   if (impl_->refresher.joinable()) impl_->refresher.join();
   if (impl_->checkpointer.joinable()) impl_->checkpointer.join();
+  if (impl_->events) impl_->events->stop();
 }
 
 Response Ledger::handle(const Request& r) { return handle_request(*impl_, r); }

@@ -35,10 +35,24 @@ struct Options {
   int checkpoint_period_ms = 2000;
   int checkpoint_rounds = 0;  // 0: calibrated at start to about 300 ms
   int fx_delay_ms = 40;
+  // The event bus (events.cpp): off without --redis.
+  std::string redis;             // HOST:PORT of the Redis the components talk through
+  int event_handling_us = 1500;  // each consumer's downstream round trip per message
+  int archive_kbps = 2000;       // the archive's link, kilobytes per second
+  int queue_capacity = 128;      // messages a queue holds before senders wait
+  bool bulk_events = false;      // Excessive Messaging (bulk data through the broker)
+  bool event_per_line = false;   // Empty Semi Trucks (one message per statement line)
+  bool event_router = false;     // The Blob (every event through one router)
 };
 
 // A database failure: the request answers 500 with the message.
 struct StoreError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// An event could not be published (the broker is unreachable, or the
+// queue stayed full): the request answers 503 with the message.
+struct EventError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
@@ -122,6 +136,33 @@ class FxProvider {
 double fetch_fx_rate(int port, const std::string& from, const std::string& to);
 // The whole rate table ("EUR>USD" → rate) in one request.
 std::map<std::string, double> fetch_fx_table(int port);
+
+// The event bus (events.cpp): the ledger's components talk through Redis
+// lists, one per consuming component, each bounded by credits (a sender
+// takes one before it pushes; the consumer gives it back once it handled
+// the message), so a slow consumer makes its senders wait. Each consumer is
+// a thread of this process with its own connection.
+class Events {
+ public:
+  // Connects (throws EventError "cannot connect to Redis at HOST:PORT: ..."),
+  // empties the queues an earlier run left and grants the credits.
+  explicit Events(const Options& o);
+  ~Events();  // stop()
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  void start();  // the consumer threads
+  void stop();
+  // `sender` (a component name) sends `payload` to the component `to`,
+  // waiting for a credit of its queue (at most 2 s; then EventError). With
+  // --event-router the message goes to the router, which forwards it.
+  // Reported to sonde's messaging probe as "sender>receiver".
+  void publish(const char* sender, const std::string& to, const std::string& payload);
+
+  struct Impl;  // events.cpp
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 
 // The HTTP server (http_server.cpp): listens on 127.0.0.1:port, one thread
 // per accepted connection, until request_stop().

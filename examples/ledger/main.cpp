@@ -37,6 +37,12 @@ const Flag kFlags[] = {
      "GET /fx asks the external rate provider (--fx-delay-ms) on every request"},
     {"--split-writes", &Options::split_writes,
      "responses written as headers and body in two writes without TCP_NODELAY"},
+    {"--bulk-events", &Options::bulk_events,
+     "with --redis: every transfer also sends both accounts' whole statements to the archive"},
+    {"--event-per-line", &Options::event_per_line,
+     "with --redis: a statement reports each large movement to compliance in its own message"},
+    {"--event-router", &Options::event_router,
+     "with --redis: every event passes through one router component that forwards it"},
 };
 
 struct Value {
@@ -54,6 +60,11 @@ const Value kValues[] = {
     {"--checkpoint-period-ms N", "time between checkpoints (default 2000)"},
     {"--checkpoint-rounds N", "hash rounds per checkpoint (default: ~300 ms, measured at start)"},
     {"--fx-delay-ms N", "the rate provider's latency (default 40)"},
+    {"--redis HOST:PORT",
+     "the event bus: transfers and statements send events through this Redis (README.md)"},
+    {"--event-handling-us N", "each event consumer's downstream round trip (default 1500)"},
+    {"--archive-kbps N", "the archive's link in kilobytes per second (default 2000)"},
+    {"--queue-capacity N", "messages an event queue holds before senders wait (default 128)"},
     {"--pid-file PATH", "write the process id there once listening; removed at exit"},
 };
 
@@ -100,12 +111,17 @@ int parse(int argc, char** argv, Options& o) {
                               {"--statement-size", &o.statement_size, 1},
                               {"--checkpoint-period-ms", &o.checkpoint_period_ms, 1},
                               {"--checkpoint-rounds", &o.checkpoint_rounds, 1},
-                              {"--fx-delay-ms", &o.fx_delay_ms, 0}};
+                              {"--fx-delay-ms", &o.fx_delay_ms, 0},
+                              {"--event-handling-us", &o.event_handling_us, 0},
+                              {"--archive-kbps", &o.archive_kbps, 1},
+                              {"--queue-capacity", &o.queue_capacity, 1}};
     const struct {
       const char* name;
       std::string* target;
-    } strings[] = {
-        {"--postgres", &o.postgres}, {"--data-dir", &o.data_dir}, {"--pid-file", &o.pid_file}};
+    } strings[] = {{"--postgres", &o.postgres},
+                   {"--data-dir", &o.data_dir},
+                   {"--pid-file", &o.pid_file},
+                   {"--redis", &o.redis}};
     for (const IntOption& n : ints)
       if (arg == n.name) {
         if (i + 1 >= argc || !parse_int(argv[i + 1], n.minimum, *n.target)) {
@@ -131,6 +147,14 @@ int parse(int argc, char** argv, Options& o) {
   }
   if (o.port > 65535) {
     std::cerr << "ledger: --port must be 0..65535\n";
+    return 1;
+  }
+  if (o.redis.empty() && (o.bulk_events || o.event_per_line || o.event_router)) {
+    std::cerr << "ledger: --bulk-events, --event-per-line and --event-router need --redis\n";
+    return 1;
+  }
+  if (o.queue_capacity > 100000) {
+    std::cerr << "ledger: --queue-capacity must be at most 100000\n";
     return 1;
   }
   if (!o.postgres.empty() && !o.data_dir.empty()) {

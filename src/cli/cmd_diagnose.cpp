@@ -68,8 +68,9 @@ int print_accuracy(const DiagnoseOptions& o) {
 }
 
 // `--sensitivity CASES --out RESULTS`: every parameter scaled by each
-// factor (a share's odds, so it stays in (0, 1)), the suite re-evaluated
-// from its stored data; the table on stdout,
+// factor (a share's odds, so it stays in (0, 1); a growth factor's excess
+// over 1) and every switch at its other settings, the suite re-evaluated
+// from its stored data and scored per node; the table on stdout,
 // RESULTS/sensitivity.json and RESULTS/sensitivity.svg.
 int print_sensitivity(const DiagnoseOptions& o) {
   try {
@@ -154,8 +155,9 @@ SONDE_COMMAND(
                    "...; scenarios/run.sh --repeat N): mean and worst accuracy per node");
       app.add_option("--sensitivity", o->sensitivity,
                      "scenario cases file: re-evaluate the stored runs in OUT/<case>/ "
-                     "with each parameter scaled by --factors (shares: their odds; docs/"
-                     "diagnose/parameters.md)");
+                     "with each parameter scaled by --factors (shares: their odds; growth "
+                     "factors: their excess over 1) and each switch at its other settings; "
+                     "docs/diagnose/parameters.md");
       app.add_option("--factors", o->factors, "the factors of --sensitivity (default 0.5 2)")
           ->delimiter(',');
       app.add_flag("--print-default-hierarchy", o->print_default,

@@ -21,19 +21,26 @@ struct LoadedCase {
   DiagnoseConfig config;
 };
 
-// Parameters that scaling cannot test on stored data, and why. A plan size
+// Parameters that cannot be varied on stored data, and why. A plan size
 // decides which experiments run: stored data has the plan it was run with.
-// A switch turns a check on or off: 0.5x and 2x of 1 are not settings.
-std::string not_scalable(const std::string& parameter, double value) {
+// A threshold at 0 means "no floor": scaling leaves it 0.
+std::string not_varied(const std::string& parameter, double value) {
   static const std::set<std::string> plan_sizes = {"steps", "windows"};
-  static const std::set<std::string> switches = {
-      "network_check", "rank_test",         "window_rule",     "busy_check",    "trend_test",
-      "noise_test",    "utilization_bound", "violating_steps", "varying_count", "peak_test"};
   if (plan_sizes.count(parameter))
     return "sets the experiment plan (stored data keeps the plan it ran)";
-  if (switches.count(parameter)) return "a switch (selects a rule)";
   if (value == 0) return "0 (scaling leaves it 0)";
   return "";
+}
+
+// A switch selects a rule (usually sonde's against the thesis'); instead of
+// factors, each of its other settings is evaluated.
+const std::map<std::string, std::vector<double>>& switch_settings() {
+  static const std::map<std::string, std::vector<double>> settings = {
+      {"network_check", {0, 1}}, {"rank_test", {0, 1, 2}},      {"window_rule", {0, 1}},
+      {"busy_check", {0, 1}},    {"trend_test", {0, 1}},        {"noise_test", {0, 1}},
+      {"peak_test", {0, 1}},     {"utilization_bound", {0, 1}}, {"violating_steps", {0, 1}},
+      {"varying_count", {0, 1}}};
+  return settings;
 }
 
 // A share lives in (0, 1): doubling 0.5 gives 1.0, a value no data can
@@ -48,9 +55,48 @@ bool is_share(const std::string& parameter, double value) {
   return named && value > 0 && value < 1;
 }
 
-double scaled(double value, double factor, bool odds) {
-  if (!odds) return value * factor;
-  return factor * value / (1 - value + factor * value);
+// The same for a growth factor whose rule needs it above 1: Database
+// Congestion's f_R 2 ("the response time doubled by queueing") at 0.5x is
+// 1.0, no growth at all, so the server test is not evaluable; One Lane
+// Bridge's tolerance 1.1 ("10 % above the queueing model") at 0.5x asks
+// for half the model's prediction. What such a factor sets is its excess
+// over 1, so that is what is scaled: 2 -> 1.5 and 3, 1.1 -> 1.05 and 1.2.
+bool is_growth_factor(const std::string& parameter, double value) {
+  return (parameter == "saturation_rt_factor" || parameter == "tolerance") && value > 1;
+}
+
+Scale scale_of(const std::string& parameter, double value) {
+  if (switch_settings().count(parameter)) return Scale::kSwitch;
+  if (is_share(parameter, value)) return Scale::kOdds;
+  if (is_growth_factor(parameter, value)) return Scale::kExcess;
+  return Scale::kPlain;
+}
+
+double scaled(double value, double factor, Scale scale) {
+  switch (scale) {
+    case Scale::kOdds:
+      return factor * value / (1 - value + factor * value);
+    case Scale::kExcess:
+      return 1 + (value - 1) * factor;
+    case Scale::kPlain:
+    case Scale::kSwitch:
+      break;
+  }
+  return value * factor;
+}
+
+std::map<std::string, double> node_accuracy(const AccuracyTable& t) {
+  std::map<std::string, double> out;
+  for (const AccuracyRow& r : t.rows) out[r.node] = r.accuracy;
+  return out;
+}
+
+// The lowest balanced accuracy of any node that has one.
+double worst_accuracy(const AccuracyTable& t) {
+  double worst = NAN;
+  for (const AccuracyRow& r : t.rows)
+    if (!std::isnan(r.accuracy) && (std::isnan(worst) || r.accuracy < worst)) worst = r.accuracy;
+  return worst;
 }
 
 double mean_accuracy(const AccuracyTable& t) {
@@ -85,7 +131,44 @@ std::string short_number(double v) {
   return s.str();
 }
 
+std::string accuracy_text(double a) {
+  if (std::isnan(a)) return "-";
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(3) << a;
+  return s.str();
+}
+
+bool same_accuracy(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || std::abs(a - b) < 1e-9;
+}
+
+// How a point is named in the text and the plot: "0.5x", or "=2" for a
+// switch's setting.
+std::string point_label(const SensitivityPoint& p) {
+  return std::isnan(p.factor) ? "=" + short_number(p.value) : short_number(p.factor) + "x";
+}
+
 }  // namespace
+
+const char* scale_name(Scale s) {
+  switch (s) {
+    case Scale::kOdds:
+      return "odds";
+    case Scale::kExcess:
+      return "excess";
+    case Scale::kSwitch:
+      return "switch";
+    case Scale::kPlain:
+      break;
+  }
+  return "plain";
+}
+
+bool SensitivityRow::plateau() const {
+  for (const SensitivityPoint& p : points)
+    if (!p.accuracy_changes.empty()) return false;
+  return true;
+}
 
 SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
                                        const std::string& results_dir,
@@ -137,25 +220,49 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
   const AccuracyTable base = evaluate([](DiagnoseConfig&) {});
   table.baseline_wrong = wrong_labels(base);
   table.baseline_accuracy = mean_accuracy(base);
+  table.baseline_worst_accuracy = worst_accuracy(base);
+  table.baseline_node_accuracy = node_accuracy(base);
   const std::set<std::string> base_wrong = wrong_set(base);
   table.baseline_wrong_labels.assign(base_wrong.begin(), base_wrong.end());
 
+  auto score = [&](SensitivityPoint& p, const AccuracyTable& t) {
+    p.wrong = wrong_labels(t);
+    p.mean_accuracy = mean_accuracy(t);
+    p.worst_accuracy = worst_accuracy(t);
+    p.node_accuracy = node_accuracy(t);
+    const std::set<std::string> w = wrong_set(t);
+    for (const std::string& x : w)
+      if (!base_wrong.count(x)) p.changed.push_back("+" + x);
+    for (const std::string& x : base_wrong)
+      if (!w.count(x)) p.changed.push_back("-" + x);
+    for (const auto& [node, a] : p.node_accuracy) {
+      const auto at_1x = table.baseline_node_accuracy.find(node);
+      const double before = at_1x == table.baseline_node_accuracy.end() ? NAN : at_1x->second;
+      if (!same_accuracy(before, a))
+        p.accuracy_changes.push_back(node + " " + accuracy_text(before) + " -> " +
+                                     accuracy_text(a));
+    }
+  };
   auto vary = [&](SensitivityRow& row, const std::function<Change(double)>& at) {
-    row.not_scaled = not_scalable(row.parameter, row.value);
+    row.scale = scale_of(row.parameter, row.value);
+    if (row.scale == Scale::kSwitch) {
+      for (double setting : switch_settings().at(row.parameter)) {
+        if (setting == row.value) continue;
+        SensitivityPoint p;
+        p.factor = NAN;
+        p.value = setting;
+        score(p, evaluate(at(setting)));
+        row.points.push_back(std::move(p));
+      }
+      return;
+    }
+    row.not_scaled = not_varied(row.parameter, row.value);
     if (!row.not_scaled.empty()) return;
-    row.odds = is_share(row.parameter, row.value);
     for (double f : factors) {
       SensitivityPoint p;
       p.factor = f;
-      p.value = scaled(row.value, f, row.odds);
-      const AccuracyTable t = evaluate(at(p.value));
-      p.wrong = wrong_labels(t);
-      p.mean_accuracy = mean_accuracy(t);
-      const std::set<std::string> w = wrong_set(t);
-      for (const std::string& x : w)
-        if (!base_wrong.count(x)) p.changed.push_back("+" + x);
-      for (const std::string& x : base_wrong)
-        if (!w.count(x)) p.changed.push_back("-" + x);
+      p.value = scaled(row.value, f, row.scale);
+      score(p, evaluate(at(p.value)));
       row.points.push_back(std::move(p));
     }
   };
@@ -197,57 +304,119 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
   return table;
 }
 
+namespace {
+
+// "0.938 (2)": the lowest per-node balanced accuracy and the wrong labels.
+std::string cell_text(double worst, int wrong) {
+  return accuracy_text(worst) + " (" + std::to_string(wrong) + ")";
+}
+
+std::string value_text(const SensitivityRow& r) {
+  const std::string v = short_number(r.value);
+  if (r.scale == Scale::kOdds) return v + "*";
+  if (r.scale == Scale::kExcess) return v + "+";
+  return v;
+}
+
+// What changes at a point, against 1x: the nodes' accuracies, then labels.
+std::string changes_text(const SensitivityRow& r) {
+  std::string out;
+  for (const SensitivityPoint& p : r.points) {
+    if (p.accuracy_changes.empty() && p.changed.empty()) continue;
+    std::string part;
+    for (const std::string& c : p.accuracy_changes) part += (part.empty() ? "" : ", ") + c;
+    for (const std::string& c : p.changed) part += (part.empty() ? "" : ", ") + c;
+    out += (out.empty() ? "" : "; ") + point_label(p) + ": " + part;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string format_sensitivity(const SensitivityTable& t) {
   std::ostringstream out;
   out << "Parameter sensitivity: re-evaluation of stored data (" << t.cases
-      << " cases), wrong labels (misses + false alarms) at each factor; at 1x: " << t.baseline_wrong
-      << " wrong, mean balanced accuracy " << short_number(t.baseline_accuracy) << "\n";
+      << " cases). Each cell: the lowest balanced accuracy of any labelled node, and in brackets "
+         "the wrong labels (misses + false alarms). At 1x: "
+      << cell_text(t.baseline_worst_accuracy, t.baseline_wrong) << ", mean balanced accuracy "
+      << accuracy_text(t.baseline_accuracy) << "\n";
   out << std::left << std::setw(36) << "node" << std::setw(26) << "parameter" << std::right
       << std::setw(10) << "value";
-  for (double f : t.factors) out << std::setw(10) << (short_number(f) + "x");
-  out << "  labels that change\n";
+  for (double f : t.factors) out << std::setw(13) << (short_number(f) + "x");
+  out << "  what changes against 1x\n";
+  int varied = 0, plateaus = 0;
+  std::vector<const SensitivityRow*> switches;
   for (const SensitivityRow& r : t.rows) {
+    if (r.scale == Scale::kSwitch) {
+      switches.push_back(&r);
+      continue;
+    }
     out << std::left << std::setw(36) << r.node << std::setw(26) << r.parameter << std::right
-        << std::setw(10) << (r.odds ? short_number(r.value) + "*" : short_number(r.value));
+        << std::setw(10) << value_text(r);
     if (!r.not_scaled.empty()) {
       out << "  not varied: " << r.not_scaled << "\n";
       continue;
     }
-    std::string changes;
-    for (const SensitivityPoint& p : r.points) {
-      out << std::setw(10) << p.wrong;
-      for (const std::string& c : p.changed)
-        changes += (changes.empty() ? "" : "; ") + short_number(p.factor) + "x " + c;
-    }
-    out << "  " << changes << "\n";
+    ++varied;
+    plateaus += r.plateau();
+    for (const SensitivityPoint& p : r.points)
+      out << std::setw(13) << cell_text(p.worst_accuracy, p.wrong);
+    out << "  " << changes_text(r) << "\n";
   }
-  out << "* a share: the factor scales its odds x/(1-x), so it stays in (0, 1)\n";
+  out << "* a share: the factor scales its odds x/(1-x), so it stays in (0, 1)\n"
+         "+ a growth factor whose rule needs it above 1: the factor scales its excess over 1\n";
+  out << varied << " parameters varied, " << plateaus
+      << " on a plateau (no node's balanced accuracy changes at any factor)\n";
+  if (!switches.empty()) {
+    out << "\nSwitches (each other setting; the thesis' rule is the setting 0 unless the "
+           "parameter table says otherwise):\n";
+    for (const SensitivityRow* r : switches) {
+      out << std::left << std::setw(36) << r->node << std::setw(26) << r->parameter << std::right
+          << std::setw(10) << short_number(r->value);
+      for (const SensitivityPoint& p : r->points)
+        out << "  " << point_label(p) << " " << cell_text(p.worst_accuracy, p.wrong);
+      const std::string changes = changes_text(*r);
+      out << (changes.empty() ? "  no node's accuracy changes" : "  " + changes) << "\n";
+    }
+  }
   for (const std::string& m : t.missing) out << "not scored: " << m << "\n";
   return out.str();
 }
 
 nlohmann::json sensitivity_json(const SensitivityTable& t) {
+  auto accuracies = [](const std::map<std::string, double>& m) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [node, a] : m) j[node] = std::isnan(a) ? nlohmann::json() : nlohmann::json(a);
+    return j;
+  };
+  auto number = [](double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); };
   nlohmann::json rows = nlohmann::json::array();
   for (const SensitivityRow& r : t.rows) {
     nlohmann::json points = nlohmann::json::array();
     for (const SensitivityPoint& p : r.points)
-      points.push_back({{"factor", p.factor},
+      points.push_back({{"factor", number(p.factor)},
                         {"value", p.value},
                         {"wrong", p.wrong},
-                        {"mean_accuracy", p.mean_accuracy},
+                        {"mean_accuracy", number(p.mean_accuracy)},
+                        {"worst_accuracy", number(p.worst_accuracy)},
+                        {"node_accuracy", accuracies(p.node_accuracy)},
+                        {"accuracy_changes", p.accuracy_changes},
                         {"changed", p.changed}});
     rows.push_back({{"node", r.node},
                     {"parameter", r.parameter},
                     {"value", r.value},
                     {"not_scaled", r.not_scaled},
-                    {"odds", r.odds},
+                    {"scale", scale_name(r.scale)},
+                    {"plateau", r.not_scaled.empty() && r.plateau()},
                     {"points", points}});
   }
   return {{"kind", "re-evaluation of stored data"},
           {"cases", t.cases},
           {"factors", t.factors},
           {"baseline_wrong", t.baseline_wrong},
-          {"baseline_mean_accuracy", t.baseline_accuracy},
+          {"baseline_mean_accuracy", number(t.baseline_accuracy)},
+          {"baseline_worst_accuracy", number(t.baseline_worst_accuracy)},
+          {"baseline_node_accuracy", accuracies(t.baseline_node_accuracy)},
           {"baseline_wrong_labels", t.baseline_wrong_labels},
           {"missing", t.missing},
           {"rows", rows}};
@@ -255,18 +424,26 @@ nlohmann::json sensitivity_json(const SensitivityTable& t) {
 
 std::string sensitivity_svg(const SensitivityTable& t) {
   // One row per varied parameter, one cell per factor (1x in the middle
-  // when the factors straddle it), coloured by the wrong labels added
-  // against 1x: white none, darker red more; green where fewer.
-  std::vector<const SensitivityRow*> rows;
-  for (const SensitivityRow& r : t.rows)
-    if (r.not_scaled.empty()) rows.push_back(&r);
+  // when the factors straddle it) showing the lowest per-node balanced
+  // accuracy, white where it is as at 1x, darker red the lower it falls,
+  // green where it rises. The switches follow, one cell per other setting.
+  std::vector<const SensitivityRow*> rows, switches;
+  for (const SensitivityRow& r : t.rows) {
+    if (r.scale == Scale::kSwitch)
+      switches.push_back(&r);
+    else if (r.not_scaled.empty())
+      rows.push_back(&r);
+  }
   std::vector<double> columns = t.factors;
   columns.push_back(1);
   std::sort(columns.begin(), columns.end());
   columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
-  const int label_w = 430, cell_w = 70, cell_h = 18, top = 46;
-  const int width = label_w + cell_w * static_cast<int>(columns.size()) + 20;
-  const int height = top + cell_h * static_cast<int>(rows.size()) + 30;
+  const int label_w = 430, cell_w = 100, cell_h = 18, top = 62;
+  const size_t switch_cells = 2;  // rank_test has two other settings, the rest one
+  const int width =
+      label_w + cell_w * static_cast<int>(std::max(columns.size(), switch_cells + 1)) + 20;
+  const int switch_top = top + cell_h * static_cast<int>(rows.size()) + 40;
+  const int height = switch_top + cell_h * static_cast<int>(switches.size()) + 20;
   auto esc = [](const std::string& s) {
     std::string o;
     for (char c : s) {
@@ -281,12 +458,31 @@ std::string sensitivity_svg(const SensitivityTable& t) {
     }
     return o;
   };
+  auto fill_for = [&](double worst) {
+    if (same_accuracy(worst, t.baseline_worst_accuracy)) return std::string("#ffffff");
+    if (std::isnan(worst) || worst < t.baseline_worst_accuracy) {
+      const double drop = std::isnan(worst) ? 0.5 : t.baseline_worst_accuracy - worst;
+      const int shade = std::max(60, 235 - static_cast<int>(drop * 350));
+      return "rgb(235," + std::to_string(shade) + "," + std::to_string(shade) + ")";
+    }
+    return std::string("#c8e6c9");
+  };
   std::ostringstream svg;
+  auto cell = [&](int x, int y, double worst, const std::string& text) {
+    svg << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << cell_w - 2 << "\" height=\""
+        << cell_h - 2 << "\" fill=\"" << fill_for(worst) << "\" stroke=\"#bbbbbb\"/><text x=\""
+        << x + cell_w / 2 << "\" y=\"" << y + 13 << "\" text-anchor=\"middle\">" << esc(text)
+        << "</text>\n";
+  };
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  svg << "<text x=\"8\" y=\"16\" font-weight=\"bold\">Wrong labels when one parameter is "
-         "scaled (re-evaluation of stored data, "
-      << t.cases << " cases; 1x: " << t.baseline_wrong << ")</text>\n";
+  svg << "<text x=\"8\" y=\"16\" font-weight=\"bold\">Lowest balanced accuracy of any node when "
+         "one parameter is varied (re-evaluation of stored data, "
+      << t.cases << " cases)</text>\n";
+  svg << "<text x=\"8\" y=\"32\">1x: "
+      << esc(cell_text(t.baseline_worst_accuracy, t.baseline_wrong))
+      << "; in brackets the wrong labels; * a share, scaled on its odds; + a growth factor, "
+         "scaled on its excess over 1</text>\n";
   for (size_t c = 0; c < columns.size(); ++c)
     svg << "<text x=\"" << label_w + static_cast<int>(c) * cell_w + cell_w / 2 << "\" y=\""
         << top - 8 << "\" text-anchor=\"middle\">" << short_number(columns[c]) << "x</text>\n";
@@ -294,24 +490,33 @@ std::string sensitivity_svg(const SensitivityTable& t) {
     const SensitivityRow& r = *rows[i];
     const int y = top + static_cast<int>(i) * cell_h;
     svg << "<text x=\"8\" y=\"" << y + 13 << "\">" << esc(r.node + " · " + r.parameter) << " ("
-        << short_number(r.value) << ")</text>\n";
+        << esc(value_text(r)) << ")</text>\n";
     for (size_t c = 0; c < columns.size(); ++c) {
+      double worst = t.baseline_worst_accuracy;
       int wrong = t.baseline_wrong;
       for (const SensitivityPoint& p : r.points)
-        if (p.factor == columns[c]) wrong = p.wrong;
-      const int delta = wrong - t.baseline_wrong;
-      std::string fill = "#ffffff";
-      if (delta > 0) {
-        const int shade = std::max(60, 235 - 35 * delta);
-        fill = "rgb(235," + std::to_string(shade) + "," + std::to_string(shade) + ")";
-      } else if (delta < 0) {
-        fill = "#c8e6c9";
-      }
-      const int x = label_w + static_cast<int>(c) * cell_w;
-      svg << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << cell_w - 2 << "\" height=\""
-          << cell_h - 2 << "\" fill=\"" << fill << "\" stroke=\"#bbbbbb\"/><text x=\""
-          << x + cell_w / 2 << "\" y=\"" << y + 13 << "\" text-anchor=\"middle\">" << wrong
-          << "</text>\n";
+        if (p.factor == columns[c]) {
+          worst = p.worst_accuracy;
+          wrong = p.wrong;
+        }
+      cell(label_w + static_cast<int>(c) * cell_w, y, worst, cell_text(worst, wrong));
+    }
+  }
+  if (!switches.empty())
+    svg << "<text x=\"8\" y=\"" << switch_top - 10
+        << "\" font-weight=\"bold\">Switches: the value at 1x, then each other setting</text>\n";
+  for (size_t i = 0; i < switches.size(); ++i) {
+    const SensitivityRow& r = *switches[i];
+    const int y = switch_top + static_cast<int>(i) * cell_h;
+    svg << "<text x=\"8\" y=\"" << y + 13 << "\">" << esc(r.node + " · " + r.parameter)
+        << "</text>\n";
+    cell(
+        label_w, y, t.baseline_worst_accuracy,
+        "=" + short_number(r.value) + " " + cell_text(t.baseline_worst_accuracy, t.baseline_wrong));
+    for (size_t c = 0; c < r.points.size(); ++c) {
+      const SensitivityPoint& p = r.points[c];
+      cell(label_w + static_cast<int>(c + 1) * cell_w, y, p.worst_accuracy,
+           point_label(p) + " " + cell_text(p.worst_accuracy, p.wrong));
     }
   }
   svg << "</svg>\n";

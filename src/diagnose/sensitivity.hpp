@@ -7,6 +7,7 @@
 // data, labelled as such wherever it is reported.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -15,27 +16,46 @@
 
 namespace sonde::diagnose {
 
+// How a parameter is varied.
+enum class Scale {
+  kPlain,   // value x factor
+  kOdds,    // a share in (0, 1): the factor scales its odds x/(1-x)
+  kExcess,  // a growth factor whose rule needs it above 1: 1 + (x-1) x factor
+  kSwitch,  // a rule selector: each of its other settings, no factor
+};
+const char* scale_name(Scale s);
+
 struct SensitivityPoint {
-  double factor = 1;
-  double value = 0;                  // the parameter's value at this factor
-  int wrong = 0;                     // wrong labels over the suite
-  double mean_accuracy = 0;          // mean balanced accuracy of the labelled nodes
+  double factor = 1;  // NaN for a switch's setting
+  double value = 0;   // the parameter's value at this point
+  int wrong = 0;      // wrong labels over the suite
+  double mean_accuracy = 0;
+  // The suite's accuracy as the thesis scores it: the balanced accuracy of
+  // each labelled node (NaN where the node has no positive or no negative),
+  // and the lowest of them.
+  std::map<std::string, double> node_accuracy;
+  double worst_accuracy = 0;
   std::vector<std::string> changed;  // labels wrong here and right at 1x, or the reverse ("+"/"-")
+  std::vector<std::string> accuracy_changes;  // "node 1.000 -> 0.750", against 1x
 };
 
 struct SensitivityRow {
   std::string node;        // hierarchy node id; "*" for a setting of every node
   std::string parameter;   // as defaults() or Settings spell it
   double value = 0;        // at 1x
-  std::string not_scaled;  // why it is not varied (plan size, switch, zero); empty: varied
-  bool odds = false;       // a share in (0, 1): the factor scales its odds, x/(1-x)
+  std::string not_scaled;  // why it is not varied (plan size, zero); empty: varied
+  Scale scale = Scale::kPlain;
   std::vector<SensitivityPoint> points;
+  // No node's balanced accuracy differs from 1x at any point.
+  bool plateau() const;
 };
 
 struct SensitivityTable {
   std::vector<double> factors;
   int baseline_wrong = 0;
   double baseline_accuracy = 0;
+  double baseline_worst_accuracy = 0;
+  std::map<std::string, double> baseline_node_accuracy;
   std::vector<std::string> baseline_wrong_labels;
   int cases = 0;                     // scored
   std::vector<std::string> missing;  // cases without data (named, with why)
@@ -50,7 +70,8 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
 
 std::string format_sensitivity(const SensitivityTable& table);
 nlohmann::json sensitivity_json(const SensitivityTable& table);
-// A heat map of the wrong labels per parameter and factor (SVG).
+// A heat map of the lowest per-node balanced accuracy per parameter and
+// factor, switches below with each of their settings (SVG).
 std::string sensitivity_svg(const SensitivityTable& table);
 
 }  // namespace sonde::diagnose

@@ -1,11 +1,6 @@
 // The load driver against the real shop on a loopback port: request counts
 // follow from the workload's parameters, users really run concurrently,
 // requests.csv follows docs/diagnose/experiment-data.md.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <map>
 #include <random>
@@ -19,24 +14,6 @@ namespace sonde::test {
 namespace {
 
 namespace load = sonde::diagnose::load;
-
-// GET a path and return the body (for the shop's /stats).
-std::string get(int port, const std::string& path) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-  EXPECT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
-  std::string response;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-    response.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return response.substr(response.find("\r\n\r\n") + 4);
-}
 
 TEST(LoadDriver, FixedCountRunSendsExactlyUsersTimesRequests) {
   const ScratchDir scratch("load");
@@ -63,8 +40,8 @@ TEST(LoadDriver, FixedCountRunSendsExactlyUsersTimesRequests) {
     EXPECT_EQ(std::count(services.begin(), services.end(), "GET /product"), 5);
   }
   // The shop saw every order: 3 users x 5 orders.
-  EXPECT_NE(get(shop.port, "/stats").find("\"orders\":15"), std::string::npos)
-      << get(shop.port, "/stats");
+  EXPECT_NE(http_get(shop.port, "/stats").find("\"orders\":15"), std::string::npos)
+      << http_get(shop.port, "/stats");
 }
 
 TEST(LoadDriver, UsersRunConcurrently) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "diagnose_test_support.hpp"
@@ -60,7 +61,7 @@ TEST(ParameterSensitivity, DoublingAThresholdThatDecidesACaseCountsItsWrongLabel
   ASSERT_EQ(cvr->points.size(), 2u);
   // A share: its odds are scaled (0.5 -> 1/3 and 2/3), not the value
   // (0.25 and 1.0, which no share can exceed).
-  EXPECT_TRUE(cvr->odds);
+  EXPECT_EQ(cvr->scale, Scale::kOdds);
   EXPECT_DOUBLE_EQ(cvr->points[0].value, 1.0 / 3);
   EXPECT_EQ(cvr->points[0].wrong, 0) << format_sensitivity(t);
   EXPECT_DOUBLE_EQ(cvr->points[1].value, 2.0 / 3);
@@ -68,13 +69,48 @@ TEST(ParameterSensitivity, DoublingAThresholdThatDecidesACaseCountsItsWrongLabel
   ASSERT_EQ(cvr->points[1].changed.size(), 1u);
   EXPECT_EQ(cvr->points[1].changed[0],
             "+continuously_violated_requirements: slow (missed: not_detected)");
+  // The suite's accuracy per node: CVR's one positive missed takes its
+  // balanced accuracy from 1 to 0; the other nodes keep theirs.
+  EXPECT_DOUBLE_EQ(t.baseline_worst_accuracy, 1.0);
+  EXPECT_DOUBLE_EQ(cvr->points[1].node_accuracy.at("continuously_violated_requirements"), 0.0);
+  EXPECT_DOUBLE_EQ(cvr->points[1].node_accuracy.at("performance_problem"), 1.0);
+  EXPECT_DOUBLE_EQ(cvr->points[1].worst_accuracy, 0.0);
+  ASSERT_EQ(cvr->points[1].accuracy_changes.size(), 1u);
+  EXPECT_EQ(cvr->points[1].accuracy_changes[0],
+            "continuously_violated_requirements 1.000 -> 0.000");
+  EXPECT_TRUE(cvr->points[0].accuracy_changes.empty());
+  EXPECT_FALSE(cvr->plateau());
 
-  // The shared significance level is varied too; plan sizes and switches
+  // A growth factor whose rule needs it above 1 is scaled on its excess
+  // over 1 (Database Congestion's f_R 2 -> 1.5 and 3, not 1 and 4).
+  const SensitivityRow* f_r = row_of(t, "database_congestion", "saturation_rt_factor");
+  ASSERT_NE(f_r, nullptr);
+  EXPECT_EQ(f_r->scale, Scale::kExcess);
+  ASSERT_EQ(f_r->points.size(), 2u);
+  EXPECT_DOUBLE_EQ(f_r->points[0].value, 1.5);
+  EXPECT_DOUBLE_EQ(f_r->points[1].value, 3.0);
+
+  // A switch is evaluated at each of its other settings, not scaled: the
+  // Ramp's test has three (0, 1, 2), hiccups' trend test two.
+  const SensitivityRow* rank = row_of(t, "the_ramp", "rank_test");
+  ASSERT_NE(rank, nullptr);
+  EXPECT_EQ(rank->scale, Scale::kSwitch);
+  EXPECT_TRUE(rank->not_scaled.empty());
+  ASSERT_EQ(rank->points.size(), 2u);
+  EXPECT_TRUE(std::isnan(rank->points[0].factor));
+  EXPECT_DOUBLE_EQ(rank->points[0].value, 0);
+  EXPECT_DOUBLE_EQ(rank->points[1].value, 1);
+  const SensitivityRow* trend = row_of(t, "application_hiccups", "trend_test");
+  ASSERT_NE(trend, nullptr);
+  ASSERT_EQ(trend->points.size(), 1u);
+  EXPECT_DOUBLE_EQ(trend->points[0].value, 0);
+
+  // The shared significance level is varied too; plan sizes
   // are listed with the reason they are not.
   const SensitivityRow* alpha = row_of(t, "*", "alpha");
   ASSERT_NE(alpha, nullptr);
   EXPECT_EQ(alpha->points.size(), 2u);
-  EXPECT_FALSE(alpha->odds);
+  EXPECT_EQ(alpha->scale, Scale::kPlain);
   EXPECT_DOUBLE_EQ(alpha->points[1].value, 0.1);
   const SensitivityRow* steps = row_of(t, "traffic_jam", "steps");
   ASSERT_NE(steps, nullptr);
@@ -84,14 +120,23 @@ TEST(ParameterSensitivity, DoublingAThresholdThatDecidesACaseCountsItsWrongLabel
   const nlohmann::json j = sensitivity_json(t);
   EXPECT_EQ(j["kind"], "re-evaluation of stored data");
   EXPECT_EQ(j["rows"].size(), t.rows.size());
-  // The heat map: a row of cells (0.5x, 1x, 2x) per varied parameter.
-  size_t varied = 0;
-  for (const SensitivityRow& r : t.rows) varied += r.not_scaled.empty();
+  EXPECT_EQ(j["rows"][0]["scale"], "plain");
+  EXPECT_FALSE(j["baseline_node_accuracy"].empty());
+  // The heat map: a row of cells (0.5x, 1x, 2x) per scaled parameter, and
+  // per switch its value at 1x and each other setting.
+  size_t cells = 0;
+  for (const SensitivityRow& r : t.rows) {
+    if (r.scale == Scale::kSwitch)
+      cells += 1 + r.points.size();
+    else if (r.not_scaled.empty())
+      cells += 3;
+  }
   const std::string svg = sensitivity_svg(t);
   size_t rects = 0;
   for (size_t at = svg.find("<rect"); at != std::string::npos; at = svg.find("<rect", at + 1))
     ++rects;
-  EXPECT_EQ(rects, 3 * varied);
+  EXPECT_EQ(rects, cells);
+  EXPECT_NE(svg.find("0.000 (1)"), std::string::npos);
 }
 
 TEST(ParameterSensitivity, NoStoredRunIsAnErrorNamingTheFolder) {

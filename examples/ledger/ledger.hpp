@@ -37,7 +37,7 @@ struct Options {
   int fx_delay_ms = 40;
   // The event bus (events.cpp): off without --redis.
   std::string redis;             // HOST:PORT of the Redis the components talk through
-  int event_handling_us = 1500;  // each consumer's downstream round trip per message
+  int event_handling_us = 1000;  // each consumer's downstream round trip per message
   int archive_kbps = 2000;       // the archive's link, kilobytes per second
   int queue_capacity = 128;      // messages a queue holds before senders wait
   bool bulk_events = false;      // Excessive Messaging (bulk data through the broker)

@@ -62,7 +62,7 @@ const Value kValues[] = {
     {"--fx-delay-ms N", "the rate provider's latency (default 40)"},
     {"--redis HOST:PORT",
      "the event bus: transfers and statements send events through this Redis (README.md)"},
-    {"--event-handling-us N", "each event consumer's downstream round trip (default 1500)"},
+    {"--event-handling-us N", "each event consumer's downstream round trip (default 1000)"},
     {"--archive-kbps N", "the archive's link in kilobytes per second (default 2000)"},
     {"--queue-capacity N", "messages an event queue holds before senders wait (default 128)"},
     {"--pid-file PATH", "write the process id there once listening; removed at exit"},

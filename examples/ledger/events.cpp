@@ -197,7 +197,10 @@ void consume(Events& events, Events::Impl& impl, const std::string& component) {
       try {
         handle_event(events, impl, component, message);
       } catch (const EventError& e) {
-        std::cerr << "ledger: " << component << " could not handle an event: " << e.what() << "\n";
+        // At shutdown the router's forward may find its receiver gone.
+        if (!impl.stopping.load())
+          std::cerr << "ledger: " << component << " could not handle an event: " << e.what()
+                    << "\n";
       }
       c.command({"LMOVE", held_key(component), credit_key(component), "LEFT", "RIGHT"});
     } catch (const EventError& e) {

@@ -62,7 +62,7 @@ esac
 # --messaging redis: a throw-away Redis as the ledger's event bus, sampled
 # as its message broker).
 ledger_config() {  # ledger_config FLAGS OPTIONS > config.json
-  local args="" f sed_args=() cpus=() n db_cpus="" sut_cpus=""
+  local args="" f sed_args=() cpus=() n db_cpus="" database="" messaging="" servers=""
   for f in $1; do [ "$f" = none ] || args+=", \"--$f\""; done
   set -- $2
   while [ $# -gt 0 ]; do
@@ -70,28 +70,33 @@ ledger_config() {  # ledger_config FLAGS OPTIONS > config.json
       --arrival-rate-per-user) sed_args+=(-e "s/\"arrival_rate_per_user\": [0-9.]*/\"arrival_rate_per_user\": $2/"); shift ;;
       --database)
         [ "$2" = postgresql ] || { echo "scenarios/run.sh: --database postgresql only" >&2; return 1; }
-        args+=', "--postgres", "{database}"'
-        for f in $(grep Cpus_allowed_list /proc/self/status | cut -f2 | tr , ' '); do
-          if [[ "$f" == *-* ]]; then cpus+=($(seq "${f%-*}" "${f#*-}")); else cpus+=("$f"); fi
-        done
-        n=${#cpus[@]}
-        if [ "$n" -ge 2 ]; then
-          sut_cpus=$(echo "${cpus[@]:0:n/2}" | tr ' ' ,); db_cpus=$(echo "${cpus[@]:n/2}" | tr ' ' ,)
-          sed_args+=(-e "s/\"sut\": {/\"sut\": {\"cpus\": \"$sut_cpus\",/"
-                     -e "1s/^{\$/{\"database\": {\"kind\": \"postgresql\", \"start\": true, \"cpus\": \"$db_cpus\"},/")
-        else
-          sed_args+=(-e "1s/^{\$/{\"database\": {\"kind\": \"postgresql\", \"start\": true},/")
-        fi
-        shift ;;
+        database=1; args+=', "--postgres", "{database}"'; shift ;;
       --messaging)
         [ "$2" = redis ] || { echo "scenarios/run.sh: --messaging redis only" >&2; return 1; }
-        args+=', "--redis", "{broker}"'
-        sed_args+=(-e "1s/^{/{\"broker\": {\"kind\": \"redis\", \"start\": true, \"queues\": \"ledger:queue:*\"},/")
-        shift ;;
+        messaging=1; args+=', "--redis", "{broker}"'; shift ;;
       *) echo "scenarios/run.sh: unknown ledger case option '$1'" >&2; return 1 ;;
     esac
     shift
   done
+  # The servers the run starts, in whichever order the options named them.
+  # With PostgreSQL the ledger gets the lower half of the CPUs and the
+  # servers the upper half (Redis shares the database's, as `sonde demo`
+  # places them).
+  if [ -n "$database" ]; then
+    for f in $(grep Cpus_allowed_list /proc/self/status | cut -f2 | tr , ' '); do
+      if [[ "$f" == *-* ]]; then cpus+=($(seq "${f%-*}" "${f#*-}")); else cpus+=("$f"); fi
+    done
+    n=${#cpus[@]}
+    if [ "$n" -ge 2 ]; then
+      db_cpus=$(echo "${cpus[@]:n/2}" | tr ' ' ,)
+      sed_args+=(-e "s/\"sut\": {/\"sut\": {\"cpus\": \"$(echo "${cpus[@]:0:n/2}" | tr ' ' ,)\",/")
+    fi
+    servers+="\"database\": {\"kind\": \"postgresql\", \"start\": true${db_cpus:+, \"cpus\": \"$db_cpus\"}}, "
+  fi
+  if [ -n "$messaging" ]; then
+    servers+="\"broker\": {\"kind\": \"redis\", \"start\": true, \"queues\": \"ledger:queue:*\"${db_cpus:+, \"cpus\": \"$db_cpus\"}}, "
+  fi
+  [ -z "$servers" ] || sed_args+=(-e "1s/^{\$/{${servers%, },/")
   if [ ${#quick[@]} -gt 0 ]; then
     sed_args+=(-e 's/"max_users": [0-9]*/"max_users": 6/' -e 's/"scaling_steps": [0-9]*/"scaling_steps": 3/'
                -e 's/"ramp_up_s": [0-9.]*/"ramp_up_s": 0.5/' -e 's/"stable_s": [0-9.]*/"stable_s": 3/'

@@ -142,6 +142,10 @@ class Connection {
 struct Events::Impl {
   Options o;
   Address address;
+  // Distinguishes this bus from an earlier one at the same address, for
+  // the threads' connections.
+  uint64_t id = next_id.fetch_add(1);
+  static inline std::atomic<uint64_t> next_id{1};
   std::atomic<bool> stopping{false};
   std::vector<std::thread> consumers;
 
@@ -149,11 +153,11 @@ struct Events::Impl {
   // shared between threads).
   Connection& connection() {
     thread_local std::unique_ptr<Connection> mine;
-    thread_local const Impl* owner = nullptr;
-    if (!mine || owner != this) {
+    thread_local uint64_t owner = 0;
+    if (!mine || owner != id) {
       // Long enough for a credit wait.
       mine = std::make_unique<Connection>(address, kCreditWaitSeconds + 1.0);
-      owner = this;
+      owner = id;
     }
     return *mine;
   }
@@ -161,7 +165,23 @@ struct Events::Impl {
 
 namespace {
 
-// Takes a credit of `to`'s queue and pushes `message` there.
+// Gives a credit of `component` back (held -> credits). A failed command
+// closed the connection; the next try reconnects. false: still failing.
+bool return_credit(Connection& c, const std::string& component) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    try {
+      c.command({"LMOVE", held_key(component), credit_key(component), "LEFT", "RIGHT"});
+      return true;
+    } catch (const EventError&) {
+      wait_us(50000);
+    }
+  }
+  return false;
+}
+
+// Takes a credit of `to`'s queue and pushes `message` there. A push that
+// fails gives its credit back, so a broken connection does not shrink the
+// queue.
 void push_with_credit(Events::Impl& impl, const std::string& to, const std::string& message) {
   Connection& c = impl.connection();
   const auto credit = c.command({"BLMOVE", credit_key(to), held_key(to), "LEFT", "RIGHT",
@@ -169,7 +189,13 @@ void push_with_credit(Events::Impl& impl, const std::string& to, const std::stri
   if (credit->type == REDIS_REPLY_NIL)
     throw EventError("event queue '" + to + "' stayed full for " +
                      std::to_string(kCreditWaitSeconds) + " s");
-  c.command({"RPUSH", queue_key(to), message});
+  try {
+    c.command({"RPUSH", queue_key(to), message});
+  } catch (const EventError&) {
+    if (!return_credit(c, to))
+      std::cerr << "ledger: a credit of '" << to << "' could not be given back\n";
+    throw;
+  }
 }
 
 // What a consumer does with one message: the downstream round trip, and
@@ -190,25 +216,28 @@ void handle_event(Events& events, Events::Impl& impl, const std::string& compone
 void consume(Events& events, Events::Impl& impl, const std::string& component) {
   Connection c(impl.address, 1.0);
   while (!impl.stopping.load()) {
+    std::string message;
     try {
       const auto reply = c.command({"BLPOP", queue_key(component), "0.2"});
       if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2) continue;
-      const std::string message(reply->element[1]->str, reply->element[1]->len);
-      try {
-        handle_event(events, impl, component, message);
-      } catch (const EventError& e) {
-        // At shutdown the router's forward may find its receiver gone.
-        if (!impl.stopping.load())
-          std::cerr << "ledger: " << component << " could not handle an event: " << e.what()
-                    << "\n";
-      }
-      c.command({"LMOVE", held_key(component), credit_key(component), "LEFT", "RIGHT"});
+      message.assign(reply->element[1]->str, reply->element[1]->len);
     } catch (const EventError& e) {
-      // The connection is gone (the next command reconnects); a message
-      // taken and not handled is lost, and so is its credit.
+      // The connection is gone; the next command reconnects. Once a
+      // second, not in a loop of lines.
       std::cerr << "ledger: " << component << " consumer: " << e.what() << "\n";
-      wait_us(100000);
+      wait_us(1e6);
+      continue;
     }
+    try {
+      handle_event(events, impl, component, message);
+    } catch (const std::exception& e) {
+      // At shutdown the router's forward may find its receiver gone.
+      if (!impl.stopping.load())
+        std::cerr << "ledger: " << component << " could not handle an event: " << e.what() << "\n";
+    }
+    if (!return_credit(c, component))
+      std::cerr << "ledger: " << component << " could not give a credit back (Redis at "
+                << impl.o.redis << " unreachable): its queue holds one message less\n";
   }
 }
 

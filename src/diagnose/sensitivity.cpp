@@ -439,7 +439,8 @@ std::string sensitivity_svg(const SensitivityTable& t) {
   std::sort(columns.begin(), columns.end());
   columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
   const int label_w = 430, cell_w = 100, cell_h = 18, top = 62;
-  const size_t switch_cells = 2;  // rank_test has two other settings, the rest one
+  size_t switch_cells = 0;  // the most other settings of any switch
+  for (const SensitivityRow* r : switches) switch_cells = std::max(switch_cells, r->points.size());
   const int width =
       label_w + cell_w * static_cast<int>(std::max(columns.size(), switch_cells + 1)) + 20;
   const int switch_top = top + cell_h * static_cast<int>(rows.size()) + 40;

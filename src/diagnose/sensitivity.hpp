@@ -31,8 +31,8 @@ struct SensitivityPoint {
   int wrong = 0;      // wrong labels over the suite
   double mean_accuracy = 0;
   // The suite's accuracy as the thesis scores it: the balanced accuracy of
-  // each labelled node (NaN where the node has no positive or no negative),
-  // and the lowest of them.
+  // each labelled node (a node labelled in one class only gets that class's
+  // rate: r_tp, or 1 - r_fp; scenario_accuracy.hpp), and the lowest of them.
   std::map<std::string, double> node_accuracy;
   double worst_accuracy = 0;
   std::vector<std::string> changed;  // labels wrong here and right at 1x, or the reverse ("+"/"-")

@@ -3,8 +3,10 @@
 // is pushed exactly once per hop (what the broker sampler counts as
 // messages), every credit comes back once the consumers are done, and a
 // bad setup exits with a message that names the problem.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -46,13 +48,20 @@ long long pushes(const RedisServer& server) {
 }
 
 // Waits until every component's credits are back (its consumer handled
-// everything sent to it); false after 10 s.
+// everything sent to it); false after 10 s. The lengths are read in one
+// script, atomically: read one by one, a router could give its credit back
+// after the forward's receiver was read as done.
 bool drained(const RedisServer& server, long long capacity) {
+  std::string keys;
+  for (const char* c : kComponents) keys += std::string(" ledger:credits:") + c;
+  const std::string script =
+      "\"local n = 0 for _, k in ipairs(KEYS) do if redis.call('LLEN', k) == tonumber(ARGV[1]) "
+      "then n = n + 1 end end return n\"";
+  const long long components = static_cast<long long>(std::size(kComponents));
   for (int i = 0; i < 200; ++i) {
-    bool all = true;
-    for (const char* c : kComponents)
-      all = all && integer_reply(server, std::string("LLEN ledger:credits:") + c) == capacity;
-    if (all) return true;
+    if (integer_reply(server, "EVAL " + script + " " + std::to_string(components) + keys + " " +
+                                  std::to_string(capacity)) == components)
+      return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;
@@ -98,7 +107,7 @@ TEST(LedgerEvents, EveryEventPassesTheRouterOnceAndEveryCreditComesBack) {
   const auto result = load::run_load(profile, o);
   ASSERT_EQ(result.requests.size(), 30u) << result.first_error;
   for (const auto& r : result.requests) EXPECT_EQ(r.status, 200);
-  // A queue of 4 for 90 events: senders waited for credits, none was lost.
+  // A queue of 4 for 90 events, none lost.
   ASSERT_TRUE(drained(*redis, 4)) << redis_cli(*redis, "KEYS ledger:*");
   // Each transfer: three events to the router, three forwards.
   EXPECT_EQ(pushes(*redis) - before, 30 * 6);
@@ -129,6 +138,35 @@ TEST(LedgerEvents, StatementsReportTheirLargeMovementsInOneMessageOrOneEach) {
     ASSERT_TRUE(drained(*redis, 128));
     EXPECT_EQ(pushes(*redis) - before, per_line ? large : 1) << "per line: " << per_line;
   }
+}
+
+// A consumer that does not keep up: its queue of one is full, and the
+// next sender waits 2 s for a credit, then its request answers 503 naming
+// the queue. The credits come back once the consumer is done.
+TEST(LedgerEvents, AFullQueueMakesTheSenderWaitThenAnswers503) {
+  const ScratchDir scratch("ledger-full");
+  std::unique_ptr<RedisServer> redis;
+  ASSERT_NO_THROW(redis = RedisServer::start()) << "bash scripts/install-deps.sh installs it";
+  RunningLedger ledger(scratch.path, {"--redis", redis->address(), "--queue-capacity", "1",
+                                      "--event-handling-us", "2500000"});
+  const auto profile = profile_of(R"({"mode": "sequence", "requests": [
+      {"name": "POST /transfers", "method": "POST", "path": "/transfers",
+       "body": "from=1&to=2&amount=100"}]})");
+  load::LoadOptions o;
+  o.port = ledger.port;
+  o.users = 1;
+  o.duration_s = 0;
+  o.requests_per_user = 2;
+  const auto start = std::chrono::steady_clock::now();
+  const auto result = load::run_load(profile, o);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(result.requests.size(), 2u) << result.first_error;
+  EXPECT_EQ(result.requests[0].status, 200);
+  // The second transfer's first event found notifier's one credit held.
+  EXPECT_EQ(result.requests[1].status, 503);
+  EXPECT_GE(seconds, 2.0);
+  ASSERT_TRUE(drained(*redis, 1));
 }
 
 TEST(LedgerEvents, BadSetupsExitWithAMessageThatNamesTheProblem) {

@@ -438,7 +438,7 @@ std::string sensitivity_svg(const SensitivityTable& t) {
   columns.push_back(1);
   std::sort(columns.begin(), columns.end());
   columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
-  const int label_w = 430, cell_w = 100, cell_h = 18, top = 62;
+  const int label_w = 430, cell_w = 100, cell_h = 18, top = 78;
   size_t switch_cells = 0;  // the most other settings of any switch
   for (const SensitivityRow* r : switches) switch_cells = std::max(switch_cells, r->points.size());
   const int width =
@@ -459,19 +459,33 @@ std::string sensitivity_svg(const SensitivityTable& t) {
     }
     return o;
   };
-  auto fill_for = [&](double worst) {
-    if (same_accuracy(worst, t.baseline_worst_accuracy)) return std::string("#ffffff");
-    if (std::isnan(worst) || worst < t.baseline_worst_accuracy) {
-      const double drop = std::isnan(worst) ? 0.5 : t.baseline_worst_accuracy - worst;
+  // A cell's colour is the largest change of any node's balanced accuracy
+  // against 1x (the lowest accuracy alone would hide a node that falls to
+  // a level another node already has): red by the largest drop, green
+  // where some node rises and none drops, white where none moves.
+  auto fill_for = [&](const SensitivityPoint* p) {
+    if (p == nullptr) return std::string("#ffffff");
+    double drop = 0, rise = 0;
+    for (const auto& [node, a] : p->node_accuracy) {
+      const auto at_1x = t.baseline_node_accuracy.find(node);
+      if (at_1x == t.baseline_node_accuracy.end() || same_accuracy(at_1x->second, a)) continue;
+      if (std::isnan(a) || std::isnan(at_1x->second)) {
+        drop = std::max(drop, 0.5);
+        continue;
+      }
+      drop = std::max(drop, at_1x->second - a);
+      rise = std::max(rise, a - at_1x->second);
+    }
+    if (drop > 0) {
       const int shade = std::max(60, 235 - static_cast<int>(drop * 350));
       return "rgb(235," + std::to_string(shade) + "," + std::to_string(shade) + ")";
     }
-    return std::string("#c8e6c9");
+    return rise > 0 ? std::string("#c8e6c9") : std::string("#ffffff");
   };
   std::ostringstream svg;
-  auto cell = [&](int x, int y, double worst, const std::string& text) {
+  auto cell = [&](int x, int y, const SensitivityPoint* p, const std::string& text) {
     svg << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << cell_w - 2 << "\" height=\""
-        << cell_h - 2 << "\" fill=\"" << fill_for(worst) << "\" stroke=\"#bbbbbb\"/><text x=\""
+        << cell_h - 2 << "\" fill=\"" << fill_for(p) << "\" stroke=\"#bbbbbb\"/><text x=\""
         << x + cell_w / 2 << "\" y=\"" << y + 13 << "\" text-anchor=\"middle\">" << esc(text)
         << "</text>\n";
   };
@@ -483,7 +497,9 @@ std::string sensitivity_svg(const SensitivityTable& t) {
   svg << "<text x=\"8\" y=\"32\">1x: "
       << esc(cell_text(t.baseline_worst_accuracy, t.baseline_wrong))
       << "; in brackets the wrong labels; * a share, scaled on its odds; + a growth factor, "
-         "scaled on its excess over 1</text>\n";
+         "on its excess over 1</text>\n";
+  svg << "<text x=\"8\" y=\"48\">colour: the largest change of any node's balanced accuracy "
+         "against 1x (red a drop, green a rise)</text>\n";
   for (size_t c = 0; c < columns.size(); ++c)
     svg << "<text x=\"" << label_w + static_cast<int>(c) * cell_w + cell_w / 2 << "\" y=\""
         << top - 8 << "\" text-anchor=\"middle\">" << short_number(columns[c]) << "x</text>\n";
@@ -493,14 +509,12 @@ std::string sensitivity_svg(const SensitivityTable& t) {
     svg << "<text x=\"8\" y=\"" << y + 13 << "\">" << esc(r.node + " · " + r.parameter) << " ("
         << esc(value_text(r)) << ")</text>\n";
     for (size_t c = 0; c < columns.size(); ++c) {
-      double worst = t.baseline_worst_accuracy;
-      int wrong = t.baseline_wrong;
+      const SensitivityPoint* at = nullptr;
       for (const SensitivityPoint& p : r.points)
-        if (p.factor == columns[c]) {
-          worst = p.worst_accuracy;
-          wrong = p.wrong;
-        }
-      cell(label_w + static_cast<int>(c) * cell_w, y, worst, cell_text(worst, wrong));
+        if (p.factor == columns[c]) at = &p;
+      cell(label_w + static_cast<int>(c) * cell_w, y, at,
+           at ? cell_text(at->worst_accuracy, at->wrong)
+              : cell_text(t.baseline_worst_accuracy, t.baseline_wrong));
     }
   }
   if (!switches.empty())
@@ -512,11 +526,11 @@ std::string sensitivity_svg(const SensitivityTable& t) {
     svg << "<text x=\"8\" y=\"" << y + 13 << "\">" << esc(r.node + " · " + r.parameter)
         << "</text>\n";
     cell(
-        label_w, y, t.baseline_worst_accuracy,
+        label_w, y, nullptr,
         "=" + short_number(r.value) + " " + cell_text(t.baseline_worst_accuracy, t.baseline_wrong));
     for (size_t c = 0; c < r.points.size(); ++c) {
       const SensitivityPoint& p = r.points[c];
-      cell(label_w + static_cast<int>(c + 1) * cell_w, y, p.worst_accuracy,
+      cell(label_w + static_cast<int>(c + 1) * cell_w, y, &p,
            point_label(p) + " " + cell_text(p.worst_accuracy, p.wrong));
     }
   }

@@ -140,6 +140,8 @@ TEST(ParameterSensitivity, DoublingAThresholdThatDecidesACaseCountsItsWrongLabel
     ++rects;
   EXPECT_EQ(rects, cells);
   EXPECT_NE(svg.find("0.000 (1)"), std::string::npos);
+  // CVR falling from 1 to 0 at 2x: the darkest red.
+  EXPECT_NE(svg.find("rgb(235,60,60)"), std::string::npos);
 }
 
 TEST(ParameterSensitivity, NoStoredRunIsAnErrorNamingTheFolder) {

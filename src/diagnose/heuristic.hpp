@@ -75,6 +75,21 @@ struct Context {
   const std::map<std::string, nlohmann::json>& ancestors;  // node heuristic -> its shared result
 };
 
+// What kind of number a parameter is. It says how `sonde diagnose
+// --sensitivity` varies the parameter (docs/diagnose/parameters.md,
+// "Sensitivity"); a parameter a heuristic does not declare is a threshold.
+struct ParameterKind {
+  enum Scale {
+    kThreshold,     // a threshold or a count: multiplied by the factor
+    kShare,         // a fraction in (0, 1): its odds x/(1-x) are multiplied
+    kGrowthFactor,  // a factor its rule needs above 1: its excess over 1 is multiplied
+    kSwitch,        // selects a rule: each of its other settings is evaluated
+    kPlanSize,      // sets the experiment plan: stored data keeps the plan it ran
+  };
+  Scale scale = kThreshold;
+  int settings = 2;  // a switch's settings, 0 .. settings - 1
+};
+
 class Heuristic {
  public:
   virtual ~Heuristic() = default;
@@ -92,6 +107,8 @@ class Heuristic {
   // docs/diagnose/parameters.md lists each parameter with its source and
   // whether it was set for one case.
   virtual std::map<std::string, double> defaults() const = 0;
+  // The kinds of those parameters that are not thresholds.
+  virtual std::map<std::string, ParameterKind> parameter_kinds() const { return {}; }
   // Fills status, reason, evidence, charts. `shared` receives what the
   // node's descendants may use.
   virtual NodeResult evaluate(const Context& ctx, nlohmann::json& shared) const = 0;

@@ -21,54 +21,51 @@ struct LoadedCase {
   DiagnoseConfig config;
 };
 
-// Parameters that cannot be varied on stored data, and why. A plan size
-// decides which experiments run: stored data has the plan it was run with.
-// A threshold at 0 means "no floor": scaling leaves it 0.
-std::string not_varied(const std::string& parameter, double value) {
-  static const std::set<std::string> plan_sizes = {"steps", "windows"};
-  if (plan_sizes.count(parameter))
+// A parameter's kind as its heuristic declares it (Heuristic::
+// parameter_kinds); `alpha` and undeclared parameters are thresholds.
+ParameterKind kind_of(const std::string& heuristic, const std::string& parameter) {
+  const auto h = heuristic_registry().find(heuristic);
+  if (h == heuristic_registry().end()) return {};
+  const std::map<std::string, ParameterKind> kinds = h->second->parameter_kinds();
+  const auto k = kinds.find(parameter);
+  return k == kinds.end() ? ParameterKind{} : k->second;
+}
+
+// Why a parameter is not varied on stored data, or "". A plan size decides
+// which experiments run: stored data has the plan it was run with. A
+// threshold at 0 means "no floor": scaling leaves it 0.
+std::string not_varied(const ParameterKind& kind, double value) {
+  if (kind.scale == ParameterKind::kPlanSize)
     return "sets the experiment plan (stored data keeps the plan it ran)";
   if (value == 0) return "0 (scaling leaves it 0)";
   return "";
 }
 
-// A switch selects a rule (usually sonde's against the thesis'); instead of
-// factors, each of its other settings is evaluated.
-const std::map<std::string, std::vector<double>>& switch_settings() {
-  static const std::map<std::string, std::vector<double>> settings = {
-      {"network_check", {0, 1}}, {"rank_test", {0, 1, 2}},      {"window_rule", {0, 1}},
-      {"busy_check", {0, 1}},    {"trend_test", {0, 1}},        {"noise_test", {0, 1}},
-      {"peak_test", {0, 1}},     {"utilization_bound", {0, 1}}, {"violating_steps", {0, 1}},
-      {"varying_count", {0, 1}}};
-  return settings;
-}
-
-// A share lives in (0, 1): doubling 0.5 gives 1.0, a value no data can
-// exceed, which measures the bound, not the threshold's distance from the
-// data. Shares are scaled on the odds scale instead, x/(1-x) times the
-// factor: 0.5 -> 1/3 and 2/3, 0.05 -> 0.026 and 0.095. Parameters named
-// *_share and min_attributed (the share of requests that found their
-// trace) are shares.
-bool is_share(const std::string& parameter, double value) {
-  const bool named =
-      parameter == "min_attributed" || (parameter.size() > 6 && parameter.ends_with("_share"));
-  return named && value > 0 && value < 1;
-}
-
-// The same for a growth factor whose rule needs it above 1: Database
+// How a parameter of `kind` at `value` is varied. A share lives in (0, 1):
+// doubling 0.5 gives 1.0, a value no data can exceed, which measures the
+// bound, not the threshold's distance from the data, so its odds x/(1-x)
+// are scaled instead: 0.5 -> 1/3 and 2/3, 0.05 -> 0.026 and 0.095. The
+// same for a growth factor whose rule needs it above 1: Database
 // Congestion's f_R 2 ("the response time doubled by queueing") at 0.5x is
 // 1.0, no growth at all, so the server test is not evaluable; One Lane
 // Bridge's tolerance 1.1 ("10 % above the queueing model") at 0.5x asks
 // for half the model's prediction. What such a factor sets is its excess
 // over 1, so that is what is scaled: 2 -> 1.5 and 3, 1.1 -> 1.05 and 1.2.
-bool is_growth_factor(const std::string& parameter, double value) {
-  return (parameter == "saturation_rt_factor" || parameter == "tolerance") && value > 1;
-}
-
-Scale scale_of(const std::string& parameter, double value) {
-  if (switch_settings().count(parameter)) return Scale::kSwitch;
-  if (is_share(parameter, value)) return Scale::kOdds;
-  if (is_growth_factor(parameter, value)) return Scale::kExcess;
+// A value outside its kind's range (a config's share of 1) is scaled
+// plainly. A switch selects a rule (usually sonde's against the thesis'):
+// instead of factors, each of its other settings is evaluated.
+Scale scale_of(const ParameterKind& kind, double value) {
+  switch (kind.scale) {
+    case ParameterKind::kSwitch:
+      return Scale::kSwitch;
+    case ParameterKind::kShare:
+      return value > 0 && value < 1 ? Scale::kOdds : Scale::kPlain;
+    case ParameterKind::kGrowthFactor:
+      return value > 1 ? Scale::kExcess : Scale::kPlain;
+    case ParameterKind::kThreshold:
+    case ParameterKind::kPlanSize:
+      break;
+  }
   return Scale::kPlain;
 }
 
@@ -243,10 +240,12 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
                                      accuracy_text(a));
     }
   };
-  auto vary = [&](SensitivityRow& row, const std::function<Change(double)>& at) {
-    row.scale = scale_of(row.parameter, row.value);
+  auto vary = [&](SensitivityRow& row, const ParameterKind& kind,
+                  const std::function<Change(double)>& at) {
+    row.scale = scale_of(kind, row.value);
     if (row.scale == Scale::kSwitch) {
-      for (double setting : switch_settings().at(row.parameter)) {
+      for (int i = 0; i < kind.settings; ++i) {
+        const double setting = i;
         if (setting == row.value) continue;
         SensitivityPoint p;
         p.factor = NAN;
@@ -256,7 +255,7 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
       }
       return;
     }
-    row.not_scaled = not_varied(row.parameter, row.value);
+    row.not_scaled = not_varied(kind, row.value);
     if (!row.not_scaled.empty()) return;
     for (double f : factors) {
       SensitivityPoint p;
@@ -273,7 +272,8 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
     row.node = "*";
     row.parameter = "alpha";
     row.value = loaded.front().config.settings.alpha;
-    vary(row, [](double v) { return [v](DiagnoseConfig& c) { c.settings.alpha = v; }; });
+    vary(row, ParameterKind{},
+         [](double v) { return [v](DiagnoseConfig& c) { c.settings.alpha = v; }; });
     table.rows.push_back(std::move(row));
   }
   // Every parameter of every node, in tree order.
@@ -293,7 +293,7 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
       row.value = value;
       const std::string id = n->id;
       const std::string key = name;
-      vary(row, [id, key](double v) {
+      vary(row, kind_of(n->heuristic, name), [id, key](double v) {
         return [id, key, v](DiagnoseConfig& c) {
           if (HierarchyNode* node = find_node(c.root, id)) node->params[key] = v;
         };

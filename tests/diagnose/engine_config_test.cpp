@@ -75,6 +75,10 @@ TEST(EngineConfig, ErrorsNameTheKey) {
   j["samplers"] = {"cpu", "gpu"};
   EXPECT_NE(error_of(j).find("'samplers[1]'"), std::string::npos) << error_of(j);
   j = minimal();
+  j["sampler_period_ms"] = 5;
+  EXPECT_NE(error_of(j).find("'sampler_period_ms': expected an integer >= 10"), std::string::npos)
+      << error_of(j);
+  j = minimal();
   j["max_users"] = "ten";
   EXPECT_NE(error_of(j).find("'max_users'"), std::string::npos) << error_of(j);
   j = minimal();
@@ -353,6 +357,13 @@ TEST(EnginePlan, ThePlannedCpuProbeSwitchesTheCpuSamplerOn) {
   EXPECT_EQ(engine::sut_samplers({"memory"}, scaling), (std::vector<std::string>{"memory", "cpu"}));
   EXPECT_EQ(engine::sut_samplers({"all"}, scaling), (std::vector<std::string>{"all"}));
   EXPECT_EQ(engine::sut_samplers({"cpu"}, scaling), (std::vector<std::string>{"cpu"}));
+  // At 250 ms, not libsonde's 1 s: a step's utilization bound wants 20
+  // instants or more (One Lane Bridge); the config may set another period.
+  EXPECT_EQ(engine::sampler_settings(config, scaling),
+            (std::vector<std::string>{"samplers=cpu", "sampler_period_ms=250"}));
+  j["sampler_period_ms"] = 100;
+  EXPECT_EQ(engine::sampler_settings(engine::EnvironmentConfig::parse(j), scaling),
+            (std::vector<std::string>{"samplers=cpu", "sampler_period_ms=100"}));
   // The Stifle's single-user test needs no CPU records: none added.
   const auto& stifle = *diagnose::heuristic_registry().at("the_stifle");
   const auto single = engine::plan_from_needs(config, stifle.needs());
@@ -362,6 +373,7 @@ TEST(EnginePlan, ThePlannedCpuProbeSwitchesTheCpuSamplerOn) {
     if (const auto* e = std::get_if<engine::ExperimentSpec>(&phase)) measured.push_back(e);
   ASSERT_FALSE(measured.empty());
   EXPECT_TRUE(engine::sut_samplers(config.samplers, measured).empty());
+  EXPECT_TRUE(engine::sampler_settings(config, measured).empty());
 }
 
 TEST(EnginePlan, ScalingUsersFollowDynamicSpotter) {

@@ -381,6 +381,27 @@ TEST(OneLaneBridge, AnUncertainUtilizationWidensTheThreshold) {
   }
 }
 
+// A step of 13 instants (libsonde's default period of 1 s): too few for
+// ten batch means, so the bound comes from the instants' own standard
+// error. Until 2026-12-04 such a step got no bound at all (the mean, 0.69,
+// and a bridge at 240 ms against M/M/2's 199); its upper bound, about
+// 0.77, explains 255 ms.
+TEST(OneLaneBridge, AFewInstantsStillBoundTheUtilization) {
+  TempDir d;
+  write_scaling_series(d.path(), {100, 240, 240, 240, 240}, {"response_time", "cpu"});
+  std::vector<double> series(13);
+  for (size_t t = 0; t < series.size(); ++t) series[t] = t % 2 == 0 ? 0.55 : 0.85;
+  for (int k = 0; k < 5; ++k)
+    write_cpu_series(experiment_path(d.path(), "scaling-s" + std::to_string(k)), series);
+  const NodeResult r = olb(d.path());
+  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  const auto& point = r.charts["queueing"][0]["points"][0];
+  const double u = point["utilization"].get<double>();
+  EXPECT_NEAR(u, (7 * 0.55 + 6 * 0.85) / 13, 1e-9);
+  EXPECT_NEAR(point["utilization_bound"].get<double>(), 0.765, 0.01);
+  EXPECT_EQ(olb(d.path(), {{"utilization_bound", 0}}).status, Status::kDetected);
+}
+
 // Scenario tc15: a service of 4 ms alone that waits 17 ms at 12 users for a
 // table lock, the CPU at a quarter. The thesis' floor of 15 ms for the
 // single-user time hid it; sonde has no floor.

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "diagnose/heuristic.hpp"
 #include "diagnose_test_support.hpp"
 
 namespace sonde::diagnose::test {
@@ -89,6 +90,14 @@ TEST(ParameterSensitivity, DoublingAThresholdThatDecidesACaseCountsItsWrongLabel
   ASSERT_EQ(f_r->points.size(), 2u);
   EXPECT_DOUBLE_EQ(f_r->points[0].value, 1.5);
   EXPECT_DOUBLE_EQ(f_r->points[1].value, 3.0);
+  // A share is known by its heuristic's declaration, not its name: Time
+  // Outside the Application's utilization bound 0.8 -> 2/3 and 8/9.
+  const SensitivityRow* busy = row_of(t, "time_outside_application", "max_cpu_utilization");
+  ASSERT_NE(busy, nullptr);
+  EXPECT_EQ(busy->scale, Scale::kOdds);
+  ASSERT_EQ(busy->points.size(), 2u);
+  EXPECT_DOUBLE_EQ(busy->points[0].value, 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(busy->points[1].value, 8.0 / 9.0);
 
   // A switch is evaluated at each of its other settings, not scaled: the
   // Ramp's test has three (0, 1, 2), hiccups' trend test two.
@@ -142,6 +151,52 @@ TEST(ParameterSensitivity, DoublingAThresholdThatDecidesACaseCountsItsWrongLabel
   EXPECT_NE(svg.find("0.000 (1)"), std::string::npos);
   // CVR falling from 1 to 0 at 2x: the darkest red.
   EXPECT_NE(svg.find("rgb(235,60,60)"), std::string::npos);
+}
+
+// The kinds live beside the defaults in each heuristic; this keeps the two
+// in step: a kind names a parameter the heuristic has, a share's and a
+// growth factor's default lie where their scale works, a switch's default
+// is one of its settings, and a parameter named like a share
+// (`*_share`, `min_attributed`: the share of requests that found their
+// trace) is declared one, so a new share is not doubled past 1.
+TEST(ParameterSensitivity, EveryHeuristicDeclaresKindsOfParametersItHas) {
+  size_t declared = 0;
+  for (const auto& [name, h] : heuristic_registry()) {
+    const std::map<std::string, double> defaults = h->defaults();
+    const std::map<std::string, ParameterKind> kinds = h->parameter_kinds();
+    declared += kinds.size();
+    for (const auto& [parameter, kind] : kinds) {
+      const auto d = defaults.find(parameter);
+      ASSERT_NE(d, defaults.end())
+          << name << " declares a kind for '" << parameter << "', which it does not have";
+      switch (kind.scale) {
+        case ParameterKind::kShare:
+          EXPECT_GT(d->second, 0) << name << "." << parameter;
+          EXPECT_LT(d->second, 1) << name << "." << parameter;
+          break;
+        case ParameterKind::kGrowthFactor:
+          EXPECT_GT(d->second, 1) << name << "." << parameter;
+          break;
+        case ParameterKind::kSwitch:
+          EXPECT_GE(kind.settings, 2) << name << "." << parameter;
+          EXPECT_EQ(d->second, std::round(d->second)) << name << "." << parameter;
+          EXPECT_GE(d->second, 0) << name << "." << parameter;
+          EXPECT_LT(d->second, kind.settings) << name << "." << parameter;
+          break;
+        case ParameterKind::kThreshold:
+        case ParameterKind::kPlanSize:
+          break;
+      }
+    }
+    for (const auto& [parameter, value] : defaults) {
+      const bool named_share = parameter == "min_attributed" || parameter.ends_with("_share");
+      if (!named_share) continue;
+      const auto k = kinds.find(parameter);
+      EXPECT_TRUE(k != kinds.end() && k->second.scale == ParameterKind::kShare)
+          << name << "." << parameter << " is named a share but not declared one";
+    }
+  }
+  EXPECT_GT(declared, 0u);
 }
 
 TEST(ParameterSensitivity, NoStoredRunIsAnErrorNamingTheFolder) {

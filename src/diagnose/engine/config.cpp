@@ -249,7 +249,7 @@ const std::vector<std::string>& known_probes() {
 EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& base_dir) {
   only_keys(j, "",
             {"sut", "profile", "max_users", "scaling_steps", "arrival_rate_per_user", "durations",
-             "requirements", "samplers", "database", "broker", "experiments"});
+             "requirements", "samplers", "sampler_period_ms", "database", "broker", "experiments"});
   EnvironmentConfig c;
   c.raw = j;
   // Absolute, so that the paths below are too: a relative base ("." for a
@@ -301,6 +301,7 @@ EnvironmentConfig EnvironmentConfig::parse(const json& j, const std::string& bas
   for (std::size_t i = 0; i < c.samplers.size(); ++i)
     if (!samplers.count(c.samplers[i]))
       fail("samplers[" + std::to_string(i) + "]", "unknown sampler '" + c.samplers[i] + "'");
+  c.sampler_period_ms = integer(j, "", "sampler_period_ms", c.sampler_period_ms, 10);
   if (j.contains("database")) c.database = parse_database(j.at("database"));
   if (j.contains("broker")) c.broker = parse_broker(j.at("broker"));
   for (std::size_t i = 0; i < c.sut.command.size(); ++i)

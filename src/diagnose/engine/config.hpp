@@ -110,6 +110,10 @@ struct EnvironmentConfig {
   Requirement default_requirement;
   std::map<std::string, Requirement> requirements;  // per service name
   std::vector<std::string> samplers;  // libsonde samplers: cpu, memory, process, network, disk
+  // The SUT's samplers' period. 250 ms, not libsonde's 1 s: One Lane Bridge
+  // bounds each step's CPU utilization by its batch means, which want 20
+  // instants or more; a 10-16 s stable phase gives 40-64 of them.
+  int sampler_period_ms = 250;
   DatabaseConfig database;
   BrokerConfig broker;
   std::vector<PlanEntry> experiments;

@@ -357,6 +357,15 @@ std::vector<std::string> sut_samplers(const std::vector<std::string>& configured
   return out;
 }
 
+std::vector<std::string> sampler_settings(const EnvironmentConfig& config,
+                                          const std::vector<const ExperimentSpec*>& experiments) {
+  const std::vector<std::string> samplers = sut_samplers(config.samplers, experiments);
+  if (samplers.empty()) return {};
+  std::string list;
+  for (const auto& s : samplers) list += (list.empty() ? "" : ",") + s;
+  return {"samplers=" + list, "sampler_period_ms=" + std::to_string(config.sampler_period_ms)};
+}
+
 bool Engine::run_all(const std::vector<SeriesPlan>& plans) {
   expect_total(plans);
   for (const auto& p : plans)

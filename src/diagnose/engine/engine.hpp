@@ -90,6 +90,10 @@ std::vector<SeriesPlan> plan_from_config(const EnvironmentConfig& config);
 // OLB read its records), unless the config's list has it ("cpu", "all").
 std::vector<std::string> sut_samplers(const std::vector<std::string>& configured,
                                       const std::vector<const ExperimentSpec*>& experiments);
+// The libsonde settings (`sonde run --set` values) that start those
+// samplers at the config's `sampler_period_ms`; none when no sampler runs.
+std::vector<std::string> sampler_settings(const EnvironmentConfig& config,
+                                          const std::vector<const ExperimentSpec*>& experiments);
 SeriesPlan single_user_plan(std::vector<std::string> probes);
 SeriesPlan load_plan(int users, std::vector<std::string> probes);
 SeriesPlan scaling_plan(int max_users, int steps, std::vector<std::string> probes);

@@ -238,12 +238,9 @@ std::vector<std::string> Engine::sut_command(const RunningSut& sut,
       argv.push_back("--set");
       argv.push_back("probes_file=" + sut.probes_file.string());
     }
-    if (const std::vector<std::string> samplers = sut_samplers(config_.samplers, todo);
-        !samplers.empty()) {
-      std::string list;
-      for (const auto& s : samplers) list += (list.empty() ? "" : ",") + s;
+    for (const std::string& setting : sampler_settings(config_, todo)) {
       argv.push_back("--set");
-      argv.push_back("samplers=" + list);
+      argv.push_back(setting);
     }
     for (const auto& [key, value] : config_.sut.monitor_settings) {
       argv.push_back("--set");

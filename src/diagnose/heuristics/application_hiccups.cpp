@@ -112,6 +112,11 @@ class ApplicationHiccups : public Heuristic {
     return {{"bucket_factor", 50}, {"bucket_cap_s", 5}, {"max_hiccup_share", 0.5},
             {"trend_test", 1},     {"peak_test", 1},    {"min_hiccups", 2}};
   }
+  std::map<std::string, ParameterKind> parameter_kinds() const override {
+    return {{"max_hiccup_share", {ParameterKind::kShare}},
+            {"peak_test", {ParameterKind::kSwitch}},
+            {"trend_test", {ParameterKind::kSwitch}}};
+  }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
     const Experiment* e = ctx.data.max_load_test();

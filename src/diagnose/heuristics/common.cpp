@@ -174,7 +174,10 @@ bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::
 }
 
 double utilization_upper_bound(const std::vector<double>& series, double mean, double alpha) {
-  const stats::MeanError error = stats::batch_mean_error(series);
+  // Batch means where there are 20 instants or more, else the instants'
+  // own spread: a step of 13 one-second instants (libsonde's default
+  // period) got no bound at all before 2026-12-04, silently the mean.
+  const stats::MeanError error = stats::series_mean_error(series);
   const double series_mean = stats::mean(series);
   if (error.df <= 0 || series_mean <= 0) return mean;
   const double t = stats::student_t_quantile(1 - alpha, error.df);

@@ -78,9 +78,10 @@ bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::
 
 // Upper (1 - alpha) confidence bound of a mean utilization measured at
 // sampling instants: the series' mean plus t(1 - alpha, df) times its
-// batch-means error (stats::batch_mean_error), scaled to `mean` (the
-// measured utilization the series stands for) and capped at 1. `mean`
-// itself when the series is too short for batch means.
+// error (stats::series_mean_error: batch means from 20 instants, else the
+// instants' standard error), scaled to `mean` (the measured utilization
+// the series stands for) and capped at 1. `mean` itself with fewer than
+// two instants or an idle series.
 double utilization_upper_bound(const std::vector<double>& series, double mean, double alpha);
 
 // Servers of the queueing models: the config's `cores`, else the cores the

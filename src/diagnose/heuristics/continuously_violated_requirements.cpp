@@ -22,6 +22,9 @@ class ContinuouslyViolated : public Heuristic {
     // phi: no thesis value; 0.5 is the complement of the hiccup share.
     return {{"bucket_factor", 50}, {"min_violating_share", 0.5}};
   }
+  std::map<std::string, ParameterKind> parameter_kinds() const override {
+    return {{"min_violating_share", {ParameterKind::kShare}}};
+  }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& shared) const override {
     const Experiment* e = ctx.data.max_load_test();

@@ -299,6 +299,12 @@ class DatabaseCongestion : public Heuristic {
             {"min_call_share", 0.5},
             {"min_attributed", 0.5}};
   }
+  std::map<std::string, ParameterKind> parameter_kinds() const override {
+    return {{"min_attributed", {ParameterKind::kShare}},
+            {"min_call_share", {ParameterKind::kShare}},
+            {"min_lock_wait_share", {ParameterKind::kShare}},
+            {"saturation_rt_factor", {ParameterKind::kGrowthFactor}}};
+  }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& shared) const override {
     const std::vector<const Experiment*> steps = ctx.data.series("scaling");

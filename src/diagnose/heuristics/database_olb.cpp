@@ -34,6 +34,9 @@ class DatabaseOlb : public Heuristic {
     // weakest step's increase), where a lock's +64-94% per step leads.
     return {{"min_relative_increase", 0}, {"saturation_rt_factor", 2}};
   }
+  std::map<std::string, ParameterKind> parameter_kinds() const override {
+    return {{"saturation_rt_factor", {ParameterKind::kGrowthFactor}}};
+  }
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
     NodeResult r;
     const std::vector<std::string> grown = growth_with_load(

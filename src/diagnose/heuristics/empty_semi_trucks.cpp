@@ -191,6 +191,9 @@ class EmptySemiTrucks : public Heuristic {
   std::map<std::string, double> defaults() const override {
     return {{"varying_count", 1}, {"max_loop_body", 4}, {"message_overhead_bytes", 160}};
   }
+  std::map<std::string, ParameterKind> parameter_kinds() const override {
+    return {{"varying_count", {ParameterKind::kSwitch}}};
+  }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
     const Experiment* e = ctx.data.single_user_test();

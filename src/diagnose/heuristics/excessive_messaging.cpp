@@ -111,6 +111,9 @@ class ExcessiveMessaging : public Heuristic {
             {"min_queue_length", 1},
             {"min_wait_share", 0.5}};
   }
+  std::map<std::string, ParameterKind> parameter_kinds() const override {
+    return {{"busy_check", {ParameterKind::kSwitch}}, {"min_wait_share", {ParameterKind::kShare}}};
+  }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
     const std::vector<const Experiment*> steps = ctx.data.series("scaling");

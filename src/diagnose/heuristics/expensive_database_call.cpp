@@ -140,6 +140,11 @@ class ExpensiveDatabaseCall : public Heuristic {
     // statement needed min_calls 5 calls, set for tc11.
     return {{"min_share", 0.5}, {"min_attributed", 0.5}, {"dominant_share", 0.5}};
   }
+  std::map<std::string, ParameterKind> parameter_kinds() const override {
+    return {{"dominant_share", {ParameterKind::kShare}},
+            {"min_attributed", {ParameterKind::kShare}},
+            {"min_share", {ParameterKind::kShare}}};
+  }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
     const Experiment* single = ctx.data.single_user_test();

@@ -121,9 +121,15 @@ class OneLaneBridge : public Heuristic {
     // service that waited 17 ms for a table lock at 12 users (tc15); the
     // 5 that followed still hid it in a later run (7.05 ms measured at 12
     // users against 6.78 ms with the floor, 3.79 ms without).
-    return {{"tolerance", 1.1},           {"single_user_floor_ms", 0}, {"network_check", 1},
-            {"max_model_utilization", 1}, {"noise_test", 1},           {"utilization_bound", 1},
-            {"violating_steps", 1}};
+    return {{"tolerance", 1.1}, {"single_user_floor_ms", 0}, {"network_check", 1},
+            {"noise_test", 1},  {"utilization_bound", 1},    {"violating_steps", 1}};
+  }
+  std::map<std::string, ParameterKind> parameter_kinds() const override {
+    return {{"network_check", {ParameterKind::kSwitch}},
+            {"noise_test", {ParameterKind::kSwitch}},
+            {"tolerance", {ParameterKind::kGrowthFactor}},
+            {"utilization_bound", {ParameterKind::kSwitch}},
+            {"violating_steps", {ParameterKind::kSwitch}}};
   }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
@@ -259,14 +265,15 @@ class OneLaneBridge : public Heuristic {
                 ? 0
                 : rho_s + stats::olb_threshold(demand, db_cpus, db_util_model[s], tolerance) -
                       demand;
-        // A node at max_model_utilization or more explains any wait. 1 since
-        // 2026-11-28 (a node saturated by its upper bound); it was 0.8, set
+        // A node saturated by its utilization's upper bound (U >= 1) explains
+        // any wait: the model's threshold is infinite there (said outright,
+        // so a database demand that is not finite cannot make it NaN). Until
+        // 2026-12-04 a parameter, max_model_utilization, capped U: 0.8 set
         // for tc11 (a database at 86-88%, where a 3-point error in U moves R
-        // by a third): utilization_bound now widens the threshold by U's
-        // measured error, and tc11 came out right without the 0.8 on every
-        // stored full-duration run.
-        const double max_u = ctx.params.at("max_model_utilization");
-        const bool saturated = util_model[s] >= max_u || db_util_model[s] >= max_u;
+        // by a third), then 1, the model's own limit; utilization_bound
+        // widens the threshold by U's measured error instead
+        // (docs/diagnose/parameters.md).
+        const bool saturated = util_model[s] >= 1 || db_util_model[s] >= 1;
         const double threshold = saturated ? std::numeric_limits<double>::infinity()
                                            : std::max(sut_threshold, db_threshold);
         // Significantly above it, not by noise: tc10's CPU-bound service

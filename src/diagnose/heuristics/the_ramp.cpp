@@ -185,6 +185,12 @@ class TheRamp : public Heuristic {
             {"min_relative_increase", 0},
             {"rank_test", 2}};
   }
+  std::map<std::string, ParameterKind> parameter_kinds() const override {
+    return {{"min_growth_share", {ParameterKind::kShare}},
+            {"rank_test", {ParameterKind::kSwitch, 3}},
+            {"window_rule", {ParameterKind::kSwitch}},
+            {"windows", {ParameterKind::kPlanSize}}};
+  }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
     const std::vector<const Experiment*> windows = ctx.data.series("ramp");

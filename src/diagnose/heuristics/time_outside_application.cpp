@@ -325,6 +325,12 @@ class TimeOutsideApplication : public Heuristic {
             {"min_cluster_share", 0.5},  {"max_cpu_utilization", 0.8},
             {"min_relative_increase", 0}};
   }
+  std::map<std::string, ParameterKind> parameter_kinds() const override {
+    return {{"max_cpu_utilization", {ParameterKind::kShare}},
+            {"min_attributed", {ParameterKind::kShare}},
+            {"min_cluster_share", {ParameterKind::kShare}},
+            {"min_outside_share", {ParameterKind::kShare}}};
+  }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& shared) const override {
     const double min_share = ctx.params.at("min_outside_share");

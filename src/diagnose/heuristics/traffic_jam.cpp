@@ -133,6 +133,9 @@ class TrafficJam : public Heuristic {
   std::map<std::string, double> defaults() const override {
     return {{"steps", 5}, {"min_relative_increase", 0}, {"min_growth_share", 0.5}};
   }
+  std::map<std::string, ParameterKind> parameter_kinds() const override {
+    return {{"min_growth_share", {ParameterKind::kShare}}, {"steps", {ParameterKind::kPlanSize}}};
+  }
 
   NodeResult evaluate(const Context& ctx, nlohmann::json& shared) const override {
     const std::vector<const Experiment*> steps = ctx.data.series("scaling");

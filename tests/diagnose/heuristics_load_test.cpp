@@ -381,6 +381,31 @@ TEST(OneLaneBridge, AnUncertainUtilizationWidensTheThreshold) {
   }
 }
 
+// The ledger's l10 in run ledger-s32 (a CPU-bound SQLite scan, no lock):
+// over its threshold at 3 users only, under it at 6, 9 and 12 as the CPU
+// filled. Alg. 15 (step_majority 0, the default) calls that a bridge; the
+// candidate rule, most of the counted steps, does not, and keeps a bridge
+// whose waits stay above the CPU's explanation at every load.
+TEST(OneLaneBridge, AnExcessAtOneLoadOfFourIsABridgeOnlyByAlgorithm15) {
+  TempDir scan, lock;
+  write_scaling_series(scan.path(), {100, 160, 170, 160, 220}, {"response_time", "cpu"});
+  write_scaling_series(lock.path(), {100, 300, 700, 1200, 2000}, {"response_time", "cpu"});
+  const double cpu[] = {0.2, 0.4, 0.64, 0.73, 0.88};
+  for (int k = 0; k < 5; ++k) {
+    write_cpu(experiment_path(scan.path(), "scaling-s" + std::to_string(k)), cpu[k], 2);
+    write_cpu(experiment_path(lock.path(), "scaling-s" + std::to_string(k)), 0.2, 2);
+  }
+  EXPECT_EQ(olb(scan.path()).status, Status::kDetected);
+  const NodeResult r = olb(scan.path(), {{"step_majority", 1}});
+  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_EQ(r.evidence[0].values["found"], false);
+  EXPECT_EQ(r.evidence[0].values["steps_over"], 1);
+  EXPECT_EQ(r.evidence[0].values["steps_counted"], 4);
+  EXPECT_NE(r.evidence[0].detail.find("over at 1 of 4"), std::string::npos) << r.evidence[0].detail;
+  EXPECT_EQ(olb(lock.path(), {{"step_majority", 1}}).status, Status::kDetected);
+}
+
 // A step of 13 instants (libsonde's default period of 1 s): too few for
 // ten batch means, so the bound comes from the instants' own standard
 // error. Until 2026-12-04 such a step got no bound at all (the mean, 0.69,

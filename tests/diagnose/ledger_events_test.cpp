@@ -103,7 +103,7 @@ TEST(LedgerEvents, StatementsReportTheirLargeMovementsInOneMessageOrOneEach) {
     ASSERT_TRUE(r.ok()) << r.error();
     const long long before = pushes(r);
     const nlohmann::json statement =
-        nlohmann::json::parse(http_get(ledger.port, "/accounts/7/statement"));
+        nlohmann::json::parse(sonde::test::http_get(ledger.port, "/accounts/7/statement").body);
     ASSERT_EQ(statement["lines"].size(), 50u) << statement.dump();
     long long large = 0;
     for (const auto& line : statement["lines"])
@@ -124,12 +124,12 @@ TEST(LedgerEvents, AFullQueueMakesTheSenderWaitThenAnswers503) {
   RunningLedger ledger(scratch.path, {"--redis", redis->address(), "--queue-capacity", "1",
                                       "--event-handling-us", "2500000"});
   const std::string transfer = "from=1&to=2&amount=100";
-  EXPECT_EQ(http_exchange(ledger.port, "POST", "/transfers", transfer).rfind("HTTP/1.1 200", 0),
-            0u);
-  const std::string refused = http_exchange(ledger.port, "POST", "/transfers", transfer);
-  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
-  EXPECT_NE(refused.find("event queue 'notifier' stayed full for 2 s"), std::string::npos)
-      << refused;
+  EXPECT_EQ(sonde::test::http_post_form(ledger.port, "/transfers", transfer).status, 200);
+  const sonde::test::HttpReply refused =
+      sonde::test::http_post_form(ledger.port, "/transfers", transfer);
+  EXPECT_EQ(refused.status, 503) << refused.body;
+  EXPECT_NE(refused.body.find("event queue 'notifier' stayed full for 2 s"), std::string::npos)
+      << refused.body;
   RedisConnection r(RedisAddress::parse(redis->address()), 2000);
   EXPECT_TRUE(drained(r, 1));
 }

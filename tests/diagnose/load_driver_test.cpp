@@ -40,8 +40,8 @@ TEST(LoadDriver, FixedCountRunSendsExactlyUsersTimesRequests) {
     EXPECT_EQ(std::count(services.begin(), services.end(), "GET /product"), 5);
   }
   // The shop saw every order: 3 users x 5 orders.
-  EXPECT_NE(http_get(shop.port, "/stats").find("\"orders\":15"), std::string::npos)
-      << http_get(shop.port, "/stats");
+  const std::string stats = sonde::test::http_get(shop.port, "/stats").body;
+  EXPECT_NE(stats.find("\"orders\":15"), std::string::npos) << stats;
 }
 
 TEST(LoadDriver, UsersRunConcurrently) {

@@ -2,11 +2,7 @@
 // free loopback port (no mocks: real process, real TCP), and temp dirs.
 #pragma once
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -17,6 +13,7 @@
 
 #include "diagnose/engine/sut.hpp"
 #include "diagnose/load/profile.hpp"
+#include "http_client.hpp"
 
 namespace sonde::test {
 
@@ -90,37 +87,6 @@ struct RunningShop : RunningServer {
     return flags;
   }
 };
-
-// One HTTP/1.1 request to 127.0.0.1:port over a connection of its own
-// (`body` as a form for POST); the whole response, status line included.
-inline std::string http_exchange(int port, const std::string& method, const std::string& path,
-                                 const std::string& body = "") {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  std::string request = method + " " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n";
-  if (!body.empty())
-    request += "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " +
-               std::to_string(body.size()) + "\r\n";
-  request += "\r\n" + body;
-  EXPECT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
-  std::string response;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-    response.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return response;
-}
-
-// GET a path and return the body (the shop's /stats, a ledger statement).
-inline std::string http_get(int port, const std::string& path) {
-  const std::string response = http_exchange(port, "GET", path);
-  const size_t body = response.find("\r\n\r\n");
-  return body == std::string::npos ? "" : response.substr(body + 4);
-}
 
 inline diagnose::load::UsageProfile profile_of(const std::string& json) {
   return diagnose::load::UsageProfile::parse(json);

@@ -235,9 +235,15 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
     for (const auto& [node, a] : p.node_accuracy) {
       const auto at_1x = table.baseline_node_accuracy.find(node);
       const double before = at_1x == table.baseline_node_accuracy.end() ? NAN : at_1x->second;
-      if (!same_accuracy(before, a))
-        p.accuracy_changes.push_back(node + " " + accuracy_text(before) + " -> " +
-                                     accuracy_text(a));
+      if (same_accuracy(before, a)) continue;
+      p.accuracy_changes.push_back(node + " " + accuracy_text(before) + " -> " +
+                                   accuracy_text(a));
+      if (std::isnan(a) || std::isnan(before)) {
+        p.largest_drop = std::max(p.largest_drop, 0.5);
+      } else {
+        p.largest_drop = std::max(p.largest_drop, before - a);
+        p.largest_rise = std::max(p.largest_rise, a - before);
+      }
     }
   };
   auto vary = [&](SensitivityRow& row, const ParameterKind& kind,
@@ -463,24 +469,13 @@ std::string sensitivity_svg(const SensitivityTable& t) {
   // against 1x (the lowest accuracy alone would hide a node that falls to
   // a level another node already has): red by the largest drop, green
   // where some node rises and none drops, white where none moves.
-  auto fill_for = [&](const SensitivityPoint* p) {
+  auto fill_for = [](const SensitivityPoint* p) {
     if (p == nullptr) return std::string("#ffffff");
-    double drop = 0, rise = 0;
-    for (const auto& [node, a] : p->node_accuracy) {
-      const auto at_1x = t.baseline_node_accuracy.find(node);
-      if (at_1x == t.baseline_node_accuracy.end() || same_accuracy(at_1x->second, a)) continue;
-      if (std::isnan(a) || std::isnan(at_1x->second)) {
-        drop = std::max(drop, 0.5);
-        continue;
-      }
-      drop = std::max(drop, at_1x->second - a);
-      rise = std::max(rise, a - at_1x->second);
-    }
-    if (drop > 0) {
-      const int shade = std::max(60, 235 - static_cast<int>(drop * 350));
+    if (p->largest_drop > 0) {
+      const int shade = std::max(60, 235 - static_cast<int>(p->largest_drop * 350));
       return "rgb(235," + std::to_string(shade) + "," + std::to_string(shade) + ")";
     }
-    return rise > 0 ? std::string("#c8e6c9") : std::string("#ffffff");
+    return p->largest_rise > 0 ? std::string("#c8e6c9") : std::string("#ffffff");
   };
   std::ostringstream svg;
   auto cell = [&](int x, int y, const SensitivityPoint* p, const std::string& text) {

@@ -37,6 +37,9 @@ struct SensitivityPoint {
   double worst_accuracy = 0;
   std::vector<std::string> changed;  // labels wrong here and right at 1x, or the reverse ("+"/"-")
   std::vector<std::string> accuracy_changes;  // "node 1.000 -> 0.750", against 1x
+  // The largest fall and rise of any node's balanced accuracy against 1x;
+  // a node scored at only one of the two falls by 0.5 (the plot's colour).
+  double largest_drop = 0, largest_rise = 0;
 };
 
 struct SensitivityRow {

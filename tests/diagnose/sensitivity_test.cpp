@@ -81,6 +81,10 @@ TEST(ParameterSensitivity, DoublingAThresholdThatDecidesACaseCountsItsWrongLabel
             "continuously_violated_requirements 1.000 -> 0.000");
   EXPECT_TRUE(cvr->points[0].accuracy_changes.empty());
   EXPECT_FALSE(cvr->plateau());
+  // The plot's colour comes from the largest fall and rise of any node.
+  EXPECT_DOUBLE_EQ(cvr->points[1].largest_drop, 1.0);
+  EXPECT_DOUBLE_EQ(cvr->points[1].largest_rise, 0.0);
+  EXPECT_DOUBLE_EQ(cvr->points[0].largest_drop, 0.0);
 
   // A growth factor whose rule needs it above 1 is scaled on its excess
   // over 1 (Database Congestion's f_R 2 -> 1.5 and 3, not 1 and 4).

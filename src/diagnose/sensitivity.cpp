@@ -236,8 +236,7 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
       const auto at_1x = table.baseline_node_accuracy.find(node);
       const double before = at_1x == table.baseline_node_accuracy.end() ? NAN : at_1x->second;
       if (same_accuracy(before, a)) continue;
-      p.accuracy_changes.push_back(node + " " + accuracy_text(before) + " -> " +
-                                   accuracy_text(a));
+      p.accuracy_changes.push_back(node + " " + accuracy_text(before) + " -> " + accuracy_text(a));
       if (std::isnan(a) || std::isnan(before)) {
         p.largest_drop = std::max(p.largest_drop, 0.5);
       } else {

@@ -12,18 +12,20 @@
 // thesis' growth condition would pass it over when the rest of the request
 // slows down a little more under load.
 //
-// A candidate rule, off by default (`growth_rule` 0; not adopted, so the
-// frozen parameter set is unchanged): with `growth_rule` 1 a query is
+// sonde's second addition (`growth_rule` 1, the default since the
+// thirty-fifth session; 0 restores the rules above alone): a query is
 // expensive also when one call's growth from the single-user test to the
 // load test, at the lower bound of its mean under load, is more than
 // `min_share` of its service's growth in mean response time: the call is
-// most of the slowdown. Written after shop-bound-2's tc15 (a locked
-// statement: 4 % of POST /cart alone, 55 % under load with a lower bound of
-// 0.489, so Eq. 6.26 missed it at tau 0.5). On the stored runs of both
-// systems (a training observation, not a validation) this growth share,
-// taken at the call's mean, was 0.90-1.86 where Expensive Database Call is
-// labelled a positive and 0.00-0.16 where it is a negative
-// (docs/diagnose/parameters.md).
+// most of the slowdown, which is the thesis' question (where does the
+// violation come from) asked of the growth rather than of the total.
+// Written after shop-bound-2's tc15 (a locked statement: 4 % of POST /cart
+// alone, 55 % under load with a lower bound of 0.489, so Eq. 6.26 missed it
+// at tau 0.5), so it is a fix after a validation, adopted before a new
+// series of fresh repetitions. On the stored runs of both systems (a
+// training observation) this growth share, taken at the call's mean, was
+// 0.90-1.86 where Expensive Database Call is labelled a positive and
+// 0.00-0.16 where it is a negative (docs/diagnose/parameters.md).
 //
 // Per call and per service, as the thesis writes it: a request that issues
 // one statement 100 times (The Stifle) has no single expensive call, and a
@@ -152,7 +154,7 @@ class ExpensiveDatabaseCall : public Heuristic {
     // trace matches (misattribution_p, alpha); until 2026-12-02 a
     // statement needed min_calls 5 calls, set for tc11.
     return {
-        {"min_share", 0.5}, {"min_attributed", 0.5}, {"dominant_share", 0.5}, {"growth_rule", 0}};
+        {"min_share", 0.5}, {"min_attributed", 0.5}, {"dominant_share", 0.5}, {"growth_rule", 1}};
   }
   std::map<std::string, ParameterKind> parameter_kinds() const override {
     return {{"dominant_share", {ParameterKind::kShare}},
@@ -249,7 +251,7 @@ class ExpensiveDatabaseCall : public Heuristic {
         const bool grows = low && share_h_low > tau && share_h > share_s;
         // Dominant at every load: alone and under load.
         const bool dominates = low && share_h_low >= dominant && share_s >= dominant;
-        // The candidate: most of the service's slowdown is this call's.
+        // growth_rule: most of the service's slowdown is this call's.
         const double slowdown = phi - rho;
         const double growth_share_low =
             low && slowdown > 0 ? (*low - query_single_ms) / slowdown : 0;

@@ -100,10 +100,11 @@ class Heuristic {
   // Parameters and their defaults; a config may override these and only
   // these. Few are the thesis' values: most are sonde's own, where the
   // thesis gives no value (phi, tau, f_R, epsilon), where sonde departs
-  // from the value it gives (One Lane Bridge's floor 5, not 15), or where
-  // its rule was extended (e.g. Expensive Database Call's dominant_share),
-  // and several were set to make one scenario come out right. The
-  // comments in defaults() do not cover every value:
+  // from the value it gives (One Lane Bridge's floor 0, not 15), where
+  // its rule was extended (e.g. Expensive Database Call's dominant_share)
+  // or derived from statistics; one rule was written after a scenario's
+  // miss (Expensive Database Call's growth_rule). The comments in
+  // defaults() do not cover every value:
   // docs/diagnose/parameters.md lists each parameter with its source and
   // whether it was set for one case.
   virtual std::map<std::string, double> defaults() const = 0;

@@ -41,10 +41,10 @@
 // time frames (frequency, amplitude, duration; Sec. 4.4.2), although its
 // Alg. 3 accepts a single hiccup (DynamicSpotter's code asks for more
 // than one). One violating period in a load test is a blip, not a
-// period: `min_hiccups` 2, sonde's. Scenario tc15 (a
-// table lock, run sc19): GET /orders had one bucket of 22 at 14.5 ms
-// against a typical 3.8 ms; the hiccup cases tc03-tc05 have 3 to 5 per
-// service.
+// period: `min_hiccups` 2, the smallest count that recurs (a derivation
+// since 2026-12-02; first set for scenario tc15, a table lock, run sc19,
+// where GET /orders had one bucket of 22 at 14.5 ms against a typical
+// 3.8 ms; the hiccup cases tc03-tc05 have 3 to 5 per service).
 #include <algorithm>
 #include <cmath>
 

@@ -1,8 +1,10 @@
 #include "diagnose/experiment_data.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -296,15 +298,58 @@ class ClassFilter : public format::RecordSink {
   LogRecords& out_;
 };
 
+// Keyed by the stable phase too: an experiment run again into the same
+// directory has other records (and another phase).
+using LogRecordsKey = std::tuple<std::string, std::int64_t, std::int64_t, std::string>;
+
+struct LogRecordsCache {
+  std::mutex mutex;
+  std::map<LogRecordsKey, LogRecords> entries;
+};
+
+LogRecordsCache& log_records_cache() {
+  static LogRecordsCache c;
+  return c;
+}
+
+struct CacheRegistry {
+  std::mutex mutex;
+  std::vector<std::function<void(const std::string&)>> forgets;
+};
+
+CacheRegistry& cache_registry() {
+  static CacheRegistry r;
+  return r;
+}
+
 }  // namespace
 
+void register_experiment_cache(std::function<void(const std::string& dir)> forget) {
+  CacheRegistry& r = cache_registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.forgets.push_back(std::move(forget));
+}
+
+void forget_experiment(const Experiment& e) {
+  CacheRegistry& r = cache_registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const auto& forget : r.forgets) forget(e.dir);
+}
+
 const LogRecords& log_records(const Experiment& e, const std::string& class_name) {
-  static std::mutex mutex;
-  // Keyed by the stable phase too: an experiment run again into the same
-  // directory has other records (and another phase).
-  static std::map<std::tuple<std::string, std::int64_t, std::int64_t, std::string>, LogRecords>
-      cache;
-  std::lock_guard<std::mutex> lock(mutex);
+  LogRecordsCache& c = log_records_cache();
+  static const bool registered =
+      (register_experiment_cache([](const std::string& dir) {
+         LogRecordsCache& all = log_records_cache();
+         std::lock_guard<std::mutex> lock(all.mutex);
+         auto it = all.entries.lower_bound(LogRecordsKey{dir, INT64_MIN, INT64_MIN, ""});
+         while (it != all.entries.end() && std::get<0>(it->first) == dir)
+           it = all.entries.erase(it);
+       }),
+       true);
+  (void)registered;
+  auto& cache = c.entries;
+  std::lock_guard<std::mutex> lock(c.mutex);
   const auto key = std::make_tuple(e.dir, e.start_ns, e.end_ns, class_name);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -107,6 +108,19 @@ struct LogRecords {
 // outside [start_ns, end_ns] are dropped when the experiment has a stable
 // phase (end_ns > start_ns). Cached per (experiment, class).
 const LogRecords& log_records(const Experiment& e, const std::string& class_name);
+
+// Data derived from an experiment (its records above, its traces, their
+// attribution to services) is cached per experiment directory until
+// forget_experiment, because several heuristics read the same. Each such
+// cache registers how to drop one directory's entries; forget_experiment
+// drops them from every cache, so a caller that has finished with a run
+// (the sensitivity re-evaluation, one case at a time) does not keep it
+// resident. References obtained for `e` before are invalid afterwards, and
+// it must not run while `e` is being evaluated (a value computed then
+// would be stored again). The SQL shapes (sql_shape.hpp) are not per
+// experiment and stay, bounded.
+void register_experiment_cache(std::function<void(const std::string& dir)> forget);
+void forget_experiment(const Experiment& e);
 
 struct ExperimentData {
   std::string dir;

@@ -15,9 +15,13 @@
 namespace sonde::diagnose {
 namespace {
 
-struct LoadedCase {
+// A case whose config is read; its records are loaded only while its
+// evaluations run (the shop's 26 cases held 18.4 GB when all stayed
+// resident, and the kernel killed the re-evaluation beside another).
+struct CaseInput {
+  size_t index;  // in the cases file, to list missing cases in its order
   std::string id;
-  ExperimentData data;
+  std::filesystem::path data_dir;
   DiagnoseConfig config;
 };
 
@@ -173,11 +177,13 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
   namespace fs = std::filesystem;
   SensitivityTable table;
   table.factors = factors;
-  std::vector<LoadedCase> loaded;
-  for (const ScenarioCase& c : cases) {
+  std::vector<CaseInput> inputs;
+  std::vector<std::pair<size_t, std::string>> missing;  // case index, why
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const ScenarioCase& c = cases[i];
     const fs::path dir = fs::path(results_dir) / c.id;
     if (!fs::is_directory(dir / "data" / "experiments")) {
-      table.missing.push_back(c.id + " (no " + (dir / "data" / "experiments").string() + ")");
+      missing.emplace_back(i, c.id + " (no " + (dir / "data" / "experiments").string() + ")");
       continue;
     }
     nlohmann::json requirements;
@@ -185,36 +191,125 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
       try {
         requirements = requirements_of_environment(nlohmann::json::parse(in));
       } catch (const nlohmann::json::exception& e) {
-        table.missing.push_back(c.id + " (" + (dir / "config.json").string() + ": " + e.what() +
-                                ")");
+        missing.emplace_back(i,
+                             c.id + " (" + (dir / "config.json").string() + ": " + e.what() + ")");
         continue;
       }
     }
     try {
-      loaded.push_back({c.id, load_experiment_data((dir / "data").string()),
+      inputs.push_back({i, c.id, dir / "data",
                         parse_diagnose_config(requirements.is_null() ? nlohmann::json::object()
                                                                      : requirements)});
     } catch (const DiagnoseError& e) {
-      table.missing.push_back(c.id + " (" + e.what() + ")");
+      missing.emplace_back(i, c.id + " (" + e.what() + ")");
     }
   }
-  if (loaded.empty())
-    throw DiagnoseError("no case of the cases file has stored data under " + results_dir +
-                        " (run scenarios/run.sh --out " + results_dir + " first)");
-  table.cases = static_cast<int>(loaded.size());
+  const std::string none_error = "no case of the cases file has stored data under " + results_dir +
+                                 " (run scenarios/run.sh --out " + results_dir + " first)";
+  if (inputs.empty()) throw DiagnoseError(none_error);
 
-  // One evaluation of the suite, with `change` applied to each case's config.
+  // The plan: every row and point, each point with the change of the
+  // config it is evaluated at; change 0 is none (1x). Made from the config
+  // of the first case whose records load, before any case is evaluated.
   using Change = std::function<void(DiagnoseConfig&)>;
-  auto evaluate = [&](const Change& change) {
-    std::map<std::string, NodeStatuses> statuses;
-    for (const LoadedCase& c : loaded) {
-      DiagnoseConfig config = c.config;
-      change(config);
-      statuses[c.id] = node_statuses(run_diagnosis(c.data, config));
-    }
-    return score_statuses(cases, statuses);
+  std::vector<Change> changes = {[](DiagnoseConfig&) {}};
+  struct PointAt {
+    size_t row, point, change;
   };
-  const AccuracyTable base = evaluate([](DiagnoseConfig&) {});
+  std::vector<PointAt> planned;
+  auto plan = [&](SensitivityRow row, const ParameterKind& kind,
+                  const std::function<Change(double)>& at) {
+    row.scale = scale_of(kind, row.value);
+    auto add = [&](SensitivityPoint p) {
+      changes.push_back(at(p.value));
+      planned.push_back({table.rows.size(), row.points.size(), changes.size() - 1});
+      row.points.push_back(std::move(p));
+    };
+    if (row.scale == Scale::kSwitch) {
+      for (int i = 0; i < kind.settings; ++i) {
+        const double setting = i;
+        if (setting == row.value) continue;
+        SensitivityPoint p;
+        p.factor = NAN;
+        p.value = setting;
+        add(std::move(p));
+      }
+    } else {
+      row.not_scaled = not_varied(kind, row.value);
+      if (row.not_scaled.empty())
+        for (double f : factors) {
+          SensitivityPoint p;
+          p.factor = f;
+          p.value = scaled(row.value, f, row.scale);
+          add(std::move(p));
+        }
+    }
+    table.rows.push_back(std::move(row));
+  };
+  auto build_plan = [&](const DiagnoseConfig& first) {
+    // The settings every node shares.
+    {
+      SensitivityRow row;
+      row.node = "*";
+      row.parameter = "alpha";
+      row.value = first.settings.alpha;
+      plan(std::move(row), ParameterKind{},
+           [](double v) { return [v](DiagnoseConfig& c) { c.settings.alpha = v; }; });
+    }
+    // Every parameter of every node, in tree order.
+    std::vector<const HierarchyNode*> order;
+    std::function<void(const HierarchyNode&)> walk = [&](const HierarchyNode& n) {
+      order.push_back(&n);
+      for (const HierarchyNode& c : n.children) walk(c);
+    };
+    walk(first.root);
+    for (const HierarchyNode* n : order) {
+      std::map<std::string, double> params = heuristic_registry().at(n->heuristic)->defaults();
+      for (const auto& [k, v] : n->params) params[k] = v;
+      for (const auto& [name, value] : params) {
+        SensitivityRow row;
+        row.node = n->id;
+        row.parameter = name;
+        row.value = value;
+        const std::string id = n->id;
+        const std::string key = name;
+        plan(std::move(row), kind_of(n->heuristic, name), [id, key](double v) {
+          return [id, key, v](DiagnoseConfig& c) {
+            if (HierarchyNode* node = find_node(c.root, id)) node->params[key] = v;
+          };
+        });
+      }
+    }
+  };
+
+  // One case at a time: load its records, evaluate every change, keep only
+  // the node statuses.
+  std::vector<std::map<std::string, NodeStatuses>> statuses;
+  for (const CaseInput& c : inputs) {
+    ExperimentData data;
+    try {
+      data = load_experiment_data(c.data_dir.string());
+    } catch (const DiagnoseError& e) {
+      missing.emplace_back(c.index, c.id + " (" + e.what() + ")");
+      continue;
+    }
+    if (table.cases++ == 0) {
+      build_plan(c.config);
+      statuses.resize(changes.size());
+    }
+    for (size_t k = 0; k < changes.size(); ++k) {
+      DiagnoseConfig config = c.config;
+      changes[k](config);
+      statuses[k][c.id] = node_statuses(run_diagnosis(data, config));
+    }
+    for (const Experiment& e : data.experiments) forget_experiment(e);
+  }
+  std::stable_sort(missing.begin(), missing.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [index, why] : missing) table.missing.push_back(std::move(why));
+  if (table.cases == 0) throw DiagnoseError(none_error);
+
+  const AccuracyTable base = score_statuses(cases, statuses[0]);
   table.baseline_wrong = wrong_labels(base);
   table.baseline_accuracy = mean_accuracy(base);
   table.baseline_worst_accuracy = worst_accuracy(base);
@@ -222,7 +317,9 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
   const std::set<std::string> base_wrong = wrong_set(base);
   table.baseline_wrong_labels.assign(base_wrong.begin(), base_wrong.end());
 
-  auto score = [&](SensitivityPoint& p, const AccuracyTable& t) {
+  for (const PointAt& at : planned) {
+    SensitivityPoint& p = table.rows[at.row].points[at.point];
+    const AccuracyTable t = score_statuses(cases, statuses[at.change]);
     p.wrong = wrong_labels(t);
     p.mean_accuracy = mean_accuracy(t);
     p.worst_accuracy = worst_accuracy(t);
@@ -243,67 +340,6 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
         p.largest_drop = std::max(p.largest_drop, before - a);
         p.largest_rise = std::max(p.largest_rise, a - before);
       }
-    }
-  };
-  auto vary = [&](SensitivityRow& row, const ParameterKind& kind,
-                  const std::function<Change(double)>& at) {
-    row.scale = scale_of(kind, row.value);
-    if (row.scale == Scale::kSwitch) {
-      for (int i = 0; i < kind.settings; ++i) {
-        const double setting = i;
-        if (setting == row.value) continue;
-        SensitivityPoint p;
-        p.factor = NAN;
-        p.value = setting;
-        score(p, evaluate(at(setting)));
-        row.points.push_back(std::move(p));
-      }
-      return;
-    }
-    row.not_scaled = not_varied(kind, row.value);
-    if (!row.not_scaled.empty()) return;
-    for (double f : factors) {
-      SensitivityPoint p;
-      p.factor = f;
-      p.value = scaled(row.value, f, row.scale);
-      score(p, evaluate(at(p.value)));
-      row.points.push_back(std::move(p));
-    }
-  };
-
-  // The settings every node shares.
-  {
-    SensitivityRow row;
-    row.node = "*";
-    row.parameter = "alpha";
-    row.value = loaded.front().config.settings.alpha;
-    vary(row, ParameterKind{},
-         [](double v) { return [v](DiagnoseConfig& c) { c.settings.alpha = v; }; });
-    table.rows.push_back(std::move(row));
-  }
-  // Every parameter of every node, in tree order.
-  std::vector<const HierarchyNode*> order;
-  std::function<void(const HierarchyNode&)> walk = [&](const HierarchyNode& n) {
-    order.push_back(&n);
-    for (const HierarchyNode& c : n.children) walk(c);
-  };
-  walk(loaded.front().config.root);
-  for (const HierarchyNode* n : order) {
-    std::map<std::string, double> params = heuristic_registry().at(n->heuristic)->defaults();
-    for (const auto& [k, v] : n->params) params[k] = v;
-    for (const auto& [name, value] : params) {
-      SensitivityRow row;
-      row.node = n->id;
-      row.parameter = name;
-      row.value = value;
-      const std::string id = n->id;
-      const std::string key = name;
-      vary(row, kind_of(n->heuristic, name), [id, key](double v) {
-        return [id, key, v](DiagnoseConfig& c) {
-          if (HierarchyNode* node = find_node(c.root, id)) node->params[key] = v;
-        };
-      });
-      table.rows.push_back(std::move(row));
     }
   }
   return table;

@@ -65,8 +65,10 @@ struct SensitivityTable {
   std::vector<SensitivityRow> rows;
 };
 
-// Loads each case's stored data once and re-evaluates the whole hierarchy
-// for every parameter and factor. Throws DiagnoseError when no case has data.
+// Plans every parameter's points, then loads one case's stored data at a
+// time, re-evaluates the whole hierarchy at each point and drops the
+// case's records before the next (memory is bounded by the largest case,
+// not the suite). Throws DiagnoseError when no case has data.
 SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
                                        const std::string& results_dir,
                                        const std::vector<double>& factors);

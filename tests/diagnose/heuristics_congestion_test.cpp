@@ -210,6 +210,38 @@ TEST(LogRecords, SixtyFourBitTraceIdsAndTimestampsStayExact) {
   }
 }
 
+// Records are read once per experiment and class; forget_experiment drops
+// them (the sensitivity re-evaluation does, one case at a time), so a
+// second read sees the log as it is now.
+TEST(LogRecords, ForgettingAnExperimentDropsItsCachedRecords) {
+  TempDir d;
+  ExperimentSpec s;
+  s.id = "load-u4";
+  s.probes = {"response_time", "messaging"};
+  write_experiment(d.path(), s);
+  const std::string dir = experiment_path(d.path(), "load-u4");
+  auto write_sends = [&](int64_t n) {
+    write_log(dir, [&](format::RecordSink& sink) {
+      for (int64_t i = 0; i < n; ++i) {
+        format::Record r;
+        format::reset_to_defaults(r, &message_send_schema());
+        r.values[0] = kT0 + 1 + i;
+        r.values[1] = i + 1;
+        r.values[4] = std::string_view("q");
+        sink.on_record(r);
+      }
+    });
+  };
+  write_sends(3);
+  const ExperimentData data = load_experiment_data(d.path());
+  const std::string cls = "sonde.record.MessageSend";
+  EXPECT_EQ(log_records(data.experiments[0], cls).records.size(), 3u);
+  write_sends(5);
+  EXPECT_EQ(log_records(data.experiments[0], cls).records.size(), 3u);  // cached
+  forget_experiment(data.experiments[0]);
+  EXPECT_EQ(log_records(data.experiments[0], cls).records.size(), 5u);
+}
+
 // ---- Database Congestion ----
 
 TEST(DatabaseCongestion, DatabaseCallsSaturateTheCpu) {

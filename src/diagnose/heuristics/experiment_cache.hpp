@@ -1,6 +1,7 @@
-// One value per experiment, computed once per process: several heuristics
-// read the same derived data of an experiment (its request attribution, its
-// database-call time, its inside/outside split).
+// One value per experiment, computed once until forget_experiment
+// (experiment_data.hpp): several heuristics read the same derived data of
+// an experiment (its request attribution, its database-call time, its
+// inside/outside split).
 #pragma once
 
 #include <map>
@@ -19,6 +20,12 @@ template <class T, class Compute>
 const T& per_experiment(const Experiment& e, Compute compute) {
   static std::mutex mutex;
   static std::map<std::string, T> cache;
+  static const bool registered = (register_experiment_cache([](const std::string& dir) {
+                                    std::lock_guard<std::mutex> lock(mutex);
+                                    cache.erase(dir);
+                                  }),
+                                  true);
+  (void)registered;
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(e.dir);

@@ -29,6 +29,12 @@ class Collect : public analysis::TraceSink {
 const ExperimentTraces& experiment_traces(const Experiment& e) {
   static std::mutex mutex;
   static std::map<std::string, ExperimentTraces> cache;
+  static const bool registered = (register_experiment_cache([](const std::string& dir) {
+                                    std::lock_guard<std::mutex> lock(mutex);
+                                    cache.erase(dir);
+                                  }),
+                                  true);
+  (void)registered;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(e.dir);
   if (it != cache.end()) return it->second;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -121,6 +122,19 @@ const LogRecords& log_records(const Experiment& e, const std::string& class_name
 // experiment and stay, bounded.
 void register_experiment_cache(std::function<void(const std::string& dir)> forget);
 void forget_experiment(const Experiment& e);
+
+// The usual such cache: a map keyed by the experiment directory, guarded by
+// `mutex` (both function-local statics). Returns true, to initialise a
+// static flag so that it registers once:
+//   static const bool registered = register_dir_cache(mutex, cache);
+template <class DirMap>
+bool register_dir_cache(std::mutex& mutex, DirMap& cache) {
+  register_experiment_cache([&mutex, &cache](const std::string& dir) {
+    std::lock_guard<std::mutex> lock(mutex);
+    cache.erase(dir);
+  });
+  return true;
+}
 
 struct ExperimentData {
   std::string dir;

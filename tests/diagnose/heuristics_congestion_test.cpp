@@ -181,25 +181,36 @@ TEST(CpuRecords, APinnedSutCountsOnlyItsOwnCpus) {
   EXPECT_NE(error.find("sut_cpus"), std::string::npos) << error;
 }
 
-TEST(LogRecords, SixtyFourBitTraceIdsAndTimestampsStayExact) {
-  TempDir d;
+// A load test "load-u4" with the messaging probe in `root`; returns its folder.
+std::string messaging_load_test(const std::string& root) {
   ExperimentSpec s;
   s.id = "load-u4";
   s.probes = {"response_time", "messaging"};
-  write_experiment(d.path(), s);
-  // libsonde's ids: a random high half; neighbours differ in the last bit,
-  // which a double (53-bit mantissa) cannot hold at this magnitude.
-  const int64_t base = 0x5a3c'9e11'0000'0001;
-  write_log(experiment_path(d.path(), "load-u4"), [&](format::RecordSink& sink) {
-    for (int64_t i = 0; i < 3; ++i) {
+  write_experiment(root, s);
+  return experiment_path(root, "load-u4");
+}
+
+// `n` MessageSend records to queue "q" into the experiment's log (replacing
+// it), one ns apart from kT0 + 1, trace ids first_trace, first_trace + 1, …
+void write_sends(const std::string& experiment_dir, int64_t n, int64_t first_trace) {
+  write_log(experiment_dir, [&](format::RecordSink& sink) {
+    for (int64_t i = 0; i < n; ++i) {
       format::Record r;
       format::reset_to_defaults(r, &message_send_schema());
-      r.values[0] = kT0 + 1 + i;  // one ns apart
-      r.values[1] = base + i;
+      r.values[0] = kT0 + 1 + i;
+      r.values[1] = first_trace + i;
       r.values[4] = std::string_view("q");
       sink.on_record(r);
     }
   });
+}
+
+TEST(LogRecords, SixtyFourBitTraceIdsAndTimestampsStayExact) {
+  TempDir d;
+  // libsonde's ids: a random high half; neighbours differ in the last bit,
+  // which a double (53-bit mantissa) cannot hold at this magnitude.
+  const int64_t base = 0x5a3c'9e11'0000'0001;
+  write_sends(messaging_load_test(d.path()), 3, base);
   const ExperimentData data = load_experiment_data(d.path());
   const LogRecords& recs = log_records(data.experiments[0], "sonde.record.MessageSend");
   ASSERT_TRUE(recs.error.empty()) << recs.error;
@@ -215,28 +226,12 @@ TEST(LogRecords, SixtyFourBitTraceIdsAndTimestampsStayExact) {
 // second read sees the log as it is now.
 TEST(LogRecords, ForgettingAnExperimentDropsItsCachedRecords) {
   TempDir d;
-  ExperimentSpec s;
-  s.id = "load-u4";
-  s.probes = {"response_time", "messaging"};
-  write_experiment(d.path(), s);
-  const std::string dir = experiment_path(d.path(), "load-u4");
-  auto write_sends = [&](int64_t n) {
-    write_log(dir, [&](format::RecordSink& sink) {
-      for (int64_t i = 0; i < n; ++i) {
-        format::Record r;
-        format::reset_to_defaults(r, &message_send_schema());
-        r.values[0] = kT0 + 1 + i;
-        r.values[1] = i + 1;
-        r.values[4] = std::string_view("q");
-        sink.on_record(r);
-      }
-    });
-  };
-  write_sends(3);
+  const std::string dir = messaging_load_test(d.path());
+  write_sends(dir, 3, 1);
   const ExperimentData data = load_experiment_data(d.path());
   const std::string cls = "sonde.record.MessageSend";
   EXPECT_EQ(log_records(data.experiments[0], cls).records.size(), 3u);
-  write_sends(5);
+  write_sends(dir, 5, 1);
   EXPECT_EQ(log_records(data.experiments[0], cls).records.size(), 3u);  // cached
   forget_experiment(data.experiments[0]);
   EXPECT_EQ(log_records(data.experiments[0], cls).records.size(), 5u);

@@ -20,11 +20,7 @@ template <class T, class Compute>
 const T& per_experiment(const Experiment& e, Compute compute) {
   static std::mutex mutex;
   static std::map<std::string, T> cache;
-  static const bool registered = (register_experiment_cache([](const std::string& dir) {
-                                    std::lock_guard<std::mutex> lock(mutex);
-                                    cache.erase(dir);
-                                  }),
-                                  true);
+  static const bool registered = register_dir_cache(mutex, cache);
   (void)registered;
   {
     std::lock_guard<std::mutex> lock(mutex);

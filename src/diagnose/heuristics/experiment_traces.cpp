@@ -29,11 +29,7 @@ class Collect : public analysis::TraceSink {
 const ExperimentTraces& experiment_traces(const Experiment& e) {
   static std::mutex mutex;
   static std::map<std::string, ExperimentTraces> cache;
-  static const bool registered = (register_experiment_cache([](const std::string& dir) {
-                                    std::lock_guard<std::mutex> lock(mutex);
-                                    cache.erase(dir);
-                                  }),
-                                  true);
+  static const bool registered = register_dir_cache(mutex, cache);
   (void)registered;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(e.dir);

@@ -105,11 +105,7 @@ void attribute(const Experiment& e, const ExperimentTraces& traces, RequestServi
 const RequestServices& request_services(const Experiment& e) {
   static std::mutex mutex;
   static std::map<std::string, RequestServices> cache;
-  static const bool registered = (register_experiment_cache([](const std::string& dir) {
-                                    std::lock_guard<std::mutex> lock(mutex);
-                                    cache.erase(dir);
-                                  }),
-                                  true);
+  static const bool registered = register_dir_cache(mutex, cache);
   (void)registered;
   {
     std::lock_guard<std::mutex> lock(mutex);

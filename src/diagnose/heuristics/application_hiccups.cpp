@@ -2,7 +2,8 @@
 // times violate the requirement in bursts, not all the time. Buckets of
 // width min(50 x mean inter-request time, 5 s); a hiccup runs from the left
 // border of a violating bucket to the right border of the next compliant
-// bucket; detected when hiccups exist and take less than phi of the time.
+// bucket; detected when hiccups exist and take less than phi of the time
+// (here: when the requirement is violated less than phi of the time, below).
 //
 // Beyond the thesis: violations that pile up towards one end of the run
 // are a trend, not hiccups. A ramp that crosses the threshold late in the
@@ -29,13 +30,33 @@
 //      below the level. A P90 just above the threshold in a bucket of 50
 //      requests is not;
 //  (b) its worst bucket lies outside the service's own bucket-to-bucket
-//      variation: on a log scale, above the median of the compliant
-//      buckets' percentiles by more than t(1 - level, compliant - 1)
-//      robust standard deviations (1.4826 x the median absolute
-//      deviation); skipped with fewer than 3 compliant buckets.
+//      variation: on a log scale, above the median of all non-empty
+//      buckets' percentiles by more than t(1 - level, buckets - 1) robust
+//      standard deviations (1.4826 x the median absolute deviation, which
+//      tolerates up to half the buckets being hiccups); skipped with fewer
+//      than 3 buckets. Until 2026-12-05 the scale came from the compliant
+//      buckets only. They are cut off at the threshold, so where the normal
+//      level sits just under it their spread understated the service's
+//      variation (tc14, run shop-g1-1: GET /product's bucket P90s 8-20 ms
+//      against 10, ten compliant buckets; two flickers at 13.7 and 18.5 ms
+//      stood 6 and 10 "standard deviations" out and were called hiccups, a
+//      false alarm; fixed after that fresh run).
 // In the hiccup cases (tc03-tc05) every pause peaks 58 to 1226 times above
 // the typical level. Until 2026-12-02 the rule was a peak of 3 x the
 // typical level (min_peak_factor, set for tc14's flickers at 1.8x).
+//
+// The time share phi compares is the estimated time in violation of every
+// violating period, hiccup or flicker (violated_time_share in common.hpp;
+// Continuously Violated Requirements asks the same estimate against the
+// same 0.5). The thesis measures each hiccup from the left border of its
+// first violating bucket to the right border of the next compliant one,
+// which adds up to two bucket widths per hiccup; with a rarely requested
+// service's buckets of 0.7 s that made four pauses "continuous" (tc03,
+// tc04: 53-78% of the time). The peak tests decide which periods are
+// hiccups, not whether the requirement is violated most of the time: a
+// service that flickers across its threshold for most of the run violates
+// it continuously, whatever a few of its periods look like. The reported
+// hiccups keep the thesis' extent (start_ns, end_ns).
 //
 // And hiccups recur: the thesis defines them as violations in periodic
 // time frames (frequency, amplitude, duration; Sec. 4.4.2), although its
@@ -58,11 +79,11 @@
 namespace sonde::diagnose::heuristics {
 namespace {
 
-// The service's normal level from the buckets that meet the requirement:
-// the median percentile, and on a log scale the median and the robust
-// standard deviation (1.4826 x MAD, the normal-consistent scale).
+// The service's normal level from all its non-empty buckets: the median
+// percentile, and on a log scale the median and the robust standard
+// deviation (1.4826 x MAD, the normal-consistent scale).
 struct NormalLevel {
-  double typical_ms = 0;  // 0 when every bucket violates
+  double typical_ms = 0;
   double log_median = 0;
   double log_sigma = 0;
   size_t buckets = 0;
@@ -71,12 +92,12 @@ struct NormalLevel {
 NormalLevel normal_level(const std::vector<Bucket>& buckets) {
   std::vector<double> levels, logs;
   for (const Bucket& b : buckets) {
-    if (b.count == 0 || b.violating) continue;
+    if (b.count == 0) continue;
     levels.push_back(b.percentile_ms);
     if (b.percentile_ms > 0) logs.push_back(std::log(b.percentile_ms));
   }
   NormalLevel n;
-  n.buckets = levels.size();
+  n.buckets = logs.size();
   n.typical_ms = stats::middle_value(levels);
   n.log_median = stats::middle_value(logs);
   std::vector<double> deviations;
@@ -137,28 +158,26 @@ class ApplicationHiccups : public Heuristic {
       for (const Bucket& b : buckets) non_empty += b.count > 0;
       // The level of each test: alpha over the buckets that could have
       // been the candidate. (b)'s quantile is Student's t with the
-      // compliant buckets' count - 1 df: the scale is estimated from them.
+      // buckets' count - 1 df: the scale is estimated from them.
       const double level = ctx.settings.alpha / static_cast<double>(std::max<size_t>(1, non_empty));
       const double z = normal.buckets >= 3 ? stats::student_t_quantile(
                                                  1 - level, static_cast<double>(normal.buckets - 1))
                                            : 0;
-      // Hiccups: [left of first violating bucket, right of the next compliant one].
+      const std::vector<ViolatingPeriod> periods = violating_periods(buckets);
       nlohmann::json hiccups = nlohmann::json::array();
-      int64_t total = 0;
       size_t flickers = 0;                  // violating periods that do not stand out
       size_t flickers_not_significant = 0;  // ... of them, failing test (a)
-      for (size_t i = 0; i < buckets.size(); ++i) {
-        if (!buckets[i].violating) continue;
-        size_t j = i;
+      for (const ViolatingPeriod& period : periods) {
         double peak = 0;
-        while (j < buckets.size() && (buckets[j].violating || buckets[j].count == 0)) {
-          if (buckets[j].count > 0) peak = std::max(peak, buckets[j].percentile_ms);
-          ++j;
+        for (size_t k = period.first; k <= period.last; ++k) {
+          if (buckets[k].count > 0) peak = std::max(peak, buckets[k].percentile_ms);
         }
-        const int64_t end = j < buckets.size() ? buckets[j].end_ns : buckets.back().end_ns;
-        const int64_t start = buckets[i].start_ns;
-        const int64_t violating_end = buckets[j - 1].end_ns;
-        i = j;
+        // The thesis' extent: to the right border of the next compliant bucket.
+        size_t next = period.last + 1;
+        while (next < buckets.size() && buckets[next].count == 0) ++next;
+        const int64_t end = next < buckets.size() ? buckets[next].end_ns : buckets.back().end_ns;
+        const int64_t start = buckets[period.first].start_ns;
+        const int64_t violating_end = buckets[period.last].end_ns;
         // (a) the period's own requests: how many exceed the threshold.
         size_t m = 0, over = 0;
         for (const TimedValue& tv : series) {
@@ -167,9 +186,9 @@ class ApplicationHiccups : public Heuristic {
           over += tv.value > req.threshold_ms;
         }
         const double p_violation = binomial_upper_tail(over, m, 1 - req.percentile);
-        // (b) the peak against the compliant buckets' variation; skipped
-        // (passes) with fewer than 3 compliant buckets; with no spread at
-        // all (MAD 0) any peak above their median stands out.
+        // (b) the peak against the buckets' variation; skipped (passes)
+        // with fewer than 3 buckets; with no spread at all (MAD 0) any
+        // peak above their median stands out.
         const bool judged = peak > 0 && normal.buckets >= 3;
         const double peak_z = !judged ? 0
                               : normal.log_sigma > 0
@@ -184,6 +203,7 @@ class ApplicationHiccups : public Heuristic {
         }
         hiccups.push_back({{"start_ns", start},
                            {"end_ns", end},
+                           {"estimated_ms", period.estimated_ns / 1e6},
                            {"peak_ms", peak},
                            {"requests", m},
                            {"over_threshold", over},
@@ -191,10 +211,8 @@ class ApplicationHiccups : public Heuristic {
                            // null: not judged, or no spread to measure by
                            {"peak_z", judged && std::isfinite(peak_z) ? nlohmann::json(peak_z)
                                                                       : nlohmann::json()}});
-        total += end - start;
       }
-      const int64_t span = buckets.back().end_ns - buckets.front().start_ns;
-      const double share = span > 0 ? static_cast<double>(total) / static_cast<double>(span) : 0;
+      const double share = violated_time_share(buckets, periods);
       std::vector<double> at, violates;
       std::vector<bool> marked;
       for (const Bucket& b : buckets) {
@@ -213,16 +231,19 @@ class ApplicationHiccups : public Heuristic {
       if (found) ++detected;
       Evidence ev;
       ev.location = service;
-      ev.test = "bucket strategy: hiccup time share < " + fmt(ctx.params.at("max_hiccup_share"));
+      ev.test = "bucket strategy: estimated share of the time in violation < " +
+                fmt(ctx.params.at("max_hiccup_share"));
       ev.effect_size = share;
-      ev.effect = "share of the experiment spent in hiccups";
+      ev.effect = "estimated share of the experiment in violation";
       ev.data = describe_sample(*e, series.size()) + ", " + std::to_string(buckets.size()) +
                 " buckets of " +
                 fmt(static_cast<double>(buckets[0].end_ns - buckets[0].start_ns) / 1e6) + " ms";
       ev.detail =
-          service + ": " + std::to_string(hiccups.size()) + " hiccup(s) covering " +
-          fmt(share * 100) + "% of the time" +
+          service + ": " + std::to_string(hiccups.size()) + " hiccup(s); the requirement is " +
+          "violated an estimated " + fmt(share * 100) + "% of the time" +
           (found ? ""
+           : share >= ctx.params.at("max_hiccup_share")
+               ? std::string(" (violations are continuous, not hiccups)")
            : hiccups.empty()
                ? (flickers > 0
                       ? " (" + std::to_string(flickers) + " violating period(s) (" +
@@ -237,9 +258,8 @@ class ApplicationHiccups : public Heuristic {
                             " of the run: mean position " + fmt(position.mean_position) +
                             " of the buckets, p " + fmt(position.p_value) +
                             " against random placement; a trend, not hiccups)"
-           : !recurring ? " (fewer than " + fmt(ctx.params.at("min_hiccups")) +
-                              ": a single blip, hiccups recur)"
-                        : " (violations are continuous, not hiccups)");
+                      : " (fewer than " + fmt(ctx.params.at("min_hiccups")) +
+                            ": a single blip, hiccups recur)");
       ev.values = {{"hiccups", hiccups},          {"share", share},
                    {"trend_rho", trend},          {"trend_position", position.mean_position},
                    {"trend_p", position.p_value}, {"typical_ms", typical},

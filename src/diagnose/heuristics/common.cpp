@@ -53,6 +53,44 @@ std::vector<Bucket> make_buckets(const std::vector<TimedValue>& series, const Re
   return out;
 }
 
+std::vector<ViolatingPeriod> violating_periods(const std::vector<Bucket>& buckets) {
+  std::vector<ViolatingPeriod> out;
+  const size_t n = buckets.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (!buckets[i].violating) continue;
+    ViolatingPeriod p;
+    p.first = i;
+    p.last = i;
+    for (size_t j = i + 1; j < n && (buckets[j].violating || buckets[j].count == 0); ++j) {
+      if (buckets[j].violating) p.last = j;
+    }
+    const double width = static_cast<double>(buckets[i].end_ns - buckets[i].start_ns);
+    const double k = static_cast<double>(p.last - p.first + 1);
+    const bool at_start = p.first == 0;
+    const bool at_end = p.last + 1 == n;
+    if (at_start && at_end) {
+      p.estimated_ns = k * width;
+    } else if (at_start || at_end) {
+      p.estimated_ns = (k - 0.5) * width;
+    } else {
+      p.estimated_ns = k >= 2 ? (k - 1) * width : width / 3;
+    }
+    out.push_back(p);
+    i = p.last;
+  }
+  return out;
+}
+
+double violated_time_share(const std::vector<Bucket>& buckets,
+                           const std::vector<ViolatingPeriod>& periods) {
+  if (buckets.empty()) return 0;
+  const double span = static_cast<double>(buckets.back().end_ns - buckets.front().start_ns);
+  if (span <= 0) return 0;
+  double violated = 0;
+  for (const ViolatingPeriod& p : periods) violated += p.estimated_ns;
+  return std::min(1.0, violated / span);
+}
+
 Increase test_increase(const std::vector<double>& a, const std::vector<double>& b, double alpha,
                        double min_relative) {
   Increase inc;

@@ -1,6 +1,17 @@
 // Continuously Violated Requirements (thesis H4, bucket strategy, Alg. 9-11):
-// buckets of 50 x mean inter-request time (no cap); detected when more than
-// phi of the buckets violate the requirement.
+// buckets of 50 x mean inter-request time (no cap); detected when the
+// requirement is violated more than phi of the time.
+//
+// Beyond the thesis: "of the time" is the estimated time in violation
+// (violated_time_share in common.hpp), not the share of violating buckets
+// (Alg. 11's eta / |B|). A bucket of 50 requests of a rarely requested
+// service spans 0.7 s in the shop's hiccup cases; each pause made one or
+// two such buckets violate, and the bucket share of GET /shipping reached
+// 8 of 15 although the pauses took about a quarter of the run (scenario
+// tc04, run shop-g1-1, a false alarm; fixed after that fresh run). Over
+// the stored runs of both systems, the bucket share was 0.31-0.53 in the
+// cases without a continuous violation and 0.77-1.0 in those with one;
+// the estimate gives 0.20-0.27 and 0.58-1.0.
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/common.hpp"
 
@@ -19,7 +30,8 @@ class ContinuouslyViolated : public Heuristic {
     return {{"load", "", 1, {"response_time"}}};
   }
   std::map<std::string, double> defaults() const override {
-    // phi: no thesis value; 0.5 is the complement of the hiccup share.
+    // phi: no thesis value; 0.5 ("most of the time") is the complement of
+    // Application Hiccups' max_hiccup_share, which asks the same estimate.
     return {{"bucket_factor", 50}, {"min_violating_share", 0.5}};
   }
   std::map<std::string, ParameterKind> parameter_kinds() const override {
@@ -43,19 +55,25 @@ class ContinuouslyViolated : public Heuristic {
         violating += b.violating;
       }
       if (filled == 0) continue;
-      const double share = static_cast<double>(violating) / static_cast<double>(filled);
+      const std::vector<ViolatingPeriod> periods = violating_periods(buckets);
+      const double share = violated_time_share(buckets, periods);
       const bool found = share > ctx.params.at("min_violating_share");
       if (found) services.push_back(service);
       Evidence ev;
       ev.location = service;
-      ev.test =
-          "bucket strategy: violating bucket share > " + fmt(ctx.params.at("min_violating_share"));
+      ev.test = "bucket strategy: estimated share of the time in violation > " +
+                fmt(ctx.params.at("min_violating_share"));
       ev.effect_size = share;
-      ev.effect = "share of violating buckets";
+      ev.effect = "estimated share of the time in violation";
       ev.data = describe_sample(*e, series.size()) + ", " + std::to_string(filled) + " buckets";
-      ev.detail = service + ": " + std::to_string(violating) + " of " + std::to_string(filled) +
-                  " time buckets violate the requirement";
-      ev.values = {{"violating_buckets", violating}, {"buckets", filled}, {"found", found}};
+      ev.detail = service + ": violated an estimated " + fmt(share * 100) + "% of the time (" +
+                  std::to_string(violating) + " of " + std::to_string(filled) +
+                  " time buckets violate, in " + std::to_string(periods.size()) + " period(s))";
+      ev.values = {{"violating_buckets", violating},
+                   {"buckets", filled},
+                   {"periods", periods.size()},
+                   {"share", share},
+                   {"found", found}};
       r.evidence.push_back(std::move(ev));
     }
     if (r.evidence.empty())

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "diagnose/diagnosis.hpp"
+#include "diagnose/heuristics/common.hpp"
 #include "diagnose/heuristics/sql_shape.hpp"
 #include "diagnose_test_support.hpp"
 #include "format/record.hpp"
@@ -313,6 +314,101 @@ TEST(ApplicationHiccups, ASingleBlipIsNotHiccups) {
   const NodeResult t = evaluate(twice.path(), "application_hiccups");
   EXPECT_EQ(t.status, Status::kDetected) << t.reason;
   EXPECT_EQ(t.evidence[0].values["hiccups"].size(), 2u);
+}
+
+// Buckets of 1 s from `pattern`: 'X' violates, '.' complies, ' ' is empty.
+std::vector<heuristics::Bucket> buckets_of(const std::string& pattern) {
+  std::vector<heuristics::Bucket> out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    heuristics::Bucket b;
+    b.start_ns = static_cast<int64_t>(i) * 1000 * kMs;
+    b.end_ns = b.start_ns + 1000 * kMs;
+    b.count = pattern[i] == ' ' ? 0 : 50;
+    b.violating = pattern[i] == 'X';
+    out.push_back(b);
+  }
+  return out;
+}
+
+double share_of(const std::string& pattern) {
+  const auto b = buckets_of(pattern);
+  return heuristics::violated_time_share(b, heuristics::violating_periods(b));
+}
+
+// A violation touches the buckets at its ends: (k - 1) widths for a run of
+// k, a third of one for a lone bucket, half a bucket more where the run
+// meets the series' start or end.
+TEST(ViolatedTime, EachRunCountsItsExpectedLengthNotItsBuckets) {
+  const auto b = buckets_of(".XX..X X...XXX");
+  const auto periods = heuristics::violating_periods(b);
+  ASSERT_EQ(periods.size(), 3u);
+  EXPECT_EQ(periods[0].first, 1u);
+  EXPECT_EQ(periods[0].last, 2u);
+  EXPECT_DOUBLE_EQ(periods[0].estimated_ns, 1000.0 * kMs);
+  // An empty bucket inside a run belongs to it.
+  EXPECT_EQ(periods[1].first, 5u);
+  EXPECT_EQ(periods[1].last, 7u);
+  EXPECT_DOUBLE_EQ(periods[1].estimated_ns, 2000.0 * kMs);
+  // The last run meets the end: 2.5 of its 3 buckets.
+  EXPECT_DOUBLE_EQ(periods[2].estimated_ns, 2500.0 * kMs);
+  EXPECT_DOUBLE_EQ(share_of(".XX..X X...XXX"), 5.5 / 14);
+  EXPECT_DOUBLE_EQ(share_of("..X.."), 1.0 / 15);
+  EXPECT_DOUBLE_EQ(share_of("X...."), 0.5 / 5);
+  EXPECT_DOUBLE_EQ(share_of("XXXXX"), 1.0);
+  EXPECT_DOUBLE_EQ(share_of("X"), 1.0);
+  EXPECT_DOUBLE_EQ(share_of("....."), 0.0);
+  EXPECT_DOUBLE_EQ(share_of(""), 0.0);
+}
+
+// Scenario tc04 (run shop-g1-1): a rarely requested service's 50-request
+// buckets span 0.7 s, and each of four 0.3 s pauses made two of them
+// violate: 8 of 15 buckets, which the bucket share called continuous.
+// Here 750 requests 14 ms apart (buckets of 700 ms), pauses of 300 ms
+// centred on four bucket borders.
+TEST(ViolatedTime, PausesOfARarelyRequestedServiceAreHiccupsNotContinuousViolation) {
+  TempDir d;
+  ExperimentSpec s = load_test_spec(
+      [](int i, const std::string&) {
+        const double t = i * 14.0;
+        for (double border : {1400.0, 4200.0, 7000.0, 9800.0})
+          if (std::fabs(t - border) < 150) return 2000.0;
+        return 100.0;
+      },
+      750);
+  s.inter_request_ns = 14 * kMs;
+  write_experiment(d.path(), s);
+  const NodeResult cvr = evaluate(d.path(), "continuously_violated_requirements");
+  EXPECT_EQ(cvr.status, Status::kNotDetected) << cvr.reason;
+  ASSERT_EQ(cvr.evidence.size(), 1u);
+  EXPECT_EQ(cvr.evidence[0].values["violating_buckets"].get<int>(), 8);
+  EXPECT_EQ(cvr.evidence[0].values["buckets"].get<int>(), 15);
+  EXPECT_EQ(cvr.evidence[0].values["periods"].get<int>(), 4);
+  EXPECT_NEAR(cvr.evidence[0].values["share"].get<double>(), 4.5 / 15, 0.01);
+  const NodeResult h = evaluate(d.path(), "application_hiccups");
+  EXPECT_EQ(h.status, Status::kDetected) << h.reason;
+  ASSERT_EQ(h.evidence.size(), 1u);
+  EXPECT_EQ(h.evidence[0].values["hiccups"].size(), 4u);
+  EXPECT_NEAR(h.evidence[0].values["share"].get<double>(), 4.5 / 15, 0.01);
+}
+
+// Scenario tc14 (run shop-g1-1): a service whose bucket percentiles wander
+// across the threshold in a wide band. The compliant buckets alone are cut
+// off at the threshold, so their spread understates the band, and the top
+// of the band looked like pauses. Here 40 buckets at 0.6-1.6 x the
+// threshold, spread evenly on a log scale in shuffled order.
+TEST(ApplicationHiccups, AWideBandAcrossTheThresholdIsNoiseNotHiccups) {
+  TempDir d;
+  write_experiment(d.path(), load_test_spec([](int i, const std::string&) {
+                     const int bucket = i / 50;
+                     const double position = ((bucket * 17) % 40) / 39.0;
+                     return 600.0 * std::pow(1.6 / 0.6, position);
+                   }));
+  const NodeResult r = evaluate(d.path(), "application_hiccups");
+  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_TRUE(r.evidence[0].values["hiccups"].empty()) << r.evidence[0].values.dump();
+  EXPECT_GE(r.evidence[0].values["flickers"].get<int>(), 5);
+  EXPECT_LT(r.evidence[0].values["share"].get<double>(), 0.5);
 }
 
 TEST(TheRamp, DetectsGrowthAcrossTimeWindows) {

@@ -41,10 +41,12 @@ std::vector<Bucket> make_buckets(const std::vector<TimedValue>& series, const Re
   for (const TimedValue& v : series) {
     values[static_cast<size_t>((v.time_ns - first) / w)].push_back(v.value);
   }
+  const int64_t last_ns = series.back().time_ns;
   for (size_t i = 0; i < n; ++i) {
     Bucket b;
     b.start_ns = first + static_cast<int64_t>(i) * w;
-    b.end_ns = b.start_ns + w;
+    // The last bucket ends with the series: nothing was observed after it.
+    b.end_ns = std::min(b.start_ns + w, last_ns + 1);
     b.count = values[i].size();
     b.percentile_ms = stats::percentile(values[i], req.percentile);
     b.violating = b.count > 0 && b.percentile_ms > req.threshold_ms;
@@ -64,16 +66,20 @@ std::vector<ViolatingPeriod> violating_periods(const std::vector<Bucket>& bucket
     for (size_t j = i + 1; j < n && (buckets[j].violating || buckets[j].count == 0); ++j) {
       if (buckets[j].violating) p.last = j;
     }
-    const double width = static_cast<double>(buckets[i].end_ns - buckets[i].start_ns);
-    const double k = static_cast<double>(p.last - p.first + 1);
+    // Interior ends at their bucket's midpoint (the expected place of an
+    // end uniform in it); an end in the series' first or last bucket at
+    // the series' border.
+    const auto mid = [&](size_t k) {
+      return 0.5 * static_cast<double>(buckets[k].start_ns + buckets[k].end_ns);
+    };
     const bool at_start = p.first == 0;
     const bool at_end = p.last + 1 == n;
-    if (at_start && at_end) {
-      p.estimated_ns = k * width;
-    } else if (at_start || at_end) {
-      p.estimated_ns = (k - 0.5) * width;
+    if (p.first == p.last && !at_start && !at_end) {
+      p.estimated_ns = static_cast<double>(buckets[i].end_ns - buckets[i].start_ns) / 3;
     } else {
-      p.estimated_ns = k >= 2 ? (k - 1) * width : width / 3;
+      const double left = at_start ? static_cast<double>(buckets[0].start_ns) : mid(p.first);
+      const double right = at_end ? static_cast<double>(buckets[n - 1].end_ns) : mid(p.last);
+      p.estimated_ns = right - left;
     }
     out.push_back(p);
     i = p.last;

@@ -30,7 +30,8 @@ struct Bucket {
 };
 
 // Fixed-width buckets over the series from its first start; width_ns =
-// factor * mean inter-request time, capped at cap_ns (0 = no cap).
+// factor * mean inter-request time, capped at cap_ns (0 = no cap). The
+// last bucket ends just after the series' last start.
 std::vector<Bucket> make_buckets(const std::vector<TimedValue>& series, const Requirement& req,
                                  double factor, double cap_ns);
 
@@ -46,14 +47,18 @@ struct ViolatingPeriod {
 // of the violation that made it. A bucket violates when the violation
 // touched it, not when it filled it: a 100 ms pause makes a bucket of 700
 // ms violate. With both ends of the violation placed uniformly in the
-// period's first and last buckets, its expected length is (k - 1) bucket
-// widths for k >= 2 buckets and a third of a bucket for one; an end at the
-// series' start or end is not uncertain and adds half a bucket. So a
-// service violating throughout gets all of its time, and the estimate no
-// longer grows with the bucket width: the bucket count (the thesis' share)
-// made a rarely requested service's pauses look continuous (scenario tc04,
-// run shop-g1-1: GET /shipping's 15 buckets of 694 ms, four pauses, 8
-// buckets violating; estimated 27% of the time).
+// period's first and last buckets, its expected length is the distance
+// between their midpoints, (k - 1) bucket widths for k >= 2 buckets, and a
+// third of a bucket for one. A period in the series' first or last bucket
+// is counted to the series' border, where the observation ends (half a
+// bucket more for k >= 2; a lone bucket there counts half). So a service
+// violating throughout gets all of its time, and the estimate no longer
+// grows with the bucket width: the bucket count (the thesis' share) made a
+// rarely requested service's pauses look continuous (scenario tc04, run
+// shop-g1-1: GET /shipping's 15 buckets of 694 ms, four pauses, 8 buckets
+// violating; an estimated 27% of the time). It models violations that
+// touch buckets (pauses); a service that flickers across its threshold
+// bucket by bucket (X.X.X.) gets a third of each violating bucket.
 std::vector<ViolatingPeriod> violating_periods(const std::vector<Bucket>& buckets);
 
 // The estimated share of the series' time in violation: the periods'

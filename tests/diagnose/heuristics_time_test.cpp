@@ -332,7 +332,7 @@ std::vector<heuristics::Bucket> buckets_of(const std::string& pattern) {
 
 double share_of(const std::string& pattern) {
   const auto b = buckets_of(pattern);
-  return heuristics::violated_time_share(b, heuristics::violating_periods(b));
+  return heuristics::violated_time_share(b, heuristics::violating_periods(b), true);
 }
 
 // A violation touches the buckets at its ends: (k - 1) widths for a run of
@@ -384,11 +384,38 @@ TEST(ViolatedTime, PausesOfARarelyRequestedServiceAreHiccupsNotContinuousViolati
   EXPECT_EQ(cvr.evidence[0].values["buckets"].get<int>(), 15);
   EXPECT_EQ(cvr.evidence[0].values["periods"].get<int>(), 4);
   EXPECT_NEAR(cvr.evidence[0].values["share"].get<double>(), 4.5 / 15, 0.01);
+  EXPECT_TRUE(cvr.evidence[0].values["excursions"].get<bool>());
   const NodeResult h = evaluate(d.path(), "application_hiccups");
   EXPECT_EQ(h.status, Status::kDetected) << h.reason;
   ASSERT_EQ(h.evidence.size(), 1u);
   EXPECT_EQ(h.evidence[0].values["hiccups"].size(), 4u);
   EXPECT_NEAR(h.evidence[0].values["share"].get<double>(), 4.5 / 15, 0.01);
+}
+
+// Scenario tc15 (run shop-g2-1): a lock-bound service whose P90 hovers at
+// its threshold violated in 29 of 55 buckets, in short scattered runs.
+// Its own level sits at the threshold, so a violating bucket is violated
+// throughout: counted by expected lengths (excursions) it looked like 36%
+// of the time, and the continuous violation was missed. Here 40 buckets,
+// 22 scattered ones at 1.02-1.10 x the threshold, the others at 0.90-0.98.
+TEST(ViolatedTime, AServiceHoveringAtItsThresholdCountsEachViolatingBucketWhole) {
+  TempDir d;
+  write_experiment(d.path(), load_test_spec([](int i, const std::string&) {
+                     const int bucket = i / 50;
+                     const double spread = 0.08 * ((bucket * 13) % 10) / 9.0;
+                     return 1000.0 * ((bucket * 7) % 40 < 22 ? 1.02 + spread : 0.90 + spread);
+                   }));
+  const NodeResult cvr = evaluate(d.path(), "continuously_violated_requirements");
+  EXPECT_EQ(cvr.status, Status::kDetected) << cvr.reason;
+  ASSERT_EQ(cvr.evidence.size(), 1u);
+  EXPECT_EQ(cvr.evidence[0].values["violating_buckets"].get<int>(), 22);
+  EXPECT_FALSE(cvr.evidence[0].values["excursions"].get<bool>());
+  EXPECT_DOUBLE_EQ(cvr.evidence[0].values["share"].get<double>(), 22.0 / 40);
+  EXPECT_NE(cvr.evidence[0].detail.find("counted whole"), std::string::npos)
+      << cvr.evidence[0].detail;
+  // Nor are its violating periods hiccups: most of the time is violated.
+  const NodeResult h = evaluate(d.path(), "application_hiccups");
+  EXPECT_EQ(h.status, Status::kNotDetected) << h.reason;
 }
 
 // Scenario tc14 (run shop-g1-1): a service whose bucket percentiles wander

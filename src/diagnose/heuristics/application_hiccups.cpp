@@ -53,11 +53,15 @@
 // violating period, hiccup or flicker (violated_time_share in common.hpp;
 // Continuously Violated Requirements asks the same estimate against the
 // same 0.5, on the same buckets where 50 x the mean inter-request time is
-// under the 5 s cap). The thesis measures each hiccup from the left border of its
-// first violating bucket to the right border of the next compliant one,
-// which adds up to two bucket widths per hiccup; with a rarely requested
-// service's buckets of 0.7 s that made four pauses "continuous" (tc03,
-// tc04: 53-78% of the time). The peak tests decide which periods are
+// under the 5 s cap). Where the violations are excursions from a level
+// far below the threshold (the cut is outside the compliant buckets'
+// variation, as in (b)), each period counts its expected length; the
+// thesis measures each hiccup from the left border of its first violating
+// bucket to the right border of the next compliant one, which adds up to
+// two bucket widths per hiccup, and with a rarely requested service's
+// buckets of 0.7 s that made four pauses "continuous" (tc03, tc04: 53-78%
+// of the time). Where the level itself sits at the threshold, every
+// violating bucket counts whole. The peak tests decide which periods are
 // hiccups, not whether the requirement is violated most of the time: a
 // service that flickers across its threshold for most of the run violates
 // it continuously, whatever a few of its periods look like. The reported
@@ -83,36 +87,6 @@
 
 namespace sonde::diagnose::heuristics {
 namespace {
-
-// The service's normal level from its compliant buckets (or, with
-// `all_buckets`, from every non-empty one): the median percentile, and on
-// a log scale the median and the robust standard deviation (1.4826 x MAD,
-// the normal-consistent scale).
-struct NormalLevel {
-  double typical_ms = 0;  // 0 when no bucket counts
-  double log_median = 0;
-  double log_sigma = 0;
-  size_t buckets = 0;
-  bool all_buckets = false;
-};
-
-NormalLevel normal_level(const std::vector<Bucket>& buckets, bool all_buckets) {
-  std::vector<double> levels, logs;
-  for (const Bucket& b : buckets) {
-    if (b.count == 0 || (b.violating && !all_buckets)) continue;
-    levels.push_back(b.percentile_ms);
-    if (b.percentile_ms > 0) logs.push_back(std::log(b.percentile_ms));
-  }
-  NormalLevel n;
-  n.all_buckets = all_buckets;
-  n.buckets = levels.size();
-  n.typical_ms = stats::middle_value(levels);
-  n.log_median = stats::middle_value(logs);
-  std::vector<double> deviations;
-  for (double l : logs) deviations.push_back(std::fabs(l - n.log_median));
-  n.log_sigma = 1.4826 * stats::middle_value(deviations);
-  return n;
-}
 
 // P(X >= c), X ~ Binomial(m, p): that c of a period's m requests exceed
 // the threshold if the period met a requirement at percentile 1 - p.
@@ -165,17 +139,14 @@ class ApplicationHiccups : public Heuristic {
       // been the candidate. (b)'s quantile is Student's t with the
       // scale's buckets - 1 df: the scale is estimated from them.
       const double level = ctx.settings.alpha / static_cast<double>(std::max<size_t>(1, non_empty));
-      const auto quantile = [level](size_t n) {
-        return n >= 3 ? stats::student_t_quantile(1 - level, static_cast<double>(n - 1)) : 0.0;
-      };
-      NormalLevel normal = normal_level(buckets, false);
-      double z = quantile(normal.buckets);
-      const bool cut_inside =
-          normal.buckets >= 3 && req.threshold_ms > 0 &&
-          std::log(req.threshold_ms) - normal.log_median <= z * normal.log_sigma;
-      if (cut_inside) {
-        normal = normal_level(buckets, true);
-        z = quantile(normal.buckets);
+      const ViolationRegime regime = violation_regime(buckets, req.threshold_ms, level);
+      BucketLevel normal = regime.compliant;
+      double z = regime.z;
+      if (regime.cut_inside) {
+        normal = bucket_level(buckets, true);
+        z = normal.buckets >= 3
+                ? stats::student_t_quantile(1 - level, static_cast<double>(normal.buckets - 1))
+                : 0;
       }
       const double typical = normal.typical_ms;
       const bool peak_test = ctx.params.at("peak_test") != 0;
@@ -228,7 +199,7 @@ class ApplicationHiccups : public Heuristic {
                            {"peak_z", judged && std::isfinite(peak_z) ? nlohmann::json(peak_z)
                                                                       : nlohmann::json()}});
       }
-      const double share = violated_time_share(buckets, periods);
+      const double share = violated_time_share(buckets, periods, regime.excursions);
       std::vector<double> at, violates;
       std::vector<bool> marked;
       for (const Bucket& b : buckets) {
@@ -279,6 +250,7 @@ class ApplicationHiccups : public Heuristic {
       ev.values = {{"hiccups", hiccups},
                    {"share", share},
                    {"periods", periods.size()},
+                   {"excursions", regime.excursions},
                    {"trend_rho", trend},
                    {"trend_position", position.mean_position},
                    {"trend_p", position.p_value},

@@ -87,9 +87,47 @@ std::vector<ViolatingPeriod> violating_periods(const std::vector<Bucket>& bucket
   return out;
 }
 
+BucketLevel bucket_level(const std::vector<Bucket>& buckets, bool all_buckets) {
+  std::vector<double> levels, logs;
+  for (const Bucket& b : buckets) {
+    if (b.count == 0 || (b.violating && !all_buckets)) continue;
+    levels.push_back(b.percentile_ms);
+    if (b.percentile_ms > 0) logs.push_back(std::log(b.percentile_ms));
+  }
+  BucketLevel n;
+  n.all_buckets = all_buckets;
+  n.buckets = levels.size();
+  n.typical_ms = stats::middle_value(levels);
+  n.log_median = stats::middle_value(logs);
+  std::vector<double> deviations;
+  for (double l : logs) deviations.push_back(std::fabs(l - n.log_median));
+  n.log_sigma = 1.4826 * stats::middle_value(deviations);
+  return n;
+}
+
+ViolationRegime violation_regime(const std::vector<Bucket>& buckets, double threshold_ms,
+                                 double level) {
+  ViolationRegime r;
+  r.compliant = bucket_level(buckets, false);
+  if (r.compliant.buckets < 3) return r;
+  r.z = stats::student_t_quantile(1 - level, static_cast<double>(r.compliant.buckets - 1));
+  r.cut_inside = threshold_ms > 0 &&
+                 std::log(threshold_ms) - r.compliant.log_median <= r.z * r.compliant.log_sigma;
+  r.excursions = !r.cut_inside;
+  return r;
+}
+
 double violated_time_share(const std::vector<Bucket>& buckets,
-                           const std::vector<ViolatingPeriod>& periods) {
+                           const std::vector<ViolatingPeriod>& periods, bool excursions) {
   if (buckets.empty()) return 0;
+  if (!excursions) {
+    size_t filled = 0, violating = 0;
+    for (const Bucket& b : buckets) {
+      filled += b.count > 0;
+      violating += b.violating;
+    }
+    return filled > 0 ? static_cast<double>(violating) / static_cast<double>(filled) : 0;
+  }
   const double span = static_cast<double>(buckets.back().end_ns - buckets.front().start_ns);
   if (span <= 0) return 0;
   double violated = 0;

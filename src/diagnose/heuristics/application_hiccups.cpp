@@ -140,14 +140,8 @@ class ApplicationHiccups : public Heuristic {
       // scale's buckets - 1 df: the scale is estimated from them.
       const double level = ctx.settings.alpha / static_cast<double>(std::max<size_t>(1, non_empty));
       const ViolationRegime regime = violation_regime(buckets, req.threshold_ms, level);
-      BucketLevel normal = regime.compliant;
-      double z = regime.z;
-      if (regime.cut_inside) {
-        normal = bucket_level(buckets, true);
-        z = normal.buckets >= 3
-                ? stats::student_t_quantile(1 - level, static_cast<double>(normal.buckets - 1))
-                : 0;
-      }
+      const BucketLevel& normal = regime.scale;
+      const double z = regime.scale_z;
       const double typical = normal.typical_ms;
       const bool peak_test = ctx.params.at("peak_test") != 0;
       const std::vector<ViolatingPeriod> periods = violating_periods(buckets);

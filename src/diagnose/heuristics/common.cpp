@@ -107,13 +107,20 @@ BucketLevel bucket_level(const std::vector<Bucket>& buckets, bool all_buckets) {
 
 ViolationRegime violation_regime(const std::vector<Bucket>& buckets, double threshold_ms,
                                  double level) {
+  const auto quantile = [level](size_t n) {
+    return n >= 3 ? stats::student_t_quantile(1 - level, static_cast<double>(n - 1)) : 0.0;
+  };
   ViolationRegime r;
-  r.compliant = bucket_level(buckets, false);
+  r.compliant = r.scale = bucket_level(buckets, false);
   if (r.compliant.buckets < 3) return r;
-  r.z = stats::student_t_quantile(1 - level, static_cast<double>(r.compliant.buckets - 1));
+  r.z = r.scale_z = quantile(r.compliant.buckets);
   r.cut_inside = threshold_ms > 0 &&
                  std::log(threshold_ms) - r.compliant.log_median <= r.z * r.compliant.log_sigma;
   r.excursions = !r.cut_inside;
+  if (r.cut_inside) {
+    r.scale = bucket_level(buckets, true);
+    r.scale_z = quantile(r.scale.buckets);
+  }
   return r;
 }
 

@@ -79,6 +79,10 @@ BucketLevel bucket_level(const std::vector<Bucket>& buckets, bool all_buckets);
 struct ViolationRegime {
   BucketLevel compliant;
   double z = 0;
+  // The level a peak is judged against: the compliant buckets', or all
+  // non-empty buckets' where the cut is inside (their own z).
+  BucketLevel scale;
+  double scale_z = 0;
   bool cut_inside = false;
   bool excursions = false;
 };

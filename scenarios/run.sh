@@ -60,9 +60,10 @@ esac
 # server on the upper half of the CPUs, the ledger on the lower half, as
 # `sonde demo` does; --arrival-rate-per-user R: the open workload;
 # --messaging redis: a throw-away Redis as the ledger's event bus, sampled
-# as its message broker).
+# as its message broker; --requirement-scale F: every threshold_ms times F,
+# for a deployment slower than the one the requirements were set on).
 ledger_config() {  # ledger_config FLAGS OPTIONS > config.json
-  local args="" f sed_args=() cpus=() n db_cpus="" database="" messaging="" servers=""
+  local args="" f sed_args=() cpus=() n db_cpus="" database="" messaging="" servers="" scale=1
   for f in $1; do [ "$f" = none ] || args+=", \"--$f\""; done
   set -- $2
   while [ $# -gt 0 ]; do
@@ -74,6 +75,10 @@ ledger_config() {  # ledger_config FLAGS OPTIONS > config.json
       --messaging)
         [ "$2" = redis ] || { echo "scenarios/run.sh: --messaging redis only" >&2; return 1; }
         messaging=1; args+=', "--redis", "{broker}"'; shift ;;
+      --requirement-scale)
+        [[ "$2" =~ ^[0-9]*\.?[0-9]+$ ]] && awk -v f="$2" 'BEGIN { exit !(f > 0) }' ||
+          { echo "scenarios/run.sh: --requirement-scale needs a positive number, not '$2'" >&2; return 1; }
+        scale="$2"; shift ;;
       *) echo "scenarios/run.sh: unknown ledger case option '$1'" >&2; return 1 ;;
     esac
     shift
@@ -104,7 +109,19 @@ ledger_config() {  # ledger_config FLAGS OPTIONS > config.json
   fi
   sed -e "s|\"command\": \[\"[^\"]*\"|\"command\": [\"$ledger\"|" -e "s|\"{port}\"|\"{port}\"$args|" \
       -e "s|\"profile\": \"[^\"]*\"|\"profile\": \"$here/ledger/profile.json\"|" "${sed_args[@]}" \
-      "$here/ledger/config.json"
+      "$here/ledger/config.json" | scale_requirements "$scale"
+}
+# Multiplies every "threshold_ms": N of the config on stdin by $1.
+scale_requirements() {
+  awk -v scale="$1" '{
+    out = ""
+    while (match($0, /"threshold_ms": [0-9.]+/)) {
+      value = substr($0, RSTART + 16, RLENGTH - 16) * scale
+      out = out substr($0, 1, RSTART - 1) "\"threshold_ms\": " value
+      $0 = substr($0, RSTART + RLENGTH)
+    }
+    print out $0
+  }'
 }
 mkdir -p "$out"
 cases="$out/cases.txt"

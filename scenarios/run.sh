@@ -2,13 +2,14 @@
 # Runs the scenario suite (scenarios/README.md): one `sonde demo` diagnosis
 # per case of cases.txt, then prints the thesis-style accuracy table.
 #   bash scenarios/run.sh [--quick] [--only tc01,tc17] [--out DIR] [--sonde PATH]
-#                         [--system shop|ledger] [--repeat N]
+#                         [--system shop|ledger|tickets] [--repeat N]
 # --repeat N: the whole selection N times on fresh processes, into
 # OUT/rep1..OUT/repN, then the mean and the worst accuracy per node over
 # the repetitions (`sonde diagnose --accuracy --repetitions`).
 # --system ledger: the second system under test (scenarios/ledger/README.md),
 # one `sonde diagnose --config` per case of scenarios/ledger/cases.txt; the
 # ledger binary is the one next to sonde's build (BUILD/examples/ledger).
+# --system tickets: the third (scenarios/tickets/README.md), the same way.
 # Exit status: 0 every case scored and right, 4 some case wrong or unscored,
 # 1 a case could not run.
 set -euo pipefail
@@ -47,14 +48,15 @@ if [ "$repeat" != 0 ]; then
 fi
 case "$system" in
   shop) case_file="$here/cases.txt" ;;
-  ledger)
-    case_file="$here/ledger/cases.txt"
-    ledger="$(cd "$(dirname "$sonde")/../.." && pwd)/examples/ledger"
-    [ -x "$ledger" ] || { echo "scenarios/run.sh: no ledger at $ledger (cmake --build BUILD --target ledger)" >&2; exit 1; }
+  ledger|tickets)
+    case_file="$here/$system/cases.txt"
+    sut_binary="$(cd "$(dirname "$sonde")/../.." && pwd)/examples/$system"
+    [ -x "$sut_binary" ] ||
+      { echo "scenarios/run.sh: no $system at $sut_binary (cmake --build BUILD --target $system)" >&2; exit 1; }
     ;;
-  *) echo "scenarios/run.sh: --system shop or ledger, not '$system'" >&2; exit 2 ;;
+  *) echo "scenarios/run.sh: --system shop, ledger or tickets, not '$system'" >&2; exit 2 ;;
 esac
-# A ledger case's config: scenarios/ledger/config.json with absolute paths,
+# A ledger or tickets case's config: scenarios/SYSTEM/config.json with absolute paths,
 # the case's flags after {port}, --quick's durations (those of `sonde demo
 # --quick`) and the case's options (--database postgresql: a throw-away
 # server on the upper half of the CPUs, the ledger on the lower half, as
@@ -62,7 +64,7 @@ esac
 # --messaging redis: a throw-away Redis as the ledger's event bus, sampled
 # as its message broker; --requirement-scale F: every threshold_ms times F,
 # for a deployment slower than the one the requirements were set on).
-ledger_config() {  # ledger_config FLAGS OPTIONS > config.json
+system_config() {  # system_config FLAGS OPTIONS > config.json
   local args="" f sed_args=() cpus=() n db_cpus="" database="" messaging="" servers="" scale=1
   for f in $1; do [ "$f" = none ] || args+=", \"--$f\""; done
   set -- $2
@@ -79,7 +81,7 @@ ledger_config() {  # ledger_config FLAGS OPTIONS > config.json
         [[ "$2" =~ ^[0-9]*\.?[0-9]+$ ]] && awk -v f="$2" 'BEGIN { exit !(f > 0) }' ||
           { echo "scenarios/run.sh: --requirement-scale needs a positive number, not '$2'" >&2; return 1; }
         scale="$2"; shift ;;
-      *) echo "scenarios/run.sh: unknown ledger case option '$1'" >&2; return 1 ;;
+      *) echo "scenarios/run.sh: unknown $system case option '$1'" >&2; return 1 ;;
     esac
     shift
   done
@@ -107,9 +109,9 @@ ledger_config() {  # ledger_config FLAGS OPTIONS > config.json
                -e 's/"ramp_up_s": [0-9.]*/"ramp_up_s": 0.5/' -e 's/"stable_s": [0-9.]*/"stable_s": 3/'
                -e 's/"stability_max_s": [0-9.]*/"stability_max_s": 3/')
   fi
-  sed -e "s|\"command\": \[\"[^\"]*\"|\"command\": [\"$ledger\"|" -e "s|\"{port}\"|\"{port}\"$args|" \
-      -e "s|\"profile\": \"[^\"]*\"|\"profile\": \"$here/ledger/profile.json\"|" "${sed_args[@]}" \
-      "$here/ledger/config.json" | scale_requirements "$scale"
+  sed -e "s|\"command\": \[\"[^\"]*\"|\"command\": [\"$sut_binary\"|" -e "s|\"{port}\"|\"{port}\"$args|" \
+      -e "s|\"profile\": \"[^\"]*\"|\"profile\": \"$here/$system/profile.json\"|" "${sed_args[@]}" \
+      "$here/$system/config.json" | scale_requirements "$scale"
 }
 # Multiplies every "threshold_ms": N of the config on stdin by $1.
 scale_requirements() {
@@ -138,9 +140,9 @@ while IFS= read -r line; do
   read -r -a options <<< "$extra"
   echo "== $id: $system --${problems[*]} ${options[*]}" >&2
   status=0
-  if [ "$system" = ledger ]; then
+  if [ "$system" != shop ]; then
     mkdir -p "$out/$id"
-    if ledger_config "${problems[*]}" "${options[*]}" > "$out/$id/config.json"; then
+    if system_config "${problems[*]}" "${options[*]}" > "$out/$id/config.json"; then
       "$sonde" diagnose --config "$out/$id/config.json" --out "$out/$id" > "$out/$id.log" 2>&1 || status=$?
     else
       status=1

@@ -134,8 +134,9 @@ class Transaction {
 
 }  // namespace
 
-BoxOffice::BoxOffice(const Options& o, Catalog& catalog) : o_(o), catalog_(catalog) {
-  if (o.slow_fraud_check) fraud_ = std::make_unique<FraudService>(o.fraud_delay_ms);
+BoxOffice::BoxOffice(const Options& o, Catalog& catalog)
+    : o_(o), catalog_(catalog), payments_(o.payment_delay_ms) {
+  if (o.slow_fraud_check) fraud_ = std::make_unique<RemoteService>(o.fraud_delay_ms);
   // The refresh's hashing: about 300 ms in all, spread over the events.
   refresh_rounds_ = o.refresh_rounds > 0 ? o.refresh_rounds
                                          : std::max<std::int64_t>(1, rounds_for_ms(300) / o.events);
@@ -278,18 +279,22 @@ Response BoxOffice::get_seats(std::int64_t id) {
     std::int64_t number;
     std::string section, row, tier;
     std::int64_t price_cents;
+    std::int64_t view;  // the row's view rating
   };
   std::vector<Listed> seats;
   if (!o_.seat_n_plus_one) {
     Query q = catalog_.query(
-        "SELECT s.seat_no, s.section, s.row_label, c.tier, s.price_cents + c.surcharge_cents"
-        " FROM tk_seat s JOIN tk_section c ON c.event_id = s.event_id AND c.section = s.section"
+        "SELECT s.seat_no, s.section, s.row_label, c.tier, s.price_cents + c.surcharge_cents,"
+        " r.rating FROM tk_seat s"
+        " JOIN tk_section c ON c.event_id = s.event_id AND c.section = s.section"
+        " JOIN tk_row_view r ON r.event_id = s.event_id AND r.row_label = s.row_label"
         " WHERE s.event_id = ? AND s.sold = 0 ORDER BY s.seat_no");
     q.bind(1, id);
-    while (q.step()) seats.push_back({q.integer(0), q.text(1), q.text(2), q.text(3), q.integer(4)});
+    while (q.step())
+      seats.push_back({q.integer(0), q.text(1), q.text(2), q.text(3), q.integer(4), q.integer(5)});
   } else {
-    // The planted N+1: the free seats' numbers, then each seat's row and its
-    // section's tier, one query each.
+    // The planted N+1: the free seats' numbers, then each seat's row, its
+    // section's tier and its row's view, one query each.
     std::vector<std::int64_t> numbers;
     {
       Query q = catalog_.query(
@@ -298,7 +303,7 @@ Response BoxOffice::get_seats(std::int64_t id) {
       while (q.step()) numbers.push_back(q.integer(0));
     }
     for (std::int64_t n : numbers) {
-      Listed l{n, "", "", "", 0};
+      Listed l{n, "", "", "", 0, 0};
       {
         Query q = catalog_.query(
             "SELECT section, row_label, price_cents FROM tk_seat WHERE event_id = ? AND seat_no = "
@@ -309,13 +314,19 @@ Response BoxOffice::get_seats(std::int64_t id) {
         l.row = q.text(1);
         l.price_cents = q.integer(2);
       }
-      Query t = catalog_.query(
-          "SELECT tier, surcharge_cents FROM tk_section WHERE event_id = ? AND section = ?");
-      t.bind(1, id).bind(2, l.section);
-      if (t.step()) {
+      {
+        Query t = catalog_.query(
+            "SELECT tier, surcharge_cents FROM tk_section WHERE event_id = ? AND section = ?");
+        t.bind(1, id).bind(2, l.section);
+        if (!t.step()) continue;
         l.tier = t.text(0);
         l.price_cents += t.integer(1);
       }
+      Query v =
+          catalog_.query("SELECT rating FROM tk_row_view WHERE event_id = ? AND row_label = ?");
+      v.bind(1, id).bind(2, l.row);
+      if (!v.step()) continue;
+      l.view = v.integer(0);
       seats.push_back(std::move(l));
     }
   }
@@ -326,7 +337,7 @@ Response BoxOffice::get_seats(std::int64_t id) {
     if (o_.unpruned_holds && seat_held(id, l.number)) continue;
     body += std::string(first ? "" : ",") + "[" + std::to_string(l.number) + "," +
             json_string(l.section) + "," + json_string(l.row) + "," + json_string(l.tier) + "," +
-            std::to_string(l.price_cents) + "]";
+            std::to_string(l.price_cents) + "," + std::to_string(l.view) + "]";
     first = false;
   }
   return Response{200, body + "]}"};
@@ -343,13 +354,14 @@ Response BoxOffice::post_order(const Request& r) {
   const std::string& customer = who->second;
   EventSummary e;
   if (!summary(event, e)) return error(404, "no event " + std::to_string(event));
-  if (fraud_ && !screen_order(fraud_->port(), next_ref_++, customer))
+  if (fraud_ && !ask_remote(fraud_->port(), next_ref_++, customer))
     return error(503, "the fraud screening did not answer");
 
-  // The planted One Lane Bridge: with --allocation-lock every order, from
-  // reading the free seats to the commit, holds one process-wide lock
-  // ("no two orders can pick the same seat"), which the conditional
-  // UPDATE below already guarantees.
+  // The planted One Lane Bridge: with --allocation-lock every order holds
+  // one process-wide lock from reading the free seats through the payment
+  // authorization to the commit ("no order may pay for seats another takes
+  // meanwhile"), which the conditional UPDATE below already guarantees: a
+  // conflict is chosen and authorized again.
   std::unique_lock serial(allocation_mutex_, std::defer_lock);
   if (o_.allocation_lock) serial.lock();
   for (int attempt = 0; attempt < 4; ++attempt) {
@@ -364,10 +376,16 @@ Response BoxOffice::post_order(const Request& r) {
     if (free.size() < static_cast<std::size_t>(count)) return error(409, "not enough free seats");
     const std::vector<std::size_t> chosen =
         best_seats(free, static_cast<std::size_t>(count), o_.search_rounds);
+    std::int64_t total = 0;
+    for (std::size_t i : chosen) total += free[i].price_cents;
+    // The payment is authorized before the seats are booked, outside the
+    // database transaction (a remote call inside it would hold SQLite's
+    // write lock for its whole latency).
+    if (!ask_remote(payments_.port(), next_ref_++, customer))
+      return error(503, "the payment authorization did not answer");
 
     Transaction t(catalog_);
     bool taken = false;
-    std::int64_t total = 0;
     for (std::size_t i : chosen) {
       catalog_.query("UPDATE tk_seat SET sold = 1 WHERE event_id = ? AND seat_no = ? AND sold = 0")
           .bind(1, event)
@@ -377,7 +395,6 @@ Response BoxOffice::post_order(const Request& r) {
         taken = true;  // another order was faster: choose again
         break;
       }
-      total += free[i].price_cents;
     }
     if (taken) continue;  // the transaction rolls back
     catalog_

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -190,6 +191,8 @@ void Catalog::create_and_seed(const Options& o) {
       "CREATE TABLE tk_section (event_id INTEGER NOT NULL, section TEXT NOT NULL, tier TEXT NOT "
       "NULL,"
       "  surcharge_cents INTEGER NOT NULL, PRIMARY KEY (event_id, section)) WITHOUT ROWID;"
+      "CREATE TABLE tk_row_view (event_id INTEGER NOT NULL, row_label TEXT NOT NULL,"
+      "  rating INTEGER NOT NULL, PRIMARY KEY (event_id, row_label)) WITHOUT ROWID;"
       "CREATE TABLE tk_seat (event_id INTEGER NOT NULL, seat_no INTEGER NOT NULL, section TEXT NOT "
       "NULL,"
       "  row_label TEXT NOT NULL, price_cents INTEGER NOT NULL, sold INTEGER NOT NULL DEFAULT 0,"
@@ -231,6 +234,12 @@ void Catalog::create_and_seed(const Options& o) {
           .bind(3, tiers[s])
           .bind(4, (5 - s) * 250)
           .step();
+    for (int row = 1; row <= (o.seats_per_event + 19) / 20; ++row)
+      query("INSERT INTO tk_row_view (event_id, row_label, rating) VALUES (?, ?, ?)")
+          .bind(1, e)
+          .bind(2, std::to_string(row))
+          .bind(3, std::max(10, 100 - 5 * (row - 1)))  // the front rows see best
+          .step();
     for (int seat = 1; seat <= o.seats_per_event; ++seat) {
       const int section = (seat - 1) * 5 / o.seats_per_event;
       query(
@@ -239,7 +248,7 @@ void Catalog::create_and_seed(const Options& o) {
           .bind(1, e)
           .bind(2, seat)
           .bind(3, sections[section])
-          .bind(4, std::string(1, static_cast<char>('a' + (seat - 1) % 20)))
+          .bind(4, std::to_string((seat - 1) / 20 + 1))  // 20 seats a row
           .bind(5, 9000 - section * 1500)
           .step();
     }

@@ -27,14 +27,15 @@ struct Options {
   int port = 8080;
   int workers = 16;
   int events = 400;
-  int seats_per_event = 300;
+  int seats_per_event = 600;
   int seeded_orders = 8000;
   int reviews = 60000;
-  int refresh_period_ms = 3000;
-  int refresh_rounds = 0;  // 0: measured at start, ~300 ms of hashing
-  int search_rounds = 40;  // best-seats search: scoring passes over the free seats
-  int price_paths = 8000;  // --price-simulation: Monte Carlo demand paths
-  int fraud_delay_ms = 30;
+  int refresh_period_ms = 2000;
+  int refresh_rounds = 0;   // 0: measured at start, ~300 ms of hashing
+  int search_rounds = 40;   // best-seats search: scoring passes over the free seats
+  int price_paths = 20000;  // --price-simulation: Monte Carlo demand paths
+  int fraud_delay_ms = 40;
+  int payment_delay_ms = 4;
   int flush_interval_ms = 20;
   std::string data_dir;
   std::string pid_file;
@@ -116,16 +117,17 @@ class Catalog {
   std::vector<std::unique_ptr<Connection>> connections_;
 };
 
-// ---- The external fraud-screening service (fraud_check.cpp) ---------------
+// ---- The external services (remote_service.cpp) ---------------------------
 
-// A UDP service on loopback that answers every screening request after
-// --fraud-delay-ms, concurrently (requests do not queue behind each other).
-class FraudService {
+// A UDP service on loopback that answers every request after `delay_ms`,
+// concurrently (requests do not queue behind each other): the fraud
+// screening and the payment authorizer.
+class RemoteService {
  public:
-  explicit FraudService(int delay_ms);
-  ~FraudService();
-  FraudService(const FraudService&) = delete;
-  FraudService& operator=(const FraudService&) = delete;
+  explicit RemoteService(int delay_ms);
+  ~RemoteService();
+  RemoteService(const RemoteService&) = delete;
+  RemoteService& operator=(const RemoteService&) = delete;
   int port() const { return port_; }
 
  private:
@@ -138,7 +140,7 @@ class FraudService {
 };
 
 // Asks the service about one order; false if it did not answer in 2 s.
-bool screen_order(int port, std::int64_t order_ref, const std::string& customer);
+bool ask_remote(int port, std::int64_t order_ref, const std::string& customer);
 
 // ---- Pricing (pricing.cpp) -------------------------------------------------
 
@@ -194,7 +196,8 @@ class BoxOffice {
 
   const Options& o_;
   Catalog& catalog_;
-  std::unique_ptr<FraudService> fraud_;
+  std::unique_ptr<RemoteService> fraud_;
+  RemoteService payments_;
   std::int64_t refresh_rounds_ = 0;
   std::shared_mutex cache_mutex_;
   std::vector<EventSummary> cache_;

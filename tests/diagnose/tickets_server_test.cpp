@@ -29,9 +29,9 @@ struct RunningTickets : RunningServer {
   RunningTickets(const fs::path& dir, std::vector<std::string> flags)
       : RunningServer(dir, kTicketsBinary, with_size(std::move(flags)), "tickets-output.txt") {}
   static std::vector<std::string> with_size(std::vector<std::string> flags) {
-    flags.insert(flags.begin(),
-                 {"--events", "20", "--seats-per-event", "40", "--seeded-orders", "50", "--reviews",
-                  "500", "--fraud-delay-ms", "1", "--price-paths", "50"});
+    flags.insert(flags.begin(), {"--events", "20", "--seats-per-event", "40", "--seeded-orders",
+                                 "50", "--reviews", "500", "--fraud-delay-ms", "1",
+                                 "--payment-delay-ms", "1", "--price-paths", "50"});
     return flags;
   }
 };

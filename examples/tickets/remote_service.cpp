@@ -1,5 +1,6 @@
-// The external fraud-screening service, simulated on its own loopback UDP
-// port and thread: it answers each datagram after --fraud-delay-ms, all
+// The external services (fraud screening, payment authorization), each
+// simulated on its own loopback UDP port and thread: it answers each
+// datagram after its delay, all
 // requests concurrently (a timer queue, not one request after another), as
 // a remote service with that latency would.
 #include <arpa/inet.h>
@@ -33,7 +34,7 @@ struct Pending {
 
 }  // namespace
 
-FraudService::FraudService(int delay_ms) : delay_ms_(delay_ms) {
+RemoteService::RemoteService(int delay_ms) : delay_ms_(delay_ms) {
   fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
   sockaddr_in address{};
@@ -46,13 +47,13 @@ FraudService::FraudService(int delay_ms) : delay_ms_(delay_ms) {
     const std::string reason = std::strerror(errno);
     if (fd_ >= 0) ::close(fd_);
     if (stop_fd_ >= 0) ::close(stop_fd_);
-    throw std::runtime_error("fraud service: cannot open its loopback UDP port: " + reason);
+    throw std::runtime_error("remote service: cannot open its loopback UDP port: " + reason);
   }
   port_ = ntohs(address.sin_port);
   thread_ = std::thread([this] { serve(); });
 }
 
-FraudService::~FraudService() {
+RemoteService::~RemoteService() {
   const std::uint64_t one = 1;
   if (::write(stop_fd_, &one, sizeof one) < 0) {
     // The thread cannot be told to stop; nothing else would help here.
@@ -62,7 +63,7 @@ FraudService::~FraudService() {
   ::close(stop_fd_);
 }
 
-void FraudService::serve() {
+void RemoteService::serve() {
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> due;
   for (;;) {
     int timeout_ms = -1;
@@ -73,7 +74,7 @@ void FraudService::serve() {
     pollfd fds[2] = {{fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
     if (::poll(fds, 2, timeout_ms) < 0 && errno != EINTR) {
       // Out of kernel memory, say: the service is slow for a moment, not gone.
-      std::cerr << "tickets: fraud service: poll: " << std::strerror(errno) << "\n";
+      std::cerr << "tickets: remote service: poll: " << std::strerror(errno) << "\n";
       ::usleep(1000);
       continue;
     }
@@ -102,7 +103,7 @@ void FraudService::serve() {
   }
 }
 
-bool screen_order(int port, std::int64_t order_ref, const std::string& customer) {
+bool ask_remote(int port, std::int64_t order_ref, const std::string& customer) {
   // One socket per worker thread, reused: a real client keeps its socket.
   struct Socket {
     int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

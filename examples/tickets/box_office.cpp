@@ -15,10 +15,6 @@ namespace {
 constexpr std::int64_t kToday = 1798675200;
 const char* const kSections[] = {"A", "B", "C", "D", "E"};
 
-Response error(int status, const std::string& message) {
-  return Response{status, "{\"error\":" + json_string(message) + "}"};
-}
-
 bool parse_id(std::string_view text, std::int64_t& out) {
   if (text.empty() || text.size() > 12) return false;
   out = 0;
@@ -230,31 +226,31 @@ Response BoxOffice::handle(const Request& r) {
   std::int64_t id = 0;
   const bool get = r.method == "GET";
   if (s.size() >= 2 && s[0] == "events" && parse_id(s[1], id)) {
-    if (!get) return error(405, "GET only");
+    if (!get) return error_response(405, "GET only");
     if (s.size() == 2) return get_event(id);
     if (s.size() == 3 && s[2] == "seats") return get_seats(id);
   } else if (s.size() == 1 && s[0] == "orders") {
-    if (r.method != "POST") return error(405, "POST only");
+    if (r.method != "POST") return error_response(405, "POST only");
     return post_order(r);
   } else if (s.size() == 2 && s[0] == "orders" && parse_id(s[1], id)) {
-    if (!get) return error(405, "GET only");
+    if (!get) return error_response(405, "GET only");
     return get_order(id);
   } else if (s.size() == 1 && s[0] == "search") {
-    if (!get) return error(405, "GET only");
+    if (!get) return error_response(405, "GET only");
     const auto q = r.query.find("q");
     return search(q == r.query.end() ? std::string() : q->second);
   } else if (s.size() == 1 && s[0] == "price") {
-    if (!get) return error(405, "GET only");
+    if (!get) return error_response(405, "GET only");
     return price(r);
   } else if (s.size() == 1 && s[0] == "health") {
     return Response{200, "{\"status\":\"ok\"}"};
   }
-  return error(404, "no such resource: " + r.method + " " + r.path);
+  return error_response(404, "no such resource: " + r.method + " " + r.path);
 }
 
 Response BoxOffice::get_event(std::int64_t id) {
   EventSummary e;
-  if (!summary(id, e)) return error(404, "no event " + std::to_string(id));
+  if (!summary(id, e)) return error_response(404, "no event " + std::to_string(id));
   std::string body = "{\"id\":" + std::to_string(e.id) + ",\"title\":" + json_string(e.title) +
                      ",\"venue\":" + json_string(e.venue) + ",\"city\":" + json_string(e.city) +
                      ",\"starts_at\":" + std::to_string(e.starts_at) + ",\"sections\":[";
@@ -274,7 +270,7 @@ Response BoxOffice::get_event(std::int64_t id) {
 
 Response BoxOffice::get_seats(std::int64_t id) {
   EventSummary e;
-  if (!summary(id, e)) return error(404, "no event " + std::to_string(id));
+  if (!summary(id, e)) return error_response(404, "no event " + std::to_string(id));
   struct Listed {
     std::int64_t number;
     std::string section, row, tier;
@@ -347,15 +343,15 @@ Response BoxOffice::post_order(const Request& r) {
   std::int64_t event = 0;
   std::int64_t count = 0;
   if (!number_of(r, "event", 1, 1000000000, event) || !number_of(r, "seats", 1, 8, count))
-    return error(400, "an order needs event=ID and seats=1..8");
+    return error_response(400, "an order needs event=ID and seats=1..8");
   const auto who = r.query.find("customer");
   if (who == r.query.end() || who->second.empty() || who->second.size() > 64)
-    return error(400, "an order needs customer=NAME (1 to 64 characters)");
+    return error_response(400, "an order needs customer=NAME (1 to 64 characters)");
   const std::string& customer = who->second;
   EventSummary e;
-  if (!summary(event, e)) return error(404, "no event " + std::to_string(event));
+  if (!summary(event, e)) return error_response(404, "no event " + std::to_string(event));
   if (fraud_ && !ask_remote(fraud_->port(), next_ref_++, customer))
-    return error(503, "the fraud screening did not answer");
+    return error_response(503, "the fraud screening did not answer");
 
   // The planted One Lane Bridge: with --allocation-lock every order holds
   // one process-wide lock from reading the free seats through the payment
@@ -373,7 +369,8 @@ Response BoxOffice::post_order(const Request& r) {
       q.bind(1, event);
       while (q.step()) free.push_back({q.integer(0), q.text(1), q.integer(2)});
     }
-    if (free.size() < static_cast<std::size_t>(count)) return error(409, "not enough free seats");
+    if (free.size() < static_cast<std::size_t>(count))
+      return error_response(409, "not enough free seats");
     const std::vector<std::size_t> chosen =
         best_seats(free, static_cast<std::size_t>(count), o_.search_rounds);
     std::int64_t total = 0;
@@ -382,7 +379,7 @@ Response BoxOffice::post_order(const Request& r) {
     // database transaction (a remote call inside it would hold SQLite's
     // write lock for its whole latency).
     if (!ask_remote(payments_.port(), next_ref_++, customer))
-      return error(503, "the payment authorization did not answer");
+      return error_response(503, "the payment authorization did not answer");
 
     Transaction t(catalog_);
     bool taken = false;
@@ -428,14 +425,14 @@ Response BoxOffice::post_order(const Request& r) {
                              ",\"event\":" + std::to_string(event) + ",\"seats\":[" + seats +
                              "],\"total_cents\":" + std::to_string(total) + "}"};
   }
-  return error(409, "the seats were taken by other orders; try again");
+  return error_response(409, "the seats were taken by other orders; try again");
 }
 
 Response BoxOffice::get_order(std::int64_t id) {
   Query q = catalog_.query(
       "SELECT event_id, customer, total_cents, created_at FROM tk_order WHERE id = ?");
   q.bind(1, id);
-  if (!q.step()) return error(404, "no order " + std::to_string(id));
+  if (!q.step()) return error_response(404, "no order " + std::to_string(id));
   std::string body = "{\"order\":" + std::to_string(id) +
                      ",\"event\":" + std::to_string(q.integer(0)) +
                      ",\"customer\":" + json_string(q.text(1)) +
@@ -465,7 +462,7 @@ Response BoxOffice::search(const std::string& q) {
              std::all_of(q.begin(), q.end(), [](char c) { return c >= 'a' && c <= 'z'; })) {
     word = q;
   } else {
-    return error(400, "q must be a word of lower-case letters or a word number");
+    return error_response(400, "q must be a word of lower-case letters or a word number");
   }
   std::int64_t matches = 0;
   std::string body = "{\"word\":" + json_string(word) + ",\"reviews\":[";
@@ -511,9 +508,9 @@ Response BoxOffice::price(const Request& r) {
   std::int64_t event = 0;
   std::int64_t section = 0;
   if (!number_of(r, "event", 1, 1000000000, event) || !number_of(r, "section", 1, 5, section))
-    return error(400, "a price needs event=ID and section=1..5");
+    return error_response(400, "a price needs event=ID and section=1..5");
   EventSummary e;
-  if (!summary(event, e)) return error(404, "no event " + std::to_string(event));
+  if (!summary(event, e)) return error_response(404, "no event " + std::to_string(event));
   const std::string name = kSections[section - 1];
   int total = 0;
   int free = 0;
@@ -524,7 +521,7 @@ Response BoxOffice::price(const Request& r) {
         " JOIN tk_section c ON c.event_id = s.event_id AND c.section = s.section"
         " WHERE s.event_id = ? AND s.section = ?");
     q.bind(1, event).bind(2, name);
-    if (!q.step()) return error(404, "no section " + name);
+    if (!q.step()) return error_response(404, "no section " + name);
     total = static_cast<int>(q.integer(0));
     free = static_cast<int>(q.integer(1));
     base = q.real(2);
@@ -545,7 +542,7 @@ Response handle_request(BoxOffice& office, const Request& r) {
   try {
     return office.handle(r);
   } catch (const std::exception& e) {
-    return error(500, e.what());
+    return error_response(500, e.what());
   }
 }
 

@@ -254,7 +254,7 @@ void Catalog::create_and_seed(const Options& o) {
     }
   }
   // Orders already placed: three neighbouring seats each, taken from the
-  // front of every event (with the defaults, a fifth of every event is sold).
+  // front of every event (with the defaults, a tenth of every event is sold).
   for (int n = 1; n <= o.seeded_orders; ++n) {
     const int event = 1 + n % o.events;
     const std::int64_t first = 1 + ((n / o.events) * 3) % o.seats_per_event;

@@ -5,7 +5,6 @@
 // requests it pipelines wait in its buffer until the answer is written. A
 // client that half-closes still gets the answers to what it sent.
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -49,11 +48,6 @@ bool watch_fd(int epoll_fd, int fd, std::uint64_t id, std::uint32_t events) {
 
 void add(int epoll_fd, int fd, std::uint64_t id, std::uint32_t events) {
   if (!watch_fd(epoll_fd, fd, id, events)) fail("epoll_ctl");
-}
-
-Response error_response(int status) {
-  return status == 413 ? Response{413, "{\"error\":\"request too large\"}"}
-                       : Response{400, "{\"error\":\"bad request\"}"};
 }
 
 void drain_counter(int fd) {
@@ -275,7 +269,9 @@ bool EventLoop::dispatch(Connection& c, WorkerPool& pool) {
     }
     c.pending_error = result == Parse::kTooLarge ? 413 : 400;
   }
-  c.out += http_bytes(error_response(c.pending_error), false);
+  c.out += http_bytes(
+      error_response(c.pending_error, c.pending_error == 413 ? "request too large" : "bad request"),
+      false);
   c.pending_error = 0;
   c.close_after = true;
   c.in.clear();

@@ -158,6 +158,10 @@ std::string http_bytes(const Response& r, bool keep_alive) {
   return out;
 }
 
+Response error_response(int status, const std::string& message) {
+  return Response{status, "{\"error\":" + json_string(message) + "}"};
+}
+
 std::string json_string(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {

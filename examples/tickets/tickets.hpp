@@ -66,6 +66,8 @@ struct Response {
 std::string http_bytes(const Response& r, bool keep_alive);
 // A JSON string literal of `text`, quotes included.
 std::string json_string(const std::string& text);
+// {"error": message} with that status.
+Response error_response(int status, const std::string& message);
 // Word number n of the reviews' vocabulary (three syllables).
 std::string vocabulary_word(std::int64_t n);
 

@@ -32,6 +32,7 @@
 //    of that system, not a parameter of the thesis).
 #include <algorithm>
 #include <functional>
+#include <mutex>
 #include <set>
 
 #include "diagnose/heuristics/all.hpp"
@@ -177,6 +178,63 @@ void find_loops(const analysis::Trace& t, const std::vector<Send>& sends, size_t
   }
 }
 
+// The loops of every request trace that sends, merged by (location, body).
+struct SendLoops {
+  std::map<std::string, LoopStats> loops;
+  size_t placed = 0;   // sends inside a reconstructed trace
+  size_t outside = 0;  // sends of no reconstructed trace
+  size_t traces = 0;   // traces read
+  std::string error;
+};
+
+// Streams the experiment's traces (a real program's log may hold 10^8
+// executions; only one trace is held at a time) and keeps only the loops.
+// Cached per experiment and body length: sensitivity runs vary the latter.
+const SendLoops& send_loops(const Experiment& e, const LogRecords& recs, size_t max_body) {
+  static std::mutex mutex;
+  static std::map<std::string, std::map<size_t, SendLoops>> cache;
+  static const bool registered = register_dir_cache(mutex, cache);
+  (void)registered;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = cache[e.dir].try_emplace(max_body);
+  SendLoops& out = it->second;
+  if (!inserted) return out;
+  std::map<int64_t, std::vector<Send>> by_trace;
+  for (const LogRecord& rec : recs.records) {
+    by_trace[rec.trace_id].push_back({rec.integer("orderIndex", -1), rec.timestamp,
+                                      receiver_of(rec.text("destination")),
+                                      std::max(0.0, rec.number("bytes"))});
+  }
+  std::set<int64_t> placed_traces;
+  out.error = for_each_trace(e, [&](const analysis::Trace& t) {
+    ++out.traces;
+    auto sends = by_trace.find(t.trace_id);
+    if (t.trace_id < 0 || sends == by_trace.end() || !placed_traces.insert(t.trace_id).second)
+      return;
+    out.placed += sends->second.size();
+    // One request's loops, merged per request: a body that repeats in
+    // two places of one trace counts its iterations together, so the
+    // count compared across requests is the request's.
+    std::map<std::string, LoopStats> mine;
+    find_loops(t, sends->second, max_body, mine);
+    for (auto& [key, m] : mine) {
+      const auto its = static_cast<size_t>(m.iterations);
+      LoopStats& l = out.loops[key];
+      l.location = m.location;
+      l.body = m.body;
+      l.fewest = l.requests == 0 ? its : std::min(l.fewest, its);
+      l.most = std::max(l.most, its);
+      ++l.requests;
+      l.iterations += m.iterations;
+      l.messages += m.messages;
+      l.bytes += m.bytes;
+      l.receivers.insert(m.receivers.begin(), m.receivers.end());
+    }
+  });
+  out.outside = recs.records.size() - out.placed;
+  return out;
+}
+
 class EmptySemiTrucks : public Heuristic {
  public:
   std::string name() const override { return "empty_semi_trucks"; }
@@ -211,53 +269,20 @@ class EmptySemiTrucks : public Heuristic {
       r.reason = "no messages sent in single-user test '" + e->id + "'";
       return r;
     }
-    const ExperimentTraces& traces = experiment_traces(*e);
-    if (!traces.error.empty()) return not_evaluated(traces.error);
-    std::map<int64_t, std::vector<Send>> by_trace;
-    for (const LogRecord& rec : recs.records) {
-      by_trace[rec.trace_id].push_back({rec.integer("orderIndex", -1), rec.timestamp,
-                                        receiver_of(rec.text("destination")),
-                                        std::max(0.0, rec.number("bytes"))});
-    }
-    size_t placed = 0, outside = 0;
-    std::map<std::string, LoopStats> loops;
     const auto max_body = static_cast<size_t>(std::max(1.0, ctx.params.at("max_loop_body")));
-    for (const auto& [id, sends] : by_trace) {
-      auto t = traces.traces.find(id);
-      if (id < 0 || t == traces.traces.end()) {
-        outside += sends.size();
-        continue;
-      }
-      placed += sends.size();
-      // One request's loops, merged per request: a body that repeats in
-      // two places of one trace counts its iterations together, so the
-      // count compared across requests is the request's.
-      std::map<std::string, LoopStats> mine;
-      find_loops(t->second, sends, max_body, mine);
-      for (auto& [key, m] : mine) {
-        const auto its = static_cast<size_t>(m.iterations);
-        LoopStats& l = loops[key];
-        l.location = m.location;
-        l.body = m.body;
-        l.fewest = l.requests == 0 ? its : std::min(l.fewest, its);
-        l.most = std::max(l.most, its);
-        ++l.requests;
-        l.iterations += m.iterations;
-        l.messages += m.messages;
-        l.bytes += m.bytes;
-        l.receivers.insert(m.receivers.begin(), m.receivers.end());
-      }
-    }
+    const SendLoops& found_loops = send_loops(*e, recs, max_body);
+    if (!found_loops.error.empty()) return not_evaluated(found_loops.error);
+    const std::map<std::string, LoopStats>& loops = found_loops.loops;
+    const size_t placed = found_loops.placed, outside = found_loops.outside;
+    const std::string traces_read = std::to_string(found_loops.traces) + " reconstructed traces";
     if (placed == 0) {
       return not_evaluated("none of the " + std::to_string(recs.records.size()) +
-                           " message sends lies in a reconstructed request trace (" +
-                           std::to_string(traces.traces.size()) +
-                           " traces; is the response_time probe monitoring the sending code?)");
+                           " message sends lies in a reconstructed request trace (" + traces_read +
+                           "; is the response_time probe monitoring the sending code?)");
     }
     const double overhead = ctx.params.at("message_overhead_bytes");
     const std::string data = describe_sample(*e, recs.records.size()) + " message sends, " +
-                             std::to_string(placed) + " in " +
-                             std::to_string(traces.traces.size()) + " reconstructed traces" +
+                             std::to_string(placed) + " in " + traces_read +
                              (outside > 0 ? ", " + std::to_string(outside) + " outside" : "");
     nlohmann::json chart = nlohmann::json::array();
     const bool varying_count = ctx.params.at("varying_count") != 0;

@@ -9,20 +9,39 @@
 namespace sonde::diagnose::heuristics {
 namespace {
 
-class Collect : public analysis::TraceSink {
+class Visit : public analysis::TraceSink {
  public:
-  Collect(const Experiment& e, ExperimentTraces& out) : e_(e), out_(out) {}
+  Visit(const Experiment& e, const std::function<void(const analysis::Trace&)>& visit,
+        size_t& invalid)
+      : e_(e), visit_(visit), invalid_(invalid) {}
   void on_trace(const analysis::Trace& t) override {
     if (e_.end_ns > e_.start_ns && (t.start_time() < e_.start_ns || t.start_time() > e_.end_ns))
       return;
-    out_.traces[t.trace_id] = t;
+    visit_(t);
   }
-  void on_invalid_trace(const analysis::InvalidTrace&) override { ++out_.invalid; }
+  void on_invalid_trace(const analysis::InvalidTrace&) override { ++invalid_; }
 
  private:
   const Experiment& e_;
-  ExperimentTraces& out_;
+  const std::function<void(const analysis::Trace&)>& visit_;
+  size_t& invalid_;
 };
+
+std::string read_traces(const Experiment& e,
+                        const std::function<void(const analysis::Trace&)>& visit, size_t& invalid) {
+  const std::filesystem::path log = std::filesystem::path(e.dir) / "log";
+  if (!std::filesystem::exists(log)) return log.string() + ": no log directory";
+  Visit sink(e, visit, invalid);
+  analysis::ReconstructionOptions options;
+  // Threads that never leave their outermost monitored function (a queue's
+  // consumer loop) leave open traces at the end; they are not requests.
+  options.repair_event_traces = false;
+  analysis::TraceReconstructor reconstructor(sink, options);
+  const format::LogReadStats stats = format::read_log(log.string(), reconstructor);
+  reconstructor.finish();
+  if (stats.ok) return "";
+  return log.string() + ": " + (stats.errors.empty() ? "unreadable" : stats.errors.front());
+}
 
 }  // namespace
 
@@ -35,23 +54,20 @@ const ExperimentTraces& experiment_traces(const Experiment& e) {
   auto it = cache.find(e.dir);
   if (it != cache.end()) return it->second;
   ExperimentTraces& out = cache[e.dir];
-  out.strings = std::make_shared<format::StringPool>();
-  const std::filesystem::path log = std::filesystem::path(e.dir) / "log";
-  if (!std::filesystem::exists(log)) {
-    out.error = log.string() + ": no log directory";
-    return out;
-  }
-  Collect collect(e, out);
-  analysis::ReconstructionOptions options;
-  // Threads that never leave their outermost monitored function (a queue's
-  // consumer loop) leave open traces at the end; they are not requests.
-  options.repair_event_traces = false;
-  analysis::TraceReconstructor reconstructor(collect, options, out.strings);
-  const format::LogReadStats stats = format::read_log(log.string(), reconstructor);
-  reconstructor.finish();
-  if (!stats.ok)
-    out.error = log.string() + ": " + (stats.errors.empty() ? "unreadable" : stats.errors.front());
+  out.error = read_traces(
+      e,
+      [&out](const analysis::Trace& t) {
+        out.traces[t.trace_id] = {t.trace_id,     t.thread_id,  t.parent_trace_id,
+                                  t.start_time(), t.end_time(), t.executions.size()};
+      },
+      out.invalid);
   return out;
+}
+
+std::string for_each_trace(const Experiment& e,
+                           const std::function<void(const analysis::Trace&)>& visit) {
+  size_t invalid = 0;
+  return read_traces(e, visit, invalid);
 }
 
 }  // namespace sonde::diagnose::heuristics

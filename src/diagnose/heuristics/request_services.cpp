@@ -10,7 +10,7 @@
 namespace sonde::diagnose::heuristics {
 namespace {
 
-struct TraceSpan {
+struct RootSpan {
   int64_t start = 0;
   int64_t end = 0;
   int64_t trace_id = 0;
@@ -28,14 +28,14 @@ struct TraceFit {
 constexpr size_t kCandidatesPerRequest = 16;
 
 void attribute(const Experiment& e, const ExperimentTraces& traces, RequestServices& out) {
-  std::vector<TraceSpan> spans;
+  std::vector<RootSpan> spans;
   spans.reserve(traces.traces.size());
   for (const auto& [id, t] : traces.traces) {
-    if (t.parent_trace_id != -1 && t.parent_trace_id != t.trace_id) continue;  // a child trace
-    spans.push_back({t.start_time(), t.end_time(), id});
+    if (!t.root()) continue;  // a child trace
+    spans.push_back({t.start, t.end, id});
   }
   std::sort(spans.begin(), spans.end(),
-            [](const TraceSpan& a, const TraceSpan& b) { return a.start < b.start; });
+            [](const RootSpan& a, const RootSpan& b) { return a.start < b.start; });
   std::vector<const Request*> requests;
   for (const Request& r : e.requests) {
     if (r.ok()) requests.push_back(&r);
@@ -49,7 +49,7 @@ void attribute(const Experiment& e, const ExperimentTraces& traces, RequestServi
     mine.clear();
     // From the send: an open workload's arrival may wait in the driver first.
     auto it = std::lower_bound(spans.begin(), spans.end(), r.sent(),
-                               [](const TraceSpan& s, int64_t t) { return s.start < t; });
+                               [](const RootSpan& s, int64_t t) { return s.start < t; });
     for (; it != spans.end() && it->start <= r.end_ns; ++it) {
       if (it->end > r.end_ns) continue;
       const int64_t gap = (it->start - r.sent()) + (r.end_ns - it->end);
@@ -84,7 +84,7 @@ void attribute(const Experiment& e, const ExperimentTraces& traces, RequestServi
   // Work a request hands to another thread runs in child traces: they
   // belong to the service of their root.
   for (const auto& [id, t] : traces.traces) {
-    if (t.parent_trace_id == -1 || t.parent_trace_id == t.trace_id) continue;
+    if (t.root()) continue;
     int64_t root = t.parent_trace_id;
     for (int depth = 0; depth < 64; ++depth) {  // a parent cycle in bad data ends here
       auto parent = traces.traces.find(root);

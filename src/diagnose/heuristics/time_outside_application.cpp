@@ -86,32 +86,29 @@ constexpr double kConnectionThreadShare = 0.9;
 // is served by that thread, and the one trace of that thread inside a
 // request is the request's. Other servers (event loops, a request handed
 // between threads) find no such thread and keep the best fit.
-std::map<size_t, const analysis::Trace*> request_traces(const Experiment& e,
-                                                        const RequestServices& rs,
-                                                        const ExperimentTraces& traces,
-                                                        size_t* by_connection) {
-  std::map<size_t, const analysis::Trace*> best;
+std::map<size_t, const TraceSpan*> request_traces(const Experiment& e, const RequestServices& rs,
+                                                  const ExperimentTraces& traces,
+                                                  size_t* by_connection) {
+  std::map<size_t, const TraceSpan*> best;
   for (const auto& [id, request] : rs.request_of_trace) {
     auto t = traces.traces.find(id);
     if (t == traces.traces.end()) continue;
-    const analysis::Trace& trace = t->second;
-    if (trace.parent_trace_id != -1 && trace.parent_trace_id != trace.trace_id) continue;
+    const TraceSpan& trace = t->second;
+    if (!trace.root()) continue;
     best[request] = &trace;
   }
   // Root traces per thread, by start.
-  std::map<int64_t, std::vector<const analysis::Trace*>> on_thread;
+  std::map<int64_t, std::vector<const TraceSpan*>> on_thread;
   for (const auto& [id, t] : traces.traces) {
-    if (t.parent_trace_id != -1 && t.parent_trace_id != t.trace_id) continue;
-    if (t.thread_id >= 0 && !t.executions.empty()) on_thread[t.thread_id].push_back(&t);
+    if (!t.root()) continue;
+    if (t.thread_id >= 0 && t.executions > 0) on_thread[t.thread_id].push_back(&t);
   }
   for (auto& [thread, list] : on_thread)
-    std::sort(list.begin(), list.end(), [](const analysis::Trace* a, const analysis::Trace* b) {
-      return a->start_time() < b->start_time();
-    });
-  auto first_after = [](const std::vector<const analysis::Trace*>& list, int64_t at) {
-    return std::lower_bound(list.begin(), list.end(), at, [](const analysis::Trace* t, int64_t v) {
-      return t->start_time() < v;
-    });
+    std::sort(list.begin(), list.end(),
+              [](const TraceSpan* a, const TraceSpan* b) { return a->start < b->start; });
+  auto first_after = [](const std::vector<const TraceSpan*>& list, int64_t at) {
+    return std::lower_bound(list.begin(), list.end(), at,
+                            [](const TraceSpan* t, int64_t v) { return t->start < v; });
   };
   // user -> thread -> requests it answered first; user -> requests
   std::map<int, std::map<int64_t, size_t>> first_of_user;
@@ -123,8 +120,8 @@ std::map<size_t, const analysis::Trace*> request_traces(const Experiment& e,
     int64_t earliest = r.end_ns + 1;
     for (const auto& [h, list] : on_thread) {
       auto it = first_after(list, r.sent());
-      if (it != list.end() && (*it)->start_time() < earliest) {
-        earliest = (*it)->start_time();
+      if (it != list.end() && (*it)->start < earliest) {
+        earliest = (*it)->start;
         thread = h;
       }
     }
@@ -177,40 +174,39 @@ std::map<size_t, const analysis::Trace*> request_traces(const Experiment& e,
   for (const Request& r : e.requests)
     if (r.ok()) intervals_of_user[r.user].emplace_back(r.sent(), r.end_ns);
   for (auto& [user, list] : intervals_of_user) std::sort(list.begin(), list.end());
-  auto inside_user = [&](int user, const analysis::Trace* t) {
+  auto inside_user = [&](int user, const TraceSpan* t) {
     const auto& list = intervals_of_user[user];
     auto it = std::upper_bound(list.begin(), list.end(),
-                               std::pair<int64_t, int64_t>{t->start_time(), INT64_MAX});
-    return it != list.begin() && std::prev(it)->second >= t->end_time();
+                               std::pair<int64_t, int64_t>{t->start, INT64_MAX});
+    return it != list.begin() && std::prev(it)->second >= t->end;
   };
   std::map<int64_t, int> user_of_thread;
   std::map<int, int64_t> thread_of_user;
   for (const auto& [thread, users] : users_of_thread) {
     if (users.size() != 1) continue;
-    const std::vector<const analysis::Trace*>& list = on_thread[thread];
+    const std::vector<const TraceSpan*>& list = on_thread[thread];
     const int only_user = users.front();  // clang 14 cannot capture a structured binding
-    const auto in = std::count_if(list.begin(), list.end(), [&](const analysis::Trace* t) {
-      return inside_user(only_user, t);
-    });
+    const auto in = std::count_if(list.begin(), list.end(),
+                                  [&](const TraceSpan* t) { return inside_user(only_user, t); });
     if (static_cast<double>(in) < kConnectionThreadShare * static_cast<double>(list.size()))
       continue;
     user_of_thread[thread] = users.front();
     thread_of_user[users.front()] = thread;
   }
   if (thread_of_user.empty()) return best;
-  std::map<size_t, const analysis::Trace*> refined;
-  std::set<const analysis::Trace*> claimed;
+  std::map<size_t, const TraceSpan*> refined;
+  std::set<const TraceSpan*> claimed;
   for (size_t i = 0; i < e.requests.size(); ++i) {
     const Request& r = e.requests[i];
     if (!r.ok()) continue;
     auto user = thread_of_user.find(r.user);
     if (user == thread_of_user.end()) continue;
-    const std::vector<const analysis::Trace*>& list = on_thread[user->second];
+    const std::vector<const TraceSpan*>& list = on_thread[user->second];
     auto it = first_after(list, r.start_ns);
-    const analysis::Trace* only = nullptr;
+    const TraceSpan* only = nullptr;
     int inside = 0;
-    for (; it != list.end() && (*it)->start_time() <= r.end_ns; ++it) {
-      if ((*it)->end_time() > r.end_ns) continue;
+    for (; it != list.end() && (*it)->start <= r.end_ns; ++it) {
+      if ((*it)->end > r.end_ns) continue;
       only = *it;
       ++inside;
     }

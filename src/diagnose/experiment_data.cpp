@@ -50,19 +50,31 @@ double Experiment::duration_s() const {
   return hi > lo ? static_cast<double>(hi - lo) / 1e9 : 0;
 }
 
-double LogRecord::number(const std::string& field, double fallback) const {
-  auto it = numbers.find(field);
-  return it == numbers.end() ? fallback : it->second;
+const LogRecord::Field* LogRecord::find(std::string_view field) const {
+  for (const Field& f : fields) {
+    if (f.name == field) return &f;
+  }
+  return nullptr;
 }
 
-int64_t LogRecord::integer(const std::string& field, int64_t fallback) const {
-  auto it = integers.find(field);
-  return it == integers.end() ? fallback : it->second;
+double LogRecord::number(std::string_view field, double fallback) const {
+  const Field* f = find(field);
+  if (f == nullptr) return fallback;
+  if (const auto* i = std::get_if<int64_t>(&f->value)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&f->value)) return *d;
+  return fallback;
 }
 
-std::string LogRecord::text(const std::string& field) const {
-  auto it = strings.find(field);
-  return it == strings.end() ? std::string() : it->second;
+int64_t LogRecord::integer(std::string_view field, int64_t fallback) const {
+  const Field* f = find(field);
+  const auto* i = f == nullptr ? nullptr : std::get_if<int64_t>(&f->value);
+  return i == nullptr ? fallback : *i;
+}
+
+std::string LogRecord::text(std::string_view field) const {
+  const Field* f = find(field);
+  const auto* s = f == nullptr ? nullptr : std::get_if<std::string_view>(&f->value);
+  return s == nullptr ? std::string() : std::string(*s);
 }
 
 namespace {
@@ -268,25 +280,31 @@ class ClassFilter : public format::RecordSink {
       : e_(e), cls_(cls), out_(out) {}
   bool on_record(const format::Record& r) override {
     if (r.schema == nullptr || r.schema->class_name != cls_) return true;
+    const size_t n = std::min(r.schema->fields.size(), r.values.size());
     LogRecord rec;
-    for (size_t i = 0; i < r.schema->fields.size() && i < r.values.size(); ++i) {
-      const std::string& name = r.schema->fields[i].name;
-      const format::Value& v = r.values[i];
-      if (const auto* i64 = std::get_if<int64_t>(&v)) {
-        rec.numbers[name] = static_cast<double>(*i64);
-        rec.integers[name] = *i64;
-      } else if (const auto* d = std::get_if<double>(&v)) {
-        rec.numbers[name] = *d;
-      } else if (const auto* b = std::get_if<bool>(&v)) {
-        rec.numbers[name] = *b ? 1 : 0;
-      } else if (const auto* s = std::get_if<std::string_view>(&v)) {
-        rec.strings[name] = std::string(*s);
-      }
+    for (size_t i = 0; i < n; ++i) {
+      const auto* i64 = std::get_if<int64_t>(&r.values[i]);
+      if (i64 != nullptr && r.schema->fields[i].name == "timestamp") rec.timestamp = *i64;
+      if (i64 != nullptr && r.schema->fields[i].name == "traceId") rec.trace_id = *i64;
     }
-    rec.timestamp = rec.integer("timestamp");
-    rec.trace_id = rec.integer("traceId", -1);
+    // Outside the stable phase: dropped before anything is kept of it.
     if (e_.end_ns > e_.start_ns && (rec.timestamp < e_.start_ns || rec.timestamp > e_.end_ns)) {
       return true;
+    }
+    format::StringPool& pool = *out_.strings;
+    rec.fields.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      const std::string_view name = pool.intern(r.schema->fields[i].name);
+      const format::Value& v = r.values[i];
+      if (const auto* i64 = std::get_if<int64_t>(&v)) {
+        rec.fields.push_back({name, *i64});
+      } else if (const auto* d = std::get_if<double>(&v)) {
+        rec.fields.push_back({name, *d});
+      } else if (const auto* b = std::get_if<bool>(&v)) {
+        rec.fields.push_back({name, *b ? 1.0 : 0.0});
+      } else if (const auto* s = std::get_if<std::string_view>(&v)) {
+        rec.fields.push_back({name, pool.intern(*s)});
+      }
     }
     out_.records.push_back(std::move(rec));
     return true;

@@ -6,12 +6,16 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
+
+#include "format/string_pool.hpp"
 
 namespace sonde::diagnose {
 
@@ -89,20 +93,32 @@ struct Experiment {
 // Integer fields are also kept exactly: trace ids (a random high half) and
 // epoch-ns timestamps exceed a double's 53-bit mantissa, and as doubles
 // neighbouring trace ids would collapse into one.
+// One record of a log, its fields by name. Compact (a real program's log
+// can hold millions of one class, e.g. an N+1 listing's database calls):
+// names and strings are views into the pool of the LogRecords holding it.
 struct LogRecord {
+  struct Field {
+    std::string_view name;
+    std::variant<int64_t, double, std::string_view> value;  // bools are 0/1 doubles
+  };
   int64_t timestamp = 0;
   int64_t trace_id = -1;
-  std::map<std::string, double> numbers;
-  std::map<std::string, int64_t> integers;
-  std::map<std::string, std::string> strings;
-  double number(const std::string& field, double fallback = 0) const;
-  int64_t integer(const std::string& field, int64_t fallback = 0) const;
-  std::string text(const std::string& field) const;
+  std::vector<Field> fields;
+  // An integer or real field (fallback when absent or a string).
+  double number(std::string_view field, double fallback = 0) const;
+  // An integer field (fallback when absent, real or a string).
+  int64_t integer(std::string_view field, int64_t fallback = 0) const;
+  // A string field ("" when absent or a number).
+  std::string text(std::string_view field) const;
+
+ private:
+  const Field* find(std::string_view field) const;
 };
 
 struct LogRecords {
   std::vector<LogRecord> records;
   std::string error;  // non-empty: the log could not be read (names file and reason)
+  std::shared_ptr<format::StringPool> strings = std::make_shared<format::StringPool>();
 };
 
 // Records of `class_name` in experiment `e`'s log/ directory. Records

@@ -12,6 +12,8 @@
 
 #include "format/log_reader.hpp"
 #include "format/record.hpp"
+#include "format/schema.hpp"
+#include "format/typed_flow_sink.hpp"
 
 namespace sonde::diagnose {
 namespace fs = std::filesystem;
@@ -51,8 +53,8 @@ double Experiment::duration_s() const {
 }
 
 const LogRecord::Field* LogRecord::find(std::string_view field) const {
-  for (const Field& f : fields) {
-    if (f.name == field) return &f;
+  for (auto f = fields.rbegin(); f != fields.rend(); ++f) {  // a name given twice: its last
+    if (f->name == field) return &*f;
   }
   return nullptr;
 }
@@ -274,10 +276,28 @@ Experiment read_experiment(const fs::path& dir) {
   return e;
 }
 
+// The flow records of a native log, passed over: a class they are not
+// needs none of them, and taking them in typed form skips building a
+// generic record for each (they are nearly all of a monitored program's).
+class SkipFlow : public format::TypedFlowSink {
+ public:
+  void on_source_begin() override {}
+  void on_operation(uint32_t, std::string_view, std::string_view) override {}
+  bool on_trace_start(const format::TypedTraceStart&) override { return true; }
+  bool on_operation_event(const format::TypedOperationEvent&) override { return true; }
+};
+
+bool is_flow_class(std::string_view cls) {
+  namespace k = format::kieker_class;
+  return cls == k::kTraceMetadata || cls == k::kBeforeOperation || cls == k::kAfterOperation ||
+         cls == k::kAfterOperationFailed;
+}
+
 class ClassFilter : public format::RecordSink {
  public:
   ClassFilter(const Experiment& e, const std::string& cls, LogRecords& out)
       : e_(e), cls_(cls), out_(out) {}
+  format::TypedFlowSink* typed_flow() override { return is_flow_class(cls_) ? nullptr : &skip_; }
   bool on_record(const format::Record& r) override {
     if (r.schema == nullptr || r.schema->class_name != cls_) return true;
     const size_t n = std::min(r.schema->fields.size(), r.values.size());
@@ -314,6 +334,7 @@ class ClassFilter : public format::RecordSink {
   const Experiment& e_;
   const std::string& cls_;
   LogRecords& out_;
+  SkipFlow skip_;
 };
 
 // Keyed by the stable phase too: an experiment run again into the same
@@ -371,18 +392,18 @@ const LogRecords& log_records(const Experiment& e, const std::string& class_name
   const auto key = std::make_tuple(e.dir, e.start_ns, e.end_ns, class_name);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  LogRecords& out = cache[key];
+  LogRecords out;  // built aside: an exception (bad_alloc) leaves no half-built entry
   const fs::path log = fs::path(e.dir) / "log";
   if (!fs::exists(log)) {
     out.error = log.string() + ": no log directory";
-    return out;
+  } else {
+    ClassFilter filter(e, class_name, out);
+    const format::LogReadStats stats = format::read_log(log.string(), filter);
+    if (!stats.ok)
+      out.error =
+          log.string() + ": " + (stats.errors.empty() ? "unreadable" : stats.errors.front());
   }
-  ClassFilter filter(e, class_name, out);
-  const format::LogReadStats stats = format::read_log(log.string(), filter);
-  if (!stats.ok) {
-    out.error = log.string() + ": " + (stats.errors.empty() ? "unreadable" : stats.errors.front());
-  }
-  return out;
+  return cache.emplace(key, std::move(out)).first->second;
 }
 
 std::vector<const Experiment*> ExperimentData::of_kind(const std::string& kind) const {

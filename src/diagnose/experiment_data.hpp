@@ -88,14 +88,14 @@ struct Experiment {
   double duration_s() const;
 };
 
-// One record of a class from an experiment's log, fields by name (numbers
-// as double, strings as text), inside the experiment's stable phase.
-// Integer fields are also kept exactly: trace ids (a random high half) and
-// epoch-ns timestamps exceed a double's 53-bit mantissa, and as doubles
-// neighbouring trace ids would collapse into one.
-// One record of a log, its fields by name. Compact (a real program's log
-// can hold millions of one class, e.g. an N+1 listing's database calls):
-// names and strings are views into the pool of the LogRecords holding it.
+// One record of a class from an experiment's log, inside the experiment's
+// stable phase, its fields by name. Integer fields are kept exactly: trace
+// ids (a random high half) and epoch-ns timestamps exceed a double's
+// 53-bit mantissa, and as doubles neighbouring trace ids would collapse
+// into one. Compact (a real program's log can hold millions of one class,
+// e.g. an N+1 listing's database calls): names and strings are views into
+// the pool of the LogRecords holding it, so a LogRecord copied out of its
+// LogRecords is valid only while that lives (until forget_experiment).
 struct LogRecord {
   struct Field {
     std::string_view name;

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "analysis/reconstruct/flow_event_pool.hpp"
 #include "analysis/reconstruct/flow_trace_builder.hpp"
 
 namespace sonde::analysis {
@@ -35,10 +36,11 @@ void EventTraceBuffer::set_metadata(const TraceMetadataInfo& metadata) {
   if (metadata_records_++ == 0) metadata_ = metadata;
 }
 
-void EventTraceBuffer::add_event(const FlowEvent& event) {
+void EventTraceBuffer::add_event(const FlowEvent& event, FlowEventPool* pool) {
   if (!events_.empty() && event.order_index < events_.back().order_index) {
     arrived_in_order_ = false;
   }
+  if (pool != nullptr && events_.size() == events_.capacity()) pool->grow(events_);
   events_.push_back(event);
   max_order_index_ = std::max<int64_t>(max_order_index_, event.order_index);
   last_timestamp_ = std::max(last_timestamp_, event.timestamp);

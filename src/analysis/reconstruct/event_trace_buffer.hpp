@@ -18,6 +18,8 @@
 
 namespace sonde::analysis {
 
+class FlowEventPool;
+
 enum class FlowEventKind : uint8_t {
   kBefore,       // BeforeOperationEvent and its constructor/object variants
   kAfter,        // AfterOperationEvent and variants
@@ -61,7 +63,8 @@ class EventTraceBuffer {
   void set_metadata(const TraceMetadataInfo& metadata);
   // The TraceContext record after the metadata.
   void set_w3c(const format::w3c::Context& w3c) { metadata_.w3c = w3c; }
-  void add_event(const FlowEvent& event);
+  // `pool`: where a full vector finds a larger one (flow_event_pool.hpp).
+  void add_event(const FlowEvent& event, FlowEventPool* pool = nullptr);
 
   // Kieker's completion rule (see the file comment). A complete trace may
   // still turn out invalid in build() (duplicate indices, mismatched afters).

@@ -236,7 +236,7 @@ void TraceReconstructor::add_flow_event(int64_t trace_id, const FlowEvent& event
   advance_clock(event.timestamp);
   const OpenKey key{trace_id, false};
   auto& buffer = std::get<EventTraceBuffer>(open_trace(key).buffer);
-  buffer.add_event(event);
+  buffer.add_event(event, &event_vectors_);
   if (buffer.is_complete()) close(key, CloseCause::kComplete);
 }
 
@@ -341,10 +341,7 @@ TraceReconstructor::OpenTrace& TraceReconstructor::open_trace(const OpenKey& key
   }
   lru_.push_front(key);
   std::vector<FlowEvent> storage;
-  if (!key.execution_records && !spare_event_vectors_.empty()) {
-    storage = std::move(spare_event_vectors_.back());
-    spare_event_vectors_.pop_back();
-  }
+  if (!key.execution_records) storage = event_vectors_.take_small();
   OpenTrace t{key.execution_records
                   ? decltype(OpenTrace::buffer)(ExecutionRecordBuffer(key.trace_id))
                   : decltype(OpenTrace::buffer)(EventTraceBuffer(
@@ -410,11 +407,7 @@ void TraceReconstructor::close(OpenKey key, CloseCause cause) {
     // Like Kieker, repair closes still-open executions only at the end of input.
     events->build(events->repair_enabled() && cause == CloseCause::kEndOfInput, result);
     records = events->records();
-    std::vector<FlowEvent> storage = events->take_storage();
-    if (spare_event_vectors_.size() < kSpareEventVectors &&
-        storage.capacity() <= kLargestSpareEventVector) {
-      spare_event_vectors_.push_back(std::move(storage));
-    }
+    event_vectors_.give(events->take_storage());
   } else {
     const auto& executions = std::get<ExecutionRecordBuffer>(open.buffer);
     result = executions.build();
@@ -427,7 +420,8 @@ void TraceReconstructor::close(OpenKey key, CloseCause cause) {
     ++stats_.valid_traces;
     sink_.on_trace(result.trace);
     // A huge trace's vector is not kept for the client's life.
-    if (result.trace.executions.capacity() > kLargestKeptTrace) result.trace.executions = {};
+    if (result.trace.executions.capacity() * sizeof(Execution) > kLargestKeptTraceBytes)
+      result.trace.executions = {};
     return;
   }
   ++stats_.invalid_traces;

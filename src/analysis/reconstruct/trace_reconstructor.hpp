@@ -26,6 +26,7 @@
 #include "analysis/model/trace_model.hpp"
 #include "analysis/reconstruct/event_trace_buffer.hpp"
 #include "analysis/reconstruct/execution_record_buffer.hpp"
+#include "analysis/reconstruct/flow_event_pool.hpp"
 #include "format/address_cache.hpp"
 #include "format/record.hpp"
 #include "format/serial_cache.hpp"
@@ -177,12 +178,10 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
   std::unordered_map<OpenKey, OpenTrace, OpenKeyHash> open_;
   // Memory reused from trace to trace instead of allocated and freed for
   // each (malloc and free were a tenth of the collector's time,
-  // docs/PERFORMANCE.md): closed traces' event vectors, a few and none
-  // large, and the result each trace is built into.
-  static constexpr size_t kSpareEventVectors = 64;
-  static constexpr size_t kLargestSpareEventVector = 256;  // events
-  static constexpr size_t kLargestKeptTrace = 4096;        // executions, in built_
-  std::vector<std::vector<FlowEvent>> spare_event_vectors_;
+  // docs/PERFORMANCE.md): closed traces' event vectors (flow_event_pool.hpp),
+  // and the result each trace is built into, unless it grew huge.
+  static constexpr size_t kLargestKeptTraceBytes = size_t{64} << 20;  // built_'s executions
+  FlowEventPool event_vectors_;
   TraceBuildResult built_;
   std::list<OpenKey> lru_;  // front = most recently active
   // Newest timestamp seen (log time). Starts at 0 and only grows, so every

@@ -188,36 +188,44 @@ struct SendLoops {
 };
 
 // Streams the experiment's traces (a real program's log may hold 10^8
-// executions; only one trace is held at a time) and keeps only the loops.
-// Cached per experiment and body length: sensitivity runs vary the latter.
+// executions; only the traces still open are held) and keeps only the
+// loops. Cached per experiment and body length: a sensitivity run that
+// varies max_loop_body reads the single-user test's log once per value,
+// the price of not holding its traces.
 const SendLoops& send_loops(const Experiment& e, const LogRecords& recs, size_t max_body) {
   static std::mutex mutex;
   static std::map<std::string, std::map<size_t, SendLoops>> cache;
   static const bool registered = register_dir_cache(mutex, cache);
   (void)registered;
   std::lock_guard<std::mutex> lock(mutex);
-  auto [it, inserted] = cache[e.dir].try_emplace(max_body);
-  SendLoops& out = it->second;
-  if (!inserted) return out;
+  if (auto dir = cache.find(e.dir); dir != cache.end()) {
+    if (auto it = dir->second.find(max_body); it != dir->second.end()) return it->second;
+  }
+  SendLoops out;  // built aside: an exception (bad_alloc) leaves no half-built entry
   std::map<int64_t, std::vector<Send>> by_trace;
   for (const LogRecord& rec : recs.records) {
     by_trace[rec.trace_id].push_back({rec.integer("orderIndex", -1), rec.timestamp,
                                       receiver_of(rec.text("destination")),
                                       std::max(0.0, rec.number("bytes"))});
   }
-  std::set<int64_t> placed_traces;
+  // One request's loops, merged per request: a body that repeats in two
+  // places of one trace counts its iterations together, so the count
+  // compared across requests is the request's. An id read twice (a trace
+  // id reused) means its last trace, as in experiment_traces().
+  std::map<int64_t, std::map<std::string, LoopStats>> per_trace;
+  std::set<int64_t> ids;
   out.error = for_each_trace(e, [&](const analysis::Trace& t) {
-    ++out.traces;
+    ids.insert(t.trace_id);
     auto sends = by_trace.find(t.trace_id);
-    if (t.trace_id < 0 || sends == by_trace.end() || !placed_traces.insert(t.trace_id).second)
-      return;
-    out.placed += sends->second.size();
-    // One request's loops, merged per request: a body that repeats in
-    // two places of one trace counts its iterations together, so the
-    // count compared across requests is the request's.
-    std::map<std::string, LoopStats> mine;
+    if (t.trace_id < 0 || sends == by_trace.end()) return;
+    std::map<std::string, LoopStats>& mine = per_trace[t.trace_id];
+    mine.clear();
     find_loops(t, sends->second, max_body, mine);
-    for (auto& [key, m] : mine) {
+  });
+  out.traces = ids.size();
+  for (const auto& [id, mine] : per_trace) {  // by trace id: a deterministic order of sums
+    out.placed += by_trace[id].size();
+    for (const auto& [key, m] : mine) {
       const auto its = static_cast<size_t>(m.iterations);
       LoopStats& l = out.loops[key];
       l.location = m.location;
@@ -230,9 +238,9 @@ const SendLoops& send_loops(const Experiment& e, const LogRecords& recs, size_t 
       l.bytes += m.bytes;
       l.receivers.insert(m.receivers.begin(), m.receivers.end());
     }
-  });
+  }
   out.outside = recs.records.size() - out.placed;
-  return out;
+  return cache[e.dir].emplace(max_body, std::move(out)).first->second;
 }
 
 class EmptySemiTrucks : public Heuristic {

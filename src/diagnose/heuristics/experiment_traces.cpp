@@ -53,15 +53,15 @@ const ExperimentTraces& experiment_traces(const Experiment& e) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(e.dir);
   if (it != cache.end()) return it->second;
-  ExperimentTraces& out = cache[e.dir];
+  ExperimentTraces out;  // built aside: an exception leaves no half-built entry
   out.error = read_traces(
       e,
-      [&out](const analysis::Trace& t) {
+      [&out](const analysis::Trace& t) {  // an id read twice keeps its last trace
         out.traces[t.trace_id] = {t.trace_id,     t.thread_id,  t.parent_trace_id,
                                   t.start_time(), t.end_time(), t.executions.size()};
       },
       out.invalid);
-  return out;
+  return cache.emplace(e.dir, std::move(out)).first->second;
 }
 
 std::string for_each_trace(const Experiment& e,

@@ -29,7 +29,7 @@
 namespace sonde::diagnose::test {
 namespace {
 
-constexpr int kOrders = 40;
+constexpr int kOrders = 20;
 constexpr int kHotCalls = 100'000;  // calls of the hot function per order
 constexpr int64_t kTraceBase = 7'000;
 
@@ -103,8 +103,8 @@ TEST(TraceMemory, AHotTinyFunctionIsReadInMemoryThatDoesNotGrowWithItsCalls) {
 #endif
   TempDir d;
   write_hot_orders(d);
-  // 4 M executions: kept whole (~120 bytes each) they alone need ~480 MB.
-  constexpr size_t kHeadroom = size_t{192} << 20;
+  // 2 M executions: kept whole (~120 bytes each) they alone need ~240 MB.
+  constexpr size_t kHeadroom = size_t{128} << 20;
   const int status = in_limited_child(kHeadroom, [&] {
     const ExperimentData data = load_experiment_data(d.path());
     const heuristics::ExperimentTraces& traces = heuristics::experiment_traces(data.experiments[0]);

@@ -54,6 +54,13 @@ std::atomic<Engine*> g_signal_engine{nullptr};
 void on_signal(int sig) {
   if (Engine* e = g_signal_engine.load()) e->cancel_flag().store(true);
   ::signal(sig, SIG_DFL);  // a second one ends the process
+  // Said at once: analysing a large log between two experiments can take
+  // minutes, and a signal that seems ignored gets a SIGKILL instead.
+  static constexpr char kSaid[] =
+      "sonde: stopping after the current experiment or analysis step (signal again to stop at "
+      "once)\n";
+  const ssize_t written = ::write(STDERR_FILENO, kSaid, sizeof kSaid - 1);
+  (void)written;
 }
 
 }  // namespace

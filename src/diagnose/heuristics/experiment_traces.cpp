@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "analysis/reconstruct/trace_reconstructor.hpp"
+#include "diagnose/heuristics/trace_spans.hpp"
 #include "format/log_reader.hpp"
 
 namespace sonde::diagnose::heuristics {
@@ -43,6 +44,27 @@ std::string read_traces(const Experiment& e,
   return log.string() + ": " + (stats.errors.empty() ? "unreadable" : stats.errors.front());
 }
 
+// The spans without reconstructing the traces (trace_spans.hpp); false
+// when the log needs a reconstruction to be read right.
+bool read_spans(const Experiment& e, ExperimentTraces& out) {
+  const std::filesystem::path log = std::filesystem::path(e.dir) / "log";
+  if (!std::filesystem::exists(log)) {
+    out.error = log.string() + ": no log directory";
+    return true;
+  }
+  const bool phase = e.end_ns > e.start_ns;
+  TraceSpanReader reader([&](const TraceSpan& span) {
+    if (phase && (span.start < e.start_ns || span.start > e.end_ns)) return;
+    out.traces[span.trace_id] = span;
+  });
+  const format::LogReadStats stats = format::read_log(log.string(), reader);
+  if (reader.irregular()) return false;
+  out.invalid = reader.unfinished();
+  if (!stats.ok)
+    out.error = log.string() + ": " + (stats.errors.empty() ? "unreadable" : stats.errors.front());
+  return true;
+}
+
 }  // namespace
 
 const ExperimentTraces& experiment_traces(const Experiment& e) {
@@ -54,6 +76,8 @@ const ExperimentTraces& experiment_traces(const Experiment& e) {
   auto it = cache.find(e.dir);
   if (it != cache.end()) return it->second;
   ExperimentTraces out;  // built aside: an exception leaves no half-built entry
+  if (read_spans(e, out)) return cache.emplace(e.dir, std::move(out)).first->second;
+  out = {};
   out.error = read_traces(
       e,
       [&out](const analysis::Trace& t) {  // an id read twice keeps its last trace

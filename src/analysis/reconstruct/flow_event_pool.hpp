@@ -33,8 +33,6 @@ class FlowEventPool {
   // twice as many, and gives `v` back; else grows `v` as usual.
   void grow(std::vector<FlowEvent>& v);
 
-  size_t large_bytes() const { return large_bytes_; }
-
  private:
   std::vector<std::vector<FlowEvent>> small_;
   std::multimap<size_t, std::vector<FlowEvent>> large_;  // by capacity

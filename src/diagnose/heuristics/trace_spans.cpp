@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "format/schema.hpp"
+#include "format/w3c_ids.hpp"
 
 namespace sonde::diagnose::heuristics {
 
@@ -13,13 +14,13 @@ bool TraceSpanReader::on_record(const format::Record& r) {
   // Flow records in generic form (a Kieker log), execution records or a
   // trace's W3C context: the reconstructor's business.
   if (cls.starts_with("kieker.common.record.flow.") ||
-      cls == format::kieker_class::kOperationExecution || cls.find("TraceContext") != cls.npos)
+      cls == format::kieker_class::kOperationExecution || cls == format::w3c::kTraceContextClass)
     return give_up();
   return true;
 }
 
 bool TraceSpanReader::on_trace_start(const format::TypedTraceStart& start) {
-  if (!seen_.emplace(start.trace_id, true).second || open_.size() >= kMaxOpen) return give_up();
+  if (!seen_.insert(start.trace_id).second || open_.size() >= kMaxOpen) return give_up();
   Open& o = open_[start.trace_id];
   o.span.trace_id = start.trace_id;
   o.span.thread_id = start.thread_id;

@@ -1,9 +1,9 @@
 // The spans of an experiment's traces (what experiment_traces() keeps)
 // read without reconstructing them: a native log's flow events, taken in
 // typed form, update each open trace's start, end and execution count, and
-// the trace is complete when its call stack empties. About four times as
-// fast as building every trace's executions, which for a program with
-// 10^9 events per case was most of the diagnosis (scenario t03).
+// the trace is complete when its call stack empties. No event buffer and
+// no executions are built: building them was most of the diagnosis for a
+// program with 10^9 events per case (scenario t03). Not timed on its own.
 //
 // Exactly what the reconstructor would give, for the logs sonde writes:
 // metadata first and once, order indexes 0, 1, 2, ... in arrival order,
@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "diagnose/heuristics/experiment_traces.hpp"
@@ -57,7 +58,7 @@ class TraceSpanReader : public format::RecordSink, private format::TypedFlowSink
 
   std::function<void(const TraceSpan&)> keep_;
   std::unordered_map<int64_t, Open> open_;
-  std::unordered_map<int64_t, bool> seen_;  // trace ids met, to catch a reused one
+  std::unordered_set<int64_t> seen_;  // trace ids met, to catch a reused one
   // The reconstructor's default bound on open traces (it evicts beyond).
   static constexpr size_t kMaxOpen = 1'000'000;
   bool irregular_ = false;

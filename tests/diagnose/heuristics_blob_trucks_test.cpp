@@ -123,6 +123,53 @@ TEST(TheBlob, NotDetectedWithoutACentralComponent) {
   EXPECT_EQ(evaluate(no_probe.path(), "the_blob").status, Status::kNotEvaluated);
 }
 
+// The candidate rule (dominance_rule 1): a Blob takes part in most of the
+// messages and in significantly more than every other component. The
+// ledger's l14 shape, a chatty pair (statements -> compliance, 86% of the
+// messages) beside a few others, is a Blob by the thesis' rule at 1.5
+// sigma (the sensitivity table's false alarm) and not by this one: both
+// ends of the pair take part in the same messages.
+TEST(TheBlob, DominanceRuleFindsHubsAndNotAChattyPair) {
+  TempDir hub, blurred, pair;
+  cbe_message_log(cbe_load_test(hub), {{"a>hub", 100},
+                                       {"hub>b", 100},
+                                       {"b>hub", 100},
+                                       {"hub>c", 100},
+                                       {"c>hub", 100},
+                                       {"hub>a", 100}});
+  cbe_message_log(
+      cbe_load_test(blurred),
+      {{"front>hub", 300}, {"hub>b", 150}, {"hub>c", 150}, {"front>b", 75}, {"front>c", 75}});
+  cbe_message_log(cbe_load_test(pair), {{"statements>compliance", 860},
+                                        {"transfers>balances", 47},
+                                        {"transfers>notifier", 47},
+                                        {"transfers>risk", 46}});
+  const std::map<std::string, double> rule = {{"dominance_rule", 1}};
+  for (const TempDir* d : {&hub, &blurred}) {
+    const NodeResult r = evaluate_with(d->path(), "the_blob", rule);
+    EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+    ASSERT_FALSE(r.evidence.empty());
+    EXPECT_EQ(r.evidence[0].location, "component hub");
+    EXPECT_LT(r.evidence[0].p_value, 1e-6);
+    EXPECT_EQ(r.evidence[0].values["threshold"], 0.5);
+  }
+  // blurred: the hub in 600 of 750 messages, front (the sender) in 450.
+  const NodeResult b = evaluate_with(blurred.path(), "the_blob", rule);
+  EXPECT_EQ(b.evidence[0].values["closest_other"], "front");
+  EXPECT_NE(b.evidence[0].detail.find("300 are hub's, 150 front's"), std::string::npos)
+      << b.evidence[0].detail;
+  const NodeResult p = evaluate_with(pair.path(), "the_blob", rule);
+  EXPECT_EQ(p.status, Status::kNotDetected) << p.reason;
+  const auto compliance = std::find_if(p.evidence.begin(), p.evidence.end(), [](const Evidence& e) {
+    return e.location == "component compliance";
+  });
+  ASSERT_NE(compliance, p.evidence.end());
+  EXPECT_EQ(compliance->values["closest_other"], "statements");
+  EXPECT_EQ(compliance->p_value, 1);  // no message has one end without the other
+  EXPECT_EQ(evaluate_with(pair.path(), "the_blob", {{"sigmas", 1.5}}).status, Status::kDetected);
+  EXPECT_EQ(evaluate(pair.path(), "the_blob").status, Status::kNotDetected);
+}
+
 // ---- Empty Semi Trucks ----
 
 constexpr int kCbeUnits = 8;    // order lines per order, on average

@@ -413,6 +413,54 @@ TEST(OneLaneBridge, AnExcessTheCpuExplainsAtHigherLoadsIsNoBridge) {
   EXPECT_EQ(upper.evidence.size(), 2u);
 }
 
+// What says nothing against a bridge (excess_persists 1): a saturated
+// step above it (the CPU at 100% explains any wait, so a lock's waits
+// cannot show there), and a step that does not count (it meets its
+// requirement, violating_steps 1). An explained step between two over
+// steps does not drop it either: the highest over step has none above.
+TEST(OneLaneBridge, OnlyAnExplainedHigherStepDropsABridge) {
+  TempDir saturated, between, meets;
+  write_scaling_series(saturated.path(), {100, 300, 700, 1200, 2000}, {"response_time", "cpu"});
+  write_scaling_series(between.path(), {100, 300, 100, 900, 900}, {"response_time", "cpu"});
+  write_scaling_series(meets.path(), {100, 1500, 1600, 1700, 100}, {"response_time", "cpu"});
+  for (int k = 0; k < 5; ++k) {
+    const std::string step = "scaling-s" + std::to_string(k);
+    write_cpu(experiment_path(saturated.path(), step), k == 4 ? 1.0 : 0.2, 2);
+    write_cpu(experiment_path(between.path(), step), 0.2, 2);
+    write_cpu(experiment_path(meets.path(), step), 0.2, 2);
+  }
+  EXPECT_EQ(olb(saturated.path()).status, Status::kDetected);
+  const NodeResult r = olb(between.path());
+  EXPECT_EQ(r.status, Status::kDetected) << r.reason;
+  EXPECT_EQ(r.evidence.size(), 3u);
+  // The test settings require 1000 ms at P99: the last step meets it.
+  EXPECT_EQ(evaluate(meets.path(), "one_lane_bridge").status, Status::kDetected);
+  EXPECT_EQ(olb(meets.path()).status, Status::kNotDetected);
+}
+
+// Near saturation the threshold is huge and the utilization's upper bound
+// may or may not reach 1. Explained is judged at the lower bound: here the
+// last step's thirteen instants (twelve at 100%, one at 30%) have an upper
+// bound of 1, which would explain any wait and say nothing, and a lower
+// bound of about 0.85, at which CPU queueing explains 220 ms against the
+// 100 ms alone. So the excess at the lower loads did not persist.
+TEST(OneLaneBridge, ExplainedIsJudgedAtTheLowerBoundOfTheUtilization) {
+  TempDir d;
+  write_scaling_series(d.path(), {100, 160, 190, 200, 220}, {"response_time", "cpu"});
+  for (int k = 0; k < 4; ++k)
+    write_cpu(experiment_path(d.path(), "scaling-s" + std::to_string(k)), 0.4, 2);
+  std::vector<double> top(13, 1.0);
+  top[6] = 0.3;
+  write_cpu_series(experiment_path(d.path(), "scaling-s4"), top);
+  const NodeResult r = olb(d.path());
+  EXPECT_EQ(r.status, Status::kNotDetected) << r.reason;
+  const auto& last = r.charts["queueing"][0]["points"][3];
+  EXPECT_EQ(last["utilization_bound"].get<double>(), 1.0);
+  EXPECT_NEAR(last["utilization_lower_bound"].get<double>(), 0.85, 0.03);
+  EXPECT_GT(last["threshold_at_lower_bound"].get<double>(), 220);
+  EXPECT_EQ(olb(d.path(), {{"excess_persists", 0}}).status, Status::kDetected);
+}
+
 // A step of 13 instants (libsonde's default period of 1 s): too few for
 // ten batch means, so the bound comes from the instants' own standard
 // error. Until 2026-12-04 such a step got no bound at all (the mean, 0.69,
@@ -482,8 +530,7 @@ TEST(OneLaneBridge, AnExcessWithinTheSingleUserMeansNoiseIsNoBridge) {
     }
     const NodeResult r = olb(d.path());
     EXPECT_EQ(r.status, lock ? Status::kDetected : Status::kNotDetected) << r.reason;
-    EXPECT_EQ(olb(d.path(), {{"noise_test", 0}, {"excess_persists", 0}}).status,
-              Status::kDetected);
+    EXPECT_EQ(olb(d.path(), {{"noise_test", 0}, {"excess_persists", 0}}).status, Status::kDetected);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "stats/binomial.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/erlang.hpp"
 #include "stats/percentile.hpp"
@@ -149,6 +150,24 @@ TEST(Spearman, MatchesPublishedValues) {
   EXPECT_EQ(spearman_rho(std::vector<double>{1, 2, 3}, std::vector<double>{5, 5, 5}), 0);
   EXPECT_EQ(spearman_rho(std::vector<double>{1, 2}, std::vector<double>{1, 2}), 0);
   EXPECT_EQ(spearman_rho(std::vector<double>{1, 2, 3}, std::vector<double>{1, NAN, 3}), 0);
+}
+
+TEST(Binomial, UpperTailMatchesR) {
+  // R: pbinom(2, 10, 0.2, lower = FALSE) = 0.3222005;
+  // binom.test(9, 10, alternative = "greater")$p.value = 11/1024;
+  // pbinom(7, 10, 0.5, lower = FALSE) = 56/1024.
+  EXPECT_NEAR(stats::binomial_upper_tail(3, 10, 0.2), 0.3222005, 1e-7);
+  EXPECT_NEAR(stats::binomial_upper_tail(9, 10, 0.5), 11.0 / 1024, 1e-12);
+  EXPECT_NEAR(stats::binomial_upper_tail(8, 10, 0.5), 56.0 / 1024, 1e-12);
+  EXPECT_NEAR(stats::binomial_upper_tail(10, 10, 0.3), std::pow(0.3, 10), 1e-15);
+}
+
+TEST(Binomial, UpperTailAtItsBounds) {
+  EXPECT_EQ(stats::binomial_upper_tail(0, 10, 0.2), 1);
+  EXPECT_EQ(stats::binomial_upper_tail(0, 0, 0.2), 1);
+  EXPECT_EQ(stats::binomial_upper_tail(11, 10, 0.2), 0);
+  EXPECT_EQ(stats::binomial_upper_tail(1, 10, 0), 0);
+  EXPECT_EQ(stats::binomial_upper_tail(10, 10, 1), 1);
 }
 
 TEST(ErlangC, MatchesTextbookValues) {

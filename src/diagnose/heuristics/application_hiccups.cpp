@@ -80,6 +80,7 @@
 
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/common.hpp"
+#include "stats/binomial.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/position_test.hpp"
 #include "stats/regression.hpp"
@@ -87,14 +88,6 @@
 
 namespace sonde::diagnose::heuristics {
 namespace {
-
-// P(X >= c), X ~ Binomial(m, p): that c of a period's m requests exceed
-// the threshold if the period met a requirement at percentile 1 - p.
-double binomial_upper_tail(size_t c, size_t m, double p) {
-  if (c == 0) return 1;
-  if (c > m) return 0;
-  return stats::incomplete_beta(static_cast<double>(c), static_cast<double>(m - c + 1), p);
-}
 
 class ApplicationHiccups : public Heuristic {
  public:
@@ -166,7 +159,7 @@ class ApplicationHiccups : public Heuristic {
           ++m;
           over += tv.value > req.threshold_ms;
         }
-        const double p_violation = binomial_upper_tail(over, m, 1 - req.percentile);
+        const double p_violation = stats::binomial_upper_tail(over, m, 1 - req.percentile);
         // (b) the peak against the buckets' variation; skipped (passes)
         // with fewer than 3 compliant buckets; with no spread at all (MAD
         // 0) any peak above their median stands out.

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "stats/binomial.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/rank_test.hpp"
 #include "stats/t_test.hpp"
@@ -262,7 +263,11 @@ bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::
   return true;
 }
 
-double utilization_upper_bound(const std::vector<double>& series, double mean, double alpha) {
+namespace {
+// The mean's (1 - alpha) bound on one side (+1 upper, -1 lower), scaled to
+// `mean`; `mean` itself where the series gives no error.
+double utilization_bound(const std::vector<double>& series, double mean, double alpha,
+                         double side) {
   // Batch means where there are 20 instants or more, else the instants'
   // own spread: a step of 13 one-second instants (libsonde's default
   // period) got no bound at all before 2026-12-04, silently the mean.
@@ -270,7 +275,16 @@ double utilization_upper_bound(const std::vector<double>& series, double mean, d
   const double series_mean = stats::mean(series);
   if (error.df <= 0 || series_mean <= 0) return mean;
   const double t = stats::student_t_quantile(1 - alpha, error.df);
-  return std::min(1.0, mean * (series_mean + t * error.se) / series_mean);
+  return mean * (series_mean + side * t * error.se) / series_mean;
+}
+}  // namespace
+
+double utilization_upper_bound(const std::vector<double>& series, double mean, double alpha) {
+  return std::min(1.0, utilization_bound(series, mean, alpha, +1));
+}
+
+double utilization_lower_bound(const std::vector<double>& series, double mean, double alpha) {
+  return std::max(0.0, utilization_bound(series, mean, alpha, -1));
 }
 
 DatabaseServerSamples database_server_samples(const Experiment& e) {
@@ -397,11 +411,7 @@ stats::MeanError demand_noise(const ExperimentData& data, const std::string& ser
 }
 
 double misattribution_p(size_t with_query, size_t ambiguous, double p_elsewhere) {
-  if (with_query == 0) return 1;
-  if (with_query > ambiguous || p_elsewhere <= 0) return 0;
-  if (p_elsewhere >= 1) return 1;
-  return stats::incomplete_beta(static_cast<double>(with_query),
-                                static_cast<double>(ambiguous - with_query + 1), p_elsewhere);
+  return stats::binomial_upper_tail(with_query, ambiguous, p_elsewhere);
 }
 
 MessagingBusy messaging_busy(const Experiment& lowest, const Experiment& step, double alpha,

@@ -152,6 +152,10 @@ bool cpu_utilization(const Experiment& e, double* utilization, int* cores, std::
 // two instants or an idle series.
 double utilization_upper_bound(const std::vector<double>& series, double mean, double alpha);
 
+// The lower (1 - alpha) bound, the same way: the mean minus t times its
+// error, scaled to `mean`, floored at 0.
+double utilization_lower_bound(const std::vector<double>& series, double mean, double alpha);
+
 // Servers of the queueing models: the config's `cores`, else the cores the
 // CPU sampler saw, else run.json's `cores` (the measuring machine), else 1.
 int servers_for(const Context& ctx, int sampled_cores);

@@ -148,6 +148,12 @@ class OneLaneBridge : public Heuristic {
     // must widen it; a bound that reaches 1 explains any wait.
     std::vector<double> util_model(steps.size());
     std::vector<double> db_util_model(steps.size(), -1);
+    // And the lower bounds, for the other direction (excess_persists): a
+    // step counts as explained by CPU queueing only where it is explained
+    // even at the low end of each node's utilization, so that whether a
+    // bound near saturation reaches 1 does not decide it.
+    std::vector<double> util_low(steps.size());
+    std::vector<double> db_util_low(steps.size(), -1);
     const bool bound = ctx.params.at("utilization_bound") != 0;
     const bool noise_test = ctx.params.at("noise_test") != 0;
     std::vector<double> db_demand(steps.size(), 0);  // its CPU ms per request, all services
@@ -164,6 +170,8 @@ class OneLaneBridge : public Heuristic {
         return not_evaluated(error);
       util_model[s] =
           bound ? utilization_upper_bound(per_instant, util[s], ctx.settings.alpha) : util[s];
+      util_low[s] =
+          bound ? utilization_lower_bound(per_instant, util[s], ctx.settings.alpha) : util[s];
       sampled = std::max(sampled, seen);
       const DatabaseServerSamples db = database_server_samples(*steps[s]);
       if (!db.error.empty())
@@ -175,6 +183,9 @@ class OneLaneBridge : public Heuristic {
         db_util[s] = std::min(1.0, db.cpu_s / capacity_s);
         db_util_model[s] =
             bound ? utilization_upper_bound(db.cpu_per_instant, db_util[s], ctx.settings.alpha)
+                  : db_util[s];
+        db_util_low[s] =
+            bound ? utilization_lower_bound(db.cpu_per_instant, db_util[s], ctx.settings.alpha)
                   : db_util[s];
         db_demand[s] = db.cpu_s * 1e3 / static_cast<double>(served);
         db_demand_of[s] = database_demand_per_service(*steps[s], db.cpu_s);
@@ -211,20 +222,24 @@ class OneLaneBridge : public Heuristic {
     // model.
     const bool violating_steps = ctx.params.at("violating_steps") != 0;
     // excess_persists 1: a bridge only where no higher counted step is
-    // explained by CPU queueing (its mean within a finite threshold); 0:
-    // any counted step over its threshold (Alg. 15). A serialization's
-    // queue only grows with the load (its utilization rises with the
-    // arrival rate), so its excess over what the CPU explains persists at
-    // the higher loads; an excess that the CPU explains at the next load
-    // was not a bridge's. Seen twice on different systems, both CPU-bound
-    // SQLite scans: the ledger's l10 in ledger-s32 (15.9 ms against 13.2
-    // at 3 users, within the threshold at 6, 9 and 12) and tickets' t08 in
-    // its validation run (61.6 against 46.2 ms at 3 users, within it at 6,
-    // 9, 12). A saturated step (infinite threshold) and a step above its
-    // threshold without significance say nothing against the bridge. It
-    // replaced `step_majority` (more than half of the counted steps over),
-    // which lost bridges that appear only at the upper loads (tc15's
-    // shape; docs/diagnose/parameters.md).
+    // explained by CPU queueing (its mean, less its growth in message
+    // sends, within a finite threshold); 0: any counted step over its
+    // threshold (Alg. 15). A serialization's queue only grows with the
+    // load (its utilization rises with the arrival rate), so its excess
+    // over what the CPU explains persists at the higher loads; an excess
+    // that the CPU explains at a higher load was not a bridge's. Explained
+    // is judged at the lower confidence bound of each node's utilization
+    // (over at the upper one), so that a step near saturation, where the
+    // threshold is huge, is not decided by whether its upper bound reaches
+    // 1. A saturated step (infinite threshold even at the lower bound) and
+    // a step above its threshold without significance say nothing against
+    // the bridge. Seen twice on different systems, both CPU-bound SQLite
+    // scans: the ledger's l10 in ledger-s32 (15.9 ms against 13.2 at 3
+    // users, within the threshold at 6, 9 and 12) and tickets' t08 in its
+    // validation run (61.6 against 46.2 ms at 3 users, within it at 6, 9
+    // and 12). It replaced `step_majority` (more than half of the counted
+    // steps over), which lost bridges that appear only at the upper loads
+    // (tc15's shape; docs/diagnose/parameters.md).
     const bool excess_persists = ctx.params.at("excess_persists") != 0;
     // Services whose response time exceeded the threshold at some step only
     // by their extra time in message sends.
@@ -339,7 +354,20 @@ class OneLaneBridge : public Heuristic {
             unexplained > threshold && p_over < ctx.settings.alpha && !sends_explain && counts;
         over_by_sends = over_by_sends || (sends_explain && measured > threshold);
         if (over) last_over = s;
-        if (counts && std::isfinite(threshold) && unexplained <= threshold) {
+        // Explained (excess_persists): within what CPU queueing explains at
+        // the lower bounds of the utilizations (a step whose sends explain
+        // its excess is judged by the rest of its mean, as for `over`).
+        const bool saturated_low = util_low[s] >= 1 || db_util_low[s] >= 1;
+        const double threshold_low =
+            saturated_low
+                ? std::numeric_limits<double>::infinity()
+                : std::max(stats::olb_threshold(rho_s, cores, util_low[s], tolerance),
+                           db_util[s] < 0 ? 0
+                                          : rho_s +
+                                                stats::olb_threshold(demand, db_cpus,
+                                                                     db_util_low[s], tolerance) -
+                                                demand);
+        if (counts && std::isfinite(threshold_low) && unexplained <= threshold_low) {
           last_explained = s;
           explained_users = steps[s]->users;
         }
@@ -347,7 +375,9 @@ class OneLaneBridge : public Heuristic {
                                 {"measured", measured},
                                 {"threshold", threshold},
                                 {"utilization", util[s]},
-                                {"utilization_bound", util_model[s]}};
+                                {"utilization_bound", util_model[s]},
+                                {"utilization_lower_bound", util_low[s]},
+                                {"threshold_at_lower_bound", threshold_low}};
         if (send_ms) point["send_growth_ms"] = send_growth;
         point["violates"] = violates;
         // JSON has no infinity: a saturated node's threshold (U = 1) is
@@ -428,7 +458,8 @@ class OneLaneBridge : public Heuristic {
         ev.values["steps_over"] = static_cast<int>(over_steps.size());
         ev.values["explained_at_users"] = explained_users;
         ev.detail += "; at " + std::to_string(explained_users) +
-                     " users CPU queueing explains its mean, so the excess did not persist";
+                     " users CPU queueing explains its mean even at the lower bound of the "
+                     "utilization, so the excess did not persist";
         checked.push_back(std::move(ev));
       } else if (closest) {
         checked.push_back(std::move(*closest));

@@ -39,6 +39,7 @@
 #include "diagnose/heuristics/experiment_cache.hpp"
 #include "diagnose/heuristics/experiment_traces.hpp"
 #include "diagnose/heuristics/request_services.hpp"
+#include "stats/binomial.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/t_test.hpp"
 
@@ -161,8 +162,7 @@ std::map<size_t, const TraceSpan*> request_traces(const Experiment& e, const Req
           static_cast<double>(firsts_of_thread[thread]) / static_cast<double>(firsts);
       const double p = responders <= 1 || share >= 1
                            ? 1
-                           : stats::incomplete_beta(static_cast<double>(count),
-                                                    static_cast<double>(n - count + 1), share);
+                           : stats::binomial_upper_tail(count, n, share);
       if (p < level && count > best_count) best_thread = thread, best_count = count;
     }
     if (best_thread >= 0) users_of_thread[best_thread].push_back(user);

@@ -231,14 +231,13 @@ class OneLaneBridge : public Heuristic {
     // is judged at the lower confidence bound of each node's utilization
     // (over at the upper one), so that a step near saturation, where the
     // threshold is huge, is not decided by whether its upper bound reaches
-    // 1. A saturated step (infinite threshold even at the lower bound) and
-    // a step above its threshold without significance say nothing against
-    // the bridge. Seen twice on different systems, both CPU-bound SQLite
-    // scans: the ledger's l10 in ledger-s32 (15.9 ms against 13.2 at 3
-    // users, within the threshold at 6, 9 and 12) and tickets' t08 in its
-    // validation run (61.6 against 46.2 ms at 3 users, within it at 6, 9
-    // and 12). It replaced `step_majority` (more than half of the counted
-    // steps over), which lost bridges that appear only at the upper loads
+    // 1. A saturated step (infinite threshold even at the lower bound), a
+    // step above its threshold without significance and one between its
+    // thresholds at the two bounds say nothing against the bridge. Seen twice on different systems,
+    // both CPU-bound SQLite scans: the ledger's l10 in ledger-s32 (15.9 ms against 13.2 at 3 users,
+    // within the threshold at 6, 9 and 12) and tickets' t08 in its validation run (61.6
+    // against 46.2 ms at 3 users, within it at 6, 9 and 12). It replaced `step_majority` (more than
+    // half of the counted steps over), which lost bridges that appear only at the upper loads
     // (tc15's shape; docs/diagnose/parameters.md).
     const bool excess_persists = ctx.params.at("excess_persists") != 0;
     // Services whose response time exceeded the threshold at some step only
@@ -385,6 +384,7 @@ class OneLaneBridge : public Heuristic {
         if (db_util[s] >= 0) {
           point["database_utilization"] = db_util[s];
           point["database_utilization_bound"] = db_util_model[s];
+          point["database_utilization_lower_bound"] = db_util_low[s];
           point["database_threshold"] = db_threshold;
           point["database_demand_ms"] = demand;
         }
@@ -458,8 +458,9 @@ class OneLaneBridge : public Heuristic {
         ev.values["steps_over"] = static_cast<int>(over_steps.size());
         ev.values["explained_at_users"] = explained_users;
         ev.detail += "; at " + std::to_string(explained_users) +
-                     " users CPU queueing explains its mean even at the lower bound of the "
-                     "utilization, so the excess did not persist";
+                     " users CPU queueing explains its mean" +
+                     (bound ? " even at the lower bound of the utilization" : "") +
+                     ", so the excess did not persist";
         checked.push_back(std::move(ev));
       } else if (closest) {
         checked.push_back(std::move(*closest));

@@ -28,7 +28,9 @@
 // the messages (the node's own definition: most of the messaging) and in
 // significantly more of them than every other component y: of the
 // messages only one of the two takes part in, z's must be more than half
-// (McNemar's exact test, one-sided, at alpha over the k - 1 comparisons).
+// (McNemar's exact test, one-sided, each at alpha: z must beat every
+// other component, so the k - 1 tests form an intersection-union test of
+// level alpha and need no Bonferroni correction).
 // Why: mu + 3 sigma over three to six other components is a small-sample
 // outlier rule whose value the sensitivity table showed on a cliff (6
 // sigma missed the shop's clear Blob, 1.5 sigma false-alarmed on the
@@ -157,7 +159,6 @@ class TheBlob : public Heuristic {
       }
       return out;
     };
-    const double level = ctx.settings.alpha / static_cast<double>(parts.size() - 1);
     std::vector<Evidence> checked;
     for (const auto& [name, p] : parts) {
       if (p.received == 0) continue;
@@ -196,7 +197,7 @@ class TheBlob : public Heuristic {
           if (rival.empty() || pv > worst_p)
             worst_p = pv, rival = other, rival_counts = {mine, theirs};
         }
-        blob = p.contribution > min_share && worst_p < level;
+        blob = p.contribution > min_share && worst_p < ctx.settings.alpha;
         ev.test = "share of the messages > " + fmt(min_share * 100) +
                   "% and above every other component's (McNemar's exact test, one-sided)";
         ev.p_value = worst_p;

@@ -233,12 +233,14 @@ class OneLaneBridge : public Heuristic {
     // threshold is huge, is not decided by whether its upper bound reaches
     // 1. A saturated step (infinite threshold even at the lower bound), a
     // step above its threshold without significance and one between its
-    // thresholds at the two bounds say nothing against the bridge. Seen twice on different systems,
-    // both CPU-bound SQLite scans: the ledger's l10 in ledger-s32 (15.9 ms against 13.2 at 3 users,
-    // within the threshold at 6, 9 and 12) and tickets' t08 in its validation run (61.6
-    // against 46.2 ms at 3 users, within it at 6, 9 and 12). It replaced `step_majority` (more than
-    // half of the counted steps over), which lost bridges that appear only at the upper loads
-    // (tc15's shape; docs/diagnose/parameters.md).
+    // thresholds at the two bounds say nothing against the bridge. Seen
+    // twice on different systems, both CPU-bound SQLite scans: the
+    // ledger's l10 in ledger-s32 (15.9 ms against 13.2 at 3 users, within
+    // the threshold at 6, 9 and 12) and tickets' t08 in its validation run
+    // (61.6 against 46.2 ms at 3 users, within it at 6, 9 and 12). It
+    // replaced `step_majority` (more than half of the counted steps over),
+    // which lost bridges that appear only at the upper loads (tc15's
+    // shape; docs/diagnose/parameters.md).
     const bool excess_persists = ctx.params.at("excess_persists") != 0;
     // Services whose response time exceeded the threshold at some step only
     // by their extra time in message sends.
@@ -292,17 +294,27 @@ class OneLaneBridge : public Heuristic {
         const double send_growth = send_ms ? std::max(0.0, *send_ms - *send_alone) : 0;
         const double unexplained = measured - send_growth;
         const double tolerance = ctx.params.at("tolerance");
-        const double sut_threshold = stats::olb_threshold(rho_s, cores, util_model[s], tolerance);
         // The service's own demand on the server where its database calls
         // are known (a service of 12 statements needs more of a busy server
         // than the average request: tc11, tc14), else the average request's.
         const auto own = db_demand_of[s].find(service);
         const double demand = own != db_demand_of[s].end() ? own->second : db_demand[s];
-        const double db_threshold =
-            db_util[s] < 0
-                ? 0
-                : rho_s + stats::olb_threshold(demand, db_cpus, db_util_model[s], tolerance) -
-                      demand;
+        // Each node's threshold at a utilization, and the one the time must
+        // exceed: every node's, infinite where a node is saturated.
+        const auto sut_threshold_at = [&](double u) {
+          return stats::olb_threshold(rho_s, cores, u, tolerance);
+        };
+        const auto db_threshold_at = [&](double u) {
+          return db_util[s] < 0
+                     ? 0
+                     : rho_s + stats::olb_threshold(demand, db_cpus, u, tolerance) - demand;
+        };
+        const auto threshold_at = [&](double u, double u_db) {
+          return u >= 1 || u_db >= 1 ? std::numeric_limits<double>::infinity()
+                                     : std::max(sut_threshold_at(u), db_threshold_at(u_db));
+        };
+        const double sut_threshold = sut_threshold_at(util_model[s]);
+        const double db_threshold = db_threshold_at(db_util_model[s]);
         // A node saturated by its utilization's upper bound (U >= 1) explains
         // any wait: the model's threshold is infinite there (said outright,
         // so a database demand that is not finite cannot make it NaN). Until
@@ -311,9 +323,7 @@ class OneLaneBridge : public Heuristic {
         // by a third), then 1, the model's own limit; utilization_bound
         // widens the threshold by U's measured error instead
         // (docs/diagnose/parameters.md).
-        const bool saturated = util_model[s] >= 1 || db_util_model[s] >= 1;
-        const double threshold = saturated ? std::numeric_limits<double>::infinity()
-                                           : std::max(sut_threshold, db_threshold);
+        const double threshold = threshold_at(util_model[s], db_util_model[s]);
         // Significantly above it, not by noise: tc10's CPU-bound service
         // measured 6.0 ms against 5.95 ms (run sc17), and 6.79 against
         // 6.39 ms (run shop-full-1), where its single-user mean alone
@@ -356,16 +366,7 @@ class OneLaneBridge : public Heuristic {
         // Explained (excess_persists): within what CPU queueing explains at
         // the lower bounds of the utilizations (a step whose sends explain
         // its excess is judged by the rest of its mean, as for `over`).
-        const bool saturated_low = util_low[s] >= 1 || db_util_low[s] >= 1;
-        const double threshold_low =
-            saturated_low
-                ? std::numeric_limits<double>::infinity()
-                : std::max(stats::olb_threshold(rho_s, cores, util_low[s], tolerance),
-                           db_util[s] < 0 ? 0
-                                          : rho_s +
-                                                stats::olb_threshold(demand, db_cpus,
-                                                                     db_util_low[s], tolerance) -
-                                                demand);
+        const double threshold_low = threshold_at(util_low[s], db_util_low[s]);
         if (counts && std::isfinite(threshold_low) && unexplained <= threshold_low) {
           last_explained = s;
           explained_users = steps[s]->users;

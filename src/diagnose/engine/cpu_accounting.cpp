@@ -48,25 +48,42 @@ bool read_process(const fs::path& stat_file, double ticks, ProcessTimes& out) {
 }
 
 // The other processes' time between the snapshots (CpuAccount's comment):
-// everything they have now, minus what they had before, where a process
-// that ended counts in `before` only if a parent still there reaped it
-// (its reaped-children time grew by at least the ended process's time).
+// everything they have now, minus what they had before. A process that
+// ended counts in `before` only where its time reappears in a reaper's
+// reaped-children time: the kernel adds a reaped process's whole time to
+// its reaper, and the reaper is its parent, or, when the parent ended
+// first, the nearest subreaper or init, so any surviving ancestor.
+// Checking the parent alone counted an orphan's whole life as time spent
+// inside the phase (259 % of the machine when a tree of another user's
+// processes ended during tc06's experiment). Each reaper's growth is a
+// budget: two ended processes cannot both be found in the same seconds.
 double other_core_s(const CpuSnapshot& before, const CpuSnapshot& after) {
   double now = 0, then = 0;
   for (const auto& [pid, t] : after.others) now += t.own_s + t.children_s;
+  std::map<pid_t, double> reaped_since;  // surviving process -> growth of its children's time
   for (const auto& [pid, t] : before.others) {
-    const double had = t.own_s + t.children_s;
-    if (after.others.count(pid)) {
-      then += had;
-      continue;
+    if (const auto later = after.others.find(pid); later != after.others.end()) {
+      then += t.own_s + t.children_s;
+      reaped_since[pid] = std::max(0.0, later->second.children_s - t.children_s);
     }
-    const auto parent_then = before.others.find(t.parent);
-    const auto parent_now = after.others.find(t.parent);
-    // Two readings, each rounded down to a tick.
-    const double slack = before.tick_s + after.tick_s;
-    if (parent_then != before.others.end() && parent_now != after.others.end() &&
-        parent_now->second.children_s - parent_then->second.children_s >= had - slack)
-      then += had;
+  }
+  // Two readings, each rounded down to a tick.
+  const double slack = before.tick_s + after.tick_s;
+  for (const auto& [pid, t] : before.others) {
+    if (after.others.count(pid)) continue;
+    const double had = t.own_s + t.children_s;
+    std::set<pid_t> visited{pid};  // a corrupt /proc could hold a cycle
+    for (pid_t up = t.parent; up > 0 && visited.insert(up).second;) {
+      if (auto reaper = reaped_since.find(up);
+          reaper != reaped_since.end() && reaper->second >= had - slack) {
+        reaper->second = std::max(0.0, reaper->second - had);
+        then += had;
+        break;
+      }
+      const auto ancestor = before.others.find(up);
+      if (ancestor == before.others.end()) break;
+      up = ancestor->second.parent;
+    }
   }
   return now - then;
 }

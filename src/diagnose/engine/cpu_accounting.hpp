@@ -46,11 +46,14 @@ CpuSnapshot take_cpu_snapshot(const std::vector<pid_t>& roots,
 // ended and was reaped stays counted in its parent's reaped-children time
 // (an orphan's in init's). A process that left the trees (a daemon that
 // double-forks) counts as other from then on. Another process that ended
-// in between without landing in a reaper we can see (its parent ignored
-// SIGCHLD, or ended too, or lives outside our /proc) is left out of both
-// sums, not subtracted: its time before the first snapshot would otherwise
-// cancel a busy neighbour's (seen in a parallel test run: 0 core-s other
-// while a neighbour spun).
+// in between counts from the first snapshot where its time reappears in
+// the reaped-children time of a surviving ancestor (its parent, or the
+// init or subreaper that adopted it when the parent ended first). One
+// whose time lands in no reaper we can see (its parent ignored SIGCHLD,
+// or the reaper lives outside our /proc) is left out of both sums, not
+// subtracted: its time before the first snapshot would otherwise cancel a
+// busy neighbour's (seen in a parallel test run: 0 core-s other while a
+// neighbour spun).
 struct CpuAccount {
   bool valid = false;
   std::string error;

@@ -3,7 +3,7 @@
 // exception causes) reaches the page as a text node or an attribute value,
 // never as markup. Nothing in this file parses a string as HTML; el() below
 // is the only way elements are made.
-// About 550 lines: the helpers every view uses (el(), api(), formatting,
+// About 600 lines: the helpers every view uses (el(), api(), formatting,
 // routing) and the trace search, one trace, operations and graph views
 // built on them; the charts, live, contexts, reduced and diagnosis views
 // are in files of their own.

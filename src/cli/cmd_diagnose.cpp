@@ -4,10 +4,12 @@
 // them. `sonde diagnose --data DIR --out DIR2` evaluates an existing
 // experiment-data directory (docs/diagnose/experiment-data.md). Both write
 // report.json, report.html and a summary against the problem hierarchy.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "cli/command.hpp"
 #include "cli/diagnose_run.hpp"
@@ -38,13 +40,25 @@ int print_accuracy(const DiagnoseOptions& o) {
     const auto cases = diagnose::load_scenario_cases(o.accuracy);
     bool perfect = true;
     if (o.repetitions) {
-      // OUT/rep1, OUT/rep2, ... (scenarios/run.sh --repeat N).
+      // Every OUT/repN folder, in the order of N (scenarios/run.sh --repeat N
+      // writes rep1..N; a kept series, scenarios/keep_labels.py, may start
+      // later when an earlier repetition's folders were not kept).
+      std::map<int, std::string> numbered;
+      std::error_code ec;
+      for (const auto& entry : std::filesystem::directory_iterator(o.out, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!entry.is_directory() || name.size() < 4 || name.compare(0, 3, "rep") != 0 ||
+            name.size() > 12 ||
+            !std::all_of(name.begin() + 3, name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+          continue;
+        numbered[std::stoi(name.substr(3))] = name;
+      }
       std::vector<std::string> names;
-      for (int k = 1; std::filesystem::is_directory(o.out + "/rep" + std::to_string(k)); ++k)
-        names.push_back("rep" + std::to_string(k));
+      for (const auto& [k, name] : numbered) names.push_back(name);
       if (names.empty()) {
-        std::cerr << "sonde diagnose: --repetitions: no " << o.out << "/rep1 (scenarios/run.sh "
-                  << "--repeat N writes one folder per repetition)\n";
+        std::cerr << "sonde diagnose: --repetitions: no " << o.out
+                  << "/repN folder (scenarios/run.sh "
+                  << "--repeat N writes rep1..N)\n";
         return 1;
       }
       std::vector<diagnose::AccuracyTable> tables;

@@ -73,10 +73,14 @@ SensitivityTable parameter_sensitivity(const std::vector<ScenarioCase>& cases,
                                        const std::string& results_dir,
                                        const std::vector<double>& factors);
 
+// The text, JSON and plot below are in sensitivity_report.cpp.
 std::string format_sensitivity(const SensitivityTable& table);
 nlohmann::json sensitivity_json(const SensitivityTable& table);
 // A heat map of the lowest per-node balanced accuracy per parameter and
 // factor, switches below with each of their settings (SVG).
 std::string sensitivity_svg(const SensitivityTable& table);
+
+// A balanced accuracy as the table prints it: "0.875", "-" for none.
+std::string accuracy_text(double a);
 
 }  // namespace sonde::diagnose

@@ -262,6 +262,16 @@ TEST_F(DiagnoseRun, AccuracyOverRepetitionsGivesTheWorstPerNode) {
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_NE(r.out.find("Repeated fresh runs: 2 (rep1, rep2)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("0.500    0.000  rep2: tc01 (false alarm)"), std::string::npos) << r.out;
+  // A kept series may start later (scenarios/keep_labels.py) and leave
+  // gaps: every repN present counts, in the order of N (rep10 after rep3).
+  fs::rename(dir_ / "reps" / "rep1", dir_ / "reps" / "rep10");
+  report("rep3", "not_detected");
+  std::ofstream(dir_ / "reps" / "replay.txt") << "not a repetition\n";
+  const CliRun gaps = sonde({"diagnose", "--accuracy", cases.string(), "--out",
+                             (dir_ / "reps").string(), "--repetitions"});
+  EXPECT_EQ(gaps.exit_code, 4) << gaps.err;
+  EXPECT_NE(gaps.out.find("Repeated fresh runs: 3 (rep2, rep3, rep10)"), std::string::npos)
+      << gaps.out;
   const CliRun none = sonde({"diagnose", "--accuracy", cases.string(), "--out",
                              (dir_ / "nothing").string(), "--repetitions"});
   EXPECT_EQ(none.exit_code, 1);

@@ -177,8 +177,9 @@ TEST(CpuAccounting, OneReapersGrowthIsCountedOnce) {
               {200, "neighbour", 1, 400, 0}});
   const auto before = take_cpu_snapshot({100}, proc.string(), 100);
   ASSERT_TRUE(before.valid) << before.error;
-  write_proc(proc, {1200, 5100, 0, 0, 0},
-             {{1, "init", 0, 10, 0, 500}, {100, "sonde", 1, 110, 0}, {200, "neighbour", 1, 480, 0}});
+  write_proc(
+      proc, {1200, 5100, 0, 0, 0},
+      {{1, "init", 0, 10, 0, 500}, {100, "sonde", 1, 110, 0}, {200, "neighbour", 1, 480, 0}});
   const auto after = take_cpu_snapshot({100}, proc.string(), 100);
   ASSERT_TRUE(after.valid) << after.error;
   const engine::CpuAccount a = account_cpu(before, after);

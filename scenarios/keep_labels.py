@@ -21,15 +21,7 @@ import os
 import shutil
 import sys
 
-
-def case_ids(cases_file):
-    ids = []
-    with open(cases_file) as f:
-        for line in f:
-            line = line.split("#", 1)[0].strip()
-            if line:
-                ids.append(line.split("|", 1)[0].strip())
-    return ids
+from reevaluate import case_ids  # the cases file's ids, as reevaluate.py reads them
 
 
 def labels_only(node):

@@ -55,6 +55,10 @@ std::string cbe_load_test(const TempDir& d,
   return experiment_path(d.path(), "load-u50");
 }
 
+// The thesis' rule (dominance_rule 0): pi_z against mu + 3 sigma of the
+// others' contributions.
+const std::map<std::string, double> kThesisRule = {{"dominance_rule", 0}};
+
 TEST(TheBlob, OneComponentTakesPartInAllMessaging) {
   // Thesis TC17: components a, b, c talk only through the hub.
   TempDir clear;
@@ -64,7 +68,7 @@ TEST(TheBlob, OneComponentTakesPartInAllMessaging) {
                                          {"hub>c", 100},
                                          {"c>hub", 100},
                                          {"hub>a", 100}});
-  const NodeResult r = evaluate(clear.path(), "the_blob");
+  const NodeResult r = evaluate_with(clear.path(), "the_blob", kThesisRule);
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
   // The Blob, then each other component as a checked row.
   ASSERT_EQ(r.evidence.size(), 4u);
@@ -92,7 +96,7 @@ TEST(TheBlob, BlurredBlobStillStandsOut) {
                                            {"a>b", 20},
                                            {"b>c", 20},
                                            {"c>a", 20}});
-  const NodeResult r = evaluate(blurred.path(), "the_blob");
+  const NodeResult r = evaluate_with(blurred.path(), "the_blob", kThesisRule);
   EXPECT_EQ(r.status, Status::kDetected) << r.reason;
   ASSERT_EQ(r.evidence.size(), 4u);
   EXPECT_EQ(r.evidence[0].location, "component hub");
@@ -123,7 +127,7 @@ TEST(TheBlob, NotDetectedWithoutACentralComponent) {
   EXPECT_EQ(evaluate(no_probe.path(), "the_blob").status, Status::kNotEvaluated);
 }
 
-// The candidate rule (dominance_rule 1): a Blob takes part in most of the
+// The rule since 2026-12-06 (dominance_rule 1): a Blob takes part in most of the
 // messages and in significantly more than every other component. The
 // ledger's l14 shape, a chatty pair (statements -> compliance, 86% of the
 // messages) beside a few others, is a Blob by the thesis' rule at 1.5
@@ -166,7 +170,8 @@ TEST(TheBlob, DominanceRuleFindsHubsAndNotAChattyPair) {
   ASSERT_NE(compliance, p.evidence.end());
   EXPECT_EQ(compliance->values["closest_other"], "statements");
   EXPECT_EQ(compliance->p_value, 1);  // no message has one end without the other
-  EXPECT_EQ(evaluate_with(pair.path(), "the_blob", {{"sigmas", 1.5}}).status, Status::kDetected);
+  EXPECT_EQ(evaluate_with(pair.path(), "the_blob", {{"dominance_rule", 0}, {"sigmas", 1.5}}).status,
+            Status::kDetected);
   EXPECT_EQ(evaluate(pair.path(), "the_blob").status, Status::kNotDetected);
 }
 

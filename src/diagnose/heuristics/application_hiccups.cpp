@@ -49,23 +49,20 @@
 // the typical level. Until 2026-12-02 the rule was a peak of 3 x the
 // typical level (min_peak_factor, set for tc14's flickers at 1.8x).
 //
-// The time share phi compares is the estimated time in violation of every
-// violating period, hiccup or flicker (violated_time_share in common.hpp;
-// Continuously Violated Requirements asks the same estimate against the
-// same 0.5, on the same buckets where 50 x the mean inter-request time is
-// under the 5 s cap). Where the violations are excursions from a level
-// far below the threshold (the cut is outside the compliant buckets'
-// variation, as in (b)), each period counts its expected length; the
-// thesis measures each hiccup from the left border of its first violating
-// bucket to the right border of the next compliant one, which adds up to
-// two bucket widths per hiccup, and with a rarely requested service's
-// buckets of 0.7 s that made four pauses "continuous" (tc03, tc04: 53-78%
-// of the time). Where the level itself sits at the threshold, every
-// violating bucket counts whole. The peak tests decide which periods are
-// hiccups, not whether the requirement is violated most of the time: a
-// service that flickers across its threshold for most of the run violates
-// it continuously, whatever a few of its periods look like. The reported
-// hiccups keep the thesis' extent (start_ns, end_ns).
+// The time share phi compares is the time in violation, hiccup or
+// flicker, estimated as Continuously Violated Requirements estimates it
+// and compared with the same 0.5: from stretches of the requests with a
+// constant violation rate, not from buckets (violated_time in common.hpp;
+// why, in continuously_violated_requirements.cpp). The thesis measures
+// each hiccup from the left border of its first violating bucket to the
+// right border of the next compliant one, which adds up to two bucket
+// widths per hiccup; with a rarely requested service's buckets of 0.7 s
+// that made four pauses "continuous" (tc03, tc04: 53-78% of the time).
+// The peak tests decide which periods are hiccups, not whether the
+// requirement is violated most of the time: a service that flickers
+// across its threshold for most of the run violates it continuously,
+// whatever a few of its periods look like. The reported hiccups keep the
+// thesis' extent (start_ns, end_ns).
 //
 // And hiccups recur: the thesis defines them as violations in periodic
 // time frames (frequency, amplitude, duration; Sec. 4.4.2), although its
@@ -186,7 +183,8 @@ class ApplicationHiccups : public Heuristic {
                            {"peak_z", judged && std::isfinite(peak_z) ? nlohmann::json(peak_z)
                                                                       : nlohmann::json()}});
       }
-      const double share = violated_time_share(buckets, periods, regime.excursions);
+      const ViolatedTime violated = violated_time(series, req, ctx.settings.alpha);
+      const double share = violated.share;
       std::vector<double> at, violates;
       std::vector<bool> marked;
       for (const Bucket& b : buckets) {
@@ -205,7 +203,7 @@ class ApplicationHiccups : public Heuristic {
       if (found) ++detected;
       Evidence ev;
       ev.location = service;
-      ev.test = "bucket strategy: estimated share of the time in violation < " +
+      ev.test = "bucket strategy; share of the time in violation (stretches of constant rate) < " +
                 fmt(ctx.params.at("max_hiccup_share"));
       ev.effect_size = share;
       ev.effect = "estimated share of the experiment in violation";
@@ -236,6 +234,8 @@ class ApplicationHiccups : public Heuristic {
                             ": a single blip, hiccups recur)");
       ev.values = {{"hiccups", hiccups},
                    {"share", share},
+                   {"share_low", violated.share_low},
+                   {"share_high", violated.share_high},
                    {"periods", periods.size()},
                    {"excursions", regime.excursions},
                    {"trend_rho", trend},

@@ -10,6 +10,7 @@
 #include "stats/binomial.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/rank_test.hpp"
+#include "stats/rate_segments.hpp"
 #include "stats/t_test.hpp"
 
 namespace sonde::diagnose::heuristics {
@@ -125,22 +126,57 @@ ViolationRegime violation_regime(const std::vector<Bucket>& buckets, double thre
   return r;
 }
 
-double violated_time_share(const std::vector<Bucket>& buckets,
-                           const std::vector<ViolatingPeriod>& periods, bool excursions) {
-  if (buckets.empty()) return 0;
-  if (!excursions) {
-    size_t filled = 0, violating = 0;
-    for (const Bucket& b : buckets) {
-      filled += b.count > 0;
-      violating += b.violating;
-    }
-    return filled > 0 ? static_cast<double>(violating) / static_cast<double>(filled) : 0;
+ViolatedTime violated_time(const std::vector<TimedValue>& series, const Requirement& req,
+                           double alpha) {
+  ViolatedTime out;
+  if (series.empty()) return out;
+  std::vector<bool> over(series.size());
+  for (size_t i = 0; i < series.size(); ++i) over[i] = series[i].value > req.threshold_ms;
+  const double allowed = 1 - req.percentile;  // the share that may exceed
+  const int64_t last_ns = series.back().time_ns;
+  const double span = static_cast<double>(last_ns - series.front().time_ns);
+  double violated = 0, low = 0, high = 0, total = 0;
+  for (const stats::RateSegment& s : stats::rate_segments(over, alpha)) {
+    ViolationSegment v;
+    v.start_ns = series[s.begin].time_ns;
+    v.end_ns = s.end < series.size() ? series[s.end].time_ns : last_ns;
+    v.requests = s.end - s.begin;
+    v.over = s.hits;
+    v.violated = static_cast<double>(v.over) > allowed * static_cast<double>(v.requests);
+    // One-sided in the verdict's direction: P(X >= over), or P(X <= over)
+    // = 1 - P(X >= over + 1), for X ~ Binomial(requests, allowed).
+    const double p = v.violated ? stats::binomial_upper_tail(v.over, v.requests, allowed)
+                                : 1 - stats::binomial_upper_tail(v.over + 1, v.requests, allowed);
+    v.significant = p < alpha;
+    const double weight =
+        span > 0 ? static_cast<double>(v.end_ns - v.start_ns) : static_cast<double>(v.requests);
+    total += weight;
+    if (v.violated) violated += weight;
+    if (v.violated && v.significant) low += weight;
+    if (v.violated || !v.significant) high += weight;
+    out.segments.push_back(v);
   }
-  const double span = static_cast<double>(buckets.back().end_ns - buckets.front().start_ns);
-  if (span <= 0) return 0;
-  double violated = 0;
-  for (const ViolatingPeriod& p : periods) violated += p.estimated_ns;
-  return std::min(1.0, violated / span);
+  if (total > 0) {
+    out.share = violated / total;
+    out.share_low = low / total;
+    out.share_high = high / total;
+  }
+  return out;
+}
+
+std::string describe_violated_time(const ViolatedTime& v, const Requirement& req) {
+  size_t violated = 0;
+  for (const ViolationSegment& s : v.segments) violated += s.violated;
+  std::string text = "violated an estimated " + fmt(v.share * 100) + "% of the time (" +
+                     std::to_string(v.segments.size()) +
+                     " stretch(es) of constant violation rate, " + std::to_string(violated) +
+                     " with more than " + fmt((1 - req.percentile) * 100) + "% of requests over " +
+                     fmt(req.threshold_ms) + " ms";
+  if (v.share_low < v.share || v.share_high > v.share) {
+    text += "; between " + fmt(v.share_low * 100) + "% and " + fmt(v.share_high * 100) +
+            "% within the data's uncertainty";
+  }
+  return text + ")";
 }
 
 Increase test_increase(const std::vector<double>& a, const std::vector<double>& b, double alpha,

@@ -89,18 +89,40 @@ struct ViolationRegime {
 ViolationRegime violation_regime(const std::vector<Bucket>& buckets, double threshold_ms,
                                  double level);
 
-// The estimated share of the series' time in violation. For excursions,
-// the periods' expected lengths over the buckets' span: the bucket count
-// (the thesis' share) made a rarely requested service's pauses look
-// continuous (scenario tc04, run shop-g1-1: GET /shipping's 15 buckets of
-// 694 ms, four pauses, 8 buckets violating; an estimated 27% of the time).
-// Otherwise a violating bucket is violated throughout, as the thesis
-// counts it: violating over non-empty buckets (a lock-bound service whose
-// P90 hovers at its threshold violated in 29 of 55 buckets, scenario tc15,
-// run shop-g2-1, where the expected lengths gave 36%, a missed continuous
-// violation). 0 without buckets.
-double violated_time_share(const std::vector<Bucket>& buckets,
-                           const std::vector<ViolatingPeriod>& periods, bool excursions);
+// A stretch of a service's requests over which the share exceeding the
+// threshold is constant (stats/rate_segments.hpp), with its verdict: the
+// requirement "percentile <= threshold" is violated where more than
+// 1 - percentile of the requests exceed the threshold.
+struct ViolationSegment {
+  int64_t start_ns = 0;  // its first request's start
+  int64_t end_ns = 0;    // the next segment's first start (the series' last for the last)
+  size_t requests = 0;
+  size_t over = 0;        // requests above the threshold
+  bool violated = false;  // over / requests > 1 - percentile
+  // The verdict holds at alpha (one-sided binomial test of `over` against
+  // 1 - percentile in the direction of the verdict).
+  bool significant = false;
+};
+
+// The share of a load test's time in which a service violated its
+// requirement, from segments of constant violation rate rather than fixed
+// buckets (whose width decided a service at its threshold; parameters.md,
+// twelfth result). `share` counts the violated segments' time over the
+// series' span; `share_low` only those violated at alpha, `share_high`
+// all but those compliant at alpha: the range the data leaves open.
+// With a span of 0 (one request, or all at one instant) segments weigh
+// by their requests.
+struct ViolatedTime {
+  std::vector<ViolationSegment> segments;
+  double share = 0;
+  double share_low = 0;
+  double share_high = 0;
+};
+ViolatedTime violated_time(const std::vector<TimedValue>& series, const Requirement& req,
+                           double alpha);
+
+// "violated an estimated 58% of the time (...)" for an evidence's detail.
+std::string describe_violated_time(const ViolatedTime& v, const Requirement& req);
 
 struct Increase {
   stats::TTestResult test;

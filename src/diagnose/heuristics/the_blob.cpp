@@ -23,8 +23,10 @@
 //    handlers) starts the messaging but does not concentrate it; it counts
 //    for the others' thresholds but is not a candidate.
 //
-// dominance_rule 1, a candidate under evaluation (default 0, the thesis'
-// rule above): z is a Blob iff it takes part in more than `min_share` of
+// dominance_rule 1 (the default since 2026-12-06; 0 is the thesis'
+// rule above; a candidate from 2026-12-05, adopted as part of a new set
+// after the sensitivity studies found it changed no label and removed
+// the `sigmas` edges): z is a Blob iff it takes part in more than `min_share` of
 // the messages (the node's own definition: most of the messaging) and in
 // significantly more of them than every other component y: of the
 // messages only one of the two takes part in, z's must be more than half
@@ -69,7 +71,7 @@ class TheBlob : public Heuristic {
     return {{"load", "", 1, {"response_time", "messaging"}}};
   }
   std::map<std::string, double> defaults() const override {
-    return {{"sigmas", 3}, {"min_components", 3}, {"dominance_rule", 0}, {"min_share", 0.5}};
+    return {{"sigmas", 3}, {"min_components", 3}, {"dominance_rule", 1}, {"min_share", 0.5}};
   }
   std::map<std::string, ParameterKind> parameter_kinds() const override {
     return {{"dominance_rule", {ParameterKind::kSwitch}}, {"min_share", {ParameterKind::kShare}}};

@@ -4,23 +4,31 @@
 // each part is examined the same way.
 //
 // Two kinds of cut, each tested at alpha / 2 with Bonferroni over its
-// candidates, which bounds the chance of any cut where the rate did not
-// change by alpha without assuming anything about the maximally selected
-// statistic:
+// candidates, so that a segment whose rate is constant is cut with a
+// chance of at most alpha, without assuming anything about the maximally
+// selected statistic (each part of a cut segment is tested again at the
+// same level):
 //  (1) one change (binary segmentation): the cut with the largest
 //      log-likelihood ratio of two Bernoulli rates against one, among the
 //      m - 1 cuts of a segment of m items;
 //  (2) a stretch against the rest (circular binary segmentation, Olshen
 //      et al. 2004): the interval with the largest ratio among those
 //      between points of a grid of at most 128 cells, its ends then moved
-//      within the neighbouring cells. Evenly spaced bursts defeat (1): no
-//      single cut separates three pauses from the time between them.
+//      within the neighbouring cells, one end at a time. Evenly spaced
+//      bursts defeat (1): no single cut separates three pauses from the
+//      time between them.
 // The chosen cut's p-value is exact: given the segment's hits, the hits in
 // the cut-off part are hypergeometric under "one rate" (Fisher's exact
-// test of the 2 x 2 table, two-sided by doubling the smaller tail). The
-// chi-squared approximation of the likelihood ratio is no substitute for
-// short parts: it puts a run of 4 hits that opens 1000 items at rate 0.1 at p
-// 1.9e-5, where such a run occurs somewhere in about 9% of sequences.
+// test of the 2 x 2 table, two-sided by doubling the tail on the observed
+// side of the mean, at most 1). The chi-squared approximation of the
+// likelihood ratio is no substitute for short parts: it puts a run of 4
+// hits that opens 1000 items at rate 0.1 at p 1.9e-5, where such a run
+// occurs somewhere in about 9% of sequences.
+//
+// The tests take the items as independent. Requests are not quite (a
+// pause slows every request in flight; the Ramp's tests use batch means
+// for that reason), so a cut can also mark a burst that independence
+// would not explain: for the time in violation that is the point.
 //
 // Why: the heuristics ask "what share of the time was the requirement
 // violated". Fixed time buckets answer it with the bucket width as a
@@ -43,7 +51,8 @@ struct RateSegment {
 // sequence. alpha in (0, 1).
 std::vector<RateSegment> rate_segments(const std::vector<bool>& hits, double alpha);
 
-// Fisher's exact test, two-sided by doubling the smaller tail (at most 1):
+// Fisher's exact test, two-sided by doubling the tail on the observed side
+// of the mean (at most 1):
 // of `total` items with `hits` hits, `drawn` are drawn and `drawn_hits` of
 // them are hits; the p-value of a cut-off part of that extent under one
 // rate.

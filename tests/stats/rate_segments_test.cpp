@@ -16,6 +16,21 @@ std::vector<bool> sequence(std::size_t n, bool (*hit)(std::size_t)) {
   return out;
 }
 
+// The segments cover the sequence in order, each with its own hits.
+void expect_partition(const std::vector<bool>& x, const std::vector<RateSegment>& s) {
+  ASSERT_FALSE(s.empty());
+  EXPECT_EQ(s.front().begin, 0u);
+  EXPECT_EQ(s.back().end, x.size());
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    if (k > 0) {
+      EXPECT_EQ(s[k].begin, s[k - 1].end) << k;
+    }
+    std::size_t hits = 0;
+    for (std::size_t i = s[k].begin; i < s[k].end; ++i) hits += x[i] ? 1 : 0;
+    EXPECT_EQ(s[k].hits, hits) << k;
+  }
+}
+
 TEST(FisherExact, MatchesTheTeaTastingTable) {
   // Fisher's tea-tasting design: 8 cups, 4 with milk first, 4 picked.
   // R: fisher.test(matrix(c(4, 0, 0, 4), 2))$p.value = 0.02857 (2 / 70);
@@ -54,40 +69,37 @@ TEST(RateSegments, AConstantSequenceIsOneSegment) {
 
 TEST(RateSegments, AStepInTheRateSplitsNearTheStep) {
   // 2% (every 50th) for 500 items, then 50% (every other).
-  const auto s = rate_segments(
-      sequence(1000, [](std::size_t i) { return i < 500 ? i % 50 == 0 : i % 2 == 0; }), 0.05);
+  const auto x = sequence(1000, [](std::size_t i) { return i < 500 ? i % 50 == 0 : i % 2 == 0; });
+  const auto s = rate_segments(x, 0.05);
   ASSERT_EQ(s.size(), 2u);
+  expect_partition(x, s);
   EXPECT_NEAR(static_cast<double>(s[0].end), 500, 5);
-  EXPECT_EQ(s[1].begin, s[0].end);
-  EXPECT_EQ(s[1].end, 1000u);
-  EXPECT_EQ(s[0].hits + s[1].hits, 10u + 250u);
+  // 10 of the first 500 are hits, so a cut near 500 leaves about 10 left.
+  EXPECT_NEAR(static_cast<double>(s[0].hits), 10, 2);
 }
 
 TEST(RateSegments, BurstsBecomeTheirOwnSegmentsExactly) {
   // Three runs of 20 hits on a background of every 50th item. No single
   // cut separates them from the time between them; the stretch search does.
-  const auto s = rate_segments(sequence(2000,
-                                        [](std::size_t i) {
-                                          for (std::size_t b : {300u, 1000u, 1700u})
-                                            if (i >= b && i < b + 20) return true;
-                                          return i % 50 == 25;
-                                        }),
-                               0.05);
+  const auto x = sequence(2000, [](std::size_t i) {
+    for (std::size_t b : {300u, 1000u, 1700u})
+      if (i >= b && i < b + 20) return true;
+    return i % 50 == 25;
+  });
+  const auto s = rate_segments(x, 0.05);
+  expect_partition(x, s);
   std::vector<std::size_t> bursts;
-  for (const RateSegment& x : s) {
-    if (x.hits == x.end - x.begin && x.hits == 20) {
-      bursts.push_back(x.begin);
+  for (const RateSegment& g : s) {
+    if (g.hits == g.end - g.begin && g.hits == 20) {
+      bursts.push_back(g.begin);
     } else {
       // The rest is background (a segment may end at a background hit
       // next to a burst, where the search placed the stretch's end).
-      EXPECT_LT(static_cast<double>(x.hits), 0.2 * static_cast<double>(x.end - x.begin))
-          << x.begin << ".." << x.end;
+      EXPECT_LT(static_cast<double>(g.hits), 0.2 * static_cast<double>(g.end - g.begin))
+          << g.begin << ".." << g.end;
     }
   }
   EXPECT_EQ(bursts, (std::vector<std::size_t>{300, 1000, 1700}));
-  EXPECT_EQ(s.front().begin, 0u);
-  EXPECT_EQ(s.back().end, 2000u);
-  for (std::size_t k = 1; k < s.size(); ++k) EXPECT_EQ(s[k].begin, s[k - 1].end) << k;
 }
 
 // A run of 4 hits that opens 1000 items at about 10%: the chi-squared
@@ -101,19 +113,24 @@ TEST(RateSegments, AShortRunAtTheBackgroundRateIsNoSegment) {
   EXPECT_EQ(s.size(), 1u);
 }
 
-// Under one rate, splits are false alarms; Bonferroni over the candidate
-// splits keeps them at or below alpha (here 200 sequences of 1000 items at
-// 10%: at most 5% expected, 10% allowed for the draw).
-TEST(RateSegments, ASequenceOfOneRateSplitsRarely) {
+// Under one rate, every cut is a false alarm; Bonferroni over the
+// candidates keeps the chance of one per sequence at or below alpha. Here
+// 1000 sequences of 1000 items at 10% (raw engine output, the same draw
+// with every standard library): at a rate of exactly alpha, 50 +- 7 would
+// be cut; more than 65 says the level is not kept. (This draw: 1. The
+// Bonferroni bound is loose, the price of assuming nothing about the
+// maximally selected statistic.)
+TEST(RateSegments, ASequenceOfOneRateIsCutAtMostAtTheLevel) {
   std::mt19937_64 random(7);
-  std::bernoulli_distribution hit(0.1);
-  int split = 0;
-  for (int k = 0; k < 200; ++k) {
+  int cut = 0;
+  for (int k = 0; k < 1000; ++k) {
     std::vector<bool> x(1000);
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = hit(random);
-    split += rate_segments(x, 0.05).size() > 1;
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = random() % 10 == 0;
+    const auto s = rate_segments(x, 0.05);
+    expect_partition(x, s);
+    cut += s.size() > 1;
   }
-  EXPECT_LE(split, 20);
+  EXPECT_LE(cut, 65);
 }
 
 }  // namespace

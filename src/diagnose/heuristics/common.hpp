@@ -94,22 +94,31 @@ ViolationRegime violation_regime(const std::vector<Bucket>& buckets, double thre
 // requirement "percentile <= threshold" is violated where more than
 // 1 - percentile of the requests exceed the threshold.
 struct ViolationSegment {
-  int64_t start_ns = 0;  // its first request's start
-  int64_t end_ns = 0;    // the next segment's first start (the series' last for the last)
+  // Its time: from the midpoint between its first request's start and the
+  // one before, to the midpoint after its last (the series' first and last
+  // starts at the ends).
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
   size_t requests = 0;
   size_t over = 0;        // requests above the threshold
   bool violated = false;  // over / requests > 1 - percentile
-  // The verdict holds at alpha (one-sided binomial test of `over` against
-  // 1 - percentile in the direction of the verdict).
+  // The verdict holds at alpha for the segment's own requests (one-sided
+  // binomial test of `over` against 1 - percentile in the verdict's
+  // direction). Optimistic: the segment's ends were placed where its rate
+  // differs most from its neighbours', from the same requests.
   bool significant = false;
 };
 
 // The share of a load test's time in which a service violated its
 // requirement, from segments of constant violation rate rather than fixed
 // buckets (whose width decided a service at its threshold; parameters.md,
-// twelfth result). `share` counts the violated segments' time over the
-// series' span; `share_low` only those violated at alpha, `share_high`
-// all but those compliant at alpha: the range the data leaves open.
+// twelfth result). `share` counts the violating segments' time over the
+// series' span; `share_low` only those whose violation is significant,
+// `share_high` all but those whose compliance is significant.
+// Continuously Violated Requirements decides on share_low, so that a
+// service whose requests sit at the threshold (a steady 1.1% over a P99
+// requirement) is not called continuously violated by a coin flip;
+// Application Hiccups on share (why not share_high: application_hiccups.cpp).
 // With a span of 0 (one request, or all at one instant) segments weigh
 // by their requests.
 struct ViolatedTime {

@@ -16,12 +16,14 @@
 // every violating bucket counted whole where the level sits at the
 // threshold; tc04 and tc15, 2026-12-05) were rules about buckets too.
 // Now the requests are segmented where the share exceeding the threshold
-// changes significantly (violated_time in common.hpp, Fisher's exact test
-// per split at alpha over the candidate splits); the time of the segments
-// whose share exceeds 1 - percentile is the time in violation. Each
-// segment's verdict is also tested on its own requests, and the report
-// states the range of shares the data leaves open. Application Hiccups
-// asks the same estimate against the same 0.5.
+// changes significantly (violated_time in common.hpp; each kind of cut at
+// alpha / 2 over its candidates, Fisher's exact p-value). A segment
+// violates where more than 1 - percentile of its requests exceed the
+// threshold, and the decision counts the time of the segments whose
+// violation is significant for their own requests (share_low), so that a
+// service whose requests sit at the threshold is not called continuously
+// violated by a coin flip. Application Hiccups asks the complement, the
+// estimated time in violation (share) under its 0.5.
 #include "diagnose/heuristics/all.hpp"
 #include "diagnose/heuristics/common.hpp"
 
@@ -41,7 +43,7 @@ class ContinuouslyViolated : public Heuristic {
   }
   std::map<std::string, double> defaults() const override {
     // phi: no thesis value; 0.5 ("most of the time") is the complement of
-    // Application Hiccups' max_hiccup_share, which asks the same estimate.
+    // Application Hiccups' max_hiccup_share, which compares the point estimate.
     return {{"min_violating_share", 0.5}};
   }
   std::map<std::string, ParameterKind> parameter_kinds() const override {
@@ -58,14 +60,16 @@ class ContinuouslyViolated : public Heuristic {
       if (series.empty()) continue;
       const Requirement& req = ctx.settings.for_service(service);
       const ViolatedTime violated = violated_time(series, req, ctx.settings.alpha);
-      const bool found = violated.share > ctx.params.at("min_violating_share");
+      // Decided on the significant violations: a service whose requests sit
+      // at the threshold is not "violated most of the time" by a coin flip.
+      const bool found = violated.share_low > ctx.params.at("min_violating_share");
       if (found) services.push_back(service);
       Evidence ev;
       ev.location = service;
-      ev.test = "share of the time in violation, from stretches of constant violation rate > " +
+      ev.test = "share of the time in significant violation (stretches of constant rate) > " +
                 fmt(ctx.params.at("min_violating_share"));
-      ev.effect_size = violated.share;
-      ev.effect = "estimated share of the time in violation";
+      ev.effect_size = violated.share_low;
+      ev.effect = "share of the time in significant violation";
       ev.data = describe_sample(*e, series.size());
       ev.detail = service + ": " + describe_violated_time(violated, req);
       nlohmann::json segments = nlohmann::json::array();

@@ -160,9 +160,8 @@ std::map<size_t, const TraceSpan*> request_traces(const Experiment& e, const Req
     for (const auto& [thread, count] : answered) {
       const double share =
           static_cast<double>(firsts_of_thread[thread]) / static_cast<double>(firsts);
-      const double p = responders <= 1 || share >= 1
-                           ? 1
-                           : stats::binomial_upper_tail(count, n, share);
+      const double p =
+          responders <= 1 || share >= 1 ? 1 : stats::binomial_upper_tail(count, n, share);
       if (p < level && count > best_count) best_thread = thread, best_count = count;
     }
     if (best_thread >= 0) users_of_thread[best_thread].push_back(user);

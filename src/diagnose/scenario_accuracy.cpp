@@ -175,14 +175,17 @@ int wrong_labels(const AccuracyTable& table) {
   return n;
 }
 
+std::string accuracy_text(double a) {
+  if (std::isnan(a)) return "-";
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(3) << a;
+  return s.str();
+}
+
 std::string format_accuracy(const AccuracyTable& table) {
   std::ostringstream out;
-  auto num = [](double v) {
-    if (std::isnan(v)) return std::string("   -");
-    std::ostringstream s;
-    s << std::fixed << std::setprecision(3) << v;
-    return s.str();
-  };
+  // Right-aligned in its column: "-" padded to the width of "0.875".
+  auto num = [](double v) { return std::isnan(v) ? std::string("   -") : accuracy_text(v); };
   out << std::left << std::setw(36) << "node" << std::right << std::setw(5) << "pos" << std::setw(5)
       << "neg" << std::setw(5) << "tp" << std::setw(5) << "fp" << std::setw(8) << "r_tp"
       << std::setw(8) << "r_fp" << std::setw(8) << "a"
@@ -231,13 +234,9 @@ std::string format_repeated_accuracy(const std::vector<std::string>& names,
           wrong += (wrong.empty() ? "" : ", ") + names[k] + ": " + w;
       }
     }
-    std::ostringstream mean;
-    if (n > 0) mean << std::fixed << std::setprecision(3) << sum / n;
-    std::ostringstream low;
-    if (!std::isnan(worst)) low << std::fixed << std::setprecision(3) << worst;
     out << std::left << std::setw(36) << node << std::right << std::setw(8)
-        << (n > 0 ? mean.str() : "-") << std::setw(9) << (n > 0 ? low.str() : "-") << "  " << wrong
-        << "\n";
+        << (n > 0 ? accuracy_text(sum / n) : "-") << std::setw(9)
+        << (n > 0 ? accuracy_text(worst) : "-") << "  " << wrong << "\n";
   }
   for (size_t k = 0; k < tables.size(); ++k) {
     for (const std::string& m : tables[k].missing)

@@ -58,6 +58,9 @@ int wrong_labels(const AccuracyTable& table);
 AccuracyTable score_scenarios(const std::vector<ScenarioCase>& cases,
                               const std::string& results_dir);
 
+// A balanced accuracy as every table prints it: "0.875", "-" for none.
+std::string accuracy_text(double a);
+
 // The table as text, thesis style.
 std::string format_accuracy(const AccuracyTable& table);
 

@@ -132,13 +132,6 @@ bool same_accuracy(double a, double b) {
 
 }  // namespace
 
-std::string accuracy_text(double a) {
-  if (std::isnan(a)) return "-";
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(3) << a;
-  return s.str();
-}
-
 const char* scale_name(Scale s) {
   switch (s) {
     case Scale::kOdds:

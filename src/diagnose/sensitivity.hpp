@@ -80,7 +80,4 @@ nlohmann::json sensitivity_json(const SensitivityTable& table);
 // factor, switches below with each of their settings (SVG).
 std::string sensitivity_svg(const SensitivityTable& table);
 
-// A balanced accuracy as the table prints it: "0.875", "-" for none.
-std::string accuracy_text(double a);
-
 }  // namespace sonde::diagnose

@@ -118,7 +118,6 @@ ViolationRegime violation_regime(const std::vector<Bucket>& buckets, double thre
   r.z = r.scale_z = quantile(r.compliant.buckets);
   r.cut_inside = threshold_ms > 0 &&
                  std::log(threshold_ms) - r.compliant.log_median <= r.z * r.compliant.log_sigma;
-  r.excursions = !r.cut_inside;
   if (r.cut_inside) {
     r.scale = bucket_level(buckets, true);
     r.scale_z = quantile(r.scale.buckets);

@@ -75,7 +75,7 @@ BucketLevel bucket_level(const std::vector<Bucket>& buckets, bool all_buckets);
 // the cut is inside their own variation: the service's level itself sits
 // at the threshold and its buckets flicker across it (`cut_inside`).
 // Where it lies beyond, violations are excursions from a level far below
-// it (`excursions`: pauses). With fewer than 3 compliant buckets, neither.
+// it (pauses). With fewer than 3 compliant buckets, not cut inside.
 struct ViolationRegime {
   BucketLevel compliant;
   double z = 0;
@@ -84,7 +84,6 @@ struct ViolationRegime {
   BucketLevel scale;
   double scale_z = 0;
   bool cut_inside = false;
-  bool excursions = false;
 };
 ViolationRegime violation_regime(const std::vector<Bucket>& buckets, double threshold_ms,
                                  double level);

@@ -16,12 +16,15 @@ void mark_skipped(const HierarchyNode& n, NodeResult& out, const std::string& pa
   }
 }
 
+// `siblings`: what the node's earlier siblings shared, by heuristic;
+// `shared` receives what this node shares.
 NodeResult evaluate(const HierarchyNode& n, const ExperimentData& data, const Settings& settings,
-                    std::map<std::string, nlohmann::json>& ancestors) {
+                    std::map<std::string, nlohmann::json>& ancestors,
+                    const std::map<std::string, nlohmann::json>& siblings, nlohmann::json& shared) {
   const Heuristic& h = *heuristic_registry().at(n.heuristic);
-  Context ctx{data, settings, h.defaults(), ancestors};
+  Context ctx{data, settings, h.defaults(), ancestors, &siblings};
   for (const auto& [key, value] : n.params) ctx.params[key] = value;
-  nlohmann::json shared = nlohmann::json::object();
+  shared = nlohmann::json::object();
   NodeResult r;
   try {
     r = h.evaluate(ctx, shared);
@@ -36,8 +39,12 @@ NodeResult evaluate(const HierarchyNode& n, const ExperimentData& data, const Se
   // evaluated too; the report says so.
   if (r.status == Status::kDetected || r.status == Status::kNotEvaluated) {
     ancestors[n.heuristic] = shared;
+    std::map<std::string, nlohmann::json> earlier;
     for (const HierarchyNode& c : n.children) {
-      r.children.push_back(evaluate(c, data, settings, ancestors));
+      nlohmann::json child_shared;
+      r.children.push_back(evaluate(c, data, settings, ancestors, earlier, child_shared));
+      // Only an evaluated sibling's findings count.
+      if (r.children.back().status != Status::kNotEvaluated) earlier[c.heuristic] = child_shared;
     }
     ancestors.erase(n.heuristic);
   } else {
@@ -68,7 +75,9 @@ void count(const NodeResult& r, ResultCounts& c) {
 
 NodeResult run_diagnosis(const ExperimentData& data, const DiagnoseConfig& config) {
   std::map<std::string, nlohmann::json> ancestors;
-  return evaluate(config.root, data, config.settings, ancestors);
+  const std::map<std::string, nlohmann::json> no_siblings;
+  nlohmann::json shared;
+  return evaluate(config.root, data, config.settings, ancestors, no_siblings, shared);
 }
 
 ResultCounts count_results(const NodeResult& root) {

@@ -66,13 +66,18 @@ struct Settings {
   }
 };
 
-// What a heuristic sees: the data, the settings, its own parameters and
-// what its ancestors found (e.g. Traffic Jam's violating loads).
+// What a heuristic sees: the data, the settings, its own parameters,
+// what its ancestors found (e.g. Traffic Jam's violating loads) and what
+// its siblings evaluated before it found (Continuously Violated
+// Requirements asks which services Application Hiccups claimed).
 struct Context {
   const ExperimentData& data;
   const Settings& settings;
   std::map<std::string, double> params;
   const std::map<std::string, nlohmann::json>& ancestors;  // node heuristic -> its shared result
+  // Earlier siblings that were evaluated, heuristic -> shared result; null
+  // where the caller evaluates a node on its own.
+  const std::map<std::string, nlohmann::json>* siblings = nullptr;
 };
 
 // What kind of number a parameter is. It says how `sonde diagnose

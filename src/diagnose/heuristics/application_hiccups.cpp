@@ -116,11 +116,12 @@ class ApplicationHiccups : public Heuristic {
             {"trend_test", {ParameterKind::kSwitch}}};
   }
 
-  NodeResult evaluate(const Context& ctx, nlohmann::json& /*shared*/) const override {
+  NodeResult evaluate(const Context& ctx, nlohmann::json& shared) const override {
     const Experiment* e = ctx.data.max_load_test();
     if (e == nullptr) return not_evaluated("no complete load test in the data");
     NodeResult r;
     nlohmann::json timelines = nlohmann::json::array();
+    nlohmann::json claimed = nlohmann::json::array();  // services with hiccups
     int detected = 0;
     for (const std::string& service : e->services()) {
       const std::vector<TimedValue> series = timed_response_times(*e, service);
@@ -205,7 +206,10 @@ class ApplicationHiccups : public Heuristic {
       const bool recurring =
           static_cast<double>(hiccups.size()) >= std::max(1.0, ctx.params.at("min_hiccups"));
       const bool found = recurring && share < ctx.params.at("max_hiccup_share") && !trending;
-      if (found) ++detected;
+      if (found) {
+        ++detected;
+        claimed.push_back(service);
+      }
       Evidence ev;
       ev.location = service;
       ev.test = "bucket strategy; share of the time in violation (stretches of constant rate) < " +
@@ -262,6 +266,8 @@ class ApplicationHiccups : public Heuristic {
     if (r.evidence.empty())
       return not_evaluated("load test '" + e->id + "' has too few requests for buckets");
     r.charts["hiccup_timeline"] = timelines;
+    // For Continuously Violated Requirements' exhaustive split.
+    shared["services"] = claimed;
     r.status = detected > 0 ? Status::kDetected : Status::kNotDetected;
     r.reason = detected > 0 ? std::to_string(detected) + " service(s) have hiccups"
                             : "no service has short violating periods";

@@ -1,7 +1,7 @@
 // Parameter sensitivity on two stored runs: a service that violates its
-// requirement in 5 of 8 time buckets (Continuously Violated Requirements
-// found at min_violating_share 0.5, missed when its odds are doubled, at
-// 2/3) and a service that meets it.
+// requirement for the first 5/8 of the time (Continuously Violated
+// Requirements found at min_violating_share 0.5, missed when its odds are
+// doubled, at 2/3) and a service that meets it.
 #include "diagnose/sensitivity.hpp"
 
 #include <gtest/gtest.h>
@@ -16,8 +16,12 @@ namespace sonde::diagnose::test {
 namespace {
 
 // RESULTS/<id>/config.json (10 ms at P90) and RESULTS/<id>/data with one
-// load test of 400 requests 20 ms apart: the first `slow` at 12 ms, the
-// rest at 8 ms.
+// load test of 400 requests 20 ms apart: every 6th of the first `slow` at
+// 12 ms, the rest at 8 ms. With `slow` 250: 42 of 400 over the threshold,
+// so the P90 is violated (Performance Problem), but 10.5% is not a
+// significant violation over the whole test, and CVR's exhaustive split
+// leaves the decision to min_violating_share (the first 250 requests'
+// 16.8% is significant for them: 5/8 of the time).
 void stored_case(const std::string& results, const std::string& id, int slow) {
   const std::string dir = results + "/" + id;
   std::filesystem::create_directories(dir + "/data");
@@ -27,7 +31,7 @@ void stored_case(const std::string& results, const std::string& id, int slow) {
   s.id = "load-u20";
   s.users = 20;
   s.noise_ms = 0.2;
-  s.response_ms = [slow](int i, const std::string&) { return i < slow ? 12.0 : 8.0; };
+  s.response_ms = [slow](int i, const std::string&) { return i < slow && i % 6 == 0 ? 12.0 : 8.0; };
   write_experiment(dir + "/data", s);
 }
 

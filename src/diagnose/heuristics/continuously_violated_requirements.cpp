@@ -25,7 +25,8 @@
 // violated by a coin flip. Application Hiccups asks the complement, the
 // estimated time in violation (share) under its 0.5.
 //
-// The exhaustive split (`exhaustive_split` 1): the two tests left a gap.
+// The exhaustive split (`exhaustive_split` 1, the default since
+// 2026-12-06): the two tests left a gap.
 // A service whose violation over the whole load test is significant, but
 // which is neither significantly violated most of the time nor has
 // recurring hiccups, fell through both, and the search stopped above
@@ -79,7 +80,9 @@ class ContinuouslyViolated : public Heuristic {
   std::map<std::string, double> defaults() const override {
     // phi: no thesis value; 0.5 ("most of the time") is the complement of
     // Application Hiccups' max_hiccup_share, which compares the point estimate.
-    return {{"min_violating_share", 0.5}, {"exhaustive_split", 0}};
+    // exhaustive_split 1 since 2026-12-06 (the set after 6d11693); 0 is the
+    // thesis' rule.
+    return {{"min_violating_share", 0.5}, {"exhaustive_split", 1}};
   }
   std::map<std::string, ParameterKind> parameter_kinds() const override {
     return {{"min_violating_share", {ParameterKind::kShare}},

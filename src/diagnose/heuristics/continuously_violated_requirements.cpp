@@ -71,8 +71,9 @@ class ContinuouslyViolated : public Heuristic {
   std::string name() const override { return "continuously_violated_requirements"; }
   std::string title() const override { return "Continuously Violated Requirements"; }
   std::string description() const override {
-    return "The requirement is violated most of the time under load, not just in bursts: "
-           "the system is too slow in general.";
+    return "The requirement is violated under load in general, not just in bursts: most of "
+           "the time, or significantly over the whole load test without hiccups. The system "
+           "is too slow in general.";
   }
   std::vector<ExperimentNeed> needs() const override {
     return {{"load", "", 1, {"response_time"}}};
@@ -160,7 +161,11 @@ class ContinuouslyViolated : public Heuristic {
       return not_evaluated("load test '" + e->id + "' has no successful request");
     shared["services"] = services;
     r.status = services.empty() ? Status::kNotDetected : Status::kDetected;
-    r.reason = services.empty() ? "no service violates its requirement most of the time"
+    r.reason = services.empty() ? "no service violates its requirement most of the time" +
+                                      std::string(exhaustive && hiccups != nullptr
+                                                      ? ", nor significantly other than in "
+                                                        "hiccups"
+                                                      : "")
                                 : std::to_string(services.size()) +
                                       " service(s) violate their requirement continuously";
     return r;

@@ -270,6 +270,15 @@ inline NodeResult evaluate_with(const std::string& dir, const std::string& heuri
   return h.evaluate(ctx, shared);
 }
 
+// The node `id` in a diagnosis' result tree, or null.
+inline const NodeResult* find(const NodeResult& r, const std::string& id) {
+  if (r.id == id) return &r;
+  for (const NodeResult& c : r.children) {
+    if (const NodeResult* f = find(c, id)) return f;
+  }
+  return nullptr;
+}
+
 // Shared by the heuristics' tests (heuristics_*_test.cpp): a load test at
 // 50 users, a scaling series, an experiment's folder.
 inline ExperimentSpec load_test_spec(std::function<double(int, const std::string&)> rt,
@@ -302,7 +311,7 @@ inline std::string experiment_path(const std::string& root, const std::string& i
 
 // A scaling series of five steps; rt(step) ms per request, no noise.
 inline void write_scaling(const TempDir& d, const std::vector<double>& rt,
-                   const std::vector<std::string>& probes) {
+                          const std::vector<std::string>& probes) {
   for (int k = 0; k < 5; ++k) {
     ExperimentSpec s = scaling_step(k, probes);
     const double v = rt[static_cast<size_t>(k)];

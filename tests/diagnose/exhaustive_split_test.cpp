@@ -13,17 +13,10 @@ namespace {
 
 using nlohmann::json;
 using test::ExperimentSpec;
+using test::find;
 using test::load_test_spec;
 using test::TempDir;
 using test::write_experiment;
-
-const NodeResult* find(const NodeResult& r, const std::string& id) {
-  if (r.id == id) return &r;
-  for (const NodeResult& c : r.children) {
-    if (const NodeResult* f = find(c, id)) return f;
-  }
-  return nullptr;
-}
 
 // The default hierarchy at 10 ms for P90, CVR's switch as given.
 NodeResult diagnose(const std::string& dir, int exhaustive_split) {

@@ -27,14 +27,6 @@ std::string config_error(const json& config) {
   return "";
 }
 
-const NodeResult* find(const NodeResult& r, const std::string& id) {
-  if (r.id == id) return &r;
-  for (const NodeResult& c : r.children) {
-    if (const NodeResult* f = find(c, id)) return f;
-  }
-  return nullptr;
-}
-
 int count_nodes(const HierarchyNode& n) {
   int total = 1;
   for (const HierarchyNode& c : n.children) total += count_nodes(c);

@@ -27,7 +27,14 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port (see WebServer::port())
   std::string token;
-  unsigned threads = 4;
+  // Threads that serve connections, one connection each at a time. A
+  // browser opens up to six connections per server and keeps each one open
+  // for a while after its last request (keep-alive), so fewer threads than
+  // that leave a page's later requests queued until an idle connection
+  // times out: with 4, every page load of the web UI took 5 s (cpp-httplib's
+  // keep-alive timeout). 32 serve five browsers at once; an idle thread
+  // costs only its stack.
+  unsigned threads = 32;
   // The log behind the store, for the calling-context views (empty: off).
   std::string context_log;
   // The diagnosis report (load_diagnosis_report); null: /api/diagnosis

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "json_counts.hpp"
 #include "sonde_cli_fixture.hpp"
 
 namespace {
@@ -137,26 +138,15 @@ TEST_F(DeepTraceCli, ExportsRoundTripWithEveryExecution) {
   const fs::path chrome = dir_ / "deep-chrome.json";
   const CliRun c = sonde({"convert", log_.string(), "--to", "chrome", chrome.string()});
   ASSERT_EQ(c.exit_code, 0) << c.err;
-  size_t complete_events = 0;
-  const nlohmann::json chrome_doc = nlohmann::json::parse(slurp(chrome));
-  for (const nlohmann::json& e : chrome_doc["traceEvents"]) {
-    if (e["ph"] == "X") ++complete_events;
-  }
-  EXPECT_EQ(complete_events, size_t{kDeepCalls} + kShallowExecutions);
+  EXPECT_EQ(sonde::test::count_json_elements(chrome, "traceEvents", "ph", "X", false),
+            size_t{kDeepCalls} + kShallowExecutions);
 
   // OTLP: JSON lines (one export request per line), one span per execution.
   const fs::path otlp = dir_ / "deep-otlp.json";
   const CliRun o = sonde({"convert", log_.string(), "--to", "otlp", otlp.string()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  std::ifstream lines(otlp);
-  size_t spans = 0;
-  for (std::string line; std::getline(lines, line);) {
-    const nlohmann::json request = nlohmann::json::parse(line);
-    for (const nlohmann::json& resource : request["resourceSpans"]) {
-      for (const nlohmann::json& scope : resource["scopeSpans"]) spans += scope["spans"].size();
-    }
-  }
-  EXPECT_EQ(spans, size_t{kDeepCalls} + kShallowExecutions);
+  EXPECT_EQ(sonde::test::count_json_elements(otlp, "spans", "spanId", "", true),
+            size_t{kDeepCalls} + kShallowExecutions);
 }
 
 TEST_F(DeepTraceCli, KiekerTraceAnalysisWritesEveryOutput) {

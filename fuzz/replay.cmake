@@ -33,7 +33,12 @@ function(sonde_fuzz_replay harness label)
     list(APPEND inputs ${SONDE_FUZZ_DIR}/regressions/${harness})
   endif()
   add_test(NAME FuzzReplay.${harness} COMMAND ${target} ${inputs})
-  set_tests_properties(FuzzReplay.${harness} PROPERTIES LABELS ${label} TIMEOUT 600)
+  # COST: on a fresh clone ctest has no timings and starts the costliest
+  # first (a GoogleTest suite's cost is its number of tests,
+  # cmake/SondeTestSuites.cmake). With the default cost the replays (up to
+  # 15 s each under ASan) started last, and fuzz_native ran alone for its
+  # last 11 s (2026-12-06).
+  set_tests_properties(FuzzReplay.${harness} PROPERTIES LABELS ${label} TIMEOUT 600 COST 10)
   set_property(GLOBAL APPEND PROPERTY SONDE_FUZZ_REPLAYS ${target})
 endfunction()
 

@@ -25,33 +25,25 @@ struct HttpReply {
   }
 };
 
-// Sends one request to 127.0.0.1:port; `extra` holds further header lines,
-// each ending in "\r\n"; a non-empty `body` goes with its Content-Length.
-inline HttpReply http_request(int port, const std::string& method, const std::string& target,
-                              const std::string& extra = "",
-                              const std::string& host_header = "127.0.0.1",
-                              const std::string& body = "") {
-  HttpReply reply;
+// A TCP connection to 127.0.0.1:port; -1 when none could be made.
+inline int connect_loopback(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return reply;
+  if (fd < 0) return -1;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     ::close(fd);
-    return reply;
+    return -1;
   }
-  std::string request = method + " " + target + " HTTP/1.1\r\nHost: " + host_header +
-                        "\r\nConnection: close\r\n" + extra;
-  if (!body.empty()) request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
-  request += "\r\n" + body;
-  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  std::string raw;
-  char buf[65536];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-    raw.append(buf, static_cast<size_t>(n));
-  ::close(fd);
+  return fd;
+}
+
+// One response's bytes (status line, headers, body) as an HttpReply;
+// status 0 when they hold no complete header block.
+inline HttpReply parse_http_reply(const std::string& raw) {
+  HttpReply reply;
   const size_t head_end = raw.find("\r\n\r\n");
   if (head_end == std::string::npos || raw.size() < 12) return reply;
   reply.status = std::stoi(raw.substr(9, 3));
@@ -69,6 +61,27 @@ inline HttpReply http_request(int port, const std::string& method, const std::st
   }
   reply.body = raw.substr(head_end + 4);
   return reply;
+}
+
+// Sends one request to 127.0.0.1:port; `extra` holds further header lines,
+// each ending in "\r\n"; a non-empty `body` goes with its Content-Length.
+inline HttpReply http_request(int port, const std::string& method, const std::string& target,
+                              const std::string& extra = "",
+                              const std::string& host_header = "127.0.0.1",
+                              const std::string& body = "") {
+  const int fd = connect_loopback(port);
+  if (fd < 0) return HttpReply{};
+  std::string request = method + " " + target + " HTTP/1.1\r\nHost: " + host_header +
+                        "\r\nConnection: close\r\n" + extra;
+  if (!body.empty()) request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  request += "\r\n" + body;
+  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string raw;
+  char buf[65536];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+    raw.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return parse_http_reply(raw);
 }
 
 inline HttpReply http_get(int port, const std::string& target, const std::string& extra = "") {

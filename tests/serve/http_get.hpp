@@ -7,9 +7,11 @@
 
 namespace sonde::serve::test {
 
+using sonde::test::connect_loopback;
 using sonde::test::http_get;
 using sonde::test::http_request;
 using sonde::test::HttpReply;
+using sonde::test::parse_http_reply;
 using store::url_encode;  // for query values
 
 }  // namespace sonde::serve::test

@@ -120,9 +120,17 @@ TEST(TheBlob, NotDetectedWithoutACentralComponent) {
     EXPECT_EQ(e.values["found"], false) << e.location;
     EXPECT_NEAR(e.effect_size, 2.0 / 3, 1e-12) << e.location;
   }
+  // Two components: the dominance rule (the default) finds neither above
+  // the other, as both take part in every message; the thesis' rule
+  // needs three to have a spread, and says so.
   const NodeResult two = evaluate(pair.path(), "the_blob");
-  EXPECT_EQ(two.status, Status::kNotDetected);
-  EXPECT_NE(two.reason.find("at least 3"), std::string::npos) << two.reason;
+  EXPECT_EQ(two.status, Status::kNotDetected) << two.reason;
+  ASSERT_EQ(two.evidence.size(), 1u);
+  EXPECT_EQ(two.evidence[0].location, "component b");
+  EXPECT_EQ(two.evidence[0].p_value, 1);
+  const NodeResult thesis = evaluate_with(pair.path(), "the_blob", {{"dominance_rule", 0}});
+  EXPECT_EQ(thesis.status, Status::kNotDetected);
+  EXPECT_NE(thesis.reason.find("at least 3"), std::string::npos) << thesis.reason;
   EXPECT_EQ(evaluate(source.path(), "the_blob").status, Status::kNotDetected);
   EXPECT_EQ(evaluate(no_probe.path(), "the_blob").status, Status::kNotEvaluated);
 }

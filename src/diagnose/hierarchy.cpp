@@ -1,6 +1,7 @@
 #include "diagnose/hierarchy.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 
@@ -68,6 +69,7 @@ HierarchyNode parse_node(const json& j, const std::string& path, std::set<std::s
     const json& params = j["params"];
     if (!params.is_object()) fail(path + ".params", "must be an object");
     const std::map<std::string, double> defaults = it->second->defaults();
+    const std::map<std::string, ParameterKind> kinds = it->second->parameter_kinds();
     for (const auto& [key, value] : params.items()) {
       if (!defaults.count(key)) {
         std::string known;
@@ -76,6 +78,17 @@ HierarchyNode parse_node(const json& j, const std::string& path, std::set<std::s
                                           " (known: " + (known.empty() ? "none" : known) + ")");
       }
       n.params[key] = number(value, path + ".params." + key, "");
+      // A switch selects a rule by number; any other value would leave the
+      // heuristic to guess (or to report itself not evaluated mid-search).
+      const auto kind = kinds.find(key);
+      if (kind != kinds.end() && kind->second.scale == ParameterKind::kSwitch) {
+        const double v = n.params[key];
+        if (v != std::floor(v) || v < 0 || v >= kind->second.settings) {
+          fail(path + ".params." + key,
+               "a switch of " + n.heuristic + ": must be an integer from 0 to " +
+                   std::to_string(kind->second.settings - 1) + ", not " + value.dump());
+        }
+      }
     }
   }
   if (j.contains("children")) {

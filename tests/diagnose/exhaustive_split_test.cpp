@@ -105,6 +105,8 @@ TEST(ExhaustiveSplit, RuleTwoLeavesAServiceToTheSystemsHiccups) {
     EXPECT_LT(ev.values["overall_p"].get<double>(), 0.05);
     EXPECT_EQ(ev.values["own_hiccups"].get<bool>(), ev.location == "GET /paused");
     EXPECT_EQ(ev.values["found"].get<bool>(), ev.location == "GET /late");
+    EXPECT_LT(ev.values["share_low"].get<double>(), 0.5);
+    EXPECT_EQ(ev.values["found_by"], ev.location == "GET /late" ? "exhaustive_split" : "");
   }
 
   const NodeResult two = diagnose(d.path(), 2);
@@ -121,6 +123,34 @@ TEST(ExhaustiveSplit, RuleTwoLeavesAServiceToTheSystemsHiccups) {
   EXPECT_NE(late.detail.find("found hiccups in 1 other service(s)"), std::string::npos)
       << late.detail;
   EXPECT_EQ(find(two, "traffic_jam")->status, Status::kSkipped);
+}
+
+// Under rule 2 another service's hiccups explain only a violation the
+// share did not find: a service slow all the time is no hiccup's.
+TEST(ExhaustiveSplit, RuleTwoDoesNotExplainAServiceViolatedMostOfTheTime) {
+  TempDir d;
+  ExperimentSpec s = load_test_spec(
+      [](int i, const std::string& service) {
+        if (service == "GET /paused") return i % 400 >= 200 && i % 400 < 250 ? 30.0 : 5.0;
+        return 20.0;
+      },
+      2000);
+  s.services = {"GET /paused", "GET /slow"};
+  s.noise_ms = 0.5;
+  write_experiment(d.path(), s);
+  const NodeResult root = diagnose(d.path(), 2);
+  ASSERT_EQ(find(root, "application_hiccups")->status, Status::kDetected);
+  const NodeResult* cvr = find(root, "continuously_violated_requirements");
+  ASSERT_EQ(cvr->status, Status::kDetected) << cvr->reason;
+  ASSERT_EQ(cvr->evidence.size(), 2u);
+  for (const Evidence& ev : cvr->evidence) {
+    SCOPED_TRACE(ev.location);
+    const bool slow = ev.location == "GET /slow";
+    EXPECT_EQ(ev.values["found"].get<bool>(), slow);
+    EXPECT_EQ(ev.values["found_by"], slow ? "share" : "");
+    EXPECT_EQ(ev.values["own_hiccups"].get<bool>(), !slow);
+    EXPECT_EQ(ev.values["claimed_by_hiccups"].get<bool>(), !slow);
+  }
 }
 
 TEST(ExhaustiveSplit, AnUnknownRuleIsNotEvaluatedAndSaysWhy) {

@@ -104,7 +104,7 @@ TEST(TheBlob, BlurredBlobStillStandsOut) {
 }
 
 TEST(TheBlob, NotDetectedWithoutACentralComponent) {
-  TempDir ring, pair, source, no_probe;
+  TempDir ring, pair, source, no_probe, alone;
   // Peer to peer, evenly: every component takes part in 2/3.
   cbe_message_log(cbe_load_test(ring), {{"a>b", 100}, {"b>c", 100}, {"c>a", 100}});
   // Thesis TC16: one sender, one receiver (file transfer).
@@ -128,9 +128,18 @@ TEST(TheBlob, NotDetectedWithoutACentralComponent) {
   ASSERT_EQ(two.evidence.size(), 1u);
   EXPECT_EQ(two.evidence[0].location, "component b");
   EXPECT_EQ(two.evidence[0].p_value, 1);
-  const NodeResult thesis = evaluate_with(pair.path(), "the_blob", {{"dominance_rule", 0}});
+  const NodeResult thesis = evaluate_with(pair.path(), "the_blob", kThesisRule);
   EXPECT_EQ(thesis.status, Status::kNotDetected);
   EXPECT_NE(thesis.reason.find("at least 3"), std::string::npos) << thesis.reason;
+  // One component (messages that name only their receiver): nothing to
+  // stand above, under either rule.
+  cbe_message_log(cbe_load_test(alone), {{"hub", 100}});
+  const NodeResult one = evaluate(alone.path(), "the_blob");
+  EXPECT_EQ(one.status, Status::kNotDetected) << one.reason;
+  EXPECT_NE(one.reason.find("1 component(s) exchange messages; a Blob needs at least 2"),
+            std::string::npos)
+      << one.reason;
+  EXPECT_EQ(evaluate_with(alone.path(), "the_blob", kThesisRule).status, Status::kNotDetected);
   EXPECT_EQ(evaluate(source.path(), "the_blob").status, Status::kNotDetected);
   EXPECT_EQ(evaluate(no_probe.path(), "the_blob").status, Status::kNotEvaluated);
 }

@@ -138,6 +138,48 @@ TEST(ExcessiveMessaging, BusyMeansSlowerThanAtTheLowestLoadAndAMaterialShare) {
 // Alg. 21's queue analysis with bounded queues: the throughput still grows
 // into the first violating load (the queue saturates there), but the
 // senders' waits for queue space rise at every violating load.
+// busy_where 1 judges the sends' share of the response time at the
+// highest violating load only. At the first violating step a filling
+// queue takes 60% of the response time here (tc19's and tc20's first
+// steps: 60-65%), at the highest 95%: a stricter min_wait_share (2/3, the
+// sensitivity study's 2x) misses the case when every step must be busy,
+// and not when the highest load decides.
+TEST(ExcessiveMessaging, BusyWhereOneJudgesTheHighestViolatingLoad) {
+  TempDir d;
+  write_scaling(d, {100, 300, 700, 1200, 2000}, {"response_time", "messaging"});
+  // 300 requests per step: 1,000 sends of 216 ms are 60% of 300 x 1.2 s,
+  // 1,000 of 570 ms 95% of 300 x 2 s.
+  const double waits_us[] = {200, 200, 200, 216000, 570000};
+  for (int k = 0; k < 5; ++k) {
+    write_message_log(experiment_path(d.path(), "scaling-s" + std::to_string(k)),
+                      k == 0 ? 100 : 1000, waits_us[k]);
+  }
+  const ExperimentData data = load_experiment_data(d.path());
+  Settings settings;
+  const std::map<std::string, nlohmann::json> ancestors = {
+      {"traffic_jam", {{"violating_users", {37, 50}}}}};
+  const Heuristic& h = *heuristic_registry().at("excessive_messaging");
+  auto evaluate_at = [&](double busy_where, double min_wait_share) {
+    std::map<std::string, double> params = h.defaults();
+    params["busy_where"] = busy_where;
+    params["min_wait_share"] = min_wait_share;
+    nlohmann::json shared;
+    return h.evaluate({data, settings, params, ancestors}, shared);
+  };
+  EXPECT_EQ(evaluate_at(0, 0.5).status, Status::kDetected);
+  EXPECT_EQ(evaluate_at(1, 0.5).status, Status::kDetected);
+  const NodeResult every_step = evaluate_at(0, 2.0 / 3);
+  EXPECT_EQ(every_step.status, Status::kNotDetected) << every_step.reason;
+  const NodeResult highest = evaluate_at(1, 2.0 / 3);
+  ASSERT_EQ(highest.status, Status::kDetected) << highest.reason;
+  ASSERT_FALSE(highest.evidence.empty());
+  EXPECT_EQ(highest.evidence[0].values["busy_judged_at_highest_load"], true);
+  EXPECT_NEAR(highest.evidence[0].values["send_share"].get<double>(), 0.6, 0.01);
+  EXPECT_NE(highest.evidence[0].detail.find("judged at the highest violating load (50 users"),
+            std::string::npos)
+      << highest.evidence[0].detail;
+}
+
 TEST(ExcessiveMessaging, AQueueThatFillsAtEveryViolatingLoadIsFound) {
   TempDir full, cpu_bound, tiny_waits, diluted;
   const std::vector<std::string> probes = {"response_time", "messaging"};

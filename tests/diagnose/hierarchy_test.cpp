@@ -82,6 +82,17 @@ TEST(Hierarchy, BadConfigNamesTheKey) {
   const std::string e = config_error(bad_param);
   EXPECT_NE(e.find("'hierarchy.children[0].params.phi'"), std::string::npos) << e;
   EXPECT_NE(e.find("max_hiccup_share"), std::string::npos) << e;  // lists the known ones
+  // A switch takes one of its settings only.
+  for (const json& bad : {json(3), json(1.5), json(-1)}) {
+    const json bad_switch = {
+        {"hierarchy",
+         {{"id", "performance_problem"},
+          {"children", json::array({{{"id", "continuously_violated_requirements"},
+                                     {"params", {{"exhaustive_split", bad}}}}})}}}};
+    const std::string s = config_error(bad_switch);
+    EXPECT_NE(s.find("'hierarchy.children[0].params.exhaustive_split'"), std::string::npos) << s;
+    EXPECT_NE(s.find("from 0 to 2, not " + bad.dump()), std::string::npos) << s;
+  }
   EXPECT_NE(config_error({{"hierarchy", {{"id", "x"}, {"heuristic", "nope"}}}})
                 .find("'hierarchy.heuristic'"),
             std::string::npos);

@@ -129,9 +129,11 @@ class ContinuouslyViolated : public Heuristic {
       for (const TimedValue& tv : series) over += tv.value > req.threshold_ms;
       const double overall_p = stats::binomial_upper_tail(over, series.size(), 1 - req.percentile);
       const bool overall_significant = overall_p < ctx.settings.alpha;
-      // Rule 2: every service is covered when the system has hiccups.
+      // Whether hiccups explain the service's violation: rule 1 its own,
+      // rule 2 any service's. A service violated most of the time is not a
+      // hiccup's (Hiccups needs under half; under rule 1 the two cannot meet).
       const bool own_hiccups = hiccups != nullptr && claims(*hiccups, service);
-      const bool claimed = split_rule == 2 ? system_has_hiccups : own_hiccups;
+      const bool claimed = split_rule == 2 ? system_has_hiccups && !most_of_the_time : own_hiccups;
       const bool split =
           exhaustive && !most_of_the_time && overall_significant && hiccups != nullptr && !claimed;
       const bool found = most_of_the_time || split;

@@ -30,7 +30,8 @@
 // the message throughput with every other throughput and reads as
 // excessive messaging (scenarios tc06). `busy_check` 0: the prose's rule.
 //
-// `busy_where` (a candidate, default 0 = at every violating step): 1
+// `busy_where` (the default 1 since the set after 5ffdffd; 0 judges at
+// every violating step): 1
 // judges the sends' share of the response time at the highest violating
 // load only, for both tests. At the first violating step of a messaging
 // bottleneck the queue is only beginning to fill: the sends took 0.60-0.65
@@ -117,7 +118,7 @@ class ExcessiveMessaging : public Heuristic {
   }
   std::map<std::string, double> defaults() const override {
     return {{"epsilon", 0.05}, {"min_wait_increase", 0}, {"busy_check", 1},
-            {"busy_where", 0}, {"min_queue_length", 1},  {"min_wait_share", 0.5}};
+            {"busy_where", 1}, {"min_queue_length", 1},  {"min_wait_share", 0.5}};
   }
   std::map<std::string, ParameterKind> parameter_kinds() const override {
     return {{"busy_check", {ParameterKind::kSwitch}},

@@ -45,6 +45,22 @@ void write_late_rise(const std::string& dir) {
   write_experiment(dir, s);
 }
 
+// 2,000 requests each of "GET /paused" (five pauses of 50 requests at 30
+// ms on a level of 5 ms: hiccups) and of `other`, whose i-th takes
+// other_ms(i).
+void write_paused_beside(const std::string& dir, const std::string& other,
+                         double (*other_ms)(int)) {
+  ExperimentSpec s = load_test_spec(
+      [other_ms](int i, const std::string& service) {
+        return service == "GET /paused" ? (i % 400 >= 200 && i % 400 < 250 ? 30.0 : 5.0)
+                                        : other_ms(i);
+      },
+      2000);
+  s.services = {"GET /paused", other};
+  s.noise_ms = 0.5;
+  write_experiment(dir, s);
+}
+
 TEST(ExhaustiveSplit, ASignificantViolationThatIsNotHiccupsGoesOnToTrafficJam) {
   TempDir d;
   write_late_rise(d.path());
@@ -84,15 +100,8 @@ TEST(ExhaustiveSplit, ASignificantViolationThatIsNotHiccupsGoesOnToTrafficJam) {
 // not mistaken for a general slowness.
 TEST(ExhaustiveSplit, RuleTwoLeavesAServiceToTheSystemsHiccups) {
   TempDir d;
-  ExperimentSpec s = load_test_spec(
-      [](int i, const std::string& service) {
-        if (service == "GET /paused") return i % 400 >= 200 && i % 400 < 250 ? 30.0 : 5.0;
-        return i % (i < 1200 ? 12 : 4) == 0 ? 20.0 : 5.0;
-      },
-      2000);
-  s.services = {"GET /paused", "GET /late"};
-  s.noise_ms = 0.5;
-  write_experiment(d.path(), s);
+  write_paused_beside(d.path(), "GET /late",
+                      [](int i) { return i % (i < 1200 ? 12 : 4) == 0 ? 20.0 : 5.0; });
 
   const NodeResult one = diagnose(d.path(), 1);
   const NodeResult* hiccups = find(one, "application_hiccups");
@@ -129,15 +138,7 @@ TEST(ExhaustiveSplit, RuleTwoLeavesAServiceToTheSystemsHiccups) {
 // share did not find: a service slow all the time is no hiccup's.
 TEST(ExhaustiveSplit, RuleTwoDoesNotExplainAServiceViolatedMostOfTheTime) {
   TempDir d;
-  ExperimentSpec s = load_test_spec(
-      [](int i, const std::string& service) {
-        if (service == "GET /paused") return i % 400 >= 200 && i % 400 < 250 ? 30.0 : 5.0;
-        return 20.0;
-      },
-      2000);
-  s.services = {"GET /paused", "GET /slow"};
-  s.noise_ms = 0.5;
-  write_experiment(d.path(), s);
+  write_paused_beside(d.path(), "GET /slow", [](int) { return 20.0; });
   const NodeResult root = diagnose(d.path(), 2);
   ASSERT_EQ(find(root, "application_hiccups")->status, Status::kDetected);
   const NodeResult* cvr = find(root, "continuously_violated_requirements");

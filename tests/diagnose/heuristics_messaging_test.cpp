@@ -135,9 +135,6 @@ TEST(ExcessiveMessaging, BusyMeansSlowerThanAtTheLowestLoadAndAMaterialShare) {
   EXPECT_LT(s.evidence[0].values["send_p_greater"].get<double>(), 0.05) << s.evidence[0].detail;
 }
 
-// Alg. 21's queue analysis with bounded queues: the throughput still grows
-// into the first violating load (the queue saturates there), but the
-// senders' waits for queue space rise at every violating load.
 // busy_where 1 judges the sends' share of the response time at the
 // highest violating load only. At the first violating step a filling
 // queue takes 60% of the response time here (tc19's and tc20's first
@@ -180,6 +177,9 @@ TEST(ExcessiveMessaging, BusyWhereOneJudgesTheHighestViolatingLoad) {
       << highest.evidence[0].detail;
 }
 
+// Alg. 21's queue analysis with bounded queues: the throughput still grows
+// into the first violating load (the queue saturates there), but the
+// senders' waits for queue space rise at every violating load.
 TEST(ExcessiveMessaging, AQueueThatFillsAtEveryViolatingLoadIsFound) {
   TempDir full, cpu_bound, tiny_waits, diluted;
   const std::vector<std::string> probes = {"response_time", "messaging"};

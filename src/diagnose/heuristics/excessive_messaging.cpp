@@ -31,11 +31,11 @@
 // excessive messaging (scenarios tc06). `busy_check` 0: the prose's rule.
 //
 // `busy_where` (the default 1 since the set after 5ffdffd; 0 judges at
-// every violating step): 1
-// judges the sends' share of the response time at the highest violating
-// load only, for both tests. At the first violating step of a messaging
-// bottleneck the queue is only beginning to fill: the sends took 0.60-0.65
-// of the response time there in tc19 and tc20 (three fresh shop runs),
+// every violating step): 1 judges the sends' share of the response time
+// at the highest violating load only, for both tests. At the first
+// violating step of a messaging bottleneck the queue is only beginning
+// to fill: the sends took 0.60-0.65 of the response time there in tc19
+// and tc20 (three fresh shop runs),
 // against at least 0.88 at every other step of every messaging case and
 // at most 0.010 at any step of any other case; so `min_wait_share` 0.5
 // sat at the edge of that first step (2x, 0.667, missed both cases) while

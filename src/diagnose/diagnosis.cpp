@@ -1,5 +1,8 @@
 #include "diagnose/diagnosis.hpp"
 
+#include <iomanip>
+#include <sstream>
+
 namespace sonde::diagnose {
 namespace {
 
@@ -16,6 +19,21 @@ void mark_skipped(const HierarchyNode& n, NodeResult& out, const std::string& pa
   }
 }
 
+// What is wrong with the first parameter whose value is not one its kind
+// takes (a switch of 2.5); empty when none.
+std::string first_bad_value(const Heuristic& h, const std::map<std::string, double>& params) {
+  for (const auto& [key, kind] : h.parameter_kinds()) {
+    const auto value = params.find(key);
+    if (value == params.end()) continue;
+    const std::string problem = parameter_value_problem(kind, value->second);
+    if (problem.empty()) continue;
+    std::ostringstream given;
+    given << std::setprecision(12) << value->second;
+    return "parameter " + key + " must be " + problem + ", not " + given.str();
+  }
+  return "";
+}
+
 // `siblings`: what the node's earlier siblings shared, by heuristic;
 // `shared` receives what this node shares.
 NodeResult evaluate(const HierarchyNode& n, const ExperimentData& data, const Settings& settings,
@@ -26,8 +44,9 @@ NodeResult evaluate(const HierarchyNode& n, const ExperimentData& data, const Se
   for (const auto& [key, value] : n.params) ctx.params[key] = value;
   shared = nlohmann::json::object();
   NodeResult r;
+  const std::string bad_value = first_bad_value(h, ctx.params);
   try {
-    r = h.evaluate(ctx, shared);
+    r = bad_value.empty() ? h.evaluate(ctx, shared) : not_evaluated(bad_value);
   } catch (const std::exception& e) {
     r = not_evaluated(std::string("evaluation failed: ") + e.what());
   }

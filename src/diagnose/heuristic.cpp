@@ -1,5 +1,7 @@
 #include "diagnose/heuristic.hpp"
 
+#include <cmath>
+
 #include "diagnose/heuristics/all.hpp"
 
 namespace sonde::diagnose {
@@ -44,6 +46,12 @@ const std::map<std::string, std::unique_ptr<Heuristic>>& heuristic_registry() {
     return r;
   }();
   return registry;
+}
+
+std::string parameter_value_problem(const ParameterKind& kind, double value) {
+  if (kind.scale != ParameterKind::kSwitch) return "";
+  if (value == std::floor(value) && value >= 0 && value < kind.settings) return "";
+  return "an integer from 0 to " + std::to_string(kind.settings - 1);
 }
 
 NodeResult not_evaluated(std::string reason) {

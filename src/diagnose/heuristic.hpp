@@ -123,6 +123,14 @@ class Heuristic {
 // All built-in heuristics, by name.
 const std::map<std::string, std::unique_ptr<Heuristic>>& heuristic_registry();
 
+// Whether `value` is a setting of a parameter of that kind: a switch
+// takes the integers 0 .. settings - 1, anything else any number. Empty
+// when it is; else what it must be ("an integer from 0 to 2"). The
+// config reader rejects such a value; the evaluation, which may get
+// values from elsewhere (a sensitivity study, a caller), reports the
+// node not evaluated rather than let the heuristic guess.
+std::string parameter_value_problem(const ParameterKind& kind, double value);
+
 // Helpers for heuristics.
 NodeResult not_evaluated(std::string reason);
 std::string describe_sample(const Experiment& e, size_t n);

@@ -1,7 +1,6 @@
 #include "diagnose/hierarchy.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <set>
 
@@ -81,12 +80,11 @@ HierarchyNode parse_node(const json& j, const std::string& path, std::set<std::s
       // A switch selects a rule by number; any other value would leave the
       // heuristic to guess (or to report itself not evaluated mid-search).
       const auto kind = kinds.find(key);
-      if (kind != kinds.end() && kind->second.scale == ParameterKind::kSwitch) {
-        const double v = n.params[key];
-        if (v != std::floor(v) || v < 0 || v >= kind->second.settings) {
+      if (kind != kinds.end()) {
+        const std::string problem = parameter_value_problem(kind->second, n.params[key]);
+        if (!problem.empty()) {
           fail(path + ".params." + key,
-               "a switch of " + n.heuristic + ": must be an integer from 0 to " +
-                   std::to_string(kind->second.settings - 1) + ", not " + value.dump());
+               "a switch of " + n.heuristic + ": must be " + problem + ", not " + value.dump());
         }
       }
     }

@@ -21,7 +21,7 @@ using test::TempDir;
 using test::write_experiment;
 
 // The default hierarchy at 10 ms for P90, CVR's switch as given.
-NodeResult diagnose(const std::string& dir, int exhaustive_split) {
+NodeResult diagnose(const std::string& dir, double exhaustive_split) {
   DiagnoseConfig config =
       parse_diagnose_config({{"requirement", {{"threshold_ms", 10}, {"percentile", 0.9}}}});
   for (HierarchyNode& child : config.root.children) {
@@ -160,8 +160,16 @@ TEST(ExhaustiveSplit, AnUnknownRuleIsNotEvaluatedAndSaysWhy) {
   const NodeResult root = diagnose(d.path(), 3);
   const NodeResult* cvr = find(root, "continuously_violated_requirements");
   EXPECT_EQ(cvr->status, Status::kNotEvaluated);
-  EXPECT_NE(cvr->reason.find("exhaustive_split must be 0, 1 or 2, not 3"), std::string::npos)
+  EXPECT_NE(cvr->reason.find("parameter exhaustive_split must be an integer from 0 to 2, not 3"),
+            std::string::npos)
       << cvr->reason;
+  // Not only the config reader checks (it rejects both): a value that
+  // reaches the evaluation another way is checked there, for every switch.
+  const NodeResult half = diagnose(d.path(), 1.5);
+  const NodeResult* split = find(half, "continuously_violated_requirements");
+  EXPECT_EQ(split->status, Status::kNotEvaluated);
+  EXPECT_NE(split->reason.find("must be an integer from 0 to 2, not 1.5"), std::string::npos)
+      << split->reason;
 }
 
 TEST(ExhaustiveSplit, HiccupsKeepTheirViolation) {

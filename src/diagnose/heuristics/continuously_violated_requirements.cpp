@@ -109,11 +109,8 @@ class ContinuouslyViolated : public Heuristic {
     if (e == nullptr) return not_evaluated("no complete load test in the data");
     NodeResult r;
     nlohmann::json services = nlohmann::json::array();
-    const double rule = ctx.params.at("exhaustive_split");
-    if (rule != 0 && rule != 1 && rule != 2) {
-      return not_evaluated("exhaustive_split must be 0, 1 or 2, not " + fmt(rule));
-    }
-    const int split_rule = static_cast<int>(rule);
+    // 0, 1 or 2: the evaluation checks a switch's value before it calls.
+    const int split_rule = static_cast<int>(ctx.params.at("exhaustive_split"));
     const bool exhaustive = split_rule != 0;
     const nlohmann::json* hiccups = hiccup_claims(ctx);
     const bool system_has_hiccups = hiccups != nullptr && !hiccups->empty();

@@ -163,15 +163,23 @@ class ExcessiveMessaging : public Heuristic {
       return none;
     }
     const std::vector<size_t> critical = violating_step_indexes(ctx, steps);
+    // The sends' time at every violating step against the lowest load,
+    // once for both tests (each reads the share; busy_where 1 judges the
+    // highest violating step's).
+    std::vector<MessagingBusy> sends(steps.size());
+    for (size_t s : critical) {
+      sends[s] = messaging_busy(*steps.front(), *steps[s], ctx.settings.alpha,
+                                ctx.params.at("min_wait_share"));
+      if (!sends[s].error.empty()) return not_evaluated(sends[s].error);
+    }
     NodeResult r;
     r.charts["message_throughput"] = points;
-    std::string error;
     const bool stagnates =
-        throughput_stagnates(ctx, steps, throughput, broker, sampled, critical, r, &error);
-    if (!error.empty()) return not_evaluated(error);
+        throughput_stagnates(ctx, steps, throughput, broker, sampled, critical, sends, r);
+    std::string error;
     std::string queue, broker_queue;
     if (!stagnates) {
-      queue = saturated_queue(ctx, steps, critical, r, &error);
+      queue = saturated_queue(ctx, steps, critical, sends, r, &error);
       if (!error.empty()) return not_evaluated(error);
     }
     if (!stagnates && queue.empty() && sampled)
@@ -193,25 +201,15 @@ class ExcessiveMessaging : public Heuristic {
   static bool throughput_stagnates(const Context& ctx, const std::vector<const Experiment*>& steps,
                                    const std::vector<double>& throughput,
                                    const std::vector<BrokerSamples>& broker, bool counted_by_broker,
-                                   const std::vector<size_t>& critical, NodeResult& r,
-                                   std::string* error) {
+                                   const std::vector<size_t>& critical,
+                                   const std::vector<MessagingBusy>& sends_at, NodeResult& r) {
     int stagnant = 0;
     const bool busy_check = ctx.params.at("busy_check") != 0;
     const bool at_highest = ctx.params.at("busy_where") != 0;
-    const MessagingBusy top =
-        at_highest ? busy_at_highest_load(ctx, steps, critical) : MessagingBusy{};
-    if (!top.error.empty()) {
-      *error = top.error;
-      return false;
-    }
     for (size_t s : critical) {
       const double queued = queued_messages(broker[s]);
-      const MessagingBusy sends = messaging_busy(*steps.front(), *steps[s], ctx.settings.alpha,
-                                                 ctx.params.at("min_wait_share"));
-      if (!sends.error.empty()) {
-        *error = sends.error;
-        return false;
-      }
+      const MessagingBusy& sends = sends_at[s];
+      const MessagingBusy& top = sends_at[critical.back()];
       const bool sends_busy = at_highest ? top.busy : sends.busy;
       const bool busy = !busy_check || sends_busy || queued >= ctx.params.at("min_queue_length");
       const bool flat = throughput[s] < throughput[s - 1] * (1 + ctx.params.at("epsilon")) &&
@@ -252,15 +250,6 @@ class ExcessiveMessaging : public Heuristic {
       r.evidence.push_back(std::move(ev));
     }
     return !critical.empty() && stagnant == static_cast<int>(critical.size());
-  }
-
-  // messaging_busy at the highest violating load (empty without one).
-  static MessagingBusy busy_at_highest_load(const Context& ctx,
-                                            const std::vector<const Experiment*>& steps,
-                                            const std::vector<size_t>& critical) {
-    if (critical.empty()) return {};
-    return messaging_busy(*steps.front(), *steps[critical.back()], ctx.settings.alpha,
-                          ctx.params.at("min_wait_share"));
   }
 
   // Mean messages waiting in the broker's queues (summed over queues), 0
@@ -314,7 +303,8 @@ class ExcessiveMessaging : public Heuristic {
   // violating step.
   static std::string saturated_queue(const Context& ctx,
                                      const std::vector<const Experiment*>& steps,
-                                     const std::vector<size_t>& critical, NodeResult& r,
+                                     const std::vector<size_t>& critical,
+                                     const std::vector<MessagingBusy>& sends, NodeResult& r,
                                      std::string* error) {
     if (critical.empty()) return "";
     const KeyedSeries ks = keyed_series(steps, "sonde.record.MessageSend", "messaging", "duration",
@@ -326,10 +316,7 @@ class ExcessiveMessaging : public Heuristic {
     std::vector<std::string> destinations;
     for (const auto& entry : ks.per_step[critical.back()]) destinations.push_back(entry.first);
     const bool at_highest = ctx.params.at("busy_where") != 0;
-    const double top_share =
-        at_highest
-            ? messaging_busy(*steps.front(), *steps[critical.back()], ctx.settings.alpha, 0).share
-            : 0;
+    const double top_share = sends[critical.back()].share;
     auto at = [&](const std::string& destination, size_t s) {
       static const std::vector<double> none;
       const auto a = ks.per_step[s - 1].find(destination);
@@ -342,7 +329,7 @@ class ExcessiveMessaging : public Heuristic {
       // All sends' share of the step's response time (messaging_busy's):
       // waits that are a sliver of it (a CPU queue slowing every thread
       // down, tc23: 0.4%) do not make messaging the limit.
-      const double share = messaging_busy(*steps.front(), *steps[s], ctx.settings.alpha, 0).share;
+      const double share = sends[s].share;
       // busy_where 1: where the time goes once the system is most loaded.
       const double judged = at_highest ? top_share : share;
       StepGrowth g;

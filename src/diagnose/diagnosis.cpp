@@ -1,7 +1,6 @@
 #include "diagnose/diagnosis.hpp"
 
-#include <iomanip>
-#include <sstream>
+#include "diagnose/heuristics/common.hpp"
 
 namespace sonde::diagnose {
 namespace {
@@ -27,9 +26,7 @@ std::string first_bad_value(const Heuristic& h, const std::map<std::string, doub
     if (value == params.end()) continue;
     const std::string problem = parameter_value_problem(kind, value->second);
     if (problem.empty()) continue;
-    std::ostringstream given;
-    given << std::setprecision(12) << value->second;
-    return "parameter " + key + " must be " + problem + ", not " + given.str();
+    return "parameter " + key + " must be " + problem + ", not " + heuristics::fmt(value->second);
   }
   return "";
 }

@@ -23,8 +23,9 @@
 // before the rest run, however busy the machine: with `nowait`, a CI run
 // under load (2026-12-02) ended all 2,000 requests in 0.23 s before the
 // writer had looked at their events.
-// `phases`: after the first phase, 400 ms more of the same requests (the
-// next window culls nothing, so observation pauses), then the REQUESTS
+// `phases`: after the first phase, 400 ms (and at least 4,000) more of the
+// same requests and two sonde_flush() calls (the next window culls
+// nothing, so observation pauses), then the REQUESTS
 // run code not seen before: other_request, calling other_helper, which a
 // pause must not leave traced in full.
 // `tail` (last argument): the requests call helper_tail instead, a void
@@ -161,8 +162,16 @@ namespace {
     }
   }
   if (phases) {
-    for (double until = seconds_now() + 0.4; seconds_now() < until; ++warmup)
+    // At least 4,000 requests (twice the test's cull_phase_calls), however
+    // slowly a busy machine runs them; then the writer catches up, so the
+    // window that culls nothing has ended (and the pause begun) before any
+    // new code runs: a CI run under load (2026-12-06) drained this phase
+    // and other_request's first calls in one turn, so other_helper was
+    // culled by that window, with no pause to end.
+    const double until = seconds_now() + 0.4;
+    for (int n = 0; n < 4000 || seconds_now() < until; ++n, ++warmup)
       sink = sink + request(static_cast<unsigned>(warmup), 1000);
+    flush_twice();
   }
   const bool settle = argc > 2 && std::strcmp(argv[2], "settle") == 0;
   const char* repattern = argc > 3 && std::strcmp(argv[2], "repattern") == 0 ? argv[3] : nullptr;

@@ -72,7 +72,9 @@ class Collector::Client final : public format::RecordSink,
     }
     if (raw_) {
       // A native stream's record: stored with its chunk
-      // (on_native_chunk), analysed from the log.
+      // (on_native_chunk), analysed from the log. Not reached while the
+      // decoder only counts them (counts_records_only()); kept so that one
+      // can never be encoded into the log a second time.
       count_received();
       return taken();
     }
@@ -110,6 +112,15 @@ class Collector::Client final : public format::RecordSink,
     if (!keeps_log()) return true;
     raw_ = std::make_unique<RawNativeLog>(log_path_);
     return raw_->header(header) || raw_failed();
+  }
+
+  // With a log, a native stream's records are analysed from it: here they
+  // are only counted, a chunk at a time.
+  bool counts_records_only() const override { return keeps_log(); }
+  bool on_records_received(uint64_t records) override {
+    report_.record.received += records;
+    owner_.dirty_ = true;
+    return taken();
   }
 
   bool on_native_chunk(std::string_view chunk, uint64_t records, bool duplicate,

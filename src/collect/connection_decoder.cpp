@@ -1,7 +1,9 @@
 #include "collect/connection_decoder.hpp"
 
 #include <cstdlib>
+#include <optional>
 
+#include "format/native_record_count.hpp"
 #include "format/typed_flow_sink.hpp"
 
 namespace sonde::collect {
@@ -43,7 +45,10 @@ class ConnectionRecordCounter final : public format::RecordSink, private format:
 // A native stream: the reader checks and decodes chunks, the expander turns
 // them into records, and this visitor in between skips the events and
 // records of chunks already stored from an earlier connection of the same
-// stream (definitions always pass: later chunks refer to them).
+// stream (definitions always pass: later chunks refer to them). When the
+// chunk sink only counts records (a collector that keeps logs), a counter
+// takes the expander's place and the records are reported a chunk at a
+// time.
 class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
  public:
   NativeStream(const std::string& peer, format::RecordSink& sink, StoredChunks& stored,
@@ -51,19 +56,28 @@ class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
       : counter_(sink),
         stored_(stored),
         chunks_(chunks),
-        expander_(counter_, names),
+        count_only_(chunks != nullptr && chunks->counts_records_only()),
         reader_(*this, peer) {
+    if (!count_only_) expander_.emplace(counter_, names);
     reader_.keep_definitions(chunks_ != nullptr);
   }
 
   format::NativeStreamReader& reader() { return reader_; }
-  bool stopped() const { return expander_.stopped() || chunk_sink_failed_; }
-  uint64_t records() const { return counter_.records; }
+  bool stopped() const { return (expander_ && expander_->stopped()) || chunk_sink_failed_; }
+  uint64_t records() const { return count_only_ ? count_.records() : counter_.records; }
   uint64_t duplicates() const { return duplicates_; }
   // Records the chunk being decoded when reading stopped had delivered:
   // they reached the record sink, but the chunk's bytes were not stored.
   uint64_t records_of_unfinished_chunk() const {
-    return in_chunk_ ? counter_.records - records_at_chunk_start_ : 0;
+    return in_chunk_ ? records() - records_at_chunk_start_ : 0;
+  }
+  // Counting only: the records of a chunk rejected part-way were counted
+  // but not yet reported as received. Once, after the rejection.
+  void report_unfinished_chunk() {
+    const uint64_t n = records_of_unfinished_chunk();
+    if (count_only_ && n > 0 && !chunk_sink_failed_ && !chunks_->on_records_received(n)) {
+      chunk_sink_failed_ = true;
+    }
   }
 
   void on_stream_header(std::string_view header) override {
@@ -73,8 +87,12 @@ class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
                      uint32_t definition_items) override {
     in_chunk_ = false;
     if (chunks_ == nullptr || stopped()) return;
-    if (!chunks_->on_native_chunk(chunk, counter_.records - records_at_chunk_start_, skipping_,
-                                  definitions, definition_items)) {
+    const uint64_t records = this->records() - records_at_chunk_start_;
+    if (count_only_ && records > 0 && !chunks_->on_records_received(records)) {
+      chunk_sink_failed_ = true;  // received, not stored: the sink names why
+      return;
+    }
+    if (!chunks_->on_native_chunk(chunk, records, skipping_, definitions, definition_items)) {
       chunk_sink_failed_ = true;
     }
   }
@@ -92,21 +110,39 @@ class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
     if (key == "stream.first_chunk") {
       first_chunk_ = std::strtoull(std::string(value).c_str(), nullptr, 10);
     }
-    expander_.on_meta(key, value);
+    if (expander_) expander_->on_meta(key, value);
   }
-  void on_thread(const format::NativeThread& t) override { expander_.on_thread(t); }
-  void on_operation(const format::NativeOperation& op) override { expander_.on_operation(op); }
+  void on_thread(const format::NativeThread& t) override {
+    if (expander_) {
+      expander_->on_thread(t);
+    } else if (!chunk_sink_failed_) {
+      count_.on_thread(t);
+    }
+  }
+  void on_operation(const format::NativeOperation& op) override {
+    if (expander_) expander_->on_operation(op);
+  }
   void on_event(const format::NativeEvent& e) override {
-    if (!skipping_) expander_.on_event(e);
+    if (skipping_) return;
+    if (expander_) {
+      expander_->on_event(e);
+    } else if (!chunk_sink_failed_) {
+      count_.on_event(e);
+    }
   }
   void on_record(const format::Record& r) override {
-    if (!skipping_) expander_.on_record(r);
+    if (skipping_) return;
+    if (expander_) {
+      expander_->on_record(r);
+    } else if (!chunk_sink_failed_) {
+      count_.on_record(r);
+    }
   }
   void on_chunk(uint64_t index) override {
     // Chunk 0 of a stream is its preamble (stream id and the definitions
     // so far); data chunk `index` is stream chunk first_chunk + index - 1.
     in_chunk_ = true;
-    records_at_chunk_start_ = counter_.records;
+    records_at_chunk_start_ = records();
     skipping_ = false;
     if (index == 0 || stream_id_.empty() || first_chunk_ == 0) return;
     const uint64_t number = first_chunk_ + index - 1;
@@ -123,7 +159,9 @@ class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
   ConnectionRecordCounter counter_;
   StoredChunks& stored_;
   NativeChunkSink* chunks_;
-  format::NativeExpander expander_;
+  const bool count_only_;
+  std::optional<format::NativeExpander> expander_;  // unless count_only_
+  format::NativeRecordCount count_;                 // count_only_
   format::NativeStreamReader reader_;
   std::string stream_id_;
   uint64_t first_chunk_ = 0;
@@ -160,6 +198,7 @@ bool ConnectionDecoder::feed(const void* data, size_t size) {
   const bool ok = native_->reader().feed(data, size);
   if (!ok) {
     error_ = native_->reader().result().error;
+    native_->report_unfinished_chunk();
     // Not silent: the records a rejected chunk delivered before its bad
     // item are counted as received but not stored (the collector's
     // reconstruction reads the log, so they reached no trace either).

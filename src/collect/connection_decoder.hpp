@@ -40,6 +40,15 @@ class NativeChunkSink {
   // connection, and later chunks may refer to them.
   virtual bool on_native_chunk(std::string_view chunk, uint64_t records, bool duplicate,
                                std::string_view definitions, uint32_t definition_items) = 0;
+  // True when the record sink would only count a native stream's records
+  // (they are analysed from where the chunks are stored): the decoder then
+  // counts them without building them (format::NativeRecordCount) and
+  // reports them to on_records_received instead of delivering each.
+  virtual bool counts_records_only() const { return false; }
+  // Records received: those of a chunk before on_native_chunk, or those a
+  // chunk rejected part-way delivered before its bad item. False stops the
+  // connection.
+  virtual bool on_records_received(uint64_t /*records*/) { return true; }
 };
 
 class ConnectionDecoder {

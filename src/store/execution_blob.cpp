@@ -13,7 +13,8 @@ constexpr uint64_t kFailed = 1, kNoExit = 2, kKnownExecutionFlags = kFailed | kN
 }  // namespace
 
 void pack_executions(std::span<const analysis::Execution> executions,
-                     const std::function<uint64_t(std::string_view)>& name_id, std::string& out) {
+                     const std::function<uint64_t(std::string_view)>& name_id, std::string& out,
+                     std::vector<uint64_t>* operation_ids) {
   using format::put_varint_raw;
   using format::zigzag;
   const auto id = [&name_id](std::string_view s) -> uint64_t { return s.empty() ? 0 : name_id(s); };
@@ -24,12 +25,25 @@ void pack_executions(std::span<const analysis::Execution> executions,
   out.resize(start + executions.size() * kMostBytesPerExecution);
   char* p = out.data() + start;
   int64_t previous_tin = 0;
+  // A trace's executions share one host view: its id is asked for once per
+  // run of the same view (the views stay valid and unchanged during the
+  // call, so the same address and size is the same text).
+  std::string_view host;
+  uint64_t host_id = 0;
+  bool have_host = false;
   for (const analysis::Execution& e : executions) {
     const bool no_exit = e.tout < 0;
     p = put_varint_raw(p, (e.failed ? kFailed : 0) | (no_exit ? kNoExit : 0));
-    p = put_varint_raw(p, id(e.operation));
+    const uint64_t operation = id(e.operation);
+    if (operation_ids != nullptr) operation_ids->push_back(operation);
+    p = put_varint_raw(p, operation);
     p = put_varint_raw(p, id(e.component));
-    p = put_varint_raw(p, id(e.host));
+    if (!have_host || e.host.data() != host.data() || e.host.size() != host.size()) {
+      host = e.host;
+      host_id = id(e.host);
+      have_host = true;
+    }
+    p = put_varint_raw(p, host_id);
     p = put_varint_raw(p, zigzag(e.eoi));
     p = put_varint_raw(p, zigzag(e.ess));
     p = put_varint_raw(p, zigzag(format::wrapping_sub(e.tin, previous_tin)));

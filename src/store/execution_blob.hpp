@@ -25,9 +25,12 @@
 namespace sonde::store {
 
 // Appends the packed executions to `out`; `name_id` gives a name's id
-// (creating it if new; never called for "").
+// (creating it if new; never called for ""). `operation_ids`, if given,
+// receives each execution's operation id, in order (the index writer's
+// aggregates need them too).
 void pack_executions(std::span<const analysis::Execution> executions,
-                     const std::function<uint64_t(std::string_view)>& name_id, std::string& out);
+                     const std::function<uint64_t(std::string_view)>& name_id, std::string& out,
+                     std::vector<uint64_t>* operation_ids = nullptr);
 
 // Unpacks `blob` into `out`. `name_of` returns the text of an id, or null
 // for an id it does not know. Returns "" or what is wrong (truncated,

@@ -197,7 +197,23 @@ bool IndexWriter::load_saved_statistics(uint64_t generation) {
     return false;
   }
   operations_ = std::move(loaded);
+  operation_cache_.fill({});
   return true;
+}
+
+IndexWriter::OperationAggregate& IndexWriter::operation_aggregate(uint64_t id) {
+  CachedOperation& slot = operation_cache_[id & (kAggregateCacheSlots - 1)];
+  if (slot.aggregate == nullptr || slot.id != id) slot = {id, &operations_[id]};
+  return *slot.aggregate;
+}
+
+IndexWriter::EdgeAggregate& IndexWriter::edge_aggregate(uint64_t caller, uint64_t callee) {
+  CachedEdge& slot =
+      edge_cache_[(caller * 0x9e3779b97f4a7c15ULL ^ callee) & (kAggregateCacheSlots - 1)];
+  if (slot.aggregate == nullptr || slot.caller != caller || slot.callee != callee) {
+    slot = {caller, callee, &edges_[{caller, callee}]};
+  }
+  return *slot.aggregate;
 }
 
 void IndexWriter::save_statistics() {
@@ -244,14 +260,18 @@ bool IndexWriter::begin() {
 void IndexWriter::add(const analysis::Trace& trace, int64_t client) {
   if (!error_.empty() || !begin()) return;
   insert(trace, true, "", client);
-  aggregate(trace);
+  aggregate(trace, operation_ids_);
   ++traces_;
   if (++pending_ >= batch_traces_) commit();
 }
 
 void IndexWriter::count(const analysis::Trace& trace) {
   if (!error_.empty() || !begin()) return;  // aggregate() may add names
-  aggregate(trace);
+  operation_ids_.clear();
+  for (const analysis::Execution& e : trace.executions) {
+    operation_ids_.push_back(name_id_or_empty(e.operation));
+  }
+  aggregate(trace, operation_ids_);
   ++traces_;
 }
 
@@ -303,8 +323,10 @@ void IndexWriter::insert(const analysis::Trace& trace, bool valid, const std::st
     first = false;
   }
   packed_.clear();
+  operation_ids_.clear();
   pack_executions(
-      trace.executions, [this](std::string_view name) { return name_id(name); }, packed_);
+      trace.executions, [this](std::string_view name) { return name_id(name); }, packed_,
+      &operation_ids_);
   BatchEntry entry;
   entry.trace_id = trace.trace_id;
   entry.start = start;
@@ -319,10 +341,14 @@ void IndexWriter::insert(const analysis::Trace& trace, bool valid, const std::st
   entry.problem = problem;
   entry.client = client;
   if (!error_.empty()) return;  // a name could not be written
-  if (hosts_.find(trace.host) == hosts_.end()) {
-    insert_host_.bind(1, trace.host);
-    if (!write(insert_host_)) return;
-    hosts_.emplace(trace.host);
+  if (entry.host >= host_ids_known_.size() || !host_ids_known_[entry.host]) {
+    if (hosts_.find(trace.host) == hosts_.end()) {
+      insert_host_.bind(1, trace.host);
+      if (!write(insert_host_)) return;
+      hosts_.emplace(trace.host);
+    }
+    if (entry.host >= host_ids_known_.size()) host_ids_known_.resize(entry.host + 1, false);
+    host_ids_known_[entry.host] = true;
   }
   batch_.add(entry, packed_);
   // Room for a huge trace's executions is not kept for the writer's life.
@@ -408,13 +434,16 @@ std::string_view IndexWriter::name_text(uint64_t id) const {
                                                                : std::string_view();
 }
 
-void IndexWriter::aggregate(const analysis::Trace& trace) {
+void IndexWriter::aggregate(const analysis::Trace& trace,
+                            const std::vector<uint64_t>& operation_ids) {
   // Caller of an execution: the nearest earlier execution one level up.
   std::vector<uint64_t>& stack = caller_stack_;
   stack.clear();
-  for (const analysis::Execution& e : trace.executions) {
-    const uint64_t operation = name_id_or_empty(e.operation);
-    OperationAggregate& op = operations_[operation];
+  for (size_t i = 0; i < trace.executions.size(); ++i) {
+    const analysis::Execution& e = trace.executions[i];
+    const uint64_t operation =
+        i < operation_ids.size() ? operation_ids[i] : name_id_or_empty(e.operation);
+    OperationAggregate& op = operation_aggregate(operation);
     op.inclusive.add(e.duration());
     if (e.failed) ++op.failed;
     op.dirty = true;
@@ -422,7 +451,7 @@ void IndexWriter::aggregate(const analysis::Trace& trace) {
     const size_t depth = static_cast<size_t>(std::max(e.ess, 0));
     stack.resize(std::min(stack.size(), depth));
     const uint64_t caller = depth == 0 || stack.size() < depth ? 0 : stack.back();
-    EdgeAggregate& edge = edges_[{caller, operation}];
+    EdgeAggregate& edge = edge_aggregate(caller, operation);
     ++edge.calls;
     edge.dirty = true;
     stack.push_back(operation);

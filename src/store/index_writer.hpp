@@ -13,6 +13,7 @@
 // after a crash or by an older writer, rebuilt from the stored executions.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -82,7 +83,9 @@ class IndexWriter final : public TraceIndex {
   bool begin();
   void write_batch();
   void insert(const analysis::Trace& trace, bool valid, const std::string& problem, int64_t client);
-  void aggregate(const analysis::Trace& trace);
+  // `operation_ids`: each execution's operation name id, as insert() packed
+  // them (so the aggregates need no second lookup).
+  void aggregate(const analysis::Trace& trace, const std::vector<uint64_t>& operation_ids);
   void fail(const std::string& message);
   // Runs an INSERT/UPDATE and resets it; false (and error() set) if it failed.
   bool write(SqliteStatement& s);
@@ -133,10 +136,30 @@ class IndexWriter final : public TraceIndex {
   };
   // (caller, callee) name ids; caller 0: a trace's entry.
   std::unordered_map<std::pair<uint64_t, uint64_t>, EdgeAggregate, EdgeHash> edges_;
+  // aggregate() looks up two aggregates per execution, mostly the same few:
+  // direct-mapped caches in front of both tables (their elements never move
+  // or go, load_saved_statistics() aside, which clears the caches).
+  static constexpr size_t kAggregateCacheSlots = 256;
+  struct CachedOperation {
+    uint64_t id = 0;
+    OperationAggregate* aggregate = nullptr;
+  };
+  struct CachedEdge {
+    uint64_t caller = 0, callee = 0;
+    EdgeAggregate* aggregate = nullptr;
+  };
+  std::array<CachedOperation, kAggregateCacheSlots> operation_cache_{};
+  std::array<CachedEdge, kAggregateCacheSlots> edge_cache_{};
+  OperationAggregate& operation_aggregate(uint64_t id);
+  EdgeAggregate& edge_aggregate(uint64_t caller, uint64_t callee);
   std::string packed_;  // reused buffer for one trace's executions
   static constexpr size_t kLargestKeptPackedBytes = size_t{1} << 20;
-  std::vector<uint64_t> caller_stack_;                                // reused by aggregate()
+  std::vector<uint64_t> caller_stack_;   // reused by aggregate()
+  std::vector<uint64_t> operation_ids_;  // the last packed trace's, reused
   std::unordered_set<std::string, NameHash, std::equal_to<>> hosts_;  // in `hosts`
+  // By name id: hosts known to be in hosts_, so that a trace's host costs
+  // an index instead of hashing its text (insert(), per trace).
+  std::vector<bool> host_ids_known_;
   uint64_t next_name_id_ = 1;
 };
 

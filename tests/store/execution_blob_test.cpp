@@ -78,6 +78,27 @@ TEST(ExecutionBlob, EveryFieldRoundTrips) {
   EXPECT_EQ(names.texts.size(), 1 + 3 + 3 + 2 + 1u);  // operations, components, hosts, cause
 }
 
+// The index writer's aggregates take each execution's operation id from
+// the packing instead of asking for it again; hosts alternate here, so the
+// packing's memo of the last host must follow them.
+TEST(ExecutionBlob, OperationIdsComeOutInExecutionOrder) {
+  BlobNames names;
+  std::vector<analysis::Execution> xs = sample_executions();
+  xs.push_back(xs[0]);  // host-1 again after "" and host-2
+  std::string blob;
+  std::vector<uint64_t> operation_ids;
+  pack_executions(
+      xs, [&names](std::string_view s) { return names.id(s); }, blob, &operation_ids);
+  ASSERT_EQ(operation_ids.size(), xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    EXPECT_EQ(operation_ids[i], names.id(xs[i].operation)) << i;
+  }
+  std::vector<StoredExecution> back;
+  ASSERT_EQ(unpack(blob, names, back), "");
+  ASSERT_EQ(back.size(), xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) EXPECT_EQ(back[i].host, xs[i].host) << i;
+}
+
 // Times at both ends of int64 (a hostile sender's): their deltas wrap
 // modulo 2^64 on the way in and back, so they round-trip exactly.
 TEST(ExecutionBlob, ExtremeTimesRoundTripExactly) {

@@ -41,9 +41,19 @@ bool is_call_of(const FlowEvent& call, const FlowEvent& before) {
          same_apart_from_class(call.callee_operation, before.operation);
 }
 
+thread_local std::vector<FlowTraceBuilder::Open> FlowTraceBuilder::spare_stack_;
+
 FlowTraceBuilder::FlowTraceBuilder(Trace& trace, std::vector<TraceProblem>& problems, bool repair)
     : trace_(trace), problems_(problems), repair_(repair) {
-  stack_.reserve(16);  // one allocation per trace instead of a growth chain
+  stack_.swap(spare_stack_);
+  stack_.clear();
+  stack_.reserve(16);  // the first trace on a thread: room without a growth chain
+}
+
+FlowTraceBuilder::~FlowTraceBuilder() {
+  // A deep trace's room is not kept for the thread's life.
+  constexpr size_t kLargestKept = 4096;
+  if (stack_.capacity() <= kLargestKept) spare_stack_.swap(stack_);
 }
 
 void FlowTraceBuilder::add(const FlowEvent& e) {

@@ -12,6 +12,12 @@ namespace {
 
 // How many closed trace ids to remember for flagging late records.
 constexpr size_t kRememberedClosedTraces = 65536;
+// Open traces' list and table nodes kept for reuse (close(), open_trace()):
+// in a steady stream one trace closes for each that opens, so a few are
+// enough; a burst of closes (timeouts, the end) keeps at most this many
+// (an empty node of open_ is about 300 bytes, of lru_ about 32; per
+// client).
+constexpr size_t kSpareNodes = 64;
 
 constexpr std::string_view kFlowTracePackage = "kieker.common.record.flow.trace.";
 
@@ -118,10 +124,14 @@ std::string_view TraceReconstructor::intern(const format::Record& r, int field) 
   if (field < 0 || static_cast<size_t>(field) >= r.values.size()) return {};
   const std::string_view* v = std::get_if<std::string_view>(&r.values[field]);
   if (v == nullptr) return {};
-  if (v->empty()) return strings_->intern(*v);
-  if (const std::string_view* hit = intern_cache_.find(*v)) return *hit;
-  const std::string_view interned = strings_->intern(*v);
-  intern_cache_.put(*v, interned, interned);
+  return intern_cached(*v);
+}
+
+std::string_view TraceReconstructor::intern_cached(std::string_view text) {
+  if (text.empty()) return strings_->intern(text);
+  if (const std::string_view* hit = intern_cache_.find(text)) return *hit;
+  const std::string_view interned = strings_->intern(text);
+  intern_cache_.put(text, interned, interned);
   return interned;
 }
 
@@ -265,8 +275,8 @@ bool TraceReconstructor::on_trace_start(const format::TypedTraceStart& start) {
   TraceMetadataInfo m;
   m.trace_id = start.trace_id;
   m.thread_id = start.thread_id;
-  m.session = strings_->intern(start.session);
-  m.host = strings_->intern(start.host);
+  m.session = intern_cached(start.session);
+  m.host = intern_cached(start.host);
   m.parent_trace_id = start.parent_trace_id;
   m.parent_order_id = start.parent_order_id;
   m.w3c = start.w3c;
@@ -290,7 +300,7 @@ bool TraceReconstructor::on_operation_event(const format::TypedOperationEvent& e
       break;
     case format::TypedFlowKind::kAfterFailed:
       e.kind = FlowEventKind::kAfterFailed;
-      e.cause = strings_->intern(event.cause);
+      e.cause = intern_cached(event.cause);
       break;
   }
   ++typed_counts_[1 + static_cast<size_t>(e.kind)];
@@ -339,7 +349,12 @@ TraceReconstructor::OpenTrace& TraceReconstructor::open_trace(const OpenKey& key
     last_open_ = &it->second;
     return it->second;
   }
-  lru_.push_front(key);
+  if (spare_lru_.empty()) {
+    lru_.push_front(key);
+  } else {
+    lru_.splice(lru_.begin(), spare_lru_, spare_lru_.begin());
+    lru_.front() = key;
+  }
   std::vector<FlowEvent> storage;
   if (!key.execution_records) storage = event_vectors_.take_small();
   OpenTrace t{key.execution_records
@@ -348,7 +363,17 @@ TraceReconstructor::OpenTrace& TraceReconstructor::open_trace(const OpenKey& key
                         key.trace_id, options_.repair_event_traces, std::move(storage))),
               lru_.begin(), now_, closed_.count(key) > 0};
   if (t.reopened) ++stats_.reopened_trace_ids;
-  auto& inserted = open_.emplace(key, std::move(t)).first->second;
+  OpenTrace* at = nullptr;
+  if (spare_open_.empty()) {
+    at = &open_.emplace(key, std::move(t)).first->second;
+  } else {
+    OpenNode node = std::move(spare_open_.back());
+    spare_open_.pop_back();
+    node.key() = key;
+    node.mapped() = std::move(t);
+    at = &open_.insert(std::move(node)).position->second;
+  }
+  OpenTrace& inserted = *at;
   stats_.peak_open_traces = std::max(stats_.peak_open_traces, open_.size());
   last_key_ = key;
   last_open_ = &inserted;
@@ -382,13 +407,24 @@ void TraceReconstructor::enforce_bounds() {
 }
 
 void TraceReconstructor::remember_closed(const OpenKey& key) {
-  if (closed_.insert(key).second) {
-    closed_order_.push_back(key);
-    if (closed_order_.size() > kRememberedClosedTraces) {
-      closed_.erase(closed_order_.front());
-      closed_order_.pop_front();
-    }
+  if (closed_order_.size() < kRememberedClosedTraces) {
+    if (closed_.insert(key).second) closed_order_.push_back(key);
+    return;
   }
+  // Full: the oldest id's node takes the new one, so a trace's close
+  // allocates and frees nothing here.
+  const OpenKey oldest = closed_order_.front();
+  if (oldest == key) return;  // remembered already, and stays the oldest
+  auto node = closed_.extract(oldest);
+  node.value() = key;
+  auto put = closed_.insert(std::move(node));
+  if (!put.inserted) {  // remembered already: the oldest stays
+    put.node.value() = oldest;
+    closed_.insert(std::move(put.node));
+    return;
+  }
+  closed_order_.pop_front();
+  closed_order_.push_back(key);
 }
 
 // `key` by value: callers pass lru_.back(), which this function erases.
@@ -397,7 +433,11 @@ void TraceReconstructor::close(OpenKey key, CloseCause cause) {
   if (node.empty()) return;
   last_open_ = nullptr;
   OpenTrace& open = node.mapped();
-  lru_.erase(open.lru_position);
+  if (spare_lru_.size() < kSpareNodes) {
+    spare_lru_.splice(spare_lru_.begin(), lru_, open.lru_position);
+  } else {
+    lru_.erase(open.lru_position);
+  }
   remember_closed(key);
   const bool reopened = open.reopened;
 
@@ -413,7 +453,12 @@ void TraceReconstructor::close(OpenKey key, CloseCause cause) {
     result = executions.build();
     records = executions.records();
   }
-  // Nothing below depends on the buffer any more; free it before the sink runs.
+  // Nothing below depends on the buffer any more; free it before the sink
+  // runs, and keep the node for a trace to come (open_trace).
+  // (An ExecutionRecordBuffer: made empty, it allocates nothing; an
+  // EventTraceBuffer reserves room for its events.)
+  open.buffer.emplace<ExecutionRecordBuffer>(0);
+  if (spare_open_.size() < kSpareNodes) spare_open_.push_back(std::move(node));
   node = {};
 
   if (result.valid()) {

@@ -140,6 +140,9 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
   bool on_trace_start(const format::TypedTraceStart& start) override;
   bool on_operation_event(const format::TypedOperationEvent& event) override;
   std::string_view intern(const format::Record& r, int field);
+  // `text` interned, through intern_cache_: the typed path's session, host
+  // and causes come back at the same addresses trace after trace.
+  std::string_view intern_cached(std::string_view text);
   // The class part of an interned operation signature, parsed once per
   // distinct signature (it is a view into the interned string).
   std::string_view component_of(std::string_view interned_operation);
@@ -176,6 +179,7 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
   // Interned strings are unique per content, so their address is a key.
   std::unordered_map<const char*, std::string_view> components_;
   std::unordered_map<OpenKey, OpenTrace, OpenKeyHash> open_;
+  using OpenNode = std::unordered_map<OpenKey, OpenTrace, OpenKeyHash>::node_type;
   // Memory reused from trace to trace instead of allocated and freed for
   // each (malloc and free were a tenth of the collector's time,
   // docs/PERFORMANCE.md): closed traces' event vectors (flow_event_pool.hpp),
@@ -184,6 +188,10 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
   FlowEventPool event_vectors_;
   TraceBuildResult built_;
   std::list<OpenKey> lru_;  // front = most recently active
+  // Nodes of closed traces, reused by the next ones instead of freed and
+  // allocated again (three allocations per trace: lru_, open_, closed_).
+  std::list<OpenKey> spare_lru_;
+  std::vector<OpenNode> spare_open_;
   // Newest timestamp seen (log time). Starts at 0 and only grows, so every
   // last_active lies in [0, now_] and now_ - last_active cannot overflow.
   int64_t now_ = 0;

@@ -2,6 +2,8 @@
 // with eoi/ess worked out by hand, and one test per reason a trace is invalid.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "analysis/reconstruct/trace_reconstructor.hpp"
 #include "record_fixtures.hpp"
 
@@ -327,6 +329,38 @@ TEST(EventTraceReconstruction, MaxOpenTracesEvictsTheLeastRecentlyActive) {
     }
   }
   EXPECT_TRUE(flagged);
+}
+
+// The last 65,536 closed ids are remembered, the oldest forgotten as each
+// new one comes: a late record flags only an id closed recently, and an id
+// closed again (remembered already) does not push the oldest out.
+TEST(EventTraceReconstruction, OnlyRecentlyClosedIdsAreFlaggedAsReopened) {
+  ReconstructionOptions o;
+  o.max_open_traces = 1;  // each late fragment closes when the next opens
+  EventFixture f(o);
+  constexpr int64_t kTraces = 70000;
+  constexpr int64_t kOldestRemembered = kTraces - 65536 + 1;  // 4,465
+  for (int64_t t = 1; t <= kTraces; ++t) {
+    f.feed.metadata(t);
+    f.feed.before(t, 0, t, "a");
+    f.feed.after(t, 1, t, "a");
+  }
+  ASSERT_EQ(f.rec.stats().valid_traces, static_cast<uint64_t>(kTraces));
+  f.feed.after(kTraces, 2, kTraces, "a");                // reopened: flagged
+  f.feed.metadata(kTraces + 1);                          // closes it: remembered already
+  f.feed.after(kOldestRemembered, 2, kTraces, "a");      // still remembered: flagged
+  f.feed.after(kOldestRemembered - 1, 2, kTraces, "a");  // forgotten: not flagged
+  f.rec.finish();
+  EXPECT_EQ(f.rec.stats().reopened_trace_ids, 2u);
+  std::map<int64_t, bool> flagged;
+  for (const auto& t : f.sink.invalid) {
+    flagged[t.trace_id] =
+        t.problems.front().detail.find("closed shortly before") != std::string::npos;
+  }
+  EXPECT_TRUE(flagged.at(kTraces));
+  EXPECT_TRUE(flagged.at(kOldestRemembered));
+  EXPECT_FALSE(flagged.at(kOldestRemembered - 1));
+  EXPECT_FALSE(flagged.at(kTraces + 1));
 }
 
 TEST(EventTraceReconstruction, TimeoutClosesIdleTraces) {

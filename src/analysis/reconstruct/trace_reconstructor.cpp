@@ -15,8 +15,8 @@ constexpr size_t kRememberedClosedTraces = 65536;
 // Open traces' list and table nodes kept for reuse (close(), open_trace()):
 // in a steady stream one trace closes for each that opens, so a few are
 // enough; a burst of closes (timeouts, the end) keeps at most this many
-// (an empty node of open_ is about 300 bytes, of lru_ about 32; per
-// client).
+// (a node of open_ holds an empty buffer, a few hundred bytes; one of
+// lru_ 32 bytes; per client).
 constexpr size_t kSpareNodes = 64;
 
 constexpr std::string_view kFlowTracePackage = "kieker.common.record.flow.trace.";

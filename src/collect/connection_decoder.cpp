@@ -53,18 +53,14 @@ class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
  public:
   NativeStream(const std::string& peer, format::RecordSink& sink, StoredChunks& stored,
                NativeChunkSink* chunks, format::NameForm names)
-      : counter_(sink),
-        stored_(stored),
-        chunks_(chunks),
-        count_only_(chunks != nullptr && chunks->counts_records_only()),
-        reader_(*this, peer) {
-    if (!count_only_) expander_.emplace(counter_, names);
+      : counter_(sink), stored_(stored), chunks_(chunks), reader_(*this, peer) {
+    if (chunks == nullptr || !chunks->counts_records_only()) expander_.emplace(counter_, names);
     reader_.keep_definitions(chunks_ != nullptr);
   }
 
   format::NativeStreamReader& reader() { return reader_; }
   bool stopped() const { return (expander_ && expander_->stopped()) || chunk_sink_failed_; }
-  uint64_t records() const { return count_only_ ? count_.records() : counter_.records; }
+  uint64_t records() const { return expander_ ? counter_.records : count_.records(); }
   uint64_t duplicates() const { return duplicates_; }
   // Records the chunk being decoded when reading stopped had delivered:
   // they reached the record sink, but the chunk's bytes were not stored.
@@ -75,7 +71,7 @@ class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
   // but not yet reported as received. Once, after the rejection.
   void report_unfinished_chunk() {
     const uint64_t n = records_of_unfinished_chunk();
-    if (count_only_ && n > 0 && !chunk_sink_failed_ && !chunks_->on_records_received(n)) {
+    if (!expander_ && n > 0 && !chunk_sink_failed_ && !chunks_->on_records_received(n)) {
       chunk_sink_failed_ = true;
     }
   }
@@ -88,7 +84,7 @@ class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
     in_chunk_ = false;
     if (chunks_ == nullptr || stopped()) return;
     const uint64_t records = this->records() - records_at_chunk_start_;
-    if (count_only_ && records > 0 && !chunks_->on_records_received(records)) {
+    if (!expander_ && records > 0 && !chunks_->on_records_received(records)) {
       chunk_sink_failed_ = true;  // received, not stored: the sink names why
       return;
     }
@@ -159,9 +155,9 @@ class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
   ConnectionRecordCounter counter_;
   StoredChunks& stored_;
   NativeChunkSink* chunks_;
-  const bool count_only_;
-  std::optional<format::NativeExpander> expander_;  // unless count_only_
-  format::NativeRecordCount count_;                 // count_only_
+  // None when the chunk sink only counts records: count_ counts them.
+  std::optional<format::NativeExpander> expander_;
+  format::NativeRecordCount count_;
   format::NativeStreamReader reader_;
   std::string stream_id_;
   uint64_t first_chunk_ = 0;

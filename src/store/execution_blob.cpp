@@ -27,10 +27,10 @@ void pack_executions(std::span<const analysis::Execution> executions,
   int64_t previous_tin = 0;
   // A trace's executions share one host view: its id is asked for once per
   // run of the same view (the views stay valid and unchanged during the
-  // call, so the same address and size is the same text).
+  // call, so the same address and size is the same text; the initial empty
+  // view's id is 0, as any empty host's).
   std::string_view host;
   uint64_t host_id = 0;
-  bool have_host = false;
   for (const analysis::Execution& e : executions) {
     const bool no_exit = e.tout < 0;
     p = put_varint_raw(p, (e.failed ? kFailed : 0) | (no_exit ? kNoExit : 0));
@@ -38,10 +38,9 @@ void pack_executions(std::span<const analysis::Execution> executions,
     if (operation_ids != nullptr) operation_ids->push_back(operation);
     p = put_varint_raw(p, operation);
     p = put_varint_raw(p, id(e.component));
-    if (!have_host || e.host.data() != host.data() || e.host.size() != host.size()) {
+    if (e.host.data() != host.data() || e.host.size() != host.size()) {
       host = e.host;
       host_id = id(e.host);
-      have_host = true;
     }
     p = put_varint_raw(p, host_id);
     p = put_varint_raw(p, zigzag(e.eoi));

@@ -441,8 +441,7 @@ void IndexWriter::aggregate(const analysis::Trace& trace,
   stack.clear();
   for (size_t i = 0; i < trace.executions.size(); ++i) {
     const analysis::Execution& e = trace.executions[i];
-    const uint64_t operation =
-        i < operation_ids.size() ? operation_ids[i] : name_id_or_empty(e.operation);
+    const uint64_t operation = operation_ids[i];
     OperationAggregate& op = operation_aggregate(operation);
     op.inclusive.add(e.duration());
     if (e.failed) ++op.failed;

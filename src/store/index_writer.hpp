@@ -83,8 +83,8 @@ class IndexWriter final : public TraceIndex {
   bool begin();
   void write_batch();
   void insert(const analysis::Trace& trace, bool valid, const std::string& problem, int64_t client);
-  // `operation_ids`: each execution's operation name id, as insert() packed
-  // them (so the aggregates need no second lookup).
+  // `operation_ids`: each execution's operation name id, one per execution,
+  // as insert() packed them (so the aggregates need no second lookup).
   void aggregate(const analysis::Trace& trace, const std::vector<uint64_t>& operation_ids);
   void fail(const std::string& message);
   // Runs an INSERT/UPDATE and resets it; false (and error() set) if it failed.

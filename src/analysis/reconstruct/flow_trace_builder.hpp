@@ -68,8 +68,8 @@ class FlowTraceBuilder {
   bool repair_;
   std::vector<Open> stack_;
   // stack_'s memory between builders (one per trace) on this thread: a
-  // collector builds millions of traces a second, each of which allocated
-  // and freed its stack.
+  // collector builds hundreds of thousands of traces a second, each of
+  // which allocated and freed its stack.
   static thread_local std::vector<Open> spare_stack_;
   int32_t open_executions_ = 0;  // Kieker's execution stack: stack_ minus matched befores
 };

@@ -10,6 +10,8 @@
 # one `sonde diagnose --config` per case of scenarios/ledger/cases.txt; the
 # ledger binary is the one next to sonde's build (BUILD/examples/ledger).
 # --system tickets: the third (scenarios/tickets/README.md), the same way.
+# The shop, too, is the one next to sonde's build (BUILD/examples/shop), so
+# a frozen sonde runs the shop built with it.
 # Exit status: 0 every case scored and right, 4 some case wrong or unscored,
 # 1 a case could not run.
 set -euo pipefail
@@ -48,14 +50,12 @@ if [ "$repeat" != 0 ]; then
 fi
 case "$system" in
   shop) case_file="$here/cases.txt" ;;
-  ledger|tickets)
-    case_file="$here/$system/cases.txt"
-    sut_binary="$(cd "$(dirname "$sonde")/../.." && pwd)/examples/$system"
-    [ -x "$sut_binary" ] ||
-      { echo "scenarios/run.sh: no $system at $sut_binary (cmake --build BUILD --target $system)" >&2; exit 1; }
-    ;;
+  ledger|tickets) case_file="$here/$system/cases.txt" ;;
   *) echo "scenarios/run.sh: --system shop, ledger or tickets, not '$system'" >&2; exit 2 ;;
 esac
+sut_binary="$(cd "$(dirname "$sonde")/../.." && pwd)/examples/$system"
+[ -x "$sut_binary" ] ||
+  { echo "scenarios/run.sh: no $system at $sut_binary (cmake --build BUILD --target $system)" >&2; exit 1; }
 # A ledger or tickets case's config: scenarios/SYSTEM/config.json with absolute paths,
 # the case's flags after {port}, --quick's durations (those of `sonde demo
 # --quick`) and the case's options (--database postgresql: a throw-away
@@ -148,8 +148,8 @@ while IFS= read -r line; do
       status=1
     fi
   else
-    "$sonde" demo "${quick[@]}" "${options[@]}" --problems "${problems[@]}" --out "$out/$id" \
-      > "$out/$id.log" 2>&1 || status=$?
+    "$sonde" demo "${quick[@]}" --shop "$sut_binary" "${options[@]}" \
+      --problems "${problems[@]}" --out "$out/$id" > "$out/$id.log" 2>&1 || status=$?
   fi
   # 0 complete, 3 incomplete (still scored, and listed as incomplete).
   if [ "$status" != 0 ] && [ "$status" != 3 ]; then

@@ -29,6 +29,7 @@ struct DemoOptions {
   std::string database = "sqlite";   // or postgresql: a throw-away server the engine starts
   bool share_cpus = false;           // postgresql: do not split the CPUs between shop and server
   std::string messaging = "queues";  // or redis: a throw-away broker the engine starts
+  double requirement_ms = 10;        // every service's P90 must stay at or below this
 };
 
 // With a database server: the lower half of this process' CPUs for the
@@ -113,7 +114,7 @@ int run_demo(const DemoOptions& o) {
         {"cool_down_s", 0.5},
         // Quick: a shorter bound on the stability wait (default 10 s).
         {"stability_max_s", o.quick ? 3.0 : 10.0}}},
-      {"requirements", {{"default", {{"threshold_ms", 10}, {"percentile", 0.9}}}}}};
+      {"requirements", {{"default", {{"threshold_ms", o.requirement_ms}, {"percentile", 0.9}}}}}};
   // No "experiments": the systematic search runs each level's experiments
   // (and the probes they need) once it gets there.
   std::string placement;
@@ -167,6 +168,10 @@ SONDE_COMMAND(
       app.add_flag("--share-cpus", o->share_cpus,
                    "With postgresql: shop and server share every CPU (default: the shop gets the "
                    "lower half of the CPUs, the server the upper half, like separate machines)");
+      app.add_option("--requirement-ms", o->requirement_ms,
+                     "Every service's requirement: its 90th percentile at or below this many "
+                     "milliseconds (default 10)")
+          ->check(CLI::PositiveNumber);
       app.add_option("--out", o->out, "Directory for the report and the data (default sonde-demo)");
       app.add_option("--shop", o->shop, "The demo shop binary (default: the one built with sonde)");
       app.add_option("--problems", o->problems,

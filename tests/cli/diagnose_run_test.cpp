@@ -296,6 +296,25 @@ TEST_F(SondeCli, DemoWithoutItsShopSaysHowToBuildIt) {
   EXPECT_NE(r.err.find("demo shop is not built"), std::string::npos) << r.err;
 }
 
+// --requirement-ms sets every service's P90 threshold in the config the
+// demo writes (a shop that exits at once: only the config is checked).
+TEST_F(SondeCli, DemoWritesTheRequirementItWasGiven) {
+  const fs::path out = dir_ / "demo";
+  const CliRun r = sonde({"demo", "--quick", "--problems", "none", "--requirement-ms", "5",
+                          "--shop", "/bin/false", "--out", out.string()});
+  EXPECT_NE(r.exit_code, 0) << r.err;
+  const json requirement = read_json_file(out / "config.json").at("requirements").at("default");
+  EXPECT_EQ(requirement.at("threshold_ms"), 5.0);
+  EXPECT_EQ(requirement.at("percentile"), 0.9);
+}
+
+TEST_F(SondeCli, DemoRejectsARequirementThatIsNotPositive) {
+  const CliRun r = sonde({"demo", "--requirement-ms", "0", "--out", (dir_ / "d").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--requirement-ms"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "d"));
+}
+
 TEST_F(SondeCli, DemoRejectsUnknownProblems) {
   const CliRun r = sonde({"demo", "--problems", "slow-coffee", "--out", (dir_ / "d").string()});
   EXPECT_EQ(r.exit_code, 2);

@@ -28,13 +28,10 @@
 // needs none of that state lives apart: the code stores, the writable
 // window and the objects' segments (code_memory.cpp), the instruction
 // forms (callsite_code.hpp), tail jumps (tail_exits.cpp), the hook-argument
-// analysis (hook_argument.cpp).
-//
-// Over 500 lines on purpose: one writer-thread state machine (the hooks'
-// lock-free site table, batches of writes inside one writable window, tail
-// exits, restores, and the leaf classification that shares its object
-// walk) whose invariants its parts share through this file's state; split,
-// that state would become an internal header's API.
+// analysis (hook_argument.cpp). Split further, this file's state (the
+// site table, batches inside one writable window, tail exits, restores,
+// and the leaf classification that shares the object walk) would become
+// an internal header's API.
 #include "monitor/callsite_patch.hpp"
 
 #include <dlfcn.h>

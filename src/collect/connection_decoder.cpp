@@ -56,6 +56,8 @@ class ConnectionDecoder::NativeStream final : public format::NativeVisitor {
       : counter_(sink), stored_(stored), chunks_(chunks), reader_(*this, peer) {
     if (chunks == nullptr || !chunks->counts_records_only()) expander_.emplace(counter_, names);
     reader_.keep_definitions(chunks_ != nullptr);
+    // Counting needs no event times (nor does the check of each chunk).
+    reader_.convert_times(expander_.has_value());
   }
 
   format::NativeStreamReader& reader() { return reader_; }

@@ -100,6 +100,9 @@ class NativeStreamReader {
   // Collect each chunk's definition items for on_chunk_done (off by
   // default: plain readers do not pay for the copy).
   void keep_definitions(bool keep);
+  // Events' time_ns converted from the timer (on by default); off, it is
+  // 0 (the collector's listener only counts a native stream's records).
+  void convert_times(bool convert);
   // End of input: an incomplete last chunk is reported as truncated.
   const NativeReadResult& finish();
   const NativeReadResult& result() const;

@@ -116,6 +116,33 @@ TEST(NativeStream, PiecesOfAnySizeDecodeLikeTheWhole) {
   EXPECT_EQ(cut.events.size(), 2000u);
 }
 
+// A reader that only counts (the collector's listener) skips converting
+// the timer: the same events in the same order, each at time 0.
+TEST(NativeStream, EventsWithoutTimeConversionAreTheSameEventsAtTimeZero) {
+  StringSink sink;
+  NativeWriter w(sink);
+  ASSERT_TRUE(w.begin());
+  write_chunks(w, 20);
+  ASSERT_TRUE(w.finish(3000, 0));
+
+  EventList timed;
+  ASSERT_TRUE(read_native_bytes(sink.bytes, timed).ok);
+  ASSERT_EQ(timed.events.size(), 120u);
+  EXPECT_EQ(timed.events[1], "op0@102");  // converted: 1 ns per tick from 0
+
+  EventList untimed;
+  NativeStreamReader reader(untimed, "untimed");
+  reader.convert_times(false);
+  ASSERT_TRUE(reader.feed(sink.bytes.data(), sink.bytes.size())) << reader.result().error;
+  const NativeReadResult& r = reader.finish();
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(untimed.events.size(), timed.events.size());
+  for (size_t i = 0; i < timed.events.size(); ++i) {
+    const std::string& t = timed.events[i];
+    EXPECT_EQ(untimed.events[i], t.substr(0, t.find('@')) + "@0") << i;
+  }
+}
+
 TEST(NativeStream, ADictionaryPreambleLetsALaterChunkDecodeAlone) {
   ChunkSink sink;
   NativeWriterOptions options;

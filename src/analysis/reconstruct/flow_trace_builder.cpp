@@ -3,16 +3,11 @@
 #include <string>
 
 #include "analysis/model/operation_signature.hpp"
+#include "analysis/reconstruct/flow_names.hpp"
 #include "analysis/reconstruct/trace_build_result.hpp"
 
 namespace sonde::analysis {
 namespace {
-
-// Equal text; names of one trace are interned, so equal ones usually share
-// their bytes and need no comparison (memcmp was 4 % of reading a log).
-bool same_text(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && (a.data() == b.data() || a == b);
-}
 
 // Modifiers, return type, name and parameters equal; the class may differ.
 bool same_apart_from_class(std::string_view a, std::string_view b) {
@@ -20,10 +15,6 @@ bool same_apart_from_class(std::string_view a, std::string_view b) {
   const SignatureParts pb = split_operation_signature(b);
   return pa.prefix == pb.prefix && pa.name == pb.name && pa.parameters == pb.parameters &&
          pa.has_parentheses == pb.has_parentheses;
-}
-
-std::string_view component_of(std::string_view component, std::string_view operation) {
-  return component.empty() ? class_of_signature(operation) : component;
 }
 
 std::string describe(const FlowEvent& e) {
@@ -77,7 +68,7 @@ void FlowTraceBuilder::open_execution(const FlowEvent& e) {
   const bool call = e.kind == FlowEventKind::kCall;
   Execution x;
   x.operation = call ? e.callee_operation : e.operation;
-  x.component = component_of(call ? e.callee_component : e.component, x.operation);
+  x.component = component_or_class(call ? e.callee_component : e.component, x.operation);
   x.host = trace_.host;
   x.tin = e.timestamp;
   x.tout = -1;
@@ -96,7 +87,7 @@ void FlowTraceBuilder::on_before(const FlowEvent& e) {
     // callee's own times (the call's time is the caller's).
     Execution& x = trace_.executions[stack_.back().execution];
     x.operation = e.operation;
-    x.component = component_of(e.component, e.operation);
+    x.component = component_or_class(e.component, e.operation);
     x.tin = e.timestamp;
     x.order_index = e.order_index;
     x.assumed = false;
@@ -148,7 +139,7 @@ void FlowTraceBuilder::on_after(const FlowEvent& e) {
                 "after event for " + describe(e) + " with no open before event");
     return;
   }
-  const std::string_view component = component_of(e.component, e.operation);
+  const std::string_view component = component_or_class(e.component, e.operation);
   auto closes = [&](const Open& o) {
     if (o.event->kind != FlowEventKind::kBefore) return false;
     if (e.constructor && !o.event->constructor) return false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "analysis/model/operation_signature.hpp"
@@ -165,6 +166,7 @@ bool TraceReconstructor::on_record(const format::Record& r) {
       m.host = intern(r, l.host);
       m.parent_trace_id = get_i64(r, l.parent_trace_id, m.trace_id);
       m.parent_order_id = static_cast<int32_t>(get_i64(r, l.parent_order_id, -1));
+      replay_direct_trace(m.trace_id);
       add_trace_metadata(m, r.logging_timestamp);
       break;
     }
@@ -173,6 +175,7 @@ bool TraceReconstructor::on_record(const format::Record& r) {
       // Right after its trace's metadata; for a trace no longer open
       // (a reordered log), kept by no one and counted as ignored.
       ++stats_.flow_records;
+      replay_direct_trace(get_i64(r, l.trace_id, -1));
       const auto it = open_.find(OpenKey{get_i64(r, l.trace_id, -1), false});
       if (it == open_.end()) {
         ++stats_.ignored_records;
@@ -203,6 +206,7 @@ bool TraceReconstructor::on_record(const format::Record& r) {
           e.callee_component = intern(r, l.callee_component);
         }
       }
+      replay_direct_trace(get_i64(r, l.trace_id, -1));
       add_flow_event(get_i64(r, l.trace_id, -1), e);
       break;
     }
@@ -251,6 +255,7 @@ void TraceReconstructor::add_flow_event(int64_t trace_id, const FlowEvent& event
 }
 
 void TraceReconstructor::on_source_begin() {
+  replay_all_direct();  // their operation ids are the ending source's
   source_operations_.clear();
   sparse_source_operations_.clear();
 }
@@ -260,6 +265,21 @@ void TraceReconstructor::on_operation(uint32_t id, std::string_view signature,
   // Ids come from the file: a corrupt huge one must not size the vector.
   constexpr uint32_t kMaxDenseId = 1u << 20;
   SourceOperation op{strings_->intern(signature), strings_->intern(component), true};
+  // Held traces name their operations when built: one redefined since
+  // their events came is replayed first, as the general path named it.
+  if (!direct_.empty()) {
+    const SourceOperation* before =
+        id < source_operations_.size() ? &source_operations_[id] : nullptr;
+    if (before == nullptr) {
+      auto it = sparse_source_operations_.find(id);
+      if (it != sparse_source_operations_.end()) before = &it->second;
+    }
+    if (before != nullptr && before->defined &&
+        (before->signature.data() != op.signature.data() ||
+         before->component.data() != op.component.data())) {
+      replay_all_direct();
+    }
+  }
   if (id >= kMaxDenseId) {
     sparse_source_operations_[id] = op;
     return;
@@ -268,10 +288,7 @@ void TraceReconstructor::on_operation(uint32_t id, std::string_view signature,
   source_operations_[id] = op;
 }
 
-bool TraceReconstructor::on_trace_start(const format::TypedTraceStart& start) {
-  ++stats_.records;
-  ++stats_.flow_records;
-  ++typed_counts_[0];
+TraceMetadataInfo TraceReconstructor::metadata_of(const format::TypedTraceStart& start) {
   TraceMetadataInfo m;
   m.trace_id = start.trace_id;
   m.thread_id = start.thread_id;
@@ -280,14 +297,21 @@ bool TraceReconstructor::on_trace_start(const format::TypedTraceStart& start) {
   m.parent_trace_id = start.parent_trace_id;
   m.parent_order_id = start.parent_order_id;
   m.w3c = start.w3c;
-  add_trace_metadata(m, start.timestamp);
+  return m;
+}
+
+bool TraceReconstructor::on_trace_start(const format::TypedTraceStart& start) {
+  ++stats_.records;
+  ++stats_.flow_records;
+  ++typed_counts_[0];
+  if (!options_.direct_typed_traces || !start_direct(start)) {
+    add_trace_metadata(metadata_of(start), start.timestamp);
+  }
   enforce_bounds();
   return true;
 }
 
-bool TraceReconstructor::on_operation_event(const format::TypedOperationEvent& event) {
-  ++stats_.records;
-  ++stats_.flow_records;
+FlowEvent TraceReconstructor::flow_event_of(const format::TypedOperationEvent& event) {
   FlowEvent e;
   e.timestamp = event.timestamp;
   e.order_index = static_cast<int32_t>(event.order_index);
@@ -303,21 +327,17 @@ bool TraceReconstructor::on_operation_event(const format::TypedOperationEvent& e
       e.cause = intern_cached(event.cause);
       break;
   }
-  ++typed_counts_[1 + static_cast<size_t>(e.kind)];
-  const SourceOperation* op = nullptr;
-  if (event.operation < source_operations_.size()) {
-    op = &source_operations_[event.operation];
-  } else if (auto it = sparse_source_operations_.find(event.operation);
-             it != sparse_source_operations_.end()) {
-    op = &it->second;
+  std::tie(e.operation, e.component) = operation_names(event.operation);
+  return e;
+}
+
+bool TraceReconstructor::on_operation_event(const format::TypedOperationEvent& event) {
+  ++stats_.records;
+  ++stats_.flow_records;
+  ++typed_counts_[1 + static_cast<size_t>(event.kind)];
+  if (direct_.empty() || !event_direct(event)) {
+    add_flow_event(event.trace_id, flow_event_of(event));
   }
-  if (op != nullptr && op->defined) {
-    e.operation = op->signature;
-    e.component = op->component;
-  } else {
-    e.operation = strings_->intern("<unknown>");
-  }
-  add_flow_event(event.trace_id, e);
   enforce_bounds();
   return true;
 }
@@ -374,7 +394,7 @@ TraceReconstructor::OpenTrace& TraceReconstructor::open_trace(const OpenKey& key
     at = &open_.insert(std::move(node)).position->second;
   }
   OpenTrace& inserted = *at;
-  stats_.peak_open_traces = std::max(stats_.peak_open_traces, open_.size());
+  stats_.peak_open_traces = std::max(stats_.peak_open_traces, open_.size() + direct_.size());
   last_key_ = key;
   last_open_ = &inserted;
   return inserted;
@@ -383,10 +403,16 @@ TraceReconstructor::OpenTrace& TraceReconstructor::open_trace(const OpenKey& key
 void TraceReconstructor::advance_clock(int64_t timestamp) { now_ = std::max(now_, timestamp); }
 
 void TraceReconstructor::enforce_bounds() {
-  while (options_.max_open_traces > 0 && open_.size() > options_.max_open_traces) {
+  while (options_.max_open_traces > 0 &&
+         open_.size() + direct_.size() > options_.max_open_traces) {
+    if (!direct_.empty()) {
+      replay_all_direct();  // the general path chooses which to evict
+      continue;
+    }
     ++stats_.evicted_traces;
     close(lru_.back(), CloseCause::kEvicted);
   }
+  time_out_direct();
   if (options_.trace_timeout_ns <= 0 || now_ <= idle_check_at_) return;
   // lru_ is ordered by last activity and the clock only moves forward, so
   // the idle traces are all at the back.
@@ -483,6 +509,7 @@ void TraceReconstructor::close(OpenKey key, CloseCause cause) {
 }
 
 void TraceReconstructor::finish() {
+  replay_all_direct();
   std::vector<OpenKey> keys;
   keys.reserve(open_.size());
   for (const auto& [key, trace] : open_) keys.push_back(key);

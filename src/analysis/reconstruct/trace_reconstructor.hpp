@@ -50,6 +50,10 @@ struct ReconstructionOptions {
   size_t max_open_traces = 1'000'000;
   // Close traces without a record for this long (ns of log time); 0 = never.
   int64_t trace_timeout_ns = 0;
+  // Build a native log's well-formed traces straight from their typed
+  // events (trace_reconstructor_direct.cpp); false: every trace through
+  // the event buffer (the tests compare the two).
+  bool direct_typed_traces = true;
 };
 
 struct ReconstructionStats {
@@ -60,6 +64,7 @@ struct ReconstructionStats {
   uint64_t ignored_records = 0;       // records trace analysis does not use
   std::map<std::string, uint64_t> ignored_by_type;  // class name -> count
   uint64_t valid_traces = 0;
+  uint64_t direct_traces = 0;  // of the valid ones, built on the direct path
   uint64_t invalid_traces = 0;
   uint64_t evicted_traces = 0;      // closed by max_open_traces
   uint64_t timed_out_traces = 0;    // closed by trace_timeout_ns
@@ -86,7 +91,7 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
   void finish();
 
   const ReconstructionStats& stats() const { return stats_; }
-  size_t open_traces() const { return open_.size(); }
+  size_t open_traces() const { return open_.size() + direct_.size(); }
   const std::shared_ptr<format::StringPool>& strings() const { return strings_; }
 
  private:
@@ -147,6 +152,57 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
   // distinct signature (it is a view into the interned string).
   std::string_view component_of(std::string_view interned_operation);
   OpenTrace& open_trace(const OpenKey& key);
+  FlowEvent flow_event_of(const format::TypedOperationEvent& event);
+  TraceMetadataInfo metadata_of(const format::TypedTraceStart& start);
+
+  // The direct path (trace_reconstructor_direct.cpp): a typed trace that
+  // starts with its metadata and whose events come in order, each after
+  // closing the innermost open before, is kept as its events only and
+  // built when its stack empties, without the open-trace table, the LRU
+  // list and the event buffer. Anything else moves the trace to the
+  // general path (replayed there event by event) before it is handled.
+  struct DirectEvent {
+    int64_t timestamp = 0;
+    uint32_t operation = 0;
+    format::TypedFlowKind kind = format::TypedFlowKind::kBefore;
+    std::string_view cause;  // interned; kAfterFailed only
+  };
+  struct DirectTrace {
+    TraceMetadataInfo metadata;
+    int64_t start_timestamp = 0;
+    int64_t last_active = 0;
+    uint32_t depth = 0;
+    std::vector<DirectEvent> events;  // order index = position
+  };
+  // Takes the trace start directly if it can; false: the general path.
+  bool start_direct(const format::TypedTraceStart& start);
+  // Takes the event directly if its trace is held here; false: not held
+  // (the general path). An irregular event moves the trace there first.
+  bool event_direct(const format::TypedOperationEvent& event);
+  // Builds a held trace whose stack emptied; false (nothing emitted) if
+  // an after event closed another operation than the innermost open one.
+  bool build_direct(const DirectTrace& trace);
+  // Index into direct_ of `trace_id`, or -1.
+  int find_direct(int64_t trace_id);
+  // Moves direct_[i] to the general path, as if it had come there.
+  // `active_now`: a record of it is being handled (it goes to the front
+  // of lru_); otherwise it keeps its last activity and its place by it.
+  void replay_direct(size_t i, bool active_now);
+  void replay_direct_trace(int64_t trace_id) {
+    if (const int i = direct_.empty() ? -1 : find_direct(trace_id); i >= 0) {
+      replay_direct(static_cast<size_t>(i), true);
+    }
+  }
+  void replay_all_direct() {
+    while (!direct_.empty()) replay_direct(direct_.size() - 1, false);
+  }
+  // Gives an open trace an earlier last activity and its place in lru_.
+  void restore_activity(const OpenKey& key, int64_t last_active);
+  // The operation's interned signature and component as the event buffer
+  // gets them ("<unknown>" and "" for an undefined id).
+  std::pair<std::string_view, std::string_view> operation_names(uint32_t id);
+  // Times out held traces idle past the timeout (enforce_bounds).
+  void time_out_direct();
   void close(OpenKey key, CloseCause cause);
   void advance_clock(int64_t timestamp);
   void enforce_bounds();
@@ -200,6 +256,15 @@ class TraceReconstructor : public format::RecordSink, private format::TypedFlowS
   // Recently closed trace ids (bounded FIFO), to flag late records.
   std::deque<OpenKey> closed_order_;
   std::unordered_set<OpenKey, OpenKeyHash> closed_;
+  // The direct path's traces (at most kMostDirectTraces: one per thread
+  // that is inside a trace, in a well-formed log), their ids in step.
+  std::vector<DirectTrace> direct_;
+  std::vector<int64_t> direct_ids_;
+  std::vector<DirectTrace> spare_direct_;  // closed ones' event vectors
+  int last_direct_ = -1;                   // index of the last one used
+  std::vector<uint32_t> direct_stack_;     // build_direct's open executions
+  // No held trace can time out while now_ is at most this.
+  int64_t direct_check_at_ = -1;
 };
 
 }  // namespace sonde::analysis

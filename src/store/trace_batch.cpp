@@ -11,7 +11,13 @@ namespace sonde::store {
 
 namespace {
 
-constexpr uint64_t kValid = 1, kHasProblem = 2, kKnownTraceFlags = kValid | kHasProblem;
+// kRelativeIds: the trace id is written relative to the previous entry's,
+// the parent's relative to the trace's own (about 14 of an entry's 31
+// bytes fewer for zstd to compress: a writer's ids are close to the
+// previous trace's, and a root trace is its own parent). Every entry
+// written since 2026-12-07 sets it; older rows hold absolute ids.
+constexpr uint64_t kValid = 1, kHasProblem = 2, kRelativeIds = 4,
+                   kKnownTraceFlags = kValid | kHasProblem | kRelativeIds;
 // Decompressed BLOBs larger than this are not ours (a damaged row).
 constexpr size_t kMaxUnpackedBytes = size_t{1} << 30;
 // About 1 % false positives at 10 bits per trace and 7 probes.
@@ -61,15 +67,16 @@ void TraceBatchBuilder::add(const BatchEntry& e, std::string_view packed_executi
   const size_t start = entries_.size();
   entries_.resize(start + 12 * format::kMaxVarintBytes);
   char* p = entries_.data() + start;
-  p = put_varint_raw(p, (e.valid ? kValid : 0) | (problem ? kHasProblem : 0));
-  p = put_varint_raw(p, zigzag(e.trace_id));
+  p = put_varint_raw(p, (e.valid ? kValid : 0) | (problem ? kHasProblem : 0) | kRelativeIds);
+  p = put_varint_raw(p, zigzag(format::wrapping_sub(e.trace_id, previous_trace_id_)));
+  previous_trace_id_ = e.trace_id;
   p = put_varint_raw(p, zigzag(format::wrapping_sub(e.start, previous_start_)));
   previous_start_ = e.start;
   p = put_varint_raw(p, zigzag(e.duration));
   p = put_varint_raw(p, e.root);
   p = put_varint_raw(p, e.host);
   p = put_varint_raw(p, zigzag(e.thread_id));
-  p = put_varint_raw(p, zigzag(e.parent_trace_id));
+  p = put_varint_raw(p, zigzag(format::wrapping_sub(e.parent_trace_id, e.trace_id)));
   p = put_varint_raw(p, e.executions);
   p = put_varint_raw(p, e.failed);
   p = put_varint_raw(p, zigzag(e.client));
@@ -160,6 +167,7 @@ BatchRow TraceBatchBuilder::take() {
   trace_ids_.clear();
   root_at_.clear();
   previous_start_ = 0;
+  previous_trace_id_ = 0;
   // A huge row's room is not kept for the writer's life.
   if (compressed_.size() > kLargestKeptScratchBytes) compressed_ = {};
   return row;
@@ -194,6 +202,7 @@ std::string unpack_batch_entries(std::string_view compressed, std::string& raw,
   const auto* begin = reinterpret_cast<const uint8_t*>(raw.data());
   format::ByteCursor in{begin, begin + raw.size()};
   int64_t previous_start = 0;
+  int64_t previous_trace_id = 0;
   size_t executions_offset = 0;
   while (!in.at_end()) {
     const size_t at = static_cast<size_t>(in.p - begin);
@@ -203,7 +212,10 @@ std::string unpack_batch_entries(std::string_view compressed, std::string& raw,
       return "entries: unknown flags " + std::to_string(flags) + " at byte " + std::to_string(at);
     }
     e.valid = (flags & kValid) != 0;
+    const bool relative = (flags & kRelativeIds) != 0;
     e.trace_id = in.svarint();
+    if (relative) e.trace_id = format::wrapping_add(previous_trace_id, e.trace_id);
+    previous_trace_id = e.trace_id;
     e.start = format::wrapping_add(previous_start, in.svarint());
     previous_start = e.start;
     e.duration = in.svarint();
@@ -211,6 +223,7 @@ std::string unpack_batch_entries(std::string_view compressed, std::string& raw,
     e.host = in.varint();
     e.thread_id = in.svarint();
     e.parent_trace_id = in.svarint();
+    if (relative) e.parent_trace_id = format::wrapping_add(e.trace_id, e.parent_trace_id);
     e.executions = static_cast<uint32_t>(in.varint());
     e.failed = static_cast<uint32_t>(in.varint());
     e.client = in.svarint();

@@ -140,10 +140,11 @@ class TraceBatchBuilder {
   std::unique_ptr<ZSTD_CCtx_s, CompressorFree> compressor_;
   BatchRow row_;
   std::string entries_, executions_;
-  std::string compressed_;  // compress()'s output room, kept from row to row
+  std::string compressed_;                        // compress()'s output room, kept from row to row
   std::vector<int64_t> trace_ids_;                // one per trace added: the Bloom filter's input
   std::unordered_map<uint64_t, size_t> root_at_;  // root id -> its index in row_.roots
   int64_t previous_start_ = 0;
+  int64_t previous_trace_id_ = 0;  // entries' ids are relative to it
 };
 
 // Unpacks a compressed entries BLOB. Returns "" or what is wrong.

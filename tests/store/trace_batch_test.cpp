@@ -19,6 +19,7 @@
 #include "../format/format_test_support.hpp"
 #include "analysis/reconstruct/trace_catalog.hpp"
 #include "clickhouse_compare.hpp"
+#include "format/varint.hpp"
 #include "store/execution_blob.hpp"
 #include "store/index_writer.hpp"
 #include "store/memory_store.hpp"
@@ -100,6 +101,53 @@ TEST(TraceBatch, EntriesAndExecutionsRoundTrip) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].problem, in[10].problem);
   EXPECT_FALSE(out[0].valid);
+}
+
+// Entries hold ids relative to the previous entry's (flag bit 2): the
+// extremes of int64 wrap and come back; a row written before, with
+// absolute ids and no such bit, still reads.
+TEST(TraceBatch, RelativeIdsRoundTripAndAbsoluteOnesStillRead) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const std::vector<std::pair<int64_t, int64_t>> ids = {{kMax, kMin}, {kMin, kMax}, {0, 0},
+                                                        {-1, kMax},   {kMax, kMax}, {42, 41}};
+  TraceBatchBuilder b;
+  for (const auto& [id, parent] : ids) {
+    BatchEntry e;
+    e.trace_id = id;
+    e.parent_trace_id = parent;
+    e.valid = true;
+    b.add(e, "");
+  }
+  const BatchRow row = b.take();
+  std::string raw;
+  std::vector<BatchEntry> out;
+  ASSERT_EQ(unpack_batch_entries(row.entries, raw, out), "");
+  ASSERT_EQ(out.size(), ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ(out[i].trace_id, ids[i].first) << i;
+    EXPECT_EQ(out[i].parent_trace_id, ids[i].second) << i;
+  }
+
+  // The encoding before bit 2: flags 1 (valid), absolute ids.
+  std::string old;
+  for (const auto& [id, parent] : {std::pair<int64_t, int64_t>{7, 7}, {9, 7}}) {
+    format::put_varint(old, 1);
+    format::put_varint(old, format::zigzag(id));
+    for (int k = 0; k < 4; ++k) format::put_varint(old, 0);  // start, duration, root, host
+    format::put_varint(old, format::zigzag(-1));             // thread
+    format::put_varint(old, format::zigzag(parent));
+    for (int k = 0; k < 4; ++k) format::put_varint(old, 0);  // executions .. bytes
+  }
+  std::string packed(ZSTD_compressBound(old.size()), '\0');
+  packed.resize(ZSTD_compress(packed.data(), packed.size(), old.data(), old.size(), 1));
+  ASSERT_EQ(unpack_batch_entries(packed, raw, out), "");
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].trace_id, 7);
+  EXPECT_EQ(out[0].parent_trace_id, 7);
+  EXPECT_EQ(out[1].trace_id, 9);
+  EXPECT_EQ(out[1].parent_trace_id, 7);
+  EXPECT_EQ(out[1].thread_id, -1);
 }
 
 void expect_bounds(const TraceBounds& got, const TraceBounds& want) {

@@ -17,8 +17,7 @@ inline bool same_text(std::string_view a, std::string_view b) {
 
 // A flow event without a class signature takes the class from its
 // operation signature.
-inline std::string_view component_or_class(std::string_view component,
-                                           std::string_view operation) {
+inline std::string_view component_or_class(std::string_view component, std::string_view operation) {
   return component.empty() ? class_of_signature(operation) : component;
 }
 

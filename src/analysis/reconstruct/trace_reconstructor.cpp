@@ -403,8 +403,7 @@ TraceReconstructor::OpenTrace& TraceReconstructor::open_trace(const OpenKey& key
 void TraceReconstructor::advance_clock(int64_t timestamp) { now_ = std::max(now_, timestamp); }
 
 void TraceReconstructor::enforce_bounds() {
-  while (options_.max_open_traces > 0 &&
-         open_.size() + direct_.size() > options_.max_open_traces) {
+  while (options_.max_open_traces > 0 && open_.size() + direct_.size() > options_.max_open_traces) {
     if (!direct_.empty()) {
       replay_all_direct();  // the general path chooses which to evict
       continue;

@@ -44,8 +44,7 @@ std::pair<std::string_view, std::string_view> TraceReconstructor::operation_name
   const SourceOperation* op = nullptr;
   if (id < source_operations_.size()) {
     op = &source_operations_[id];
-  } else if (auto it = sparse_source_operations_.find(id);
-             it != sparse_source_operations_.end()) {
+  } else if (auto it = sparse_source_operations_.find(id); it != sparse_source_operations_.end()) {
     op = &it->second;
   }
   if (op != nullptr && op->defined) return {op->signature, op->component};
@@ -103,10 +102,9 @@ bool TraceReconstructor::event_direct(const format::TypedOperationEvent& event) 
   }
   DirectTrace& t = direct_[static_cast<size_t>(i)];
   const bool before = event.kind == format::TypedFlowKind::kBefore;
-  const bool defined =
-      event.operation < source_operations_.size()
-          ? source_operations_[event.operation].defined
-          : sparse_source_operations_.count(event.operation) > 0;
+  const bool defined = event.operation < source_operations_.size()
+                           ? source_operations_[event.operation].defined
+                           : sparse_source_operations_.count(event.operation) > 0;
   const bool regular = event.order_index == static_cast<int64_t>(t.events.size()) &&
                        (before ? true : t.depth > 0) && defined &&
                        t.events.size() < kMostDirectEvents;
@@ -117,9 +115,8 @@ bool TraceReconstructor::event_direct(const format::TypedOperationEvent& event) 
   advance_clock(event.timestamp);
   t.last_active = now_;
   t.events.push_back({event.timestamp, event.operation, event.kind,
-                      event.kind == format::TypedFlowKind::kAfterFailed
-                          ? intern_cached(event.cause)
-                          : std::string_view()});
+                      event.kind == format::TypedFlowKind::kAfterFailed ? intern_cached(event.cause)
+                                                                        : std::string_view()});
   if (before) {
     ++t.depth;
     return true;
@@ -127,7 +124,8 @@ bool TraceReconstructor::event_direct(const format::TypedOperationEvent& event) 
   if (--t.depth > 0) return true;
   // The stack emptied: complete, where the event buffer finds it so too.
   if (!build_direct(t)) {
-    replay_direct(static_cast<size_t>(i), true);  // its last event closes it there, with the problem
+    replay_direct(static_cast<size_t>(i),
+                  true);  // its last event closes it there, with the problem
     return true;
   }
   const OpenKey key{event.trace_id, false};

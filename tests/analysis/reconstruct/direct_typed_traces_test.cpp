@@ -17,9 +17,9 @@ namespace sonde::analysis {
 namespace {
 
 std::string describe(const Trace& t) {
-  std::string s = "trace " + std::to_string(t.trace_id) + " thread " +
-                  std::to_string(t.thread_id) + " host " + std::string(t.host) + " session " +
-                  std::string(t.session) + " parent " + std::to_string(t.parent_trace_id) + "/" +
+  std::string s = "trace " + std::to_string(t.trace_id) + " thread " + std::to_string(t.thread_id) +
+                  " host " + std::string(t.host) + " session " + std::string(t.session) +
+                  " parent " + std::to_string(t.parent_trace_id) + "/" +
                   std::to_string(t.parent_order_id) + " w3c " +
                   std::to_string(t.w3c.trace_id_high) + "." + std::to_string(t.w3c.trace_id_low) +
                   "." + std::to_string(t.w3c.parent_span_id) + " origin " +
@@ -40,8 +40,8 @@ class Described final : public TraceSink {
   void on_trace(const Trace& t) override { out.push_back("valid " + describe(t)); }
   void on_invalid_trace(const InvalidTrace& t) override {
     std::string s = "invalid " + std::to_string(t.trace_id) + " by " +
-                    std::string(to_string(t.closed_by)) + " records " +
-                    std::to_string(t.records) + "\n";
+                    std::string(to_string(t.closed_by)) + " records " + std::to_string(t.records) +
+                    "\n";
     for (const TraceProblem& p : t.problems) {
       s += "  problem " + std::to_string(static_cast<int>(p.kind)) + " " + p.detail + "\n";
     }
@@ -63,7 +63,8 @@ struct Thread {
 // Feeds the same random typed stream to both reconstructors.
 class Streams {
  public:
-  Streams(TraceReconstructor& a, TraceReconstructor& b) : a_(*a.typed_flow()), b_(*b.typed_flow()) {}
+  Streams(TraceReconstructor& a, TraceReconstructor& b)
+      : a_(*a.typed_flow()), b_(*b.typed_flow()) {}
 
   void source() {
     a_.on_source_begin();
@@ -120,7 +121,8 @@ void random_stream(Streams& s, uint32_t seed, int steps, double mischief) {
       format::TypedTraceStart st;
       st.timestamp = time;
       st.trace_id = next_trace++;
-      if (chance(mischief * 0.2) && !used.empty()) st.trace_id = used[static_cast<size_t>(pick(static_cast<int>(used.size())))];
+      if (chance(mischief * 0.2) && !used.empty())
+        st.trace_id = used[static_cast<size_t>(pick(static_cast<int>(used.size())))];
       if (chance(mischief * 0.1) && t.trace >= 0) st.trace_id = t.trace;
       st.thread_id = t.os_tid;
       st.session = "<no-session-id>";
@@ -140,14 +142,17 @@ void random_stream(Streams& s, uint32_t seed, int steps, double mischief) {
     format::TypedOperationEvent e;
     e.timestamp = time;
     e.trace_id = t.trace;
-    if (chance(mischief * 0.2)) t.order += 1 + pick(2);           // events lost
-    if (chance(mischief * 0.05)) e.trace_id = 100000 + pick(3);   // an unknown trace
-    if (chance(mischief * 0.05)) s.op(static_cast<uint32_t>(1 + pick(static_cast<int>(operations))), "void ns.X.renamed()", "ns.X");
+    if (chance(mischief * 0.2)) t.order += 1 + pick(2);          // events lost
+    if (chance(mischief * 0.05)) e.trace_id = 100000 + pick(3);  // an unknown trace
+    if (chance(mischief * 0.05))
+      s.op(static_cast<uint32_t>(1 + pick(static_cast<int>(operations))), "void ns.X.renamed()",
+           "ns.X");
     if (chance(mischief * 0.02)) {
       s.source();
       define_all(chance(0.5) ? "" : "2");
     }
-    const bool enter = t.open.empty() ? !chance(mischief * 0.3) : (t.open.size() < 5 && chance(0.5));
+    const bool enter =
+        t.open.empty() ? !chance(mischief * 0.3) : (t.open.size() < 5 && chance(0.5));
     if (enter) {
       e.kind = format::TypedFlowKind::kBefore;
       e.operation = static_cast<uint32_t>(1 + pick(static_cast<int>(operations)));
@@ -182,8 +187,8 @@ void expect_same_counts(const ReconstructionStats& a, const ReconstructionStats&
 }
 
 struct Pair {
-  explicit Pair(ReconstructionOptions options) : direct(direct_sink, with(options, true)),
-                                                 general(general_sink, with(options, false)) {}
+  explicit Pair(ReconstructionOptions options)
+      : direct(direct_sink, with(options, true)), general(general_sink, with(options, false)) {}
   static ReconstructionOptions with(ReconstructionOptions o, bool direct) {
     o.direct_typed_traces = direct;
     return o;

@@ -14,7 +14,7 @@ constexpr uint64_t kFailed = 1, kNoExit = 2, kKnownExecutionFlags = kFailed | kN
 
 void pack_executions(std::span<const analysis::Execution> executions,
                      const std::function<uint64_t(std::string_view)>& name_id, std::string& out,
-                     std::vector<uint64_t>* operation_ids) {
+                     std::vector<uint64_t>* operation_ids, int64_t base_tin) {
   using format::put_varint_raw;
   using format::zigzag;
   const auto id = [&name_id](std::string_view s) -> uint64_t { return s.empty() ? 0 : name_id(s); };
@@ -24,7 +24,7 @@ void pack_executions(std::span<const analysis::Execution> executions,
   const size_t start = out.size();
   out.resize(start + executions.size() * kMostBytesPerExecution);
   char* p = out.data() + start;
-  int64_t previous_tin = 0;
+  int64_t previous_tin = base_tin;
   // A trace's executions share one host view: its id is asked for once per
   // run of the same view (the views stay valid and unchanged during the
   // call, so the same address and size is the same text; the initial empty
@@ -55,7 +55,7 @@ void pack_executions(std::span<const analysis::Execution> executions,
 
 std::string unpack_executions(std::string_view blob,
                               const std::function<const std::string*(uint64_t)>& name_of,
-                              std::vector<StoredExecution>& out) {
+                              std::vector<StoredExecution>& out, int64_t base_tin) {
   const auto* begin = reinterpret_cast<const uint8_t*>(blob.data());
   format::ByteCursor in{begin, begin + blob.size()};
   const auto offset = [&] { return std::to_string(in.p - begin); };
@@ -70,7 +70,7 @@ std::string unpack_executions(std::string_view blob,
       problem = "unknown name id " + std::to_string(id) + " at byte " + std::to_string(at);
     }
   };
-  int64_t previous_tin = 0;
+  int64_t previous_tin = base_tin;
   while (!in.at_end() && problem.empty()) {
     const size_t start = static_cast<size_t>(in.p - begin);
     StoredExecution e;

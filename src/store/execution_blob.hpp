@@ -28,16 +28,18 @@ namespace sonde::store {
 // (creating it if new; never called for ""). `operation_ids`, if given,
 // receives each execution's operation id, in order (the index writer's
 // aggregates need them too).
+// The first execution's entry time is written relative to `base_tin`
+// (the trace's start in the index; 0 writes it whole).
 void pack_executions(std::span<const analysis::Execution> executions,
                      const std::function<uint64_t(std::string_view)>& name_id, std::string& out,
-                     std::vector<uint64_t>* operation_ids = nullptr);
+                     std::vector<uint64_t>* operation_ids = nullptr, int64_t base_tin = 0);
 
 // Unpacks `blob` into `out`. `name_of` returns the text of an id, or null
 // for an id it does not know. Returns "" or what is wrong (truncated,
 // unknown name id, trailing bytes), with the byte offset.
 std::string unpack_executions(std::string_view blob,
                               const std::function<const std::string*(uint64_t)>& name_of,
-                              std::vector<StoredExecution>& out);
+                              std::vector<StoredExecution>& out, int64_t base_tin = 0);
 
 // The call positions of a reduced trace (table `reduced_traces`), per
 // position: operation id, component id, s eoi, s ess, s mean offset from

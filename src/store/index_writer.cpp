@@ -161,7 +161,7 @@ std::string IndexWriter::load_existing() {
       unpacked.clear();
       e = unpack_executions(
           std::string_view(raw_executions).substr(entry.executions_offset, entry.executions_size),
-          name_of, unpacked);
+          name_of, unpacked, entry.executions_base);
       if (!e.empty()) return "cannot read the index: " + where + ": " + e;
       for (const StoredExecution& x : unpacked) {
         OperationAggregate& a = operations_[name_id_or_empty(x.operation)];
@@ -326,10 +326,11 @@ void IndexWriter::insert(const analysis::Trace& trace, bool valid, const std::st
   operation_ids_.clear();
   pack_executions(
       trace.executions, [this](std::string_view name) { return name_id(name); }, packed_,
-      &operation_ids_);
+      &operation_ids_, start);
   BatchEntry entry;
   entry.trace_id = trace.trace_id;
   entry.start = start;
+  entry.executions_base = start;
   entry.duration = end - start;
   entry.root = name_id_or_empty(analysis::root_operation(trace));
   entry.host = name_id_or_empty(trace.host);

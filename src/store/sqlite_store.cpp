@@ -416,7 +416,8 @@ std::vector<StoredTrace> SqliteStore::trace(int64_t trace_id) {
       } else if (problem.empty()) {
         const std::string_view packed =
             std::string_view(raw_executions).substr(e.executions_offset, e.executions_size);
-        if (std::string x = unpack_executions(packed, name_of, t.executions); !x.empty()) {
+        if (std::string x = unpack_executions(packed, name_of, t.executions, e.executions_base);
+            !x.empty()) {
           problem = where + "executions of trace " + std::to_string(trace_id) + ": " + x;
         }
       }

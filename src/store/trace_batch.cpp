@@ -16,8 +16,10 @@ namespace {
 // bytes fewer for zstd to compress: a writer's ids are close to the
 // previous trace's, and a root trace is its own parent). Every entry
 // written since 2026-12-07 sets it; older rows hold absolute ids.
-constexpr uint64_t kValid = 1, kHasProblem = 2, kRelativeIds = 4,
-                   kKnownTraceFlags = kValid | kHasProblem | kRelativeIds;
+// kExecutionsFromStart: the packed executions' first entry time is
+// relative to the entry's start (usually 0: 1 byte instead of 9).
+constexpr uint64_t kValid = 1, kHasProblem = 2, kRelativeIds = 4, kExecutionsFromStart = 8,
+                   kKnownTraceFlags = kValid | kHasProblem | kRelativeIds | kExecutionsFromStart;
 // Decompressed BLOBs larger than this are not ours (a damaged row).
 constexpr size_t kMaxUnpackedBytes = size_t{1} << 30;
 // About 1 % false positives at 10 bits per trace and 7 probes.
@@ -67,7 +69,9 @@ void TraceBatchBuilder::add(const BatchEntry& e, std::string_view packed_executi
   const size_t start = entries_.size();
   entries_.resize(start + 12 * format::kMaxVarintBytes);
   char* p = entries_.data() + start;
-  p = put_varint_raw(p, (e.valid ? kValid : 0) | (problem ? kHasProblem : 0) | kRelativeIds);
+  const bool from_start = e.executions_base != 0 && e.executions_base == e.start;
+  p = put_varint_raw(p, (e.valid ? kValid : 0) | (problem ? kHasProblem : 0) | kRelativeIds |
+                            (from_start ? kExecutionsFromStart : 0));
   p = put_varint_raw(p, zigzag(format::wrapping_sub(e.trace_id, previous_trace_id_)));
   previous_trace_id_ = e.trace_id;
   p = put_varint_raw(p, zigzag(format::wrapping_sub(e.start, previous_start_)));
@@ -228,6 +232,7 @@ std::string unpack_batch_entries(std::string_view compressed, std::string& raw,
     e.failed = static_cast<uint32_t>(in.varint());
     e.client = in.svarint();
     e.executions_size = static_cast<size_t>(in.varint());
+    e.executions_base = (flags & kExecutionsFromStart) != 0 ? e.start : 0;
     if ((flags & kHasProblem) != 0) e.problem = in.str();
     if (!in.ok) return "entries: truncated at byte " + std::to_string(at);
     e.executions_offset = executions_offset;

@@ -68,6 +68,10 @@ struct BatchEntry {
   int64_t client = 0;
   size_t executions_offset = 0;  // into the unpacked executions BLOB
   size_t executions_size = 0;
+  // What the packed executions' first entry time is relative to: `start`
+  // (flag bit 3, every entry the index writer wrote since 2026-12-07) or
+  // 0 (rows before). add() takes either and flags which.
+  int64_t executions_base = 0;
 };
 
 // How many traces a set holds and the bounds a search prunes on: of a

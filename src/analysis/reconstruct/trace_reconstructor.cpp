@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <tuple>
 #include <vector>
 
 #include "analysis/model/operation_signature.hpp"
@@ -288,18 +287,6 @@ void TraceReconstructor::on_operation(uint32_t id, std::string_view signature,
   source_operations_[id] = op;
 }
 
-TraceMetadataInfo TraceReconstructor::metadata_of(const format::TypedTraceStart& start) {
-  TraceMetadataInfo m;
-  m.trace_id = start.trace_id;
-  m.thread_id = start.thread_id;
-  m.session = intern_cached(start.session);
-  m.host = intern_cached(start.host);
-  m.parent_trace_id = start.parent_trace_id;
-  m.parent_order_id = start.parent_order_id;
-  m.w3c = start.w3c;
-  return m;
-}
-
 bool TraceReconstructor::on_trace_start(const format::TypedTraceStart& start) {
   ++stats_.records;
   ++stats_.flow_records;
@@ -309,26 +296,6 @@ bool TraceReconstructor::on_trace_start(const format::TypedTraceStart& start) {
   }
   enforce_bounds();
   return true;
-}
-
-FlowEvent TraceReconstructor::flow_event_of(const format::TypedOperationEvent& event) {
-  FlowEvent e;
-  e.timestamp = event.timestamp;
-  e.order_index = static_cast<int32_t>(event.order_index);
-  switch (event.kind) {
-    case format::TypedFlowKind::kBefore:
-      e.kind = FlowEventKind::kBefore;
-      break;
-    case format::TypedFlowKind::kAfter:
-      e.kind = FlowEventKind::kAfter;
-      break;
-    case format::TypedFlowKind::kAfterFailed:
-      e.kind = FlowEventKind::kAfterFailed;
-      e.cause = intern_cached(event.cause);
-      break;
-  }
-  std::tie(e.operation, e.component) = operation_names(event.operation);
-  return e;
 }
 
 bool TraceReconstructor::on_operation_event(const format::TypedOperationEvent& event) {

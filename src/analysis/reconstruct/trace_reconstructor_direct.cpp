@@ -40,6 +40,39 @@ constexpr size_t kLargestKeptDirectEvents = 4096;
 
 }  // namespace
 
+// The typed records as the general path takes them.
+TraceMetadataInfo TraceReconstructor::metadata_of(const format::TypedTraceStart& start) {
+  TraceMetadataInfo m;
+  m.trace_id = start.trace_id;
+  m.thread_id = start.thread_id;
+  m.session = intern_cached(start.session);
+  m.host = intern_cached(start.host);
+  m.parent_trace_id = start.parent_trace_id;
+  m.parent_order_id = start.parent_order_id;
+  m.w3c = start.w3c;
+  return m;
+}
+
+FlowEvent TraceReconstructor::flow_event_of(const format::TypedOperationEvent& event) {
+  FlowEvent e;
+  e.timestamp = event.timestamp;
+  e.order_index = static_cast<int32_t>(event.order_index);
+  switch (event.kind) {
+    case format::TypedFlowKind::kBefore:
+      e.kind = FlowEventKind::kBefore;
+      break;
+    case format::TypedFlowKind::kAfter:
+      e.kind = FlowEventKind::kAfter;
+      break;
+    case format::TypedFlowKind::kAfterFailed:
+      e.kind = FlowEventKind::kAfterFailed;
+      e.cause = intern_cached(event.cause);
+      break;
+  }
+  std::tie(e.operation, e.component) = operation_names(event.operation);
+  return e;
+}
+
 std::pair<std::string_view, std::string_view> TraceReconstructor::operation_names(uint32_t id) {
   const SourceOperation* op = nullptr;
   if (id < source_operations_.size()) {

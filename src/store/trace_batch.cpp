@@ -69,7 +69,7 @@ void TraceBatchBuilder::add(const BatchEntry& e, std::string_view packed_executi
   const size_t start = entries_.size();
   entries_.resize(start + 12 * format::kMaxVarintBytes);
   char* p = entries_.data() + start;
-  const bool from_start = e.executions_base != 0 && e.executions_base == e.start;
+  const bool from_start = e.executions_base == e.start;
   p = put_varint_raw(p, (e.valid ? kValid : 0) | (problem ? kHasProblem : 0) | kRelativeIds |
                             (from_start ? kExecutionsFromStart : 0));
   p = put_varint_raw(p, zigzag(format::wrapping_sub(e.trace_id, previous_trace_id_)));

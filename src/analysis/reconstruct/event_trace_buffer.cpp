@@ -80,20 +80,27 @@ bool EventTraceBuffer::is_complete() const {
          max_order_index_ + 1 == static_cast<int64_t>(events_.size());
 }
 
-void EventTraceBuffer::build(bool close_open_executions, TraceBuildResult& result) const {
+void start_flow_trace(const TraceMetadataInfo& metadata, TraceBuildResult& result) {
   std::vector<Execution> storage = std::move(result.trace.executions);
   storage.clear();
   result = TraceBuildResult{};
   result.trace.executions = std::move(storage);
   Trace& trace = result.trace;
-  trace.trace_id = trace_id_;
-  trace.thread_id = metadata_.thread_id;
-  trace.host = metadata_.host;
-  trace.session = metadata_.session;
-  trace.parent_trace_id = metadata_records_ > 0 ? metadata_.parent_trace_id : trace_id_;
-  trace.parent_order_id = metadata_.parent_order_id;
-  trace.w3c = metadata_.w3c;
+  trace.trace_id = metadata.trace_id;
+  trace.thread_id = metadata.thread_id;
+  trace.host = metadata.host;
+  trace.session = metadata.session;
+  trace.parent_trace_id = metadata.parent_trace_id;
+  trace.parent_order_id = metadata.parent_order_id;
+  trace.w3c = metadata.w3c;
   trace.origin = TraceOrigin::kFlowEvents;
+}
+
+void EventTraceBuffer::build(bool close_open_executions, TraceBuildResult& result) const {
+  start_flow_trace(metadata_, result);
+  Trace& trace = result.trace;
+  trace.trace_id = trace_id_;
+  if (metadata_records_ == 0) trace.parent_trace_id = trace_id_;
   auto& problems = result.problems;
 
   if (metadata_records_ == 0) {

@@ -50,6 +50,11 @@ struct TraceMetadataInfo {
   format::w3c::Context w3c;
 };
 
+// Empties `result` for the flow-event trace `metadata` describes, keeping
+// its executions' room, and fills the trace's fields from the metadata
+// (the event buffer's build and the reconstructor's direct path).
+void start_flow_trace(const TraceMetadataInfo& metadata, TraceBuildResult& result);
+
 class EventTraceBuffer {
  public:
   // `repair`: synthesise missing after events (Kieker's

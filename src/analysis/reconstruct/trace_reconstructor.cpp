@@ -298,6 +298,15 @@ bool TraceReconstructor::on_trace_start(const format::TypedTraceStart& start) {
   return true;
 }
 
+// on_operation_event counts typed events in typed_counts_ by their kind,
+// whose slots follow FlowEventKind's order (record_type_counts()).
+static_assert(static_cast<int>(format::TypedFlowKind::kBefore) ==
+                  static_cast<int>(FlowEventKind::kBefore) &&
+              static_cast<int>(format::TypedFlowKind::kAfter) ==
+                  static_cast<int>(FlowEventKind::kAfter) &&
+              static_cast<int>(format::TypedFlowKind::kAfterFailed) ==
+                  static_cast<int>(FlowEventKind::kAfterFailed));
+
 bool TraceReconstructor::on_operation_event(const format::TypedOperationEvent& event) {
   ++stats_.records;
   ++stats_.flow_records;

@@ -184,21 +184,8 @@ bool TraceReconstructor::event_direct(const format::TypedOperationEvent& event) 
 }
 
 bool TraceReconstructor::build_direct(const DirectTrace& t) {
-  TraceBuildResult& result = built_;
-  std::vector<Execution> storage = std::move(result.trace.executions);
-  storage.clear();
-  result = TraceBuildResult{};
-  result.trace.executions = std::move(storage);
-  Trace& trace = result.trace;
-  const TraceMetadataInfo& m = t.metadata;
-  trace.trace_id = m.trace_id;
-  trace.thread_id = m.thread_id;
-  trace.host = m.host;
-  trace.session = m.session;
-  trace.parent_trace_id = m.parent_trace_id;
-  trace.parent_order_id = m.parent_order_id;
-  trace.w3c = m.w3c;
-  trace.origin = TraceOrigin::kFlowEvents;
+  start_flow_trace(t.metadata, built_);
+  Trace& trace = built_.trace;
   trace.executions.reserve(t.events.size() / 2 + 1);
   direct_stack_.clear();
   for (size_t k = 0; k < t.events.size(); ++k) {
@@ -245,15 +232,8 @@ void TraceReconstructor::replay_direct(size_t i, bool active_now) {
   add_trace_metadata(t.metadata, t.start_timestamp);
   for (size_t k = 0; k < t.events.size(); ++k) {
     const DirectEvent& d = t.events[k];
-    FlowEvent e;
-    e.timestamp = d.timestamp;
-    e.order_index = static_cast<int32_t>(k);
-    e.kind = d.kind == format::TypedFlowKind::kBefore  ? FlowEventKind::kBefore
-             : d.kind == format::TypedFlowKind::kAfter ? FlowEventKind::kAfter
-                                                       : FlowEventKind::kAfterFailed;
-    std::tie(e.operation, e.component) = operation_names(d.operation);
-    e.cause = d.cause;
-    add_flow_event(trace_id, e);
+    add_flow_event(trace_id, flow_event_of({d.kind, d.timestamp, trace_id, static_cast<int64_t>(k),
+                                            d.operation, d.cause}));
   }
   if (!active_now) restore_activity(OpenKey{trace_id, false}, t.last_active);
   t.events.clear();

@@ -33,11 +33,11 @@
 // violating load:
 //  3. Call time: the service's requests spend >= min_call_share of their
 //     response time in database calls at every load where it violates
-//     (the database is where most of the time goes), or their database
-//     time per request rises significantly (Welch t-test against the
-//     lowest load) and that rise is >= min_call_share of the rise of
-//     their response time (most of what load added is database time).
-//     The evidence says it was judged from in-process call time.
+//     (a material part of the time goes to the database), or their
+//     database time per request rises significantly (Welch t-test against
+//     the lowest load) and that rise is >= min_call_share of the rise of
+//     their response time (a material part of what load added is database
+//     time). The evidence says it was judged from in-process call time.
 //
 // What a "lock wait" is here, either of:
 //  - statements whose only work is taking a database lock (BEGIN IMMEDIATE
@@ -229,8 +229,8 @@ CallTimeResult call_time_rule(const Context& ctx, const std::vector<const Experi
           fmt(db_base) + " of " + fmt(rt_base) + " ms) the database time " +
           (rt > rt_base ? "made up " + fmt(growth_share * 100) + "% of the response time's rise"
                         : std::string("did not rise with the response time")) +
-          (dominant ? ": most of the time"
-           : grows  ? ": most of the rise"
+          (dominant ? ": at least " + fmt(min_share * 100) + "% of the time"
+           : grows  ? ": at least " + fmt(min_share * 100) + "% of the rise"
                     : "");
       ev.values = {{"users", steps[s]->users},
                    {"service", service},
@@ -284,19 +284,27 @@ class DatabaseCongestion : public Heuristic {
     // (min_lock_wait_ms 0.5, set for tc18, until 2026-11-28): what
     // matters is how much of the requests' time the lock takes, and a
     // floor in ms means something else on a faster or slower system. 0.5:
-    // the majority, as every share rule of the hierarchy (until 2026-12-02
+    // the majority (until 2026-12-02
     // 0.05, borrowed from Excessive Messaging's min_wait_share, which was
     // set for tc23; re-evaluated, no stored label moves between 1/3 and
     // 2/3).
-    // min_call_share, min_attributed (sonde's own, for an embedded
-    // database, rule 3): the majority of a violating service's response
-    // time, or of its growth under load, spent in database calls; and the
-    // share of requests that must find their trace, as Expensive Database
-    // Call asks, for the per-service split to mean anything.
+    // min_call_share (sonde's own, for an embedded database, rule 3): a
+    // material part of a violating service's response time, or of its
+    // growth under load, spent in database calls. 0.2 since 2026-12-07
+    // (0.5, the majority, before): the planted embedded N+1 spends about
+    // half of each request in SQLite at every load (tc12e: 0.51-0.66 in
+    // seven runs), on the majority's line, and the ticket office's t07
+    // 0.35; the cases labelled not congested spend at most 0.068 (tc23,
+    // l15), thirteen stored runs of three systems
+    // (scenarios/edge_shares.py; a training observation, the docs say
+    // so). 0.2 and its 0.5x and 2x (0.11, 0.33) all lie in that gap.
+    // min_attributed: the share of requests that must find their trace,
+    // as Expensive Database Call asks, for the per-service split to mean
+    // anything.
     return {{"saturation_rt_factor", 2},
             {"min_relative_increase", 0},
             {"min_lock_wait_share", 0.5},
-            {"min_call_share", 0.5},
+            {"min_call_share", 0.2},
             {"min_attributed", 0.5}};
   }
   std::map<std::string, ParameterKind> parameter_kinds() const override {
@@ -309,6 +317,7 @@ class DatabaseCongestion : public Heuristic {
   NodeResult evaluate(const Context& ctx, nlohmann::json& shared) const override {
     const std::vector<const Experiment*> steps = ctx.data.series("scaling");
     if (steps.size() < 2) return not_evaluated("needs a scaling series with >= 2 complete steps");
+    const double call_share = ctx.params.at("min_call_share");  // rule 3, for the reason
     std::vector<StepData> data(steps.size());
     int sampled_cores = 0;
     bool in_process = true;  // no step sampled a server or called one
@@ -520,8 +529,9 @@ class DatabaseCongestion : public Heuristic {
       std::string names;
       for (const std::string& n : call_services)
         names += (names.empty() ? "" : ", ") + (n.empty() ? std::string("all services") : n);
-      r.reason = "database calls take most of the response time of " + names +
-                 ", or most of its growth, at every violating load" + how;
+      r.reason = "database calls take at least " + fmt(call_share * 100) +
+                 "% of the response time of " + names + ", or of its growth, at every " +
+                 "violating load" + how;
       if (!cpu_users.empty() || !grown.empty())
         r.reason += "; also " + std::string(!cpu_users.empty() ? "a saturated database CPU" : "") +
                     (!cpu_users.empty() && !grown.empty() ? " and " : "") +
@@ -540,8 +550,9 @@ class DatabaseCongestion : public Heuristic {
       r.reason = "database CPU at most " + fmt(peak * 100) + "% (saturation " + fmt(limit * 100) +
                  "%) and no lock wait grows at every violating load" +
                  (series.empty() ? " (no lock-taking statements or lock waiters seen)" : "") +
-                 (in_process ? "; database calls take neither most of a violating service's "
-                               "response time nor most of its growth" +
+                 (in_process ? "; no violating service spends " + fmt(call_share * 100) +
+                                   "% of its response time, or of its growth, in database "
+                                   "calls at every violating load" +
                                    how
                              : "");
     }

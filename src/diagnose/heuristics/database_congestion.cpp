@@ -284,10 +284,9 @@ class DatabaseCongestion : public Heuristic {
     // (min_lock_wait_ms 0.5, set for tc18, until 2026-11-28): what
     // matters is how much of the requests' time the lock takes, and a
     // floor in ms means something else on a faster or slower system. 0.5:
-    // the majority (until 2026-12-02
-    // 0.05, borrowed from Excessive Messaging's min_wait_share, which was
-    // set for tc23; re-evaluated, no stored label moves between 1/3 and
-    // 2/3).
+    // the majority (until 2026-12-02 0.05, borrowed from Excessive
+    // Messaging's min_wait_share, which was set for tc23; re-evaluated, no
+    // stored label moves between 1/3 and 2/3).
     // min_call_share (sonde's own, for an embedded database, rule 3): a
     // material part of a violating service's response time, or of its
     // growth under load, spent in database calls. 0.2 since 2026-12-07

@@ -21,7 +21,7 @@ namespace sonde::test {
 namespace {
 
 constexpr const char* kFastMs = "2";
-constexpr const char* kSlowMs = "25";
+constexpr const char* kSlowMs = "50";
 
 // Trains a model the way `sonde context LOG --save-model FILE` does.
 std::string train_model(const std::string& name) {
@@ -64,13 +64,18 @@ FlightRun run_with_model(const std::string& name, const std::string& model, bool
                          const std::string& min_excess_us = "1000") {
   const std::string out = fresh_dir(name);
   FlightRun run;
-  // Score 10, not 3: the slow context's 25-ms sleeps must not reach it on
-  // a loaded machine (its fence is then at least 25 + 10 x 5 % of 25 ms).
+  // Score 40, not 3 or 10: the slow context's 50-ms sleeps must not reach
+  // it on a loaded machine under a sanitizer (its fence is then at least
+  // 50 + 40 x 5 % of 50 = 150 ms; at score 10 with 25-ms sleeps, one sleep
+  // of 46 ms in CI's TSan build crossed a fence of 38 ms). The planted
+  // 50-ms execution in the 2-ms context stays far above its own fence
+  // (2 + 40 x max(IQR, 0.1 ms), under 25 ms unless 2-ms sleeps spread by
+  // more than half a millisecond).
   run.result = run_program({kPrograms + "/test_flight", "context", "20", kFastMs, kSlowMs,
                             plant ? "1" : "0"},
                            env_for(out, {"SONDE_FLIGHT=on", "SONDE_SUMMARY=true",
                                          "SONDE_FLIGHT_CONTEXT_MODEL=" + model,
-                                         "SONDE_FLIGHT_CONTEXT_SCORE=10",
+                                         "SONDE_FLIGHT_CONTEXT_SCORE=40",
                                          "SONDE_FLIGHT_CONTEXT_MIN_EXCESS_US=" + min_excess_us,
                                          "SONDE_FLIGHT_MIN_INTERVAL_MS=0",
                                          "SONDE_FLIGHT_WINDOW_MS=60000"}));
@@ -127,8 +132,8 @@ TEST(FlightContextTrigger, EquallySlowExecutionsOfASlowContextTriggerNothing) {
 }
 
 TEST(FlightContextTrigger, AnExcessBelowTheFloorTriggersNothing) {
-  // The planted execution is about 23 ms above its context's third
-  // quartile (25 ms against 2 ms): far out by its score, but under a floor
+  // The planted execution is about 48 ms above its context's third
+  // quartile (50 ms against 2 ms): far out by its score, but under a floor
   // of 100 ms.
   const std::string model = train_model("flight_context_train_floor");
   ASSERT_FALSE(model.empty());
@@ -147,7 +152,7 @@ TEST(FlightContextTrigger, ATraceTooLargeToFollowIsCountedAndTheNextIsScored) {
   RunResult r = run_program({kPrograms + "/test_flight", "context-wide", "70000", kSlowMs},
                             env_for(out, {"SONDE_FLIGHT=on", "SONDE_SUMMARY=true",
                                           "SONDE_FLIGHT_CONTEXT_MODEL=" + model,
-                                          "SONDE_FLIGHT_CONTEXT_SCORE=10"}));
+                                          "SONDE_FLIGHT_CONTEXT_SCORE=40"}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_EQ(trigger_counts(r.stderr_text), (std::vector<int>{1, 0, 0})) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("0 with a context the model never saw, 1 too large, 0 that lost"),

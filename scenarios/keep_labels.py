@@ -8,7 +8,9 @@ RUN is a directory that scenarios/run.sh wrote (RUN/cases.txt and
 RUN/<case>/report.json); DEST gets DEST/cases.txt and DEST/<case>/report.json
 holding what `sonde diagnose --accuracy` reads (whether the run was complete,
 every node's id and status) and what says why (each node's one-line reason,
-the report's warnings, such as a busy machine). The measurements, charts and
+the report's warnings, such as a busy machine, and Performance Problem's
+rows of each service's percentile against its requirement, which
+scenarios/requirement_margins.py reads). The other measurements, charts and
 evidence stay in RUN (megabytes per case, not kept). Several DESTs named
 SERIES/rep1..repN are scored together with
 
@@ -24,8 +26,26 @@ import sys
 from reevaluate import case_ids  # the cases file's ids, as reevaluate.py reads them
 
 
+def requirement_rows(node):
+    """Each service's percentile against its requirement (Performance
+    Problem's evidence), a row per service: what says how far the case lay
+    from its requirement (scenarios/requirement_margins.py)."""
+    rows = []
+    for row in node.get("evidence", []):
+        values = row.get("values", {})
+        if "percentile_ms" in values and "threshold_ms" in values:
+            rows.append({"location": row.get("location", ""), "data": row.get("data", ""),
+                         "values": {k: values[k] for k in
+                                    ("percentile", "percentile_ms", "threshold_ms", "violated")
+                                    if k in values}})
+    return rows
+
+
 def labels_only(node):
     kept = {"id": node["id"], "status": node["status"], "reason": node.get("reason", "")}
+    rows = requirement_rows(node) if node["id"] == "performance_problem" else []
+    if rows:
+        kept["evidence"] = rows
     children = [labels_only(c) for c in node.get("children", [])]
     if children:
         kept["children"] = children

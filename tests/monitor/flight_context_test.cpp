@@ -41,8 +41,7 @@ std::string train_model(const std::string& name) {
   tree.apply_operators(options);
   const std::string model = out + "/model.json";
   std::ofstream file(model);
-  analysis::write_baseline(file,
-                           analysis::make_baseline(log.data, index, tree, options, logs[0]));
+  analysis::write_baseline(file, analysis::make_baseline(log.data, index, tree, options, logs[0]));
   return model;
 }
 
@@ -71,14 +70,12 @@ FlightRun run_with_model(const std::string& name, const std::string& model, bool
   // 50-ms execution in the 2-ms context stays far above its own fence
   // (2 + 40 x max(IQR, 0.1 ms), under 25 ms unless 2-ms sleeps spread by
   // more than half a millisecond).
-  run.result = run_program({kPrograms + "/test_flight", "context", "20", kFastMs, kSlowMs,
-                            plant ? "1" : "0"},
-                           env_for(out, {"SONDE_FLIGHT=on", "SONDE_SUMMARY=true",
-                                         "SONDE_FLIGHT_CONTEXT_MODEL=" + model,
-                                         "SONDE_FLIGHT_CONTEXT_SCORE=40",
-                                         "SONDE_FLIGHT_CONTEXT_MIN_EXCESS_US=" + min_excess_us,
-                                         "SONDE_FLIGHT_MIN_INTERVAL_MS=0",
-                                         "SONDE_FLIGHT_WINDOW_MS=60000"}));
+  run.result = run_program(
+      {kPrograms + "/test_flight", "context", "20", kFastMs, kSlowMs, plant ? "1" : "0"},
+      env_for(out, {"SONDE_FLIGHT=on", "SONDE_SUMMARY=true", "SONDE_FLIGHT_CONTEXT_MODEL=" + model,
+                    "SONDE_FLIGHT_CONTEXT_SCORE=40",
+                    "SONDE_FLIGHT_CONTEXT_MIN_EXCESS_US=" + min_excess_us,
+                    "SONDE_FLIGHT_MIN_INTERVAL_MS=0", "SONDE_FLIGHT_WINDOW_MS=60000"}));
   for (const std::string& f : files_with_suffix(out, ".sonde")) {
     run.snapshots.push_back(f);
     ReasonReader meta;
@@ -149,10 +146,10 @@ TEST(FlightContextTrigger, ATraceTooLargeToFollowIsCountedAndTheNextIsScored) {
   ASSERT_FALSE(model.empty());
   const std::string out = fresh_dir("flight_context_wide");
   // 70,000 calls in one trace: over the trigger's 65,536 per trace.
-  RunResult r = run_program({kPrograms + "/test_flight", "context-wide", "70000", kSlowMs},
-                            env_for(out, {"SONDE_FLIGHT=on", "SONDE_SUMMARY=true",
-                                          "SONDE_FLIGHT_CONTEXT_MODEL=" + model,
-                                          "SONDE_FLIGHT_CONTEXT_SCORE=40"}));
+  RunResult r = run_program(
+      {kPrograms + "/test_flight", "context-wide", "70000", kSlowMs},
+      env_for(out, {"SONDE_FLIGHT=on", "SONDE_SUMMARY=true", "SONDE_FLIGHT_CONTEXT_MODEL=" + model,
+                    "SONDE_FLIGHT_CONTEXT_SCORE=40"}));
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_EQ(trigger_counts(r.stderr_text), (std::vector<int>{1, 0, 0})) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("0 with a context the model never saw, 1 too large, 0 that lost"),
@@ -166,8 +163,9 @@ TEST(FlightContextTrigger, AModelThatCannotBeUsedTurnsMonitoringOffWithTheReason
   const std::string not_json = out + "/model.json";
   std::ofstream(not_json) << "{\"format\": \"something else\"}";
   for (const std::string& model : {out + "/missing.json", not_json}) {
-    RunResult r = run_program({kPrograms + "/test_flight", "context", "2", kFastMs, "1", "1"},
-                              env_for(out, {"SONDE_FLIGHT=on", "SONDE_FLIGHT_CONTEXT_MODEL=" + model}));
+    RunResult r =
+        run_program({kPrograms + "/test_flight", "context", "2", kFastMs, "1", "1"},
+                    env_for(out, {"SONDE_FLIGHT=on", "SONDE_FLIGHT_CONTEXT_MODEL=" + model}));
     EXPECT_EQ(r.exit_code, 0) << "the program runs on: " << r.stderr_text;
     EXPECT_NE(r.stderr_text.find("monitoring disabled: flight_context_model '" + model + "'"),
               std::string::npos)

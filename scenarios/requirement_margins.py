@@ -7,7 +7,8 @@ RUN is a directory that scenarios/run.sh wrote (RUN/cases.txt,
 RUN/<case>/report.json). For every case it reads Performance Problem's
 evidence (each service's percentile against its requirement at the load
 the node judged) and prints the largest ratio percentile / requirement,
-its service and the case's label for Performance Problem.
+its service and the case's label for Performance Problem ("problem",
+"none", or "-" where the case labels it neither way).
 
 A case whose largest ratio lies within [1/EDGE, EDGE] is marked "edge":
 its planted service sat at its requirement in that run, so whether the
@@ -27,19 +28,7 @@ import json
 import os
 import sys
 
-
-def cases(cases_file):
-    """(id, labelled with a performance problem) per case line."""
-    out = []
-    with open(cases_file) as f:
-        for line in f:
-            if not line.strip() or line.startswith("#") or "|" not in line:
-                continue
-            cols = [c.strip() for c in line.split("|")]
-            if len(cols) < 5:
-                continue
-            out.append((cols[0], "performance_problem" in cols[3].split()))
-    return out
+from edge_shares import labels  # the cases file's labels per case, as edge_shares.py reads them
 
 
 def largest_ratio(report):
@@ -75,7 +64,7 @@ def main(argv):
             failed = True
             continue
         name = os.path.basename(os.path.normpath(run))
-        for case, labelled in cases(cases_file):
+        for case, label in labels(cases_file, "performance_problem").items():
             path = os.path.join(run, case, "report.json")
             try:
                 with open(path) as f:
@@ -93,8 +82,8 @@ def main(argv):
             edge = 1 / args.edge <= ratio <= args.edge
             if edge:
                 at_edge.append(f"{name}/{case}")
-            label = "problem" if labelled else "none"
-            print(f"{name}\t{case}\t{label}\t{ratio:.2f}\t{service}\t{experiment}\t"
+            shown = {"yes": "problem", "no": "none"}.get(label, "-")
+            print(f"{name}\t{case}\t{shown}\t{ratio:.2f}\t{service}\t{experiment}\t"
                   f"{'edge' if edge else ''}")
     print(f"{len(at_edge)} case(s) within [{1 / args.edge:.2f}, {args.edge:.2f}] of their "
           f"requirement" + (": " + ", ".join(at_edge) if at_edge else ""))

@@ -23,13 +23,14 @@ def requirement_row(service, percentile_ms, threshold_ms):
 
 
 def write_run(root, cases):
-    """cases: id -> (labelled with a problem, [(service, P90 ms, requirement ms)])."""
+    """cases: id -> (labelled with a problem: True, False or None for
+    neither, [(service, P90 ms, requirement ms)])."""
     os.makedirs(root)
     with open(os.path.join(root, "cases.txt"), "w") as f:
         f.write("# id | title | problem | present | absent\n")
         for case, (problem, rows) in cases.items():
             present = "performance_problem" if problem else "-"
-            absent = "-" if problem else "performance_problem"
+            absent = "performance_problem" if problem is False else "-"
             f.write(f"{case} | t | p | {present} | {absent}\n")
             os.makedirs(os.path.join(root, case))
             report = {"complete": True, "warnings": [], "root": {
@@ -65,6 +66,7 @@ class RequirementMargins(unittest.TestCase):
             "c3": (True, [("GET /orders", 7.2, 7.5), ("GET /a", 1.0, 7.5)]),
             "c4": (True, [("GET /a", 1.3, 10), ("GET /search", 37.3, 10)]),
             "c5": (True, [("GET /a", 12.6, 10)]),
+            "c6": (None, [("GET /a", 3.0, 10)]),
         })
 
     def tearDown(self):
@@ -79,6 +81,7 @@ class RequirementMargins(unittest.TestCase):
         self.assertEqual(rows["c3"], ("problem", 0.96, "GET /orders", "edge"))
         self.assertEqual(rows["c4"], ("problem", 3.73, "GET /search", ""))
         self.assertEqual(rows["c5"], ("problem", 1.26, "GET /a", ""))
+        self.assertEqual(rows["c6"], ("-", 0.3, "GET /a", ""))
         self.assertEqual(r.stdout.splitlines()[-1],
                          "2 case(s) within [0.80, 1.25] of their requirement: "
                          "shop-1/c2, shop-1/c3")
@@ -102,7 +105,7 @@ class RequirementMargins(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("c4/report.json", r.stderr)
         self.assertIn("c5/report.json: no Performance Problem evidence", r.stderr)
-        self.assertEqual(set(table(r.stdout)), {"c1", "c2", "c3"})
+        self.assertEqual(set(table(r.stdout)), {"c1", "c2", "c3", "c6"})
 
     def test_kept_labels_keep_the_requirement_rows_and_nothing_else_of_the_evidence(self):
         kept = os.path.join(self.tmp.name, "kept", "rep1")

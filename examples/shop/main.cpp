@@ -62,6 +62,10 @@ const Flag kFlags[] = {
      "--empty-semi-trucks' loop, with the send two helper calls below it"},
     {"--moderate-cpu", &Options::moderate_cpu,
      "every request takes 2 ms of CPU (harmless alone, a queue at load)"},
+    {"--db-lock-long", &Options::db_lock_long,
+     "--db-lock with a 4 ms step under the lock instead of 2 ms"},
+    {"--stifle-prices", &Options::stifle_prices,
+     "--stifle, and GET /orders also reads each line's price by one statement per line"},
     {"--split-writes", &Options::split_writes,
      "responses written as headers and body in two writes without TCP_NODELAY (Nagle + "
      "delayed ACK: ~40 ms per request, outside the handler)"},

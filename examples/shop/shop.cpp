@@ -44,6 +44,9 @@ constexpr int kPickSlots = 12;  // --empty-semi-trucks: messages per unit
 
 Shop::Shop(const Options& options, Database& db, MessageBus& bus)
     : options_(options), db_(db), bus_(bus) {
+  // The stronger variants include the switch they strengthen.
+  options_.db_lock = options_.db_lock || options_.db_lock_long;
+  options_.stifle = options_.stifle || options_.stifle_prices;
   bus_.subscribe("inventory", [this](const Message& m) { on_inventory(m); });
   bus_.subscribe("notification", [this](const Message& m) { on_notification(m); });
   bus_.subscribe("hub", [this](const Message& m) { on_hub(m); });
@@ -206,15 +209,15 @@ std::string Shop::add_to_cart(int user, int product, int quantity) {
   const std::vector<std::string> reserve{std::to_string(quantity), std::to_string(product)};
   if (options_.db_lock) {
     // --db-lock: the reservation takes the database's write lock first and
-    // keeps it while it reads the stock back and works 2 ms, so concurrent
-    // carts queue on the database lock. (It counted the product's sales
+    // keeps it while it reads the stock back and works 2 ms (--db-lock-long:
+    // 4 ms), so concurrent carts queue on the database lock. (It counted the product's sales
     // once: a scan of order_line, which grows with every order, so the
     // switch injected a Ramp too; scenario tc15.)
     db_.begin_locking("stock");
     Transaction reservation(db_);
     db_.query("UPDATE stock SET quantity = quantity - ? WHERE product = ?", reserve);
     db_.query("SELECT quantity FROM stock WHERE product = ?", {std::to_string(product)});
-    pause_ms(2);
+    pause_ms(options_.db_lock_long ? 4 : 2);
     reservation.commit();
   } else {
     db_.query("UPDATE stock SET quantity = quantity - ? WHERE product = ?", reserve);
@@ -379,7 +382,8 @@ std::string Shop::order_history(int user) {
     }
   } else if (options_.stifle) {
     // --stifle: N+1 queries: the orders, then each order's lines, then
-    // each line's product name, one statement per row.
+    // each line's product name, one statement per row (--stifle-prices:
+    // and then its price, one more statement per row).
     std::vector<long long> order_ids;
     db_.query("SELECT id FROM orders WHERE customer = ? ORDER BY id DESC LIMIT 50",
               {std::to_string(user)}, [&](const Row& s) { order_ids.push_back(s.integer(0)); });
@@ -387,10 +391,18 @@ std::string Shop::order_history(int user) {
       std::vector<int> products;
       db_.query("SELECT product FROM order_line WHERE order_id = ?", {std::to_string(id)},
                 [&](const Row& s) { products.push_back(s.integer(0)); });
-      for (int p : products)
+      for (int p : products) {
+        bool listed = false;  // a line whose product is gone lists nothing
         db_.query("SELECT name FROM product WHERE id = ?", {std::to_string(p)}, [&](const Row& s) {
-          out << (n++ ? "," : "") << "{\"order\":" << id << ",\"name\":\"" << s.text(0) << "\"}";
+          out << (n++ ? "," : "") << "{\"order\":" << id << ",\"name\":\"" << s.text(0) << "\"";
+          listed = true;
         });
+        if (!listed) continue;
+        if (options_.stifle_prices)
+          db_.query("SELECT price FROM product WHERE id = ?", {std::to_string(p)},
+                    [&](const Row& s) { out << ",\"price\":" << s.integer(0); });
+        out << "}";
+      }
     }
   } else {
     db_.query(

@@ -199,7 +199,9 @@ SONDE_COMMAND(
                                  "moderate-cpu",
                                  "cascading-loop",
                                  "many-queries",
-                                 "split-writes"}));
+                                 "split-writes",
+                                 "db-lock-long",
+                                 "stifle-prices"}));
       app.footer("Exit status: 0 ok, 3 the run was incomplete, 1 error, 2 usage error.");
       app.callback([o, &exit_code] { exit_code = run_demo(*o); });
     });

@@ -39,6 +39,23 @@ import os
 import sys
 
 
+def add_edge_option(parser, what):
+    """--edge EDGE (default 1.25) for the margin readers: WHAT within
+    [1/EDGE, EDGE] is at the edge."""
+    parser.add_argument("--edge", type=float, default=1.25,
+                        help=f"{what} within [1/EDGE, EDGE] is at the edge (default 1.25)")
+
+
+def check_edge(args, program):
+    """Exit naming PROGRAM when the parsed --edge is not above 1."""
+    if args.edge <= 1:
+        sys.exit(f"{program}: --edge must be above 1")
+
+
+def at_edge(ratio, edge):
+    return 1 / edge <= ratio <= edge
+
+
 def labels(cases_file, node):
     out = {}
     with open(cases_file) as f:

@@ -28,7 +28,7 @@ import json
 import os
 import sys
 
-from edge_shares import labels  # the cases file's labels per case, as edge_shares.py reads them
+from edge_shares import add_edge_option, at_edge, check_edge, labels  # shared with the other readers
 
 
 def largest_ratio(report):
@@ -49,13 +49,11 @@ def largest_ratio(report):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", metavar="RUN")
-    parser.add_argument("--edge", type=float, default=1.25,
-                        help="a ratio within [1/EDGE, EDGE] is at the edge (default 1.25)")
+    add_edge_option(parser, "a ratio")
     args = parser.parse_args(argv)
-    if args.edge <= 1:
-        sys.exit("requirement_margins: --edge must be above 1")
+    check_edge(args, "requirement_margins")
     failed = False
-    at_edge = []
+    edge_cases = []
     print("run\tcase\tlabel\tP/requirement\tservice\texperiment\tedge")
     for run in args.runs:
         cases_file = os.path.join(run, "cases.txt")
@@ -79,14 +77,14 @@ def main(argv):
                 failed = True
                 continue
             ratio, service, experiment = best
-            edge = 1 / args.edge <= ratio <= args.edge
+            edge = at_edge(ratio, args.edge)
             if edge:
-                at_edge.append(f"{name}/{case}")
+                edge_cases.append(f"{name}/{case}")
             shown = {"yes": "problem", "no": "none"}.get(label, "-")
             print(f"{name}\t{case}\t{shown}\t{ratio:.2f}\t{service}\t{experiment}\t"
                   f"{'edge' if edge else ''}")
-    print(f"{len(at_edge)} case(s) within [{1 / args.edge:.2f}, {args.edge:.2f}] of their "
-          f"requirement" + (": " + ", ".join(at_edge) if at_edge else ""))
+    print(f"{len(edge_cases)} case(s) within [{1 / args.edge:.2f}, {args.edge:.2f}] of their "
+          f"requirement" + (": " + ", ".join(edge_cases) if edge_cases else ""))
     return 1 if failed else 0
 
 

@@ -30,7 +30,7 @@ import os
 import sys
 from collections import defaultdict
 
-from edge_shares import find, labels  # the cases file's labels; a node by id
+from edge_shares import add_edge_option, at_edge, check_edge, find, labels
 
 
 def ratios(node):
@@ -56,13 +56,11 @@ def ratios(node):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", metavar="RUN")
-    parser.add_argument("--edge", type=float, default=1.25,
-                        help="a statement ratio within [1/EDGE, EDGE] is at the edge (default 1.25)")
+    add_edge_option(parser, "a statement ratio")
     args = parser.parse_args(argv)
-    if args.edge <= 1:
-        sys.exit("stifle_margins: --edge must be above 1")
+    check_edge(args, "stifle_margins")
     print("run\tcase\tlabel\tstatus\tstatement\tloop\tedge")
-    at_edge = 0
+    edges = 0
     for run in args.runs:
         cases_file = os.path.join(run, "cases.txt")
         if not os.path.exists(cases_file):
@@ -77,11 +75,11 @@ def main(argv):
             if found is None:
                 continue
             statement, loop = found
-            edge = 1 / args.edge <= statement <= args.edge
-            at_edge += edge
+            edge = at_edge(statement, args.edge)
+            edges += edge
             print(f"{os.path.basename(os.path.normpath(run))}\t{case}\t{label}\t{node['status']}\t"
                   f"{statement:.2f}\t{loop:.2f}\t{'edge' if edge else ''}")
-    print(f"{at_edge} case(s) with a statement ratio within [{1 / args.edge:.2f}, {args.edge:.2f}]")
+    print(f"{edges} case(s) with a statement ratio within [{1 / args.edge:.2f}, {args.edge:.2f}]")
 
 
 if __name__ == "__main__":

@@ -2,12 +2,11 @@
 """Tests of scenarios/edge_shares.py on run directories written here, with
 the report shape `sonde diagnose` writes (a node's evidence rows and their
 values), so each deciding share is known in advance."""
-import json
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
+
+from scenario_runs import run_script, write_run
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scenarios",
                       "edge_shares.py")
@@ -33,22 +32,16 @@ def congestion_node(rows, status="not_detected", reason="database CPU at most 3%
             "evidence": evidence}
 
 
-def write_run(root, cases):
-    """cases: id -> (labelled present, labelled absent, node)."""
-    os.makedirs(root)
-    with open(os.path.join(root, "cases.txt"), "w") as f:
-        f.write("# id | title | problem | present | absent\n")
-        for case, (present, absent, node) in cases.items():
-            f.write(f"{case} | t | p | {present} | {absent}\n")
-            os.makedirs(os.path.join(root, case))
-            report = {"root": {"id": "performance_problem", "status": "detected",
-                               "children": [node]}}
-            with open(os.path.join(root, case, "report.json"), "w") as r:
-                json.dump(report, r)
+def write_node_run(root, cases):
+    """cases: id -> (labelled present, labelled absent, node); "-" for none."""
+    write_run(root, {
+        case: ([] if present == "-" else [present], [] if absent == "-" else [absent],
+               {"id": "performance_problem", "status": "detected", "children": [node]})
+        for case, (present, absent, node) in cases.items()})
 
 
 def run(*args):
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
+    return run_script(SCRIPT, *args)
 
 
 class EdgeShares(unittest.TestCase):
@@ -60,7 +53,7 @@ class EdgeShares(unittest.TestCase):
         self.tmp.cleanup()
 
     def test_ramp_counts_only_services_significant_in_every_window(self):
-        write_run(os.path.join(self.dir, "r1"), {
+        write_node_run(os.path.join(self.dir, "r1"), {
             # the 0.9 service failed a window: never a ramp, so 0.2 decides
             "a": ("-", "the_ramp", ramp_node({"x": ([True, False, True], 0.9),
                                               "y": ([True, True, True], 0.2)})),
@@ -75,7 +68,7 @@ class EdgeShares(unittest.TestCase):
         self.assertIn("2x of 0.5: 0.667 inside the gap", out.stdout)
 
     def test_congestion_takes_the_weakest_load_and_a_significant_rise_only(self):
-        write_run(os.path.join(self.dir, "r1"), {
+        write_node_run(os.path.join(self.dir, "r1"), {
             # service s: 0.3 at one load, 0.6 at the other -> 0.3; its rise
             # share 0.9 was not significant, so it does not count
             "n": ("-", "database_congestion",
@@ -97,7 +90,7 @@ class EdgeShares(unittest.TestCase):
         self.assertIn("2x of 0.5: 0.667 inside the gap", out.stdout)
 
     def test_overlapping_labels_are_said_so(self):
-        write_run(os.path.join(self.dir, "r1"), {
+        write_node_run(os.path.join(self.dir, "r1"), {
             "a": ("-", "the_ramp", ramp_node({"x": ([True, True], 0.7)})),
             "b": ("the_ramp", "-", ramp_node({"z": ([True, True], 0.6)}, "detected")),
         })

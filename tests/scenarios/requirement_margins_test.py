@@ -9,6 +9,8 @@ import sys
 import tempfile
 import unittest
 
+from scenario_runs import printed_rows, run_script, write_run
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIOS = os.path.join(HERE, "..", "..", "scenarios")
 MARGINS = os.path.join(SCENARIOS, "requirement_margins.py")
@@ -22,45 +24,34 @@ def requirement_row(service, percentile_ms, threshold_ms):
                        "threshold_ms": threshold_ms, "violated": percentile_ms > threshold_ms}}
 
 
-def write_run(root, cases):
+def write_margins_run(root, cases):
     """cases: id -> (labelled with a problem: True, False or None for
     neither, [(service, P90 ms, requirement ms)])."""
-    os.makedirs(root)
-    with open(os.path.join(root, "cases.txt"), "w") as f:
-        f.write("# id | title | problem | present | absent\n")
-        for case, (problem, rows) in cases.items():
-            present = "performance_problem" if problem else "-"
-            absent = "performance_problem" if problem is False else "-"
-            f.write(f"{case} | t | p | {present} | {absent}\n")
-            os.makedirs(os.path.join(root, case))
-            report = {"complete": True, "warnings": [], "root": {
-                "id": "performance_problem", "status": "detected", "reason": "r",
+    write_run(root, {
+        case: (["performance_problem"] if problem else [],
+               ["performance_problem"] if problem is False else [],
+               {"id": "performance_problem", "status": "detected", "reason": "r",
                 "evidence": [requirement_row(*r) for r in rows] +
                             [{"location": "x", "values": {"other": 1}}],
                 "children": [{"id": "application_hiccups", "status": "not_detected",
-                              "reason": "r", "evidence": [{"values": {"share": 0.1}}]}]}}
-            with open(os.path.join(root, case, "report.json"), "w") as r:
-                json.dump(report, r)
+                              "reason": "r", "evidence": [{"values": {"share": 0.1}}]}]})
+        for case, (problem, rows) in cases.items()})
 
 
 def run(*args):
-    return subprocess.run([sys.executable, MARGINS, *args], capture_output=True, text=True)
+    return run_script(MARGINS, *args)
 
 
 def table(out):
     """case -> (label, ratio, service, edge) from the printed rows."""
-    rows = {}
-    for line in out.splitlines()[1:-1]:
-        cols = line.split("\t")
-        rows[cols[1]] = (cols[2], float(cols[3]), cols[4], cols[6])
-    return rows
+    return {case: (c[2], float(c[3]), c[4], c[6]) for case, c in printed_rows(out).items()}
 
 
 class RequirementMargins(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.run_dir = os.path.join(self.tmp.name, "shop-1")
-        write_run(self.run_dir, {
+        write_margins_run(self.run_dir, {
             "c1": (False, [("GET /a", 0.7, 10), ("GET /b", 0.5, 10)]),
             "c2": (True, [("GET /a", 0.7, 10), ("POST /cart", 10.22, 10)]),
             "c3": (True, [("GET /orders", 7.2, 7.5), ("GET /a", 1.0, 7.5)]),

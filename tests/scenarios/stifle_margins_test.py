@@ -1,12 +1,11 @@
 #!/usr/bin/env python3
 """Tests of scenarios/stifle_margins.py on run directories written here
 with the evidence rows The Stifle writes."""
-import json
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
+
+from scenario_runs import printed_rows, run_script, write_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MARGINS = os.path.join(HERE, "..", "..", "scenarios", "stifle_margins.py")
@@ -18,41 +17,32 @@ def stifle_row(statement, saving, bound, repetitions, experiment="single-u1"):
                        "mean_repetitions": repetitions, "time_share": saving}}
 
 
-def write_run(root, cases):
+def write_stifle_run(root, cases):
     """cases: id -> (label 'yes', 'no' or '-', status, [stifle rows])."""
-    os.makedirs(root)
-    with open(os.path.join(root, "cases.txt"), "w") as f:
-        f.write("# id | title | flags | present | absent\n")
-        for case, (label, status, rows) in cases.items():
-            present = "the_stifle" if label == "yes" else "-"
-            absent = "the_stifle" if label == "no" else "-"
-            f.write(f"{case} | t | f | performance_problem {present} | {absent}\n")
-            os.makedirs(os.path.join(root, case))
-            report = {"root": {"id": "performance_problem", "status": "detected", "evidence": [],
-                               "children": [{"id": "the_stifle", "status": status, "reason": "r",
-                                             "evidence": rows}]}}
-            with open(os.path.join(root, case, "report.json"), "w") as r:
-                json.dump(report, r)
+    write_run(root, {
+        case: (["performance_problem"] + (["the_stifle"] if label == "yes" else []),
+               ["the_stifle"] if label == "no" else [],
+               {"id": "performance_problem", "status": "detected", "evidence": [],
+                "children": [{"id": "the_stifle", "status": status, "reason": "r",
+                              "evidence": rows}]})
+        for case, (label, status, rows) in cases.items()})
 
 
 def run(*args):
-    return subprocess.run([sys.executable, MARGINS, *args], capture_output=True, text=True)
+    return run_script(MARGINS, *args)
 
 
 def table(out):
     """case -> (label, status, statement ratio, loop ratio, edge)."""
-    rows = {}
-    for line in out.splitlines()[1:-1]:
-        cols = line.split("\t")
-        rows[cols[1]] = (cols[2], cols[3], float(cols[4]), float(cols[5]), cols[6])
-    return rows
+    return {case: (c[2], c[3], float(c[4]), float(c[5]), c[6])
+            for case, c in printed_rows(out).items()}
 
 
 class StifleMargins(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.run_dir = os.path.join(self.tmp.name, "tickets-1")
-        write_run(self.run_dir, {
+        write_stifle_run(self.run_dir, {
             # Three statements of one loop (540 per request), each under the bound.
             "a": ("yes", "not_detected", [stifle_row("s1", 0.035, 0.07, 538.55),
                                           stifle_row("s2", 0.027, 0.07, 538.55),

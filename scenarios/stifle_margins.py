@@ -20,7 +20,11 @@ wrote such rows, it prints:
   that issues three statements per row is batched as one, and its saving
   is the three together.
 
-and marks "edge" where the statement ratio lies within [1/EDGE, EDGE].
+It marks "edge" where the statement ratio lies within [1/EDGE, EDGE].
+From the set after 78c047b The Stifle itself judges a loop's statements
+together and writes one row per loop (naming them in
+`values.statements`), so there `statement` is the rule as it is, per
+loop.
 A reading of stored runs (no re-evaluation), for deciding a next set.
 Exits 1 when RUN/cases.txt is missing.
 """

@@ -322,10 +322,13 @@ Response get_forecast(Ledger::Impl& impl, long long id, long long months) {
 // Links a transfer into the audit chain.
 uint64_t seal_transfer(Ledger::Impl& impl, uint64_t digest) {
   std::lock_guard lock(impl.audit_mutex);
-  if (impl.o.audit_lock) {
-    // The planted One Lane Bridge: before appending, every request
-    // re-verifies the whole in-memory chain (the nightly check's job),
-    // holding the chain's global mutex while it hashes.
+  // The planted One Lane Bridge: before appending, every request
+  // re-verifies the whole in-memory chain (the nightly check's job),
+  // holding the chain's global mutex while it hashes; --audit-lock-long
+  // verifies it twice, so that scenario l07's requirement is clearly
+  // violated under load in every run (scenarios/README.md, the 1.25x rule).
+  const int verifications = impl.o.audit_lock_long ? 2 : impl.o.audit_lock ? 1 : 0;
+  for (int pass = 0; pass < verifications; ++pass) {
     uint64_t previous = 0x6c6564676572ULL;
     for (const auto& [d, link] : impl.audit_links) {
       if (mix_rounds(previous ^ d, kLinkRounds) != link && previous != 0x6c6564676572ULL)

@@ -25,6 +25,7 @@ struct Options {
   std::string pid_file;
   // Planted problems (README.md).
   bool audit_lock = false;            // One Lane Bridge / Dispensable Synchronization
+  bool audit_lock_long = false;       // the same, the chain verified twice (scenario l07)
   bool forecast_cpu = false;          // CPU-heavy endpoint (Traffic Jam)
   bool statement_n_plus_one = false;  // The Stifle
   bool search_scan = false;           // Expensive Database Call

@@ -52,6 +52,16 @@ def check_edge(args, program):
         sys.exit(f"{program}: --edge must be above 1")
 
 
+def parse_runs(argv, doc, program, what):
+    """The margin readers' command line: RUN... and --edge (for `what`)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", metavar="RUN")
+    add_edge_option(parser, what)
+    args = parser.parse_args(argv)
+    check_edge(args, program)
+    return args
+
+
 def at_edge(ratio, edge):
     return 1 / edge <= ratio <= edge
 

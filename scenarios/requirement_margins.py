@@ -23,12 +23,11 @@ quarter either way), not a parameter of the diagnosis.
 Exits 1 when a case of RUN/cases.txt has no readable report or no
 Performance Problem evidence with a requirement.
 """
-import argparse
 import json
 import os
 import sys
 
-from edge_shares import add_edge_option, at_edge, check_edge, labels  # shared with the other readers
+from edge_shares import at_edge, parse_runs, labels  # shared with the other readers
 
 
 def largest_ratio(report):
@@ -47,11 +46,7 @@ def largest_ratio(report):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("runs", nargs="+", metavar="RUN")
-    add_edge_option(parser, "a ratio")
-    args = parser.parse_args(argv)
-    check_edge(args, "requirement_margins")
+    args = parse_runs(argv, __doc__, "requirement_margins", "a ratio")
     failed = False
     edge_cases = []
     print("run\tcase\tlabel\tP/requirement\tservice\texperiment\tedge")

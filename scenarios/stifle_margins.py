@@ -28,13 +28,12 @@ loop.
 A reading of stored runs (no re-evaluation), for deciding a next set.
 Exits 1 when RUN/cases.txt is missing.
 """
-import argparse
 import json
 import os
 import sys
 from collections import defaultdict
 
-from edge_shares import add_edge_option, at_edge, check_edge, find, labels
+from edge_shares import at_edge, parse_runs, find, labels
 
 
 def ratios(node):
@@ -58,11 +57,7 @@ def ratios(node):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("runs", nargs="+", metavar="RUN")
-    add_edge_option(parser, "a statement ratio")
-    args = parser.parse_args(argv)
-    check_edge(args, "stifle_margins")
+    args = parse_runs(argv, __doc__, "stifle_margins", "a statement ratio")
     print("run\tcase\tlabel\tstatus\tstatement\tloop\tedge")
     edges = 0
     for run in args.runs:
